@@ -1,0 +1,129 @@
+//! Bad space specs give a `SpaceError` that names the problem and the place, never a panic.
+
+use rlgraph_spaces::{Space, SpaceError};
+
+fn parse(text: &str) -> SpaceError {
+    Space::from_json_str(text).expect_err(text)
+}
+
+#[test]
+fn unknown_type_is_named() {
+    let err = parse(r#"{"obs": {"type": "float-bx", "shape": [2]}}"#);
+    assert_eq!(
+        err,
+        SpaceError::UnknownType {
+            at: "/obs".into(),
+            type_name: "float-bx".into()
+        }
+    );
+    assert!(err.to_string().contains("known types"), "{err}");
+    assert!(matches!(parse(r#""quaternion""#), SpaceError::UnknownType { .. }));
+}
+
+#[test]
+fn low_greater_than_high_is_rejected() {
+    let err = parse(r#"{"type": "float-box", "shape": [2], "low": 1.0, "high": -1.0}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidBounds { at, reason } if at == "(root)" && reason.contains("low (1) is greater than high (-1)")),
+        "{err}"
+    );
+    let err = parse(r#"[{"type": "float-box", "low": [0.0, 2.0], "high": [1.0, 1.0]}]"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidBounds { at, reason } if at == "/_T0_" && reason.contains("element 1")),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "int-box", "low": 5, "high": 5}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidBounds { reason, .. } if reason.contains("exclusive")),
+        "{err}"
+    );
+}
+
+#[test]
+fn negative_or_non_integer_shapes_are_rejected() {
+    let err = parse(r#"{"a": {"type": "float-box", "shape": [2, -3]}}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidShape { at, reason } if at == "/a" && reason.contains("-3 is negative")),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "bool-box", "shape": [2.5]}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidShape { reason, .. } if reason.contains("2.5 is not an integer")),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "int-box", "high": 3, "shape": "big"}"#);
+    assert!(matches!(err, SpaceError::InvalidShape { .. }), "{err}");
+    let err = parse(r#"{"type": "float-box", "shape": [3], "low": [0, 0], "high": 1}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidShape { reason, .. } if reason.contains("3 elements")),
+        "{err}"
+    );
+}
+
+#[test]
+fn non_string_dict_keys_are_rejected() {
+    // JSON itself only has string keys; a bare number as key is the mistake users make.
+    let err = parse(r#"{"type": "dict", "spec": {1: "float"}}"#);
+    assert!(matches!(err, SpaceError::NonStringKey { line: 1, .. }), "{err}");
+    // Keys that would make flat keys ambiguous are refused too.
+    let err = parse(r#"{"a/b": "float"}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidKey { key, .. } if key == "a/b"),
+        "{err}"
+    );
+    let err = parse(r#"{"x": {"_T0_": "float"}}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidKey { at, key, .. } if at == "/x" && key == "_T0_"),
+        "{err}"
+    );
+}
+
+#[test]
+fn malformed_json_is_reported_with_its_position() {
+    let err = parse("{\"a\": \"float\",\n \"b\": }");
+    assert!(matches!(err, SpaceError::MalformedJson { line: 2, .. }), "{err}");
+    assert!(matches!(parse(""), SpaceError::MalformedJson { .. }));
+}
+
+#[test]
+fn unknown_keys_and_wrong_json_kinds_are_errors_not_silence() {
+    let err = parse(r#"{"type": "float-box", "shape": [2], "hihg": 1.0}"#);
+    assert!(
+        matches!(&err, SpaceError::UnknownKey { key, allowed, .. } if key == "hihg" && allowed.contains("high")),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "float-box", "add_batch_rank": "yes"}"#);
+    assert!(
+        matches!(&err, SpaceError::WrongJson { field, .. } if field == "add_batch_rank"),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "int-box", "high": 2.5}"#);
+    assert!(
+        matches!(&err, SpaceError::WrongJson { field, .. } if field == "high"),
+        "{err}"
+    );
+    let err = parse(r#"{"type": "float-box", "dtype": "int32"}"#);
+    assert!(
+        matches!(&err, SpaceError::WrongJson { field, .. } if field == "dtype"),
+        "{err}"
+    );
+    assert!(matches!(parse("3"), SpaceError::WrongJson { .. }));
+    assert!(matches!(parse(r#"{"type": 3}"#), SpaceError::WrongJson { .. }));
+}
+
+#[test]
+fn values_that_do_not_fit_are_errors_not_panics() {
+    let space = Space::from_json_str(r#"{"type": "int-box", "high": 4, "shape": [2]}"#).unwrap();
+    for json in [
+        "[1, 2, 3]",
+        "[[1], [2]]",
+        "[1, [2]]",
+        "[1, 2.5]",
+        "[1, \"x\"]",
+        "{\"a\": 1}",
+        "[3000000000, 1]",
+    ] {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert!(space.value_from_json(&v).is_err(), "{json}");
+    }
+}
