@@ -1,10 +1,388 @@
 //! The libtorch backend for rlgraph-rs, through `tch` 0.26 (libtorch 2.13.0), on CPU and CUDA.
 //!
 //! libtorch comes from the `torch==2.13.0` wheel on PyPI: `scripts/install-libtorch.sh` puts a
-//! CPU build of it in `.libtorch/` and `.cargo/config.toml` points `LIBTORCH` there.
+//! CPU build of it in `.libtorch/` and `.cargo/config.toml` points `LIBTORCH` there. With a
+//! CUDA libtorch (`LIBTORCH` pointing at a full install), `Device::Cuda(n)` works too.
 //!
-//! Status: the `Backend` trait implementation arrives with the core issue. For now this crate
-//! re-exports `tch` so the workspace pins one version, and its smoke test (`tests/smoke.rs`)
-//! proves that a tensor op runs through libtorch.
+//! ```
+//! use backend_tch::Tch;
+//! use rlgraph_core::{Backend, Device, HostTensor};
+//!
+//! let a = Tch::from_host(&HostTensor::f32([2], vec![1.0, 2.0])?, Device::Cpu)?;
+//! let b = Tch::affine(&a, 2.0, 1.0)?;
+//! assert_eq!(Tch::to_host(&b)?, HostTensor::f32([2], vec![3.0, 5.0])?);
+//! # Ok::<(), rlgraph_core::CoreError>(())
+//! ```
+
+use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
+use tch::{Kind, Tensor};
 
 pub use tch;
+
+/// The libtorch backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tch;
+
+/// A libtorch tensor handle; cloning shares the storage (`shallow_clone`), as tensors are
+/// treated as immutable values everywhere except in `Backend::var_set`.
+#[derive(Debug)]
+pub struct TchTensor(pub Tensor);
+
+impl Clone for TchTensor {
+    fn clone(&self) -> Self {
+        TchTensor(self.0.shallow_clone())
+    }
+}
+
+fn err(op: &'static str) -> impl FnOnce(tch::TchError) -> CoreError {
+    move |e| CoreError::Backend {
+        backend: Tch::NAME,
+        op,
+        message: e.to_string(),
+    }
+}
+
+fn ok(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
+    t.map(TchTensor).map_err(err(op))
+}
+
+fn to_tdevice(device: Device) -> Result<tch::Device> {
+    match device {
+        Device::Cpu => Ok(tch::Device::Cpu),
+        Device::Cuda(i) if tch::Cuda::is_available() && (i as i64) < tch::Cuda::device_count() => {
+            Ok(tch::Device::Cuda(i))
+        }
+        Device::Cuda(i) => Err(CoreError::Device(format!(
+            "cuda:{i} is not available to libtorch ({} CUDA devices); use cpu, or a CUDA libtorch on a GPU machine",
+            tch::Cuda::device_count()
+        ))),
+    }
+}
+
+fn to_kind(dtype: DType) -> Kind {
+    match dtype {
+        DType::F32 => Kind::Float,
+        DType::F64 => Kind::Double,
+        DType::I64 => Kind::Int64,
+        DType::U8 => Kind::Uint8,
+    }
+}
+
+fn dims(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+fn mask(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
+    ok(t.and_then(|m| m.f_to_kind(Kind::Uint8)), op)
+}
+
+impl Backend for Tch {
+    type Tensor = TchTensor;
+    type Var = TchTensor;
+
+    const NAME: &'static str = "tch";
+
+    fn device_available(device: Device) -> bool {
+        to_tdevice(device).is_ok()
+    }
+
+    fn from_host(host: &HostTensor, device: Device) -> Result<TchTensor> {
+        let dev = to_tdevice(device)?;
+        let t = match &host.data {
+            HostData::F32(v) => Tensor::f_from_slice(v),
+            HostData::F64(v) => Tensor::f_from_slice(v),
+            HostData::I64(v) => Tensor::f_from_slice(v),
+            HostData::U8(v) => Tensor::f_from_slice(v),
+        };
+        ok(
+            t.and_then(|t| t.f_reshape(dims(&host.shape)))
+                .and_then(|t| t.f_to_device(dev)),
+            "from_host",
+        )
+    }
+
+    fn to_host(t: &TchTensor) -> Result<HostTensor> {
+        let shape: Vec<usize> = t.0.size().iter().map(|&d| d as usize).collect();
+        let flat =
+            t.0.f_to_device(tch::Device::Cpu)
+                .and_then(|x| x.f_reshape([-1]))
+                .map_err(err("to_host"))?;
+        let data = match t.0.kind() {
+            Kind::Double => HostData::F64(Vec::<f64>::try_from(&flat).map_err(err("to_host"))?),
+            Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 => {
+                let f = flat.f_to_kind(Kind::Int64).map_err(err("to_host"))?;
+                HostData::I64(Vec::<i64>::try_from(&f).map_err(err("to_host"))?)
+            }
+            Kind::Uint8 | Kind::Bool => {
+                let f = flat.f_to_kind(Kind::Uint8).map_err(err("to_host"))?;
+                HostData::U8(Vec::<u8>::try_from(&f).map_err(err("to_host"))?)
+            }
+            _ => {
+                let f = flat.f_to_kind(Kind::Float).map_err(err("to_host"))?;
+                HostData::F32(Vec::<f32>::try_from(&f).map_err(err("to_host"))?)
+            }
+        };
+        HostTensor::new(shape, data)
+    }
+
+    fn full(shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<TchTensor> {
+        ok(
+            Tensor::f_full(dims(shape), value, (to_kind(dtype), to_tdevice(device)?)),
+            "full",
+        )
+    }
+
+    fn arange(n: usize, device: Device) -> Result<TchTensor> {
+        ok(Tensor::f_arange(n as i64, (Kind::Int64, to_tdevice(device)?)), "arange")
+    }
+
+    fn shape(t: &TchTensor) -> Vec<usize> {
+        t.0.size().iter().map(|&d| d as usize).collect()
+    }
+
+    fn dtype(t: &TchTensor) -> DType {
+        match t.0.kind() {
+            Kind::Double => DType::F64,
+            Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 => DType::I64,
+            Kind::Uint8 | Kind::Bool => DType::U8,
+            _ => DType::F32,
+        }
+    }
+
+    fn device(t: &TchTensor) -> Device {
+        match t.0.device() {
+            tch::Device::Cuda(i) => Device::Cuda(i),
+            _ => Device::Cpu,
+        }
+    }
+
+    fn to_device(t: &TchTensor, device: Device) -> Result<TchTensor> {
+        ok(t.0.f_to_device(to_tdevice(device)?), "to_device")
+    }
+
+    fn cast(t: &TchTensor, dtype: DType) -> Result<TchTensor> {
+        ok(t.0.f_to_kind(to_kind(dtype)), "cast")
+    }
+
+    fn add(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_add(&b.0), "add")
+    }
+    fn sub(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_sub(&b.0), "sub")
+    }
+    fn mul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_mul(&b.0), "mul")
+    }
+    fn div(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        // Integer division truncates toward zero, as candle's does.
+        if a.0.is_floating_point() {
+            ok(a.0.f_div(&b.0), "div")
+        } else {
+            ok(a.0.f_div_tensor_mode(&b.0, "trunc"), "div")
+        }
+    }
+    fn maximum(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_maximum(&b.0), "maximum")
+    }
+    fn minimum(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_minimum(&b.0), "minimum")
+    }
+    fn pow(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_pow(&b.0), "pow")
+    }
+    fn affine(t: &TchTensor, mul: f64, add: f64) -> Result<TchTensor> {
+        let kind = t.0.kind();
+        ok(
+            t.0.f_mul_scalar(mul)
+                .and_then(|x| x.f_add_scalar(add))
+                .and_then(|x| x.f_to_kind(kind)),
+            "affine",
+        )
+    }
+
+    fn neg(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_neg(), "neg")
+    }
+    fn exp(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_exp(), "exp")
+    }
+    fn log(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_log(), "log")
+    }
+    fn sqrt(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_sqrt(), "sqrt")
+    }
+    fn square(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_square(), "square")
+    }
+    fn abs(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_abs(), "abs")
+    }
+    fn tanh(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_tanh(), "tanh")
+    }
+    fn sigmoid(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_sigmoid(), "sigmoid")
+    }
+    fn relu(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_relu(), "relu")
+    }
+    fn clamp(t: &TchTensor, min: f64, max: f64) -> Result<TchTensor> {
+        ok(t.0.f_clamp(min, max), "clamp")
+    }
+
+    fn eq(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        mask(a.0.f_eq_tensor(&b.0), "eq")
+    }
+    fn gt(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        mask(a.0.f_gt_tensor(&b.0), "gt")
+    }
+    fn ge(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        mask(a.0.f_ge_tensor(&b.0), "ge")
+    }
+    fn lt(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        mask(a.0.f_lt_tensor(&b.0), "lt")
+    }
+    fn le(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        mask(a.0.f_le_tensor(&b.0), "le")
+    }
+    fn where_cond(m: &TchTensor, on_true: &TchTensor, on_false: &TchTensor) -> Result<TchTensor> {
+        ok(
+            m.0.f_to_kind(Kind::Bool)
+                .and_then(|b| on_true.0.f_where_self(&b, &on_false.0)),
+            "where_cond",
+        )
+    }
+
+    fn sum(t: &TchTensor, d: &[usize], keepdim: bool) -> Result<TchTensor> {
+        let kind = t.0.kind();
+        ok(t.0.f_sum_dim_intlist(dims(d).as_slice(), keepdim, kind), "sum")
+    }
+    fn mean(t: &TchTensor, d: &[usize], keepdim: bool) -> Result<TchTensor> {
+        let kind = t.0.kind();
+        ok(t.0.f_mean_dim(dims(d).as_slice(), keepdim, kind), "mean")
+    }
+    fn max(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
+        ok(t.0.f_amax([dim as i64], keepdim), "max")
+    }
+    fn min(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
+        ok(t.0.f_amin([dim as i64], keepdim), "min")
+    }
+    fn argmax(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
+        ok(t.0.f_argmax(dim as i64, keepdim), "argmax")
+    }
+
+    fn reshape(t: &TchTensor, shape: &[usize]) -> Result<TchTensor> {
+        ok(t.0.f_reshape(dims(shape)), "reshape")
+    }
+    fn transpose(t: &TchTensor, d0: usize, d1: usize) -> Result<TchTensor> {
+        ok(
+            t.0.f_transpose(d0 as i64, d1 as i64).and_then(|x| x.f_contiguous()),
+            "transpose",
+        )
+    }
+    fn concat(ts: &[TchTensor], dim: usize) -> Result<TchTensor> {
+        let inner: Vec<&Tensor> = ts.iter().map(|t| &t.0).collect();
+        ok(Tensor::f_cat(&inner, dim as i64), "concat")
+    }
+    fn narrow(t: &TchTensor, dim: usize, start: usize, len: usize) -> Result<TchTensor> {
+        ok(t.0.f_narrow(dim as i64, start as i64, len as i64), "narrow")
+    }
+    fn broadcast_to(t: &TchTensor, shape: &[usize]) -> Result<TchTensor> {
+        ok(t.0.f_broadcast_to(dims(shape)), "broadcast_to")
+    }
+    fn unsqueeze(t: &TchTensor, dim: usize) -> Result<TchTensor> {
+        ok(t.0.f_unsqueeze(dim as i64), "unsqueeze")
+    }
+    fn squeeze(t: &TchTensor, dim: usize) -> Result<TchTensor> {
+        let shape = Self::shape(t);
+        if shape.get(dim) != Some(&1) {
+            return Err(CoreError::Backend {
+                backend: Self::NAME,
+                op: "squeeze",
+                message: format!("dimension {dim} of shape {shape:?} is not of size 1"),
+            });
+        }
+        ok(t.0.f_squeeze_dim(dim as i64), "squeeze")
+    }
+    fn pad_zeros(t: &TchTensor, dim: usize, before: usize, after: usize) -> Result<TchTensor> {
+        // constant_pad_nd lists (before, after) pairs from the last dimension backwards.
+        let rank = t.0.dim();
+        let mut pad = vec![0i64; 2 * (rank - dim)];
+        let at = 2 * (rank - 1 - dim);
+        pad[at] = before as i64;
+        pad[at + 1] = after as i64;
+        ok(t.0.f_constant_pad_nd(pad.as_slice()), "pad_zeros")
+    }
+
+    fn matmul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(a.0.f_matmul(&b.0), "matmul")
+    }
+    fn conv2d(x: &TchTensor, w: &TchTensor, stride: usize, padding: usize) -> Result<TchTensor> {
+        let (s, p) = (stride as i64, padding as i64);
+        ok(x.0.f_conv2d(&w.0, None::<&Tensor>, [s, s], [p, p], [1, 1], 1), "conv2d")
+    }
+    fn max_pool2d(x: &TchTensor, kernel: usize, stride: usize) -> Result<TchTensor> {
+        let (k, s) = (kernel as i64, stride as i64);
+        ok(x.0.f_max_pool2d([k, k], [s, s], [0, 0], [1, 1], false), "max_pool2d")
+    }
+
+    fn index_select(t: &TchTensor, dim: usize, idx: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_index_select(dim as i64, &idx.0), "index_select")
+    }
+    fn gather(t: &TchTensor, dim: usize, idx: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_gather(dim as i64, &idx.0, false), "gather")
+    }
+    fn scatter_add(t: &TchTensor, dim: usize, idx: &TchTensor, src: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_scatter_add(dim as i64, &idx.0, &src.0), "scatter_add")
+    }
+    fn one_hot(idx: &TchTensor, depth: usize, dtype: DType) -> Result<TchTensor> {
+        ok(
+            idx.0.f_one_hot(depth as i64).and_then(|x| x.f_to_kind(to_kind(dtype))),
+            "one_hot",
+        )
+    }
+
+    fn var(t: &TchTensor) -> Result<TchTensor> {
+        Ok(TchTensor(t.0.detach().copy().set_requires_grad(true)))
+    }
+    fn var_tensor(v: &TchTensor) -> TchTensor {
+        v.clone()
+    }
+    fn var_set(v: &TchTensor, t: &TchTensor) -> Result<()> {
+        if v.0.size() != t.0.size() || v.0.kind() != t.0.kind() {
+            return Err(CoreError::Backend {
+                backend: Self::NAME,
+                op: "var_set",
+                message: format!(
+                    "variable is {:?} {:?}, value is {:?} {:?}",
+                    v.0.kind(),
+                    v.0.size(),
+                    t.0.kind(),
+                    t.0.size()
+                ),
+            });
+        }
+        let mut target = v.0.shallow_clone();
+        tch::no_grad(|| target.f_copy_(&t.0)).map_err(err("var_set"))
+    }
+    fn detach(t: &TchTensor) -> TchTensor {
+        TchTensor(t.0.detach())
+    }
+    fn grads(loss: &TchTensor, vars: &[&TchTensor]) -> Result<Vec<TchTensor>> {
+        let inputs: Vec<&Tensor> = vars.iter().map(|v| &v.0).collect();
+        // Variables the loss does not use come back undefined; they get zeros, as on candle.
+        let gs = Tensor::f_run_backward(&[&loss.0], &inputs, false, false).map_err(err("grads"))?;
+        Ok(gs
+            .into_iter()
+            .zip(vars)
+            .map(|(g, v)| {
+                if g.defined() {
+                    TchTensor(g)
+                } else {
+                    TchTensor(v.0.zeros_like())
+                }
+            })
+            .collect())
+    }
+}

@@ -1,4 +1,57 @@
-//! Cross-crate integration tests for rlgraph-rs. The test files live in `tests/tests/`.
+//! Cross-crate integration tests for rlgraph-rs; the test files live in `tests/tests/`.
 //!
-//! Status: backend conformance, config and learning tests arrive with the issues that build
-//! what they exercise; the spaces have their own tests in `rlgraph-spaces/tests/`.
+//! This library holds the conformance harness: a case is one function generic over
+//! [`Backend`], run on candle and on tch, whose outputs must agree within
+//! [`REL_TOL`] (relative) / [`ABS_TOL`] (absolute, for values near zero), and must match
+//! the expected numbers written in the case, which come from hand calculation.
+
+use rlgraph_core::{Backend, Device, HostTensor, Result};
+
+/// Relative tolerance between backends for f32 results.
+pub const REL_TOL: f64 = 1e-5;
+/// Absolute tolerance for results near zero, where a relative one means nothing.
+pub const ABS_TOL: f64 = 1e-6;
+
+/// Uploads an f32 tensor of `shape` to the CPU.
+pub fn f32s<B: Backend>(shape: &[usize], data: &[f32]) -> Result<B::Tensor> {
+    B::from_host(&HostTensor::f32(shape, data.to_vec())?, Device::Cpu)
+}
+
+/// Uploads an i64 tensor of `shape` to the CPU.
+pub fn i64s<B: Backend>(shape: &[usize], data: &[i64]) -> Result<B::Tensor> {
+    B::from_host(&HostTensor::i64(shape, data.to_vec())?, Device::Cpu)
+}
+
+/// Downloads tensors for comparison.
+pub fn host<B: Backend>(ts: &[B::Tensor]) -> Result<Vec<HostTensor>> {
+    ts.iter().map(B::to_host).collect()
+}
+
+/// Whether `a` and `b` agree within the conformance tolerances.
+pub fn close(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= ABS_TOL.max(REL_TOL * a.abs().max(b.abs()))
+}
+
+/// Panics with a clear message unless both backends gave the same shapes, dtypes and values.
+pub fn assert_backends_agree(case: &str, a: &[HostTensor], b: &[HostTensor]) {
+    assert_eq!(a.len(), b.len(), "{case}: number of outputs");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x.shape, y.shape, "{case}: output {i} shape (candle vs tch)");
+        assert_eq!(x.dtype(), y.dtype(), "{case}: output {i} dtype (candle vs tch)");
+        for (j, (p, q)) in x.data.to_f64().iter().zip(y.data.to_f64()).enumerate() {
+            assert!(close(*p, q), "{case}: output {i} element {j}: candle {p} vs tch {q}");
+        }
+    }
+}
+
+/// Panics unless the outputs equal the hand-computed values (flattened, one list per output).
+pub fn assert_expected(case: &str, got: &[HostTensor], expected: &[Vec<f64>]) {
+    assert_eq!(got.len(), expected.len(), "{case}: number of outputs");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        let g = g.data.to_f64();
+        assert_eq!(g.len(), e.len(), "{case}: output {i} length");
+        for (j, (p, q)) in g.iter().zip(e).enumerate() {
+            assert!(close(*p, *q), "{case}: output {i} element {j}: got {p}, expected {q}");
+        }
+    }
+}
