@@ -123,6 +123,14 @@ pub enum CoreError {
         /// What went wrong.
         reason: String,
     },
+    /// A build error with a DOT rendering of the meta graph around the failure.
+    #[error("{error}\n(DOT of the meta graph around the failure follows)\n{dot}")]
+    Diagnosed {
+        /// The error.
+        error: Box<CoreError>,
+        /// Graphviz DOT of the neighbourhood of the first unresolved node.
+        dot: String,
+    },
     /// A device that is not available, or a device strategy that cannot apply.
     #[error("device: {0}")]
     Device(String),

@@ -48,9 +48,13 @@ pub(crate) fn check_dict_key(at: &str, key: &str) -> Result<()> {
 }
 
 /// One node of the tree that unflattening builds from flat keys.
-pub(crate) enum Nested<T> {
+#[derive(Debug, PartialEq)]
+pub enum Nested<T> {
+    /// A leaf.
     Leaf(T),
+    /// Dict entries.
     Dict(std::collections::BTreeMap<String, Nested<T>>),
+    /// Tuple entries.
     Tuple(Vec<Nested<T>>),
 }
 
@@ -59,7 +63,7 @@ pub(crate) enum Nested<T> {
 /// Children whose segments are all `_T<n>_` become a Tuple (indices must be `0..n`), all
 /// others a Dict; mixing the two under one parent is an error. Empty containers leave no flat
 /// key behind, so they cannot be rebuilt.
-pub(crate) fn unflatten<T>(pairs: Vec<(String, T)>) -> Result<Nested<T>> {
+pub fn unflatten<T>(pairs: Vec<(String, T)>) -> Result<Nested<T>> {
     let items: Vec<(Vec<String>, T)> = pairs
         .into_iter()
         .map(|(k, v)| (segments(&k).into_iter().map(String::from).collect(), v))

@@ -55,3 +55,30 @@ pub fn assert_expected(case: &str, got: &[HostTensor], expected: &[Vec<f64>]) {
         }
     }
 }
+
+pub mod dummies;
+
+pub use backend_candle::Candle;
+pub use backend_tch::Tch;
+
+/// Defines each test body once and runs it as two tests, `NAME::candle` and `NAME::tch`.
+#[macro_export]
+macro_rules! both_backends {
+    ($(fn $name:ident<$B:ident>() $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                fn body<$B: rlgraph_core::Backend>() $body
+                #[test]
+                fn candle() {
+                    body::<$crate::Candle>()
+                }
+                #[test]
+                fn tch() {
+                    body::<$crate::Tch>()
+                }
+            }
+        )*
+    };
+}

@@ -1,0 +1,194 @@
+//! `GraphExecutor`: runs the compiled plans of a built graph on one backend and owns its variables.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::{Space, Value};
+
+use crate::backend::{Backend, HostTensor};
+use crate::builder::{build, BuildOptions, BuildReport, BuiltGraph};
+use crate::component::Component;
+use crate::convert::{tree_to_value, value_to_tree};
+use crate::error::{CoreError, Result};
+use crate::meta_graph::MetaGraph;
+use crate::plan::Plan;
+use crate::tree::Tree;
+use crate::variables::{VarInfo, VariableStore};
+
+/// Runs a built component graph: API methods by name, variables by scope path, checkpoints.
+pub struct GraphExecutor<B: Backend> {
+    pub(crate) built: BuiltGraph<B>,
+    pub(crate) store: VariableStore<B>,
+    pub(crate) plans: BTreeMap<String, Plan<B>>,
+    pub(crate) rng: ChaCha8Rng,
+    slots: Vec<Option<Tree<B::Tensor>>>,
+}
+
+impl<B: Backend> GraphExecutor<B> {
+    /// Builds `root` from its input spaces and creates its variables, seeded by `seed`.
+    pub fn build(
+        root: Component<B>,
+        input_spaces: &BTreeMap<String, Space>,
+        options: &BuildOptions,
+        seed: u64,
+    ) -> Result<Self> {
+        Self::new(build(root, input_spaces, options)?, seed)
+    }
+
+    /// Creates the variables of a built graph (random initializers drawn from `seed`) and compiles its plans.
+    pub fn new(built: BuiltGraph<B>, seed: u64) -> Result<Self> {
+        for v in &built.vars {
+            if !B::device_available(v.device) {
+                return Err(CoreError::Device(format!(
+                    "variable {} is placed on {}, which backend {} cannot use here; change the device map",
+                    v.path,
+                    v.device,
+                    B::NAME
+                )));
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let store = VariableStore::create(built.vars.clone(), &mut rng)?;
+        let plans = built
+            .meta
+            .methods
+            .keys()
+            .map(|m| Ok((m.clone(), Plan::compile(&built, m)?)))
+            .collect::<Result<_>>()?;
+        Ok(GraphExecutor {
+            built,
+            store,
+            plans,
+            rng,
+            slots: vec![],
+        })
+    }
+
+    /// Executes API method `method` on host values, checking each against its parameter's space.
+    pub fn execute(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
+        let plan = self.plan(method)?;
+        if inputs.len() != plan.input_slots.len() {
+            return Err(CoreError::BadArguments {
+                component: self.built.root.name.clone(),
+                method: method.into(),
+                reason: format!(
+                    "{} inputs given, the method takes {} ({})",
+                    inputs.len(),
+                    plan.input_slots.len(),
+                    plan.input_params.join(", ")
+                ),
+            });
+        }
+        let mut trees = Vec::with_capacity(inputs.len());
+        for ((param, space), value) in plan.inputs().zip(inputs) {
+            space.check(value).map_err(|e| CoreError::SpaceMismatch {
+                component: self.built.root.name.clone(),
+                method: method.into(),
+                param: param.into(),
+                expected: space.describe(),
+                actual: e.to_string(),
+            })?;
+            trees.push(value_to_tree::<B>(
+                value,
+                self.built.comps[&self.built.root.name].device,
+            )?);
+        }
+        let outputs = self.execute_tensors(method, trees)?;
+        let spaces = &self.plans[method].output_spaces;
+        outputs
+            .iter()
+            .zip(spaces)
+            .map(|(t, s)| tree_to_value::<B>(t, Some(s)))
+            .collect()
+    }
+
+    /// Executes several API methods in one call, in order.
+    pub fn execute_many(&mut self, calls: &[(&str, Vec<Value>)]) -> Result<Vec<Vec<Value>>> {
+        calls.iter().map(|(m, inputs)| self.execute(m, inputs)).collect()
+    }
+
+    /// Executes API method `method` on backend tensors, with no host conversion and no space checks.
+    pub fn execute_tensors(&mut self, method: &str, inputs: Vec<Tree<B::Tensor>>) -> Result<Vec<Tree<B::Tensor>>> {
+        let plan = self.plans.get(method).ok_or_else(|| self.unknown(method))?;
+        plan.run(inputs, &self.store, &mut self.rng, &mut self.slots)
+    }
+
+    fn unknown(&self, method: &str) -> CoreError {
+        CoreError::UnknownApiMethod {
+            component: self.built.root.name.clone(),
+            method: method.into(),
+            known: self.plans.keys().cloned().collect::<Vec<_>>().join(", "),
+        }
+    }
+
+    /// The compiled plan of `method`.
+    pub fn plan(&self, method: &str) -> Result<&Plan<B>> {
+        self.plans.get(method).ok_or_else(|| self.unknown(method))
+    }
+
+    /// The value of the variable at scope path `path`.
+    pub fn get_variable(&self, path: &str) -> Result<HostTensor> {
+        self.store.get(path)
+    }
+
+    /// Overwrites the variable at `path` (same shape and dtype; otherwise it stays unchanged).
+    pub fn set_variable(&self, path: &str, value: &HostTensor) -> Result<()> {
+        self.store.set(path, value)
+    }
+
+    /// Every variable's value, by scope path.
+    pub fn variables(&self) -> Result<BTreeMap<String, HostTensor>> {
+        self.store.get_all()
+    }
+
+    /// Overwrites several variables; checks them all first, so a bad one changes nothing.
+    pub fn set_variables(&self, values: &BTreeMap<String, HostTensor>) -> Result<()> {
+        for (path, v) in values {
+            let info = self.store.info(self.store.index(path)?);
+            if v.shape != info.decl.shape || v.dtype() != info.decl.dtype {
+                return Err(CoreError::Variable {
+                    path: path.clone(),
+                    reason: format!(
+                        "expected {:?} {:?}, got {:?} {:?}; no variable was changed",
+                        info.decl.dtype,
+                        info.decl.shape,
+                        v.dtype(),
+                        v.shape
+                    ),
+                });
+            }
+        }
+        values.iter().try_for_each(|(p, v)| self.store.set(p, v))
+    }
+
+    /// What each variable is.
+    pub fn variable_infos(&self) -> &[VarInfo] {
+        self.store.infos()
+    }
+
+    /// The variable store, for components and tests that need handles.
+    pub fn store(&self) -> &VariableStore<B> {
+        &self.store
+    }
+
+    /// The annotated meta graph.
+    pub fn meta_graph(&self) -> &MetaGraph {
+        &self.built.meta
+    }
+
+    /// The build's cost and counts.
+    pub fn report(&self) -> &BuildReport {
+        &self.built.report
+    }
+
+    /// The built graph.
+    pub fn built(&self) -> &BuiltGraph<B> {
+        &self.built
+    }
+
+    /// Reseeds the executor's RNG (the one kernels draw from).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+    }
+}

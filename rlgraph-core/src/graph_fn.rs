@@ -1,0 +1,209 @@
+//! Graph functions: the only place numbers are computed, written once against `Backend`.
+
+use std::sync::Arc;
+
+use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::Space;
+
+use crate::backend::{Backend, Device};
+use crate::error::{CoreError, Result};
+use crate::tree::Tree;
+use crate::variables::{VarDecl, VariableStore};
+
+/// A kernel: input trees of tensors in, output trees out.
+pub type Kernel<B> = Arc<
+    dyn Fn(&mut KernelCtx<'_, B>, &[Tree<<B as Backend>::Tensor>]) -> Result<Vec<Tree<<B as Backend>::Tensor>>>
+        + Send
+        + Sync,
+>;
+
+/// Output-space inference: input spaces in, output spaces out.
+pub type Infer = Arc<dyn Fn(&InferCtx<'_>, &[Space]) -> Result<Vec<Space>> + Send + Sync>;
+
+/// How a graph function treats container (Dict / Tuple) inputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContainerMode {
+    /// Containers arrive as they are.
+    #[default]
+    AsIs,
+    /// Containers arrive flattened: a one-level Dict keyed by flat key (RLgraph's `flatten_ops`).
+    Flatten,
+    /// The kernel runs once per flat key on the matching leaves (RLgraph's `split_ops`);
+    /// non-container inputs go to every call, and outputs are nested back.
+    Split,
+}
+
+/// A named kernel of a component, with its output count and (optionally) explicit output-space inference.
+#[derive(Clone)]
+pub struct GraphFn<B: Backend> {
+    pub(crate) name: String,
+    pub(crate) outputs: usize,
+    pub(crate) mode: ContainerMode,
+    pub(crate) kernel: Kernel<B>,
+    pub(crate) infer: Option<Infer>,
+}
+
+impl<B: Backend> GraphFn<B> {
+    /// A graph function with one output, whose output spaces are found by running the kernel
+    /// on dummy inputs of batch size 1 unless `infer` says otherwise.
+    pub fn new(
+        name: impl Into<String>,
+        kernel: impl Fn(&mut KernelCtx<'_, B>, &[Tree<B::Tensor>]) -> Result<Vec<Tree<B::Tensor>>> + Send + Sync + 'static,
+    ) -> Self {
+        GraphFn {
+            name: name.into(),
+            outputs: 1,
+            mode: ContainerMode::AsIs,
+            kernel: Arc::new(kernel),
+            infer: None,
+        }
+    }
+
+    /// A graph function on single tensors (every input and output a leaf).
+    pub fn tensors(
+        name: impl Into<String>,
+        kernel: impl Fn(&mut KernelCtx<'_, B>, &[B::Tensor]) -> Result<Vec<B::Tensor>> + Send + Sync + 'static,
+    ) -> Self {
+        let name = name.into();
+        let fn_name = name.clone();
+        Self::new(name, move |ctx, inputs| {
+            let leaves: Vec<B::Tensor> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    t.as_leaf().cloned().ok_or_else(|| CoreError::Component {
+                        component: ctx.component().into(),
+                        method: Some(fn_name.clone()),
+                        reason: format!(
+                            "input {i} is a container; this graph function takes single tensors (use split mode)"
+                        ),
+                    })
+                })
+                .collect::<Result<_>>()?;
+            Ok(kernel(ctx, &leaves)?.into_iter().map(Tree::Leaf).collect())
+        })
+    }
+
+    /// The same function with `n` outputs.
+    pub fn outputs(mut self, n: usize) -> Self {
+        self.outputs = n;
+        self
+    }
+
+    /// The same function with another container mode.
+    pub fn mode(mut self, mode: ContainerMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The same function with explicit output-space inference.
+    pub fn infer(mut self, f: impl Fn(&InferCtx<'_>, &[Space]) -> Result<Vec<Space>> + Send + Sync + 'static) -> Self {
+        self.infer = Some(Arc::new(f));
+        self
+    }
+
+    /// The same function whose outputs have the spaces of its first input (elementwise ops).
+    pub fn infer_same(self) -> Self {
+        let n = self.outputs;
+        self.infer(move |_, spaces| Ok(vec![spaces.first().cloned().unwrap_or_else(|| Space::tuple(vec![])); n]))
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// What a kernel can reach while it runs: its component's variables, the seeded RNG, the device.
+pub struct KernelCtx<'a, B: Backend> {
+    pub(crate) component: &'a str,
+    pub(crate) var_names: &'a [String],
+    pub(crate) var_ids: &'a [usize],
+    pub(crate) store: &'a VariableStore<B>,
+    pub(crate) rng: &'a mut ChaCha8Rng,
+    pub(crate) device: Device,
+    pub(crate) flat_key: &'a str,
+}
+
+impl<'a, B: Backend> KernelCtx<'a, B> {
+    /// The tensor of this component's variable `name`.
+    pub fn var(&self, name: &str) -> Result<B::Tensor> {
+        Ok(B::var_tensor(self.var_handle(name)?))
+    }
+
+    /// The handle of this component's variable `name` (for gradients and updates).
+    pub fn var_handle(&self, name: &str) -> Result<&'a B::Var> {
+        let store: &'a VariableStore<B> = self.store;
+        match self.var_names.iter().position(|n| n == name) {
+            Some(i) => Ok(store.var(self.var_ids[i])),
+            None => Err(CoreError::Variable {
+                path: format!("{}/{name}", self.component),
+                reason: format!(
+                    "component declares no such variable (it has: {})",
+                    self.var_names.join(", ")
+                ),
+            }),
+        }
+    }
+
+    /// The store of all variables, for components that act on others' variables (optimizers, syncs).
+    pub fn store(&self) -> &'a VariableStore<B> {
+        self.store
+    }
+
+    /// The seeded RNG of the executor: the only source of randomness a kernel may use.
+    pub fn rng(&mut self) -> &mut ChaCha8Rng {
+        self.rng
+    }
+
+    /// The device this kernel runs on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The flat key of the current call in split mode (`""` otherwise).
+    pub fn flat_key(&self) -> &str {
+        self.flat_key
+    }
+
+    /// The component's scope path.
+    pub fn component(&self) -> &str {
+        self.component
+    }
+
+    pub(crate) fn with_key<'b>(&'b mut self, key: &'b str) -> KernelCtx<'b, B> {
+        KernelCtx {
+            component: self.component,
+            var_names: self.var_names,
+            var_ids: self.var_ids,
+            store: self.store,
+            rng: self.rng,
+            device: self.device,
+            flat_key: key,
+        }
+    }
+}
+
+/// What output-space inference can see: the component's variable declarations and the flat key.
+pub struct InferCtx<'a> {
+    pub(crate) component: &'a str,
+    pub(crate) vars: &'a [VarDecl],
+    pub(crate) flat_key: &'a str,
+}
+
+impl InferCtx<'_> {
+    /// The declaration of this component's variable `name`.
+    pub fn var(&self, name: &str) -> Option<&VarDecl> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+
+    /// The component's scope path.
+    pub fn component(&self) -> &str {
+        self.component
+    }
+
+    /// The flat key of the current leaf in split mode (`""` otherwise).
+    pub fn flat_key(&self) -> &str {
+        self.flat_key
+    }
+}

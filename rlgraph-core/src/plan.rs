@@ -1,0 +1,345 @@
+//! Execution plans: each root API method compiled to a flat, topologically ordered list of
+//! kernel calls with pre-resolved operand slots and variable indices. The component tree is
+//! contracted away: API entries and exits become slot aliases, so running a method is a
+//! loop over kernels with no lookups by name and no recursion.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use petgraph::graph::NodeIndex;
+use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::Space;
+
+use crate::backend::{Backend, Device};
+use crate::builder::BuiltGraph;
+use crate::convert::value_to_tree;
+use crate::error::{CoreError, Result};
+use crate::graph_fn::{ContainerMode, Kernel, KernelCtx};
+use crate::meta_graph::NodeKind;
+use crate::tree::Tree;
+use crate::variables::VariableStore;
+
+/// One kernel call of a plan.
+pub(crate) struct Step<B: Backend> {
+    pub(crate) kernel: Kernel<B>,
+    pub(crate) mode: ContainerMode,
+    pub(crate) inputs: Vec<usize>,
+    pub(crate) outputs: Vec<usize>,
+    /// Inputs produced on another device, moved before the call.
+    pub(crate) transfers: Vec<(usize, Device)>,
+    pub(crate) component: Arc<str>,
+    pub(crate) name: Arc<str>,
+    pub(crate) var_names: Arc<[String]>,
+    pub(crate) var_ids: Arc<[usize]>,
+    pub(crate) device: Device,
+}
+
+/// A compiled root API method.
+pub struct Plan<B: Backend> {
+    pub(crate) steps: Vec<Step<B>>,
+    pub(crate) num_slots: usize,
+    pub(crate) input_slots: Vec<usize>,
+    pub(crate) input_params: Vec<String>,
+    pub(crate) input_spaces: Vec<Space>,
+    pub(crate) output_slots: Vec<usize>,
+    pub(crate) output_spaces: Vec<Space>,
+    pub(crate) consts: Vec<(usize, Tree<B::Tensor>)>,
+}
+
+impl<B: Backend> Plan<B> {
+    /// How many kernel calls one execution makes.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether the method computes nothing (it only passes inputs through).
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The method's parameters and their spaces.
+    pub fn inputs(&self) -> impl Iterator<Item = (&str, &Space)> {
+        self.input_params.iter().map(String::as_str).zip(&self.input_spaces)
+    }
+
+    /// The spaces of the method's results.
+    pub fn output_spaces(&self) -> &[Space] {
+        &self.output_spaces
+    }
+
+    /// Compiles root API method `method` of a built graph.
+    pub(crate) fn compile(built: &BuiltGraph<B>, method: &str) -> Result<Self> {
+        let meta = &built.meta;
+        let io = meta.methods.get(method).ok_or_else(|| CoreError::UnknownApiMethod {
+            component: built.root.name.clone(),
+            method: method.into(),
+            known: meta.methods.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        // Only the nodes the outputs depend on.
+        let mut needed = vec![false; meta.graph.node_count()];
+        let mut stack: Vec<NodeIndex> = io.outputs.clone();
+        stack.extend(&io.inputs);
+        while let Some(n) = stack.pop() {
+            if !std::mem::replace(&mut needed[n.index()], true) {
+                stack.extend(meta.graph[n].inputs.iter().map(|op| op.node));
+            }
+        }
+        let mut slot_of: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        let mut plan = Plan {
+            steps: vec![],
+            num_slots: 0,
+            input_slots: vec![],
+            input_params: io.params.clone(),
+            input_spaces: vec![],
+            output_slots: vec![],
+            output_spaces: vec![],
+            consts: vec![],
+        };
+        let fresh = |plan: &mut Plan<B>| {
+            plan.num_slots += 1;
+            plan.num_slots - 1
+        };
+        // Node indices are creation order, which is topological: operands exist before use.
+        for n in meta.graph.node_indices().filter(|n| needed[n.index()]) {
+            let node = &meta.graph[n];
+            let in_slots: Vec<usize> = node
+                .inputs
+                .iter()
+                .map(|op| {
+                    slot_of
+                        .get(&(op.node.index(), op.output))
+                        .copied()
+                        .ok_or_else(|| CoreError::Component {
+                            component: node.component.clone(),
+                            method: Some(method.into()),
+                            reason: "an operand comes from outside the method's graph (plan bug)".into(),
+                        })
+                })
+                .collect::<Result<_>>()?;
+            match &node.kind {
+                NodeKind::Input { .. } => {
+                    let s = fresh(&mut plan);
+                    slot_of.insert((n.index(), 0), s);
+                }
+                NodeKind::Const { value } => {
+                    let s = fresh(&mut plan);
+                    plan.consts.push((s, value_to_tree::<B>(value, node.device)?));
+                    slot_of.insert((n.index(), 0), s);
+                }
+                NodeKind::ApiEnter { .. } | NodeKind::ApiExit { .. } | NodeKind::Output { .. } => {
+                    for (i, s) in in_slots.iter().enumerate() {
+                        slot_of.insert((n.index(), i), *s);
+                    }
+                }
+                NodeKind::GraphFn { name } => {
+                    let comp = built.component(&node.component)?;
+                    let f = comp.find_graph_fn(name, &node.component)?;
+                    let state = &built.comps[&node.component];
+                    let outputs: Vec<usize> = (0..node.spaces.len()).map(|_| fresh(&mut plan)).collect();
+                    for (i, s) in outputs.iter().enumerate() {
+                        slot_of.insert((n.index(), i), *s);
+                    }
+                    plan.steps.push(Step {
+                        kernel: f.kernel.clone(),
+                        mode: f.mode,
+                        inputs: in_slots,
+                        outputs,
+                        transfers: node
+                            .inputs
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, op)| meta.graph[op.node].device != node.device)
+                            .map(|(i, _)| (i, node.device))
+                            .collect(),
+                        component: node.component.as_str().into(),
+                        name: name.as_str().into(),
+                        var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
+                        var_ids: state.var_ids.clone().into(),
+                        device: node.device,
+                    });
+                }
+                NodeKind::Variables => {
+                    let prefix = format!("{}/", node.component);
+                    let vars: Vec<(String, usize)> = built
+                        .vars
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, v)| v.path.starts_with(&prefix))
+                        .map(|(i, v)| (v.path.replace('/', "."), i))
+                        .collect();
+                    let kernel: Kernel<B> = Arc::new(move |ctx: &mut KernelCtx<'_, B>, _: &[Tree<B::Tensor>]| {
+                        let store = ctx.store();
+                        Ok(vec![Tree::Dict(
+                            vars.iter()
+                                .map(|(k, i)| (k.clone(), Tree::Leaf(B::var_tensor(store.var(*i)))))
+                                .collect(),
+                        )])
+                    });
+                    let s = fresh(&mut plan);
+                    slot_of.insert((n.index(), 0), s);
+                    plan.steps.push(Step {
+                        kernel,
+                        mode: ContainerMode::AsIs,
+                        inputs: vec![],
+                        outputs: vec![s],
+                        transfers: vec![],
+                        component: node.component.as_str().into(),
+                        name: "variables".into(),
+                        var_names: Arc::new([]),
+                        var_ids: Arc::new([]),
+                        device: node.device,
+                    });
+                }
+            }
+        }
+        for n in &io.inputs {
+            plan.input_slots.push(slot_of[&(n.index(), 0)]);
+            plan.input_spaces
+                .push(meta.graph[*n].spaces[0].clone().unwrap_or_else(|| Space::tuple(vec![])));
+        }
+        for n in &io.outputs {
+            plan.output_slots.push(slot_of[&(n.index(), 0)]);
+            plan.output_spaces
+                .push(meta.graph[*n].spaces[0].clone().unwrap_or_else(|| Space::tuple(vec![])));
+        }
+        Ok(plan)
+    }
+
+    /// Runs the plan on `inputs`, using `slots` as scratch space (kept between calls).
+    pub(crate) fn run(
+        &self,
+        inputs: Vec<Tree<B::Tensor>>,
+        store: &VariableStore<B>,
+        rng: &mut ChaCha8Rng,
+        slots: &mut Vec<Option<Tree<B::Tensor>>>,
+    ) -> Result<Vec<Tree<B::Tensor>>> {
+        slots.clear();
+        slots.resize(self.num_slots, None);
+        for (s, t) in &self.consts {
+            slots[*s] = Some(t.clone());
+        }
+        for (s, t) in self.input_slots.iter().zip(inputs) {
+            slots[*s] = Some(t);
+        }
+        for step in &self.steps {
+            let mut args = Vec::with_capacity(step.inputs.len());
+            for &s in &step.inputs {
+                args.push(slots[s].clone().ok_or_else(|| CoreError::Component {
+                    component: step.component.to_string(),
+                    method: Some(step.name.to_string()),
+                    reason: "an operand was never computed (plan bug)".into(),
+                })?);
+            }
+            for (i, device) in &step.transfers {
+                args[*i] = args[*i].try_map(&mut |_, t| B::to_device(t, *device))?;
+            }
+            let mut ctx = KernelCtx {
+                component: &step.component,
+                var_names: &step.var_names,
+                var_ids: &step.var_ids,
+                store,
+                rng,
+                device: step.device,
+                flat_key: "",
+            };
+            let outs = run_kernel(step, &mut ctx, &args).map_err(|e| match e {
+                e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,
+                other => CoreError::Component {
+                    component: step.component.to_string(),
+                    method: Some(step.name.to_string()),
+                    reason: other.to_string(),
+                },
+            })?;
+            for (o, s) in outs.into_iter().zip(&step.outputs) {
+                slots[*s] = Some(o);
+            }
+        }
+        self.output_slots
+            .iter()
+            .map(|&s| {
+                slots[s].take().or_else(|| None).ok_or_else(|| CoreError::Component {
+                    component: "(plan)".into(),
+                    method: None,
+                    reason: "an output was never computed".into(),
+                })
+            })
+            .collect()
+    }
+}
+
+fn run_kernel<B: Backend>(
+    step: &Step<B>,
+    ctx: &mut KernelCtx<'_, B>,
+    args: &[Tree<B::Tensor>],
+) -> Result<Vec<Tree<B::Tensor>>> {
+    let template = args.iter().find(|a| a.is_container());
+    match (step.mode, template) {
+        (ContainerMode::Split, Some(template)) => {
+            let keys: Vec<String> = template.flatten().into_iter().map(|(k, _)| k).collect();
+            let mut per_output: Vec<Vec<(String, B::Tensor)>> = vec![];
+            for key in &keys {
+                let leaves: Vec<Tree<B::Tensor>> = args
+                    .iter()
+                    .map(|a| match a {
+                        Tree::Leaf(_) => Ok(a.clone()),
+                        c => c
+                            .flatten()
+                            .into_iter()
+                            .find(|(k, _)| k == key)
+                            .map(|(_, t)| Tree::Leaf(t.clone()))
+                            .ok_or_else(|| CoreError::Component {
+                                component: step.component.to_string(),
+                                method: Some(step.name.to_string()),
+                                reason: format!("split inputs do not share flat key {key}"),
+                            }),
+                    })
+                    .collect::<Result<_>>()?;
+                let outs = (step.kernel)(&mut ctx.with_key(key), &leaves)?;
+                per_output.resize_with(outs.len(), Vec::new);
+                for (i, o) in outs.into_iter().enumerate() {
+                    let leaf = o.into_leaf().ok_or_else(|| CoreError::Component {
+                        component: step.component.to_string(),
+                        method: Some(step.name.to_string()),
+                        reason: "a split graph function must return single tensors per flat key".into(),
+                    })?;
+                    per_output[i].push((key.clone(), leaf));
+                }
+            }
+            per_output.into_iter().map(Tree::from_flat).collect()
+        }
+        (ContainerMode::Flatten, Some(_)) => {
+            let flat: Vec<Tree<B::Tensor>> = args
+                .iter()
+                .map(|a| match a {
+                    Tree::Leaf(_) => a.clone(),
+                    c => Tree::Dict(
+                        c.flatten()
+                            .into_iter()
+                            .map(|(k, t)| (k, Tree::Leaf(t.clone())))
+                            .collect(),
+                    ),
+                })
+                .collect();
+            let outs = (step.kernel)(ctx, &flat)?;
+            // Outputs that are flat Dicts (every key a flat key) are nested back.
+            outs.into_iter()
+                .map(|o| match o {
+                    Tree::Dict(d) if !d.is_empty() && d.keys().all(|k| k.starts_with('/')) => {
+                        let pairs: Option<Vec<(String, B::Tensor)>> =
+                            d.into_iter().map(|(k, v)| v.into_leaf().map(|t| (k, t))).collect();
+                        match pairs {
+                            Some(p) => Tree::from_flat(p),
+                            None => Err(CoreError::Component {
+                                component: step.component.to_string(),
+                                method: Some(step.name.to_string()),
+                                reason: "a flat output Dict must hold single tensors".into(),
+                            }),
+                        }
+                    }
+                    other => Ok(other),
+                })
+                .collect()
+        }
+        _ => (step.kernel)(ctx, args),
+    }
+}
