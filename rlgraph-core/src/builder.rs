@@ -131,7 +131,10 @@ pub fn build<B: Backend>(
     for m in &root.api {
         // A method that opted out of input-completeness is only built as an entry point when
         // its inputs are known; otherwise it exists for internal calls only.
-        let unknown = m.params.iter().any(|p| p.default.is_none() && !p.optional && !input_spaces.contains_key(&p.name));
+        let unknown = m
+            .params
+            .iter()
+            .any(|p| p.default.is_none() && !p.optional && !input_spaces.contains_key(&p.name));
         if m.incomplete_ok && unknown {
             continue;
         }

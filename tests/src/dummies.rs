@@ -62,3 +62,30 @@ pub fn dummy_default_in_middle<B: Backend>(name: &str) -> Component<B> {
         )
         .graph_fn(GraphFn::tensors("sum3", |_, xs| Ok(vec![B::add(&B::add(&xs[0], &xs[1])?, &xs[2])?])).infer_same())
 }
+
+/// A linear regression learner: `predict(x) = x w`, `loss(x, y) = mean((x w - y)^2)`, with
+/// `w` of shape `[features, 1]` starting at `init`.
+pub fn linear_learner<B: Backend>(name: &str, init: Vec<f64>) -> Component<B> {
+    Component::new(name)
+        .api("predict", vec![Param::new("x")], |ctx, args| {
+            ctx.graph_fn("predict", &[args.get(0)?])
+        })
+        .api("loss", vec![Param::new("x"), Param::new("y")], |ctx, args| {
+            ctx.graph_fn("mse", &[args.get(0)?, args.get(1)?])
+        })
+        .variables(move |spaces| {
+            let features = spaces.get("x")?.shape().and_then(|s| s.first().copied()).unwrap_or(1);
+            Ok(vec![VarDecl::new(
+                "w",
+                [features, 1],
+                Initializer::Values(init.clone()),
+            )])
+        })
+        .graph_fn(GraphFn::tensors("predict", |ctx, xs| {
+            Ok(vec![B::matmul(&xs[0], &ctx.var("w")?)?])
+        }))
+        .graph_fn(GraphFn::tensors("mse", |ctx, xs| {
+            let r = B::sub(&B::matmul(&xs[0], &ctx.var("w")?)?, &xs[1])?;
+            Ok(vec![B::mean_all(&B::square(&r)?)?])
+        }))
+}

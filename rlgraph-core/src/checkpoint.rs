@@ -1,0 +1,143 @@
+//! Checkpoints: every variable as a safetensors tensor named by its scope path, and the rest
+//! of the executor's state (its RNG position, the format version) as JSON in the file's
+//! safetensors metadata. One file, readable by any safetensors tool.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use safetensors::tensor::{Dtype as StDtype, SafeTensors, TensorView};
+use serde_json::json;
+
+use crate::backend::{Backend, DType, HostData, HostTensor};
+use crate::error::{CoreError, Result};
+use crate::executor::GraphExecutor;
+
+const FORMAT: &str = "rlgraph-rs checkpoint 1";
+
+fn to_bytes(data: &HostData) -> Vec<u8> {
+    match data {
+        HostData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        HostData::U8(v) => v.clone(),
+    }
+}
+
+fn from_bytes(dtype: StDtype, bytes: &[u8]) -> Option<HostData> {
+    fn chunks<const N: usize, T>(bytes: &[u8], f: fn([u8; N]) -> T) -> Option<Vec<T>> {
+        if bytes.len() % N != 0 {
+            return None;
+        }
+        Some(
+            bytes
+                .chunks_exact(N)
+                .map(|c| f(c.try_into().unwrap_or([0; N])))
+                .collect(),
+        )
+    }
+    Some(match dtype {
+        StDtype::F32 => HostData::F32(chunks(bytes, f32::from_le_bytes)?),
+        StDtype::F64 => HostData::F64(chunks(bytes, f64::from_le_bytes)?),
+        StDtype::I64 => HostData::I64(chunks(bytes, i64::from_le_bytes)?),
+        StDtype::U8 => HostData::U8(bytes.to_vec()),
+        _ => return None,
+    })
+}
+
+fn st_dtype(d: DType) -> StDtype {
+    match d {
+        DType::F32 => StDtype::F32,
+        DType::F64 => StDtype::F64,
+        DType::I64 => StDtype::I64,
+        DType::U8 => StDtype::U8,
+    }
+}
+
+impl<B: Backend> GraphExecutor<B> {
+    /// Writes every variable and the executor's RNG position to `path`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let fail = |reason: String| CoreError::Checkpoint {
+            path: path.display().to_string(),
+            reason,
+        };
+        let values = self.variables()?;
+        let bytes: BTreeMap<&String, (DType, Vec<usize>, Vec<u8>)> = values
+            .iter()
+            .map(|(k, v)| (k, (v.dtype(), v.shape.clone(), to_bytes(&v.data))))
+            .collect();
+        let views: Vec<(String, TensorView<'_>)> = bytes
+            .iter()
+            .map(|(k, (d, shape, b))| {
+                Ok((
+                    (*k).clone(),
+                    TensorView::new(st_dtype(*d), shape.clone(), b).map_err(|e| fail(e.to_string()))?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let state = json!({
+            "format": FORMAT,
+            "backend": B::NAME,
+            "rng_seed": self.rng.get_seed().to_vec(),
+            "rng_stream": self.rng.get_stream(),
+            "rng_word_pos": self.rng.get_word_pos().to_string(),
+        });
+        let meta = HashMap::from([("rlgraph".to_string(), state.to_string())]);
+        let buffer = safetensors::serialize(views, Some(meta)).map_err(|e| fail(e.to_string()))?;
+        // Write to a temporary file and rename, so a failed save never clobbers a good checkpoint.
+        let tmp = path.with_extension("partial");
+        std::fs::write(&tmp, buffer).map_err(|e| fail(format!("cannot write: {e}")))?;
+        std::fs::rename(&tmp, path).map_err(|e| fail(format!("cannot move into place: {e}")))
+    }
+
+    /// Restores variables and RNG position from `path`. Everything is checked before anything
+    /// is changed: on error the executor is as it was.
+    pub fn restore(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let fail = |reason: String| CoreError::Checkpoint {
+            path: path.display().to_string(),
+            reason,
+        };
+        let buffer = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let file = SafeTensors::deserialize(&buffer).map_err(|e| fail(format!("not a safetensors file: {e}")))?;
+        let (_, metadata) = SafeTensors::read_metadata(&buffer).map_err(|e| fail(e.to_string()))?;
+        let state: serde_json::Value = metadata
+            .metadata()
+            .as_ref()
+            .and_then(|m| m.get("rlgraph"))
+            .and_then(|s| serde_json::from_str(s).ok())
+            .ok_or_else(|| fail("no rlgraph metadata; was it written by GraphExecutor::save?".into()))?;
+        if state["format"] != FORMAT {
+            return Err(fail(format!("unknown format {}", state["format"])));
+        }
+        let mut values = BTreeMap::new();
+        for (name, view) in file.tensors() {
+            let data = from_bytes(view.dtype(), view.data())
+                .ok_or_else(|| fail(format!("tensor {name}: unsupported dtype {:?}", view.dtype())))?;
+            values.insert(name, HostTensor::new(view.shape().to_vec(), data)?);
+        }
+        let expected: Vec<&String> = self.store.infos().iter().map(|i| &i.path).collect();
+        let missing: Vec<&&String> = expected.iter().filter(|p| !values.contains_key(**p)).collect();
+        if !missing.is_empty() {
+            return Err(fail(format!("variables missing from the checkpoint: {missing:?}")));
+        }
+        let seed: Vec<u8> = state["rng_seed"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x as u8).collect())
+            .unwrap_or_default();
+        let seed: [u8; 32] = seed.try_into().map_err(|_| fail("bad rng_seed".into()))?;
+        let stream = state["rng_stream"]
+            .as_u64()
+            .ok_or_else(|| fail("bad rng_stream".into()))?;
+        let word_pos: u128 = state["rng_word_pos"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| fail("bad rng_word_pos".into()))?;
+        self.set_variables(&values)?;
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::from_seed(seed);
+        rng.set_stream(stream);
+        rng.set_word_pos(word_pos);
+        self.rng = rng;
+        Ok(())
+    }
+}

@@ -1,0 +1,291 @@
+//! The build's errors, the meta graph's DOT and JSON, variables, deep copies, checkpoints,
+//! device maps and the multi_gpu_sync strategy; each on candle and on tch.
+
+use std::collections::BTreeMap;
+
+use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_core::{
+    build, BuildOptions, Component, ComponentTest, CoreError, Device, DeviceMap, GraphExecutor, GraphFn, HostTensor,
+    Initializer, MultiGpuSync, Param, Tolerance, VarDecl,
+};
+use rlgraph_tests::both_backends;
+use rlgraph_tests::dummies::*;
+
+fn float() -> Space {
+    FloatBox::new([]).into()
+}
+
+fn spaces(list: &[(&str, Space)]) -> BTreeMap<String, Space> {
+    list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+fn diamond<B: rlgraph_core::Backend>() -> Component<B> {
+    Component::<B>::new("diamond")
+        .with_sub(dummy_1to2("A", 1.3))
+        .with_sub(dummy_1to1("B"))
+        .with_sub(dummy_1to1("C"))
+        .with_sub(dummy_2to1("D"))
+        .api("run", vec![Param::new("input")], |ctx, args| {
+            let a = ctx.call("A", "run", &[args.get(0)?])?;
+            let b = ctx.call("B", "run", &[a[0]])?;
+            let c = ctx.call("C", "run", &[a[1]])?;
+            ctx.call("D", "run", &[b[0], c[0]])
+        })
+}
+
+/// A matrix `x` as a `[rows, cols]` f32 value.
+fn matrix(rows: usize, data: &[f32]) -> Value {
+    let cols = data.len() / rows;
+    Value::Float32(rlgraph_core::spaces::Array::new([rows, cols], data.to_vec()).unwrap())
+}
+
+both_backends! {
+    fn space_mismatch_names_component_method_parameter_and_both_spaces<B>() {
+        let checker = dummy_1to1::<B>("checker").check_inputs(|s| s.expect("input", "FloatBox", |sp| matches!(sp, Space::Float(_))));
+        let root = Component::<B>::new("root").with_sub(checker).api("go", vec![Param::new("x")], |ctx, args| ctx.call("checker", "run", &[args.get(0)?]));
+        let err = build(root, &spaces(&[("x", IntBox::new(3).unwrap().into())]), &BuildOptions::default()).err().expect("must fail");
+        match err {
+            CoreError::SpaceMismatch { component, method, param, expected, actual } => {
+                assert_eq!((component.as_str(), method.as_str(), param.as_str(), expected.as_str()), ("root/checker", "run", "input", "FloatBox"));
+                assert!(actual.contains("IntBox"), "{actual}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    fn one_parameter_fed_two_different_spaces_is_a_mismatch<B>() {
+        let root = Component::<B>::new("root")
+            .with_sub(dummy_1to1("inc"))
+            .api("a", vec![Param::new("x")], |ctx, args| ctx.call("inc", "run", &[args.get(0)?]))
+            .api("b", vec![Param::new("i")], |ctx, args| ctx.call("inc", "run", &[args.get(0)?]));
+        let err = build(root, &spaces(&[("x", float()), ("i", IntBox::new(4).unwrap().into())]), &BuildOptions::default()).err().unwrap();
+        assert!(matches!(&err, CoreError::SpaceMismatch { component, param, .. } if component == "root/inc" && param == "input"), "{err}");
+    }
+
+    fn a_wrong_value_at_execution_is_an_error_naming_the_parameter<B>() {
+        let mut t = ComponentTest::<B>::new(dummy_1to1("dummy"), [("input", FloatBox::new([2]).into())], 1).unwrap();
+        let err = t.call("run", &[Value::f32(1.0)]).unwrap_err().to_string();
+        assert!(err.contains("'dummy'") && err.contains("'run'") && err.contains("'input'") && err.contains("expected shape [2]"), "{err}");
+    }
+
+    fn unknown_api_method_and_unknown_sub_component<B>() {
+        let root = Component::<B>::new("root").with_sub(dummy_1to1("B")).api("go", vec![Param::new("x")], |ctx, args| ctx.call("B", "nope", &[args.get(0)?]));
+        let err = build(root, &spaces(&[("x", float())]), &BuildOptions::default()).err().unwrap();
+        assert!(matches!(&err, CoreError::UnknownApiMethod { component, method, known } if component == "root/B" && method == "nope" && known.contains("run")), "{err}");
+        let root = Component::<B>::new("root").api("go", vec![Param::new("x")], |ctx, args| ctx.call("ghost", "run", &[args.get(0)?]));
+        let err = build(root, &spaces(&[("x", float())]), &BuildOptions::default()).err().unwrap();
+        assert!(matches!(&err, CoreError::UnknownComponent { name, .. } if name == "ghost"), "{err}");
+    }
+
+    fn duplicate_names_are_rejected<B>() {
+        let root = Component::<B>::new("root").with_sub(dummy_1to1("A")).with_sub(dummy_1to1("A"));
+        let err = build(root, &BTreeMap::new(), &BuildOptions::default()).err().unwrap();
+        assert!(matches!(&err, CoreError::Duplicate { what: "sub-component", name, .. } if name == "A"), "{err}");
+        let twice = dummy_1to1::<B>("t").api("run", vec![], |_, _| Ok(vec![]));
+        assert!(matches!(build(twice, &BTreeMap::new(), &BuildOptions::default()), Err(CoreError::Duplicate { what: "API method", .. })));
+    }
+
+    fn cycles_are_reported_with_the_call_path<B>() {
+        let ping = Component::<B>::new("ping")
+            .api("a", vec![Param::new("x")], |ctx, args| ctx.call_own("b", &[args.get(0)?]))
+            .api("b", vec![Param::new("x")], |ctx, args| ctx.call_own("a", &[args.get(0)?]));
+        let err = build(ping, &spaces(&[("x", float())]), &BuildOptions::default()).err().unwrap();
+        assert!(matches!(&err, CoreError::Cycle { path } if path == "ping.a -> ping.b -> ping.a"), "{err}");
+    }
+
+    fn a_build_error_can_carry_a_dot_picture<B>() {
+        let root = Component::<B>::new("root").with_sub(dummy_2to1("sum")).api("go", vec![Param::new("x"), Param::new("y")], |ctx, args| {
+            ctx.call("sum", "run", &[args.get(0)?, args.get(1)?])
+        });
+        let options = BuildOptions { dot_on_error: true, ..Default::default() };
+        let err = build(root, &spaces(&[("x", float())]), &options).err().unwrap();
+        match err {
+            CoreError::Diagnosed { error, dot } => {
+                assert!(matches!(*error, CoreError::InputIncomplete { .. }), "{error}");
+                assert!(dot.starts_with("digraph") && dot.contains("root/sum"), "{dot}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    fn meta_graph_prints_as_dot_and_json<B>() {
+        let options = BuildOptions { device_map: DeviceMap::new(Device::Cpu).assign("diamond/B", Device::Cuda(0)), ..Default::default() };
+        let built = build(diamond::<B>(), &spaces(&[("input", float())]), &options).unwrap();
+        let dot = built.meta_graph().to_dot(None);
+        for needle in ["subgraph cluster_", "label=\"diamond/A\"", "graph_fn plus_times", "FloatBox(float32, [])", "fillcolor=orange", "fillcolor=lightblue"] {
+            assert!(dot.contains(needle), "{needle} missing from\n{dot}");
+        }
+        let json = built.meta_graph().to_json();
+        assert_eq!(json["methods"]["run"]["params"], serde_json::json!(["input"]));
+        assert_eq!(json["methods"]["run"]["output_spaces"][0]["type"], "float-box");
+        let b_nodes = json["nodes"].as_array().unwrap().iter().filter(|n| n["component"] == "diamond/B").count();
+        assert!(b_nodes >= 3);
+        assert!(json["nodes"].as_array().unwrap().iter().any(|n| n["device"] == "cuda:0"));
+        let report = built.report();
+        assert_eq!((report.components, report.variables), (5, 0));
+    }
+
+    fn every_component_has_a_variables_method<B>() {
+        let root = Component::<B>::new("root")
+            .with_sub(dummy_0to1("a", 1.0))
+            .with_sub(dummy_0to1("b", 2.0))
+            .api("get_vars", vec![], |ctx, _| ctx.call_own("variables", &[]))
+            .api("run", vec![], |ctx, _| {
+                let a = ctx.call("a", "run", &[])?;
+                let b = ctx.call("b", "run", &[])?;
+                Ok(vec![a[0], b[0]])
+            });
+        let mut t = ComponentTest::<B>::new(root, [], 1).unwrap();
+        let vars = t.call("get_vars", &[]).unwrap();
+        let want = Value::Dict([("root.a.var".to_string(), Value::f32(1.0)), ("root.b.var".to_string(), Value::f32(2.0))].into());
+        assert_eq!(vars, vec![want]);
+    }
+
+    fn deep_copy_under_a_new_scope_can_be_frozen<B>() {
+        let policy = linear_learner::<B>("policy", vec![1.0, 2.0]);
+        let target = policy.copy_as("target", false);
+        let root = Component::<B>::new("agent")
+            .with_sub(policy)
+            .with_sub(target)
+            .api("both", vec![Param::new("x")], |ctx, args| {
+                let p = ctx.call("policy", "predict", &[args.get(0)?])?;
+                let t = ctx.call("target", "predict", &[args.get(0)?])?;
+                Ok(vec![p[0], t[0]])
+            });
+        let mut t = ComponentTest::<B>::new(root, [("x", Space::from(FloatBox::new([2])).with_batch_rank(true))], 1).unwrap();
+        let infos: Vec<(String, bool)> = t.executor().variable_infos().iter().map(|i| (i.path.clone(), i.decl.trainable)).collect();
+        assert_eq!(infos, vec![("agent/policy/w".to_string(), true), ("agent/target/w".to_string(), false)]);
+        t.set_variable("target/w", &matrix(2, &[0.0, 1.0])).unwrap();
+        let x = matrix(1, &[3.0, 4.0]);
+        t.assert_call("both", &[x], &[matrix(1, &[11.0]), matrix(1, &[4.0])], Tolerance::decimals(5));
+    }
+
+    fn checkpoint_restore_then_the_same_calls_give_the_same_outputs<B>() {
+        // A kernel that draws from the executor's RNG, so the RNG position must be restored too.
+        let noisy = Component::<B>::new("noisy")
+            .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("jitter", &[args.get(0)?]))
+            .variables(|_| Ok(vec![VarDecl::new("scale", [2], Initializer::Normal { mean: 0.0, std: 1.0 })]))
+            .graph_fn(GraphFn::tensors("jitter", |ctx, xs| {
+                let scale = ctx.var("scale")?;
+                let noise = B::uniform(&B::shape(&xs[0]), 0.0, 1.0, rlgraph_core::DType::F32, ctx.device(), ctx.rng())?;
+                Ok(vec![B::add(&B::mul(&xs[0], &scale)?, &noise)?])
+            }).infer_same());
+        let space: Space = FloatBox::new([2]).into();
+        let mut t = ComponentTest::<B>::new(noisy.clone(), [("x", space.clone())], 7).unwrap();
+        let x = vec![Value::Float32(rlgraph_core::spaces::Array::new([2], vec![1.0, -1.0]).unwrap())];
+        let dir = std::env::temp_dir().join(format!("rlgraph-ckpt-{}-{}", B::NAME, std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("state.safetensors");
+        t.executor().save(&file).unwrap();
+        let first: Vec<Vec<Value>> = (0..3).map(|_| t.call("run", &x).unwrap()).collect();
+        // A fresh executor with another seed, restored, repeats the same three calls exactly.
+        let mut other = ComponentTest::<B>::new(noisy, [("x", space)], 99).unwrap();
+        assert_ne!(other.get_variable("scale").unwrap(), t.get_variable("scale").unwrap());
+        other.executor().restore(&file).unwrap();
+        let again: Vec<Vec<Value>> = (0..3).map(|_| other.call("run", &x).unwrap()).collect();
+        assert_eq!(first, again);
+        // A bad file changes nothing.
+        std::fs::write(dir.join("bad.safetensors"), b"not a checkpoint").unwrap();
+        let before = other.get_variable("scale").unwrap();
+        assert!(matches!(other.executor().restore(dir.join("bad.safetensors")), Err(CoreError::Checkpoint { .. })));
+        assert!(matches!(other.executor().restore(dir.join("missing.safetensors")), Err(CoreError::Checkpoint { .. })));
+        assert_eq!(other.get_variable("scale").unwrap(), before);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    fn set_variable_of_the_wrong_shape_changes_nothing<B>() {
+        let t = ComponentTest::<B>::new(dummy_0to1("d", 5.0), [], 1).unwrap();
+        let mut t = t;
+        let bad = HostTensor::f32([2], vec![1.0, 2.0]).unwrap();
+        assert!(matches!(t.executor().set_variable("d/var", &bad), Err(CoreError::Variable { .. })));
+        assert!(matches!(t.executor().set_variable("d/nope", &bad), Err(CoreError::Variable { .. })));
+        assert_eq!(t.get_variable("var").unwrap(), Value::f32(5.0));
+    }
+
+    fn device_map_places_components_and_unavailable_devices_are_errors<B>() {
+        let options = BuildOptions { device_map: DeviceMap::new(Device::Cpu).assign("agent/policy", Device::Cuda(7)), ..Default::default() };
+        let root = Component::<B>::new("agent")
+            .with_sub(linear_learner("policy", vec![1.0, 1.0]))
+            .api("predict", vec![Param::new("x")], |ctx, args| ctx.call("policy", "predict", &[args.get(0)?]));
+        let built = build(root, &spaces(&[("x", Space::from(FloatBox::new([2])).with_batch_rank(true))]), &options).unwrap();
+        assert_eq!(built.variables()[0].device, Device::Cuda(7));
+        let err = GraphExecutor::new(built, 0).err().unwrap().to_string();
+        assert!(err.contains("agent/policy/w") && err.contains("cuda:7"), "{err}");
+    }
+
+    fn two_cpu_towers_give_the_same_update_as_one<B>() {
+        let learner = linear_learner::<B>("learner", vec![0.5, -0.5, 1.0]);
+        let batch = [("x", Space::from(FloatBox::new([3])).with_batch_rank(true)), ("y", Space::from(FloatBox::new([1])).with_batch_rank(true))];
+        let x = matrix(5, &[1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 2.0, 0.0, 1.0, 1.0, 1.0, 1.0, -1.0, 0.5, 2.0]);
+        let y = matrix(5, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let lr = 0.1;
+        let mut updated = vec![];
+        for towers in [1, 2] {
+            let strategy = MultiGpuSync { towers, learning_rate: lr };
+            assert_eq!(strategy.devices::<B>(), vec![Device::Cpu; towers]);
+            let root = strategy.apply("multi", &learner, "loss", &["x", "y"]).unwrap();
+            let mut t = ComponentTest::<B>::new(root, batch.clone(), 1).unwrap();
+            t.call("update", &[x.clone(), y.clone()]).unwrap();
+            let w0 = t.get_variable("tower-0/w").unwrap();
+            for k in 1..towers {
+                assert_eq!(t.get_variable(&format!("tower-{k}/w")).unwrap(), w0, "tower weights stay equal");
+            }
+            updated.push(w0);
+        }
+        // One SGD step on mean squared error, by hand: w -= lr * 2/n * X^T (X w - y).
+        let xs = [[1.0, 2.0, 0.0], [0.0, 1.0, 1.0], [2.0, 0.0, 1.0], [1.0, 1.0, 1.0], [-1.0, 0.5, 2.0]];
+        let ys = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let w = [0.5, -0.5, 1.0];
+        let r: Vec<f64> = xs.iter().zip(ys).map(|(row, y)| row.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() - y).collect();
+        let want: Vec<f32> = (0..3).map(|j| (w[j] - lr * 2.0 / 5.0 * xs.iter().zip(&r).map(|(row, ri)| row[j] * ri).sum::<f64>()) as f32).collect();
+        let want = matrix(3, &want);
+        for got in &updated {
+            rlgraph_core::check_close(got, &want, Tolerance::new(1e-5, 1e-5)).unwrap();
+        }
+        rlgraph_core::check_close(&updated[1], &updated[0], Tolerance::new(1e-5, 1e-5)).unwrap();
+    }
+}
+
+#[test]
+fn initializers_follow_their_definitions() {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let value = |init: Initializer, shape: &[usize], rng: &mut rand_chacha::ChaCha8Rng| {
+        VarDecl::new("v", shape, init).initial_value(rng).unwrap().data.to_f64()
+    };
+    assert_eq!(value(Initializer::Constant(0.25), &[3], &mut rng), vec![0.25; 3]);
+    assert_eq!(value(Initializer::Zeros, &[2, 2], &mut rng), vec![0.0; 4]);
+    assert_eq!(
+        value(Initializer::Values(vec![1.0, 2.0]), &[2], &mut rng),
+        vec![1.0, 2.0]
+    );
+    assert!(VarDecl::new("v", [3], Initializer::Values(vec![1.0]))
+        .initial_value(&mut rng)
+        .is_err());
+    // Glorot uniform for a [100, 50] kernel: limit sqrt(6 / 150) = 0.2.
+    let g = value(Initializer::GlorotUniform, &[100, 50], &mut rng);
+    assert!(g.iter().all(|x| x.abs() <= 0.2 + 1e-6));
+    assert!(g.iter().any(|x| x.abs() > 0.18), "uses the whole range");
+    let n = value(Initializer::Normal { mean: 1.0, std: 2.0 }, &[20_000], &mut rng);
+    let mean = n.iter().sum::<f64>() / n.len() as f64;
+    let std = (n.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n.len() as f64).sqrt();
+    assert!((mean - 1.0).abs() < 0.05 && (std - 2.0).abs() < 0.05, "{mean} {std}");
+    let t = value(
+        Initializer::TruncatedNormal { mean: 0.0, std: 0.5 },
+        &[20_000],
+        &mut rng,
+    );
+    assert!(t.iter().all(|x| x.abs() <= 1.0 + 1e-9));
+    // Same seed, same values.
+    let a = value(
+        Initializer::GlorotUniform,
+        &[4, 4],
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(1),
+    );
+    let b = value(
+        Initializer::GlorotUniform,
+        &[4, 4],
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(1),
+    );
+    assert_eq!(a, b);
+}
