@@ -324,8 +324,8 @@ impl Backend for Candle {
     fn var(t: &Tensor) -> Result<Var> {
         Var::from_tensor(t).map_err(err("var"))
     }
-    fn var_tensor(v: &Var) -> Tensor {
-        v.as_tensor().clone()
+    fn var_tensor(v: &Var) -> &Tensor {
+        v.as_tensor()
     }
     fn var_set(v: &Var, t: &Tensor) -> Result<()> {
         if v.dims() != t.dims() || v.dtype() != t.dtype() {

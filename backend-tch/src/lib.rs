@@ -346,8 +346,8 @@ impl Backend for Tch {
     fn var(t: &TchTensor) -> Result<TchTensor> {
         Ok(TchTensor(t.0.detach().copy().set_requires_grad(true)))
     }
-    fn var_tensor(v: &TchTensor) -> TchTensor {
-        v.clone()
+    fn var_tensor(v: &TchTensor) -> &TchTensor {
+        v
     }
     fn var_set(v: &TchTensor, t: &TchTensor) -> Result<()> {
         if v.0.size() != t.0.size() || v.0.kind() != t.0.kind() {

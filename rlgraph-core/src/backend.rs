@@ -336,7 +336,7 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     /// A trainable variable holding `t`.
     fn var(t: &Self::Tensor) -> Result<Self::Var>;
     /// The tensor of a variable; gradients flow through it to the variable.
-    fn var_tensor(v: &Self::Var) -> Self::Tensor;
+    fn var_tensor(v: &Self::Var) -> &Self::Tensor;
     /// Overwrites a variable in place (same shape and dtype).
     fn var_set(v: &Self::Var, t: &Self::Tensor) -> Result<()>;
     /// `t` cut off from the gradient computation.

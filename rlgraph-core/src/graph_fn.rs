@@ -62,16 +62,16 @@ impl<B: Backend> GraphFn<B> {
     /// A graph function on single tensors (every input and output a leaf).
     pub fn tensors(
         name: impl Into<String>,
-        kernel: impl Fn(&mut KernelCtx<'_, B>, &[B::Tensor]) -> Result<Vec<B::Tensor>> + Send + Sync + 'static,
+        kernel: impl Fn(&mut KernelCtx<'_, B>, &[&B::Tensor]) -> Result<Vec<B::Tensor>> + Send + Sync + 'static,
     ) -> Self {
         let name = name.into();
         let fn_name = name.clone();
         Self::new(name, move |ctx, inputs| {
-            let leaves: Vec<B::Tensor> = inputs
+            let leaves: Vec<&B::Tensor> = inputs
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    t.as_leaf().cloned().ok_or_else(|| CoreError::Component {
+                    t.as_leaf().ok_or_else(|| CoreError::Component {
                         component: ctx.component().into(),
                         method: Some(fn_name.clone()),
                         reason: format!(
@@ -127,7 +127,7 @@ pub struct KernelCtx<'a, B: Backend> {
 
 impl<'a, B: Backend> KernelCtx<'a, B> {
     /// The tensor of this component's variable `name`.
-    pub fn var(&self, name: &str) -> Result<B::Tensor> {
+    pub fn var(&self, name: &str) -> Result<&'a B::Tensor> {
         Ok(B::var_tensor(self.var_handle(name)?))
     }
 

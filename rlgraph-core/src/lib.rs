@@ -1,5 +1,45 @@
 //! The core of rlgraph-rs: the `Backend` trait, the component model, the backend-free meta
 //! graph, the three-phase builder, execution plans, the graph executor and `ComponentTest`.
+//!
+//! Building happens in three phases: (1) composition, where [`Component`]s are plain values
+//! nested into a tree; (2) assembly, where every API method of the root runs once on symbolic
+//! [`Op`]s and records the [`MetaGraph`]; (3) the build, where input spaces flow through the
+//! meta graph, components that learn all their input spaces declare their variables, and every
+//! graph function's output spaces are inferred. A [`GraphExecutor`] then compiles each root API
+//! method into a flat [`Plan`] and runs it on a [`Backend`].
+//!
+//! # Example
+//!
+//! Two components: `double` multiplies by two, `stack` feeds its input through `double` and
+//! adds a learned bias.
+//!
+//! ```
+//! use backend_candle::Candle;
+//! use rlgraph_core::spaces::{FloatBox, Space, Value};
+//! use rlgraph_core::{Backend, ComponentTest, Component, GraphFn, Initializer, Param, VarDecl};
+//!
+//! fn double<B: Backend>() -> Component<B> {
+//!     Component::new("double")
+//!         .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("times_two", &[args.get(0)?]))
+//!         .graph_fn(GraphFn::tensors("times_two", |_, xs| Ok(vec![B::affine(&xs[0], 2.0, 0.0)?])).infer_same())
+//! }
+//!
+//! fn stack<B: Backend>() -> Component<B> {
+//!     Component::new("stack")
+//!         .with_sub(double())
+//!         .api("run", vec![Param::new("x")], |ctx, args| {
+//!             let doubled = ctx.call("double", "run", &[args.get(0)?])?;
+//!             ctx.graph_fn("add_bias", &doubled)
+//!         })
+//!         .variables(|_| Ok(vec![VarDecl::new("bias", [], Initializer::Constant(0.5))]))
+//!         .graph_fn(GraphFn::tensors("add_bias", |ctx, xs| Ok(vec![B::add(&xs[0], ctx.var("bias")?)?])).infer_same())
+//! }
+//!
+//! let mut test = ComponentTest::<Candle>::new(stack(), [("x", Space::from(FloatBox::new([])))], 42)?;
+//! println!("{}", test.executor().meta_graph().to_dot(None));
+//! assert_eq!(test.call("run", &[Value::f32(1.5)])?, vec![Value::f32(3.5)]);
+//! # Ok::<(), rlgraph_core::CoreError>(())
+//! ```
 
 pub mod assembly;
 pub mod backend;

@@ -121,7 +121,7 @@ impl MultiGpuSync {
                     for t in 0..n {
                         let ids = tower_vars(t);
                         let handles: Vec<&B::Var> = ids.iter().map(|&i| store.var(i)).collect();
-                        let grads = B::grads(&losses[t], &handles)?;
+                        let grads = B::grads(losses[t], &handles)?;
                         let w = sizes[t] / total;
                         let home = store.info(main.first().copied().unwrap_or(0)).device;
                         for (slot, g) in avg.iter_mut().zip(grads) {
@@ -131,7 +131,7 @@ impl MultiGpuSync {
                                 None => g,
                             });
                         }
-                        let l = B::affine(&B::to_device(&B::detach(&losses[t]), home)?, w, 0.0)?;
+                        let l = B::affine(&B::to_device(&B::detach(losses[t]), home)?, w, 0.0)?;
                         mean_loss = Some(match mean_loss {
                             Some(acc) => B::add(&acc, &l)?,
                             None => l,
@@ -140,7 +140,7 @@ impl MultiGpuSync {
                     for (j, &i) in main.iter().enumerate() {
                         let Some(g) = &avg[j] else { continue };
                         let v = B::var_tensor(store.var(i));
-                        let new = B::sub(&B::detach(&v), &B::affine(g, lr, 0.0)?)?;
+                        let new = B::sub(&B::detach(v), &B::affine(g, lr, 0.0)?)?;
                         B::var_set(store.var(i), &new)?;
                         for t in 1..n {
                             let twin = tower_vars(t)[j];

@@ -24,6 +24,8 @@ pub(crate) struct Step<B: Backend> {
     pub(crate) kernel: Kernel<B>,
     pub(crate) mode: ContainerMode,
     pub(crate) inputs: Vec<usize>,
+    /// Whether this step is the last reader of each input slot, so it can move the value out.
+    pub(crate) last_use: Vec<bool>,
     pub(crate) outputs: Vec<usize>,
     /// Inputs produced on another device, moved before the call.
     pub(crate) transfers: Vec<(usize, Device)>,
@@ -142,6 +144,7 @@ impl<B: Backend> Plan<B> {
                     plan.steps.push(Step {
                         kernel: f.kernel.clone(),
                         mode: f.mode,
+                        last_use: vec![false; in_slots.len()],
                         inputs: in_slots,
                         outputs,
                         transfers: node
@@ -171,7 +174,7 @@ impl<B: Backend> Plan<B> {
                         let store = ctx.store();
                         Ok(vec![Tree::Dict(
                             vars.iter()
-                                .map(|(k, i)| (k.clone(), Tree::Leaf(B::var_tensor(store.var(*i)))))
+                                .map(|(k, i)| (k.clone(), Tree::Leaf(B::var_tensor(store.var(*i)).clone())))
                                 .collect(),
                         )])
                     });
@@ -181,6 +184,7 @@ impl<B: Backend> Plan<B> {
                         kernel,
                         mode: ContainerMode::AsIs,
                         inputs: vec![],
+                        last_use: vec![],
                         outputs: vec![s],
                         transfers: vec![],
                         component: node.component.as_str().into(),
@@ -201,6 +205,17 @@ impl<B: Backend> Plan<B> {
             plan.output_slots.push(slot_of[&(n.index(), 0)]);
             plan.output_spaces
                 .push(meta.graph[*n].spaces[0].clone().unwrap_or_else(|| Space::tuple(vec![])));
+        }
+        // Walking backwards, the first time a slot is seen is its last use; outputs and
+        // constants are read after the steps (or refilled per call), so they are never moved.
+        let mut later: std::collections::BTreeSet<usize> = plan.output_slots.iter().copied().collect();
+        later.extend(plan.consts.iter().map(|(s, _)| *s));
+        for step in plan.steps.iter_mut().rev() {
+            for i in 0..step.inputs.len() {
+                let s = step.inputs[i];
+                let again_in_step = step.inputs[i + 1..].contains(&s);
+                step.last_use[i] = !again_in_step && later.insert(s);
+            }
         }
         Ok(plan)
     }
@@ -223,8 +238,9 @@ impl<B: Backend> Plan<B> {
         }
         for step in &self.steps {
             let mut args = Vec::with_capacity(step.inputs.len());
-            for &s in &step.inputs {
-                args.push(slots[s].clone().ok_or_else(|| CoreError::Component {
+            for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
+                let value = if last { slots[s].take() } else { slots[s].clone() };
+                args.push(value.ok_or_else(|| CoreError::Component {
                     component: step.component.to_string(),
                     method: Some(step.name.to_string()),
                     reason: "an operand was never computed (plan bug)".into(),

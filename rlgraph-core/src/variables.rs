@@ -198,7 +198,7 @@ impl<B: Backend> VariableStore<B> {
 
     /// The current value of the variable at `path`, on the host.
     pub fn get(&self, path: &str) -> Result<HostTensor> {
-        B::to_host(&B::var_tensor(&self.vars[self.index(path)?]))
+        B::to_host(B::var_tensor(&self.vars[self.index(path)?]))
     }
 
     /// Overwrites the variable at `path`; the value must have its shape and dtype.
@@ -224,7 +224,7 @@ impl<B: Backend> VariableStore<B> {
     pub fn get_all(&self) -> Result<BTreeMap<String, HostTensor>> {
         self.by_path
             .iter()
-            .map(|(p, &i)| Ok((p.clone(), B::to_host(&B::var_tensor(&self.vars[i]))?)))
+            .map(|(p, &i)| Ok((p.clone(), B::to_host(B::var_tensor(&self.vars[i]))?)))
             .collect()
     }
 }

@@ -280,7 +280,7 @@ fn var<B: Backend>(shape: &[usize], data: &[f32]) -> Result<B::Var> {
 case!(grad_of_matmul_sum, vec![vec![11.0], vec![1.0, 2.0], vec![3.0, 4.0]], <B> {
     let x = var::<B>(&[1, 2], &[1.0, 2.0])?;
     let w = var::<B>(&[2, 1], &[3.0, 4.0])?;
-    let loss = B::sum_all(&B::matmul(&B::var_tensor(&x), &B::var_tensor(&w))?)?;
+    let loss = B::sum_all(&B::matmul(B::var_tensor(&x), B::var_tensor(&w))?)?;
     let g = B::grads(&loss, &[&w, &x])?;
     host::<B>(&[loss, g[0].clone(), g[1].clone()])
 });
@@ -290,13 +290,13 @@ case!(grad_of_sigmoid, vec![{
     vec![s(0.5) * (1.0 - s(0.5)), s(-1.0) * (1.0 - s(-1.0))]
 }], <B> {
     let v = var::<B>(&[2], &[0.5, -1.0])?;
-    let loss = B::sum_all(&B::sigmoid(&B::var_tensor(&v))?)?;
+    let loss = B::sum_all(&B::sigmoid(B::var_tensor(&v))?)?;
     host::<B>(&B::grads(&loss, &[&v])?)
 });
 
 case!(grad_of_tanh, vec![vec![1.0 - 0.5f64.tanh().powi(2), 1.0 - 1f64.tanh().powi(2)]], <B> {
     let v = var::<B>(&[2], &[0.5, -1.0])?;
-    let loss = B::sum_all(&B::tanh(&B::var_tensor(&v))?)?;
+    let loss = B::sum_all(&B::tanh(B::var_tensor(&v))?)?;
     host::<B>(&B::grads(&loss, &[&v])?)
 });
 
@@ -304,7 +304,7 @@ case!(grad_of_tanh, vec![vec![1.0 - 0.5f64.tanh().powi(2), 1.0 - 1f64.tanh().pow
 case!(grad_of_exp_times_identity, vec![vec![0.5f64.exp() * 1.5, 0.0]], <B> {
     let v = var::<B>(&[2], &[0.5, -1.0])?;
     let t = B::var_tensor(&v);
-    let loss = B::sum_all(&B::mul(&B::exp(&t)?, &t)?)?;
+    let loss = B::sum_all(&B::mul(&B::exp(t)?, t)?)?;
     host::<B>(&B::grads(&loss, &[&v])?)
 });
 
@@ -313,30 +313,30 @@ case!(grad_of_log_sqrt_div, vec![vec![2.0 / 4.0 + 1.0 / (2.0 * 2.0) - 1.0 / 16.0
     let v = var::<B>(&[1], &[4.0])?;
     let t = B::var_tensor(&v);
     let one = f32s::<B>(&[1], &[1.0])?;
-    let terms = B::add(&B::add(&B::log(&B::square(&t)?)?, &B::sqrt(&t)?)?, &B::div(&one, &t)?)?;
+    let terms = B::add(&B::add(&B::log(&B::square(t)?)?, &B::sqrt(t)?)?, &B::div(&one, t)?)?;
     host::<B>(&B::grads(&B::sum_all(&terms)?, &[&v])?)
 });
 
 case!(grad_sums_over_broadcast_dims, vec![vec![2.0, 2.0, 2.0]], <B> {
     let v = var::<B>(&[1, 3], &[1.0, 2.0, 3.0])?;
     let c = f32s::<B>(&[2, 3], &[0.0; 6])?;
-    let loss = B::sum_all(&B::add(&B::var_tensor(&v), &c)?)?;
+    let loss = B::sum_all(&B::add(B::var_tensor(&v), &c)?)?;
     host::<B>(&B::grads(&loss, &[&v])?)
 });
 
 case!(grad_of_relu_and_maximum, vec![vec![0.0, 1.0], vec![0.0, 1.0]], <B> {
     let v = var::<B>(&[2], &[-1.0, 2.0])?;
     let t = B::var_tensor(&v);
-    let a = B::grads(&B::sum_all(&B::relu(&t)?)?, &[&v])?;
+    let a = B::grads(&B::sum_all(&B::relu(t)?)?, &[&v])?;
     let zero = f32s::<B>(&[], &[0.0])?;
-    let b = B::grads(&B::sum_all(&B::maximum(&t, &zero)?)?, &[&v])?;
+    let b = B::grads(&B::sum_all(&B::maximum(t, &zero)?)?, &[&v])?;
     host::<B>(&[a[0].clone(), b[0].clone()])
 });
 
 case!(grad_of_an_unused_variable_is_zero, vec![vec![2.0], vec![0.0, 0.0]], <B> {
     let used = var::<B>(&[1], &[1.0])?;
     let unused = var::<B>(&[2], &[5.0, 6.0])?;
-    let loss = B::sum_all(&B::affine(&B::var_tensor(&used), 2.0, 0.0)?)?;
+    let loss = B::sum_all(&B::affine(B::var_tensor(&used), 2.0, 0.0)?)?;
     host::<B>(&B::grads(&loss, &[&used, &unused])?)
 });
 
@@ -347,27 +347,27 @@ case!(var_set_overwrites_in_place, vec![vec![3.0, 4.0], vec![6.0, 8.0]], <B> {
         return Err(CoreError::Device("var_set of a wrong shape must fail".into()));
     }
     let t = B::var_tensor(&v);
-    let g = B::grads(&B::sum_all(&B::square(&t)?)?, &[&v])?;
-    host::<B>(&[B::var_tensor(&v), g[0].clone()])
+    let g = B::grads(&B::sum_all(&B::square(t)?)?, &[&v])?;
+    host::<B>(&[B::var_tensor(&v).clone(), g[0].clone()])
 });
 
 case!(detach_blocks_the_gradient, vec![vec![1.0, 2.0]], <B> {
     let v = var::<B>(&[2], &[1.0, 2.0])?;
     let t = B::var_tensor(&v);
-    let loss = B::sum_all(&B::mul(&B::detach(&t), &t)?)?;
+    let loss = B::sum_all(&B::mul(&B::detach(t), t)?)?;
     host::<B>(&B::grads(&loss, &[&v])?)
 });
 
 case!(grad_through_gather, vec![vec![0.0, 0.0, 2.0]], <B> {
     let v = var::<B>(&[1, 3], &[1.0, 2.0, 3.0])?;
-    let g = B::gather(&B::var_tensor(&v), 1, &i64s::<B>(&[1, 2], &[2, 2])?)?;
+    let g = B::gather(B::var_tensor(&v), 1, &i64s::<B>(&[1, 2], &[2, 2])?)?;
     host::<B>(&B::grads(&B::sum_all(&g)?, &[&v])?)
 });
 
 case!(grad_of_conv2d_weights, vec![vec![12.0, 16.0, 24.0, 28.0]], <B> {
     let x = f32s::<B>(&[1, 1, 3, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])?;
     let w = var::<B>(&[1, 1, 2, 2], &[0.1, -0.2, 0.3, 0.4])?;
-    let loss = B::sum_all(&B::conv2d(&x, &B::var_tensor(&w), 1, 0)?)?;
+    let loss = B::sum_all(&B::conv2d(&x, B::var_tensor(&w), 1, 0)?)?;
     host::<B>(&B::grads(&loss, &[&w])?)
 });
 
@@ -376,7 +376,7 @@ case!(grad_of_mean_squared_error, vec![vec![(1.0 * 2.0 + 3.0 * 3.0), (2.0 * 2.0 
     let x = f32s::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
     let w = var::<B>(&[2, 1], &[1.0, 1.0])?;
     let y = f32s::<B>(&[2, 1], &[1.0, 4.0])?; // residuals: 3 - 1 = 2, 7 - 4 = 3
-    let r = B::sub(&B::matmul(&x, &B::var_tensor(&w))?, &y)?;
+    let r = B::sub(&B::matmul(&x, B::var_tensor(&w))?, &y)?;
     host::<B>(&B::grads(&B::mean_all(&B::square(&r)?)?, &[&w])?)
 });
 

@@ -167,8 +167,8 @@ both_backends! {
             .variables(|_| Ok(vec![VarDecl::new("scale", [2], Initializer::Normal { mean: 0.0, std: 1.0 })]))
             .graph_fn(GraphFn::tensors("jitter", |ctx, xs| {
                 let scale = ctx.var("scale")?;
-                let noise = B::uniform(&B::shape(&xs[0]), 0.0, 1.0, rlgraph_core::DType::F32, ctx.device(), ctx.rng())?;
-                Ok(vec![B::add(&B::mul(&xs[0], &scale)?, &noise)?])
+                let noise = B::uniform(&B::shape(xs[0]), 0.0, 1.0, rlgraph_core::DType::F32, ctx.device(), ctx.rng())?;
+                Ok(vec![B::add(&B::mul(xs[0], scale)?, &noise)?])
             }).infer_same());
         let space: Space = FloatBox::new([2]).into();
         let mut t = ComponentTest::<B>::new(noisy.clone(), [("x", space.clone())], 7).unwrap();

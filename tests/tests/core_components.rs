@@ -77,7 +77,7 @@ both_backends! {
         let comp = Component::<B>::new("adder")
             .api("run", vec![Param::new("x"), Param::new("y")], |ctx, args| ctx.graph_fn("add", &[args.get(0)?, args.get(1)?]))
             .graph_fn(
-                GraphFn::tensors("add", |_, xs| Ok(vec![B::add(&xs[0], &xs[1])?]))
+                GraphFn::tensors("add", |_, xs| Ok(vec![B::add(xs[0], xs[1])?]))
                     .mode(ContainerMode::Split)
                     .infer_same(),
             );
@@ -136,7 +136,7 @@ both_backends! {
                 })
                 .api("helper", vec![Param::new("y")], |ctx, args| ctx.graph_fn("double", &[args.get(0)?]));
             let c = if opt_out { c.incomplete_ok() } else { c };
-            c.graph_fn(GraphFn::tensors("double", |_, xs| Ok(vec![B::affine(&xs[0], 2.0, 0.0)?])).infer_same())
+            c.graph_fn(GraphFn::tensors("double", |_, xs| Ok(vec![B::affine(xs[0], 2.0, 0.0)?])).infer_same())
         };
         let err = ComponentTest::<B>::new(make(false), [("x", float())], 1).err().expect("must not build");
         match &err {

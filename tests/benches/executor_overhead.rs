@@ -1,0 +1,81 @@
+//! Per-call overhead of the executor: an MLP forward pass (8 -> 64 -> 64 -> 4, ReLU) through
+//! `GraphExecutor::execute_tensors`, against the same forward pass hand-written directly on
+//! candle and on tch, with the same weights, at batch sizes 1, 32 and 256. Both sides use
+//! the trainable variables as they are, so both record autograd history alike.
+
+use std::collections::BTreeMap;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use rlgraph_core::spaces::{FloatBox, Space};
+use rlgraph_core::{Backend, BuildOptions, DType, Device, GraphExecutor, Tree};
+use rlgraph_tests::dummies::mlp;
+use rlgraph_tests::{Candle, Tch};
+
+const WIDTHS: [usize; 3] = [64, 64, 4];
+
+fn executor<B: Backend>() -> GraphExecutor<B> {
+    let spaces = BTreeMap::from([("x".to_string(), Space::from(FloatBox::new([8])).with_batch_rank(true))]);
+    GraphExecutor::build(mlp::<B>("mlp", &WIDTHS), &spaces, &BuildOptions::default(), 0).expect("builds")
+}
+
+fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
+    let store = exec.store();
+    [
+        "dense-0/kernel",
+        "dense-0/bias",
+        "dense-1/kernel",
+        "dense-1/bias",
+        "dense-2/kernel",
+        "dense-2/bias",
+    ]
+    .iter()
+    .map(|p| B::var_tensor(store.var(store.index(&format!("mlp/{p}")).expect("exists"))).clone())
+    .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("mlp-forward");
+    for batch in [1usize, 32, 256] {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
+        // candle
+        let mut exec = executor::<Candle>();
+        let w = weights(&exec);
+        let x = Candle::uniform(&[batch, 8], -1.0, 1.0, DType::F32, Device::Cpu, &mut rng).expect("x");
+        group.bench_with_input(BenchmarkId::new("candle/executor", batch), &x, |b, x| {
+            b.iter(|| exec.execute_tensors("run", vec![Tree::Leaf(x.clone())]).expect("runs"))
+        });
+        group.bench_with_input(BenchmarkId::new("candle/hand-written", batch), &x, |b, x| {
+            b.iter(|| {
+                let h = x
+                    .matmul(&w[0])
+                    .and_then(|h| h.broadcast_add(&w[1]))
+                    .and_then(|h| h.relu())
+                    .expect("h0");
+                let h = h
+                    .matmul(&w[2])
+                    .and_then(|h| h.broadcast_add(&w[3]))
+                    .and_then(|h| h.relu())
+                    .expect("h1");
+                h.matmul(&w[4]).and_then(|h| h.broadcast_add(&w[5])).expect("out")
+            })
+        });
+        // tch
+        let mut exec = executor::<Tch>();
+        let w = weights(&exec);
+        let x = Tch::uniform(&[batch, 8], -1.0, 1.0, DType::F32, Device::Cpu, &mut rng).expect("x");
+        group.bench_with_input(BenchmarkId::new("tch/executor", batch), &x, |b, x| {
+            b.iter(|| exec.execute_tensors("run", vec![Tree::Leaf(x.clone())]).expect("runs"))
+        });
+        group.bench_with_input(BenchmarkId::new("tch/hand-written", batch), &x, |b, x| {
+            b.iter(|| {
+                let h = (x.0.matmul(&w[0].0) + &w[1].0).relu();
+                let h = (h.matmul(&w[2].0) + &w[3].0).relu();
+                h.matmul(&w[4].0) + &w[5].0
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
