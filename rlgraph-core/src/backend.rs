@@ -355,12 +355,10 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
         device: Device,
         rng: &mut dyn RngCore,
     ) -> Result<Self::Tensor> {
-        let n: usize = shape.iter().product();
         // 53 random bits give a uniform double in [0, 1).
-        let values: Vec<f64> = (0..n)
-            .map(|_| low + (high - low) * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64))
-            .collect();
-        Self::from_host(&HostTensor::new(shape, HostData::from_f64(&values, dtype))?, device)
+        Self::from_draws(shape, dtype, device, || {
+            low + (high - low) * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+        })
     }
 
     /// Normal samples with `mean` and `std` from the caller's RNG.
@@ -372,10 +370,20 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
         device: Device,
         rng: &mut dyn RngCore,
     ) -> Result<Self::Tensor> {
+        Self::from_draws(shape, dtype, device, || {
+            mean + std * Distribution::<f64>::sample(&StandardNormal, rng)
+        })
+    }
+
+    /// A tensor of `shape` filled, in row-major order, by calling `draw` once per element.
+    fn from_draws(
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        mut draw: impl FnMut() -> f64,
+    ) -> Result<Self::Tensor> {
         let n: usize = shape.iter().product();
-        let values: Vec<f64> = (0..n)
-            .map(|_| mean + std * Distribution::<f64>::sample(&StandardNormal, rng))
-            .collect();
+        let values: Vec<f64> = (0..n).map(|_| draw()).collect();
         Self::from_host(&HostTensor::new(shape, HostData::from_f64(&values, dtype))?, device)
     }
 

@@ -145,19 +145,7 @@ impl<B: Backend> GraphExecutor<B> {
     /// Overwrites several variables; checks them all first, so a bad one changes nothing.
     pub fn set_variables(&self, values: &BTreeMap<String, HostTensor>) -> Result<()> {
         for (path, v) in values {
-            let info = self.store.info(self.store.index(path)?);
-            if v.shape != info.decl.shape || v.dtype() != info.decl.dtype {
-                return Err(CoreError::Variable {
-                    path: path.clone(),
-                    reason: format!(
-                        "expected {:?} {:?}, got {:?} {:?}; no variable was changed",
-                        info.decl.dtype,
-                        info.decl.shape,
-                        v.dtype(),
-                        v.shape
-                    ),
-                });
-            }
+            self.store.check(path, v)?;
         }
         values.iter().try_for_each(|(p, v)| self.store.set(p, v))
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use rlgraph_spaces::flat_key;
+use rlgraph_spaces::flat_key::{self, Nest};
 
 /// A leaf, or a Dict or Tuple of trees: the shape of container data at execution time.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,6 +13,16 @@ pub enum Tree<T> {
     Dict(BTreeMap<String, Tree<T>>),
     /// Ordered sub-trees.
     Tuple(Vec<Tree<T>>),
+}
+
+impl<T> flat_key::Nest for Tree<T> {
+    fn children(&self) -> Option<Vec<(String, &Tree<T>)>> {
+        match self {
+            Tree::Leaf(_) => None,
+            Tree::Dict(d) => Some(flat_key::dict_children(d)),
+            Tree::Tuple(v) => Some(flat_key::tuple_children(v)),
+        }
+    }
 }
 
 impl<T> Tree<T> {
@@ -34,20 +44,10 @@ impl<T> Tree<T> {
 
     /// The leaves with their flat keys (`""` for a lone leaf), in RLgraph's order.
     pub fn flatten(&self) -> Vec<(String, &T)> {
-        let mut out = Vec::new();
-        self.flatten_into(String::new(), &mut out);
-        out
-    }
-
-    fn flatten_into<'a>(&'a self, key: String, out: &mut Vec<(String, &'a T)>) {
-        match self {
-            Tree::Leaf(t) => out.push((key, t)),
-            Tree::Dict(d) => d.iter().for_each(|(k, v)| v.flatten_into(flat_key::join(&key, k), out)),
-            Tree::Tuple(v) => v
-                .iter()
-                .enumerate()
-                .for_each(|(i, v)| v.flatten_into(flat_key::join(&key, &flat_key::tuple_segment(i)), out)),
-        }
+        self.leaves()
+            .into_iter()
+            .filter_map(|(k, node)| node.as_leaf().map(|t| (k, t)))
+            .collect()
     }
 
     /// The same nesting with every leaf mapped.

@@ -203,21 +203,27 @@ impl<B: Backend> VariableStore<B> {
 
     /// Overwrites the variable at `path`; the value must have its shape and dtype.
     pub fn set(&self, path: &str, value: &HostTensor) -> Result<()> {
+        let i = self.check(path, value)?;
+        B::var_set(&self.vars[i], &B::from_host(value, self.infos[i].device)?)
+    }
+
+    /// The index of the variable at `path`, if `value` has its shape and dtype.
+    pub fn check(&self, path: &str, value: &HostTensor) -> Result<usize> {
         let i = self.index(path)?;
-        let info = &self.infos[i];
-        if value.shape != info.decl.shape || value.dtype() != info.decl.dtype {
+        let decl = &self.infos[i].decl;
+        if value.shape != decl.shape || value.dtype() != decl.dtype {
             return Err(CoreError::Variable {
                 path: path.into(),
                 reason: format!(
-                    "expected {:?} {:?}, got {:?} {:?}; the variable is unchanged",
-                    info.decl.dtype,
-                    info.decl.shape,
+                    "expected {:?} {:?}, got {:?} {:?}; nothing was changed",
+                    decl.dtype,
+                    decl.shape,
                     value.dtype(),
                     value.shape
                 ),
             });
         }
-        B::var_set(&self.vars[i], &B::from_host(value, info.device)?)
+        Ok(i)
     }
 
     /// Every variable's value by path.

@@ -29,6 +29,37 @@ pub fn segments(key: &str) -> Vec<&str> {
     key.split(SEPARATOR).filter(|s| !s.is_empty()).collect()
 }
 
+/// A nested structure (Dict, Tuple or leaf) whose leaves can be listed by flat key.
+pub trait Nest {
+    /// The children with their key segments (a Dict key, or `_T<n>_`); `None` for a leaf.
+    fn children(&self) -> Option<Vec<(String, &Self)>>;
+
+    /// The leaves with their flat keys in RLgraph's order (a lone leaf has the key `""`).
+    fn leaves(&self) -> Vec<(String, &Self)> {
+        fn walk<'a, N: Nest + ?Sized>(node: &'a N, key: String, out: &mut Vec<(String, &'a N)>) {
+            match node.children() {
+                None => out.push((key, node)),
+                Some(children) => children
+                    .into_iter()
+                    .for_each(|(seg, child)| walk(child, join(&key, &seg), out)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, String::new(), &mut out);
+        out
+    }
+}
+
+/// Key segments for the entries of a Dict (its keys) or a Tuple (`_T<n>_`).
+pub fn dict_children<'a, V>(entries: impl IntoIterator<Item = (&'a String, &'a V)>) -> Vec<(String, &'a V)> {
+    entries.into_iter().map(|(k, v)| (k.clone(), v)).collect()
+}
+
+/// Key segments for the entries of a Tuple (`_T<n>_`).
+pub fn tuple_children<V>(items: &[V]) -> Vec<(String, &V)> {
+    items.iter().enumerate().map(|(i, v)| (tuple_segment(i), v)).collect()
+}
+
 /// Checks that a Dict key can be part of a flat key without ambiguity.
 pub(crate) fn check_dict_key(at: &str, key: &str) -> Result<()> {
     let reason = if key.is_empty() {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::boxes::{element_count, BoolBox, FloatBounds, FloatBox, IntBox, TextBox};
 use crate::dtype::Dtype;
 use crate::error::{display_key, Result, SpaceError};
-use crate::flat_key::{self, Nested};
+use crate::flat_key::{self, Nest, Nested};
 use crate::ranks::Ranks;
 
 /// A description of data: one of the four primitive boxes, or a `Dict` or `Tuple` of spaces.
@@ -100,6 +100,16 @@ impl From<DictSpace> for Space {
 impl From<TupleSpace> for Space {
     fn from(t: TupleSpace) -> Self {
         Space::Tuple(t)
+    }
+}
+
+impl flat_key::Nest for Space {
+    fn children(&self) -> Option<Vec<(String, &Space)>> {
+        match self {
+            Space::Dict(d) => Some(flat_key::dict_children(&d.entries)),
+            Space::Tuple(t) => Some(flat_key::tuple_children(&t.items)),
+            _ => None,
+        }
     }
 }
 
@@ -269,25 +279,7 @@ impl Space {
     /// The primitive leaves with their flat keys, in order: Dict entries by sorted key, Tuple
     /// entries by index. A primitive space gives itself under the key `""`.
     pub fn flatten(&self) -> Vec<(String, &Space)> {
-        let mut out = Vec::new();
-        self.flatten_into(String::new(), &mut out);
-        out
-    }
-
-    fn flatten_into<'a>(&'a self, key: String, out: &mut Vec<(String, &'a Space)>) {
-        match self {
-            Space::Dict(d) => {
-                for (k, v) in &d.entries {
-                    v.flatten_into(flat_key::join(&key, k), out);
-                }
-            }
-            Space::Tuple(t) => {
-                for (i, v) in t.items.iter().enumerate() {
-                    v.flatten_into(flat_key::join(&key, &flat_key::tuple_segment(i)), out);
-                }
-            }
-            _ => out.push((key, self)),
-        }
+        self.leaves()
     }
 
     /// Rebuilds a nested space from (flat key, primitive space) pairs; the inverse of `flatten`

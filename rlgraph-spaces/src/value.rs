@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::boxes::element_count;
 use crate::dtype::Dtype;
 use crate::error::{Result, SpaceError};
-use crate::flat_key::{self, Nested};
+use crate::flat_key::{self, Nest, Nested};
 
 /// A dense row-major n-dimensional array of one element type.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +98,16 @@ macro_rules! with_array {
 }
 pub(crate) use with_array;
 
+impl flat_key::Nest for Value {
+    fn children(&self) -> Option<Vec<(String, &Value)>> {
+        match self {
+            Value::Dict(d) => Some(flat_key::dict_children(d)),
+            Value::Tuple(t) => Some(flat_key::tuple_children(t)),
+            _ => None,
+        }
+    }
+}
+
 impl Value {
     /// A scalar f32 value.
     pub fn f32(x: f32) -> Value {
@@ -148,25 +158,7 @@ impl Value {
 
     /// The leaves with their flat keys, in the same order as `Space::flatten`.
     pub fn flatten(&self) -> Vec<(String, &Value)> {
-        let mut out = Vec::new();
-        self.flatten_into(String::new(), &mut out);
-        out
-    }
-
-    fn flatten_into<'a>(&'a self, key: String, out: &mut Vec<(String, &'a Value)>) {
-        match self {
-            Value::Dict(d) => {
-                for (k, v) in d {
-                    v.flatten_into(flat_key::join(&key, k), out);
-                }
-            }
-            Value::Tuple(t) => {
-                for (i, v) in t.iter().enumerate() {
-                    v.flatten_into(flat_key::join(&key, &flat_key::tuple_segment(i)), out);
-                }
-            }
-            _ => out.push((key, self)),
-        }
+        self.leaves()
     }
 
     /// Rebuilds a nested value from (flat key, leaf) pairs; the inverse of `flatten` for

@@ -192,3 +192,18 @@ pub fn synthetic_dueling_dqn<B: Backend>() -> Component<B> {
         ],
     )
 }
+
+/// RLgraph's diamond: A (1-to-2, constant 1.3) feeds B and C (1-to-1), both feed D (2-to-1).
+pub fn diamond<B: Backend>() -> Component<B> {
+    Component::<B>::new("diamond")
+        .with_sub(dummy_1to2("A", 1.3))
+        .with_sub(dummy_1to1("B"))
+        .with_sub(dummy_1to1("C"))
+        .with_sub(dummy_2to1("D"))
+        .api("run", vec![Param::new("input")], |ctx, args| {
+            let a = ctx.call("A", "run", &[args.get(0)?])?;
+            let b = ctx.call("B", "run", &[a[0]])?;
+            let c = ctx.call("C", "run", &[a[1]])?;
+            ctx.call("D", "run", &[b[0], c[0]])
+        })
+}

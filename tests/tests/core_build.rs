@@ -19,20 +19,6 @@ fn spaces(list: &[(&str, Space)]) -> BTreeMap<String, Space> {
     list.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
 }
 
-fn diamond<B: rlgraph_core::Backend>() -> Component<B> {
-    Component::<B>::new("diamond")
-        .with_sub(dummy_1to2("A", 1.3))
-        .with_sub(dummy_1to1("B"))
-        .with_sub(dummy_1to1("C"))
-        .with_sub(dummy_2to1("D"))
-        .api("run", vec![Param::new("input")], |ctx, args| {
-            let a = ctx.call("A", "run", &[args.get(0)?])?;
-            let b = ctx.call("B", "run", &[a[0]])?;
-            let c = ctx.call("C", "run", &[a[1]])?;
-            ctx.call("D", "run", &[b[0], c[0]])
-        })
-}
-
 /// A matrix `x` as a `[rows, cols]` f32 value.
 fn matrix(rows: usize, data: &[f32]) -> Value {
     let cols = data.len() / rows;

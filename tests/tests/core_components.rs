@@ -43,17 +43,7 @@ both_backends! {
 
     fn diamond<B>() {
         // A feeds B and C, both feed D: 1.0 -> A (2.3, 1.3) -> B 3.3, C 2.3 -> D 5.6.
-        let root = Component::<B>::new("diamond")
-            .with_sub(dummy_1to2("A", 1.3))
-            .with_sub(dummy_1to1("B"))
-            .with_sub(dummy_1to1("C"))
-            .with_sub(dummy_2to1("D"))
-            .api("run", vec![Param::new("input")], |ctx, args| {
-                let a = ctx.call("A", "run", &[args.get(0)?])?;
-                let b = ctx.call("B", "run", &[a[0]])?;
-                let c = ctx.call("C", "run", &[a[1]])?;
-                ctx.call("D", "run", &[b[0], c[0]])
-            });
+        let root = diamond::<B>();
         let mut t = ComponentTest::<B>::new(root, [("input", float())], 1).unwrap();
         t.assert_call("run", &[Value::f32(1.0)], &[Value::f32(5.6)], Tolerance::decimals(5));
         let report = t.executor().report().clone();
@@ -86,6 +76,30 @@ both_backends! {
         let x = space.value_from_json(&serde_json::json!({"a": [1.0, 2.0], "b": [3.0, 4.0]})).unwrap();
         let want = space.value_from_json(&serde_json::json!({"a": [11.0, 12.0], "b": [13.0, 14.0]})).unwrap();
         t.assert_call("run", &[x, Value::f32(10.0)], &[want], Tolerance::decimals(6));
+    }
+
+    fn split_calls_see_their_flat_key<B>() {
+        // The kernel offsets each leaf by its position in the flat-key order it is told.
+        let comp = Component::<B>::new("tagger")
+            .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("tag", &[args.get(0)?]))
+            .graph_fn(
+                GraphFn::tensors("tag", |ctx, xs| {
+                    let offset = match ctx.flat_key() {
+                        "/a" => 100.0,
+                        "/b/_T0_" => 200.0,
+                        "/b/_T1_" => 300.0,
+                        other => return Err(CoreError::Device(format!("unexpected key {other}"))),
+                    };
+                    Ok(vec![B::affine(xs[0], 1.0, offset)?])
+                })
+                .mode(ContainerMode::Split)
+                .infer_same(),
+            );
+        let space = Space::from_json_str(r#"{"a": "float", "b": ["float", "float"]}"#).unwrap();
+        let mut t = ComponentTest::<B>::new(comp, [("x", space.clone())], 1).unwrap();
+        let x = space.value_from_json(&serde_json::json!({"a": 1.0, "b": [2.0, 3.0]})).unwrap();
+        let want = space.value_from_json(&serde_json::json!({"a": 101.0, "b": [202.0, 303.0]})).unwrap();
+        t.assert_call("run", &[x], &[want], Tolerance::decimals(4));
     }
 
     fn container_inputs_flattened_for_one_call<B>() {
