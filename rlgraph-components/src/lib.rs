@@ -1,5 +1,37 @@
-//! Reusable RL components (layers, networks, preprocessors, distributions, policies, memories,
-//! losses, optimizers, explorations), each written once and generic over the core `Backend` trait.
+//! Reusable RL components, each written once over [`rlgraph_core::Backend`] and buildable
+//! from its RLgraph JSON spec with [`from_spec`].
 //!
-//! Status: not built yet. The components arrive with the component-library issues; this crate
-//! exports nothing until then.
+//! Built so far: the dense layer with RLgraph's activations, `NeuralNetwork` from layer-spec
+//! lists, and time-dependent parameters. The rest of RLgraph's library (conv, LSTM,
+//! preprocessors, distributions, policies, memories, losses, optimizers) comes with the
+//! component-library issues.
+//!
+//! ```
+//! use backend_candle::Candle;
+//! use rlgraph_components::from_spec;
+//! use rlgraph_core::spaces::{Space, Value};
+//! use rlgraph_core::{ComponentTest, Tolerance};
+//!
+//! // RLgraph's dense-layer test: all weights 1.0, no bias, [[0.5, 2.0]] -> [[2.5, 2.5]].
+//! let spec = serde_json::json!({"type": "dense", "units": 2, "weights_spec": 1.0, "use_bias": false});
+//! let space = Space::from_json_str(r#"{"type": "float-box", "shape": [2], "add_batch_rank": true}"#)?;
+//! let mut test = ComponentTest::<Candle>::new(from_spec(&spec, "spec")?, [("inputs", space.clone())], 0)?;
+//! let x = space.value_from_json(&serde_json::json!([[0.5, 2.0]]))?;
+//! let want = space.value_from_json(&serde_json::json!([[2.5, 2.5]]))?;
+//! test.assert_call("call", &[x], &[want], Tolerance::decimals(5));
+//! # Ok::<(), rlgraph_core::CoreError>(())
+//! ```
+
+pub mod activation;
+pub mod initializer_spec;
+pub mod layers;
+pub mod network;
+pub mod registry;
+pub mod spec;
+pub mod time_dependent;
+
+pub use activation::Activation;
+pub use layers::{dense, DenseSpec};
+pub use network::neural_network;
+pub use registry::from_spec;
+pub use time_dependent::TimeDependent;

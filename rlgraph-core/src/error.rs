@@ -131,6 +131,14 @@ pub enum CoreError {
         /// Graphviz DOT of the neighbourhood of the first unresolved node.
         dot: String,
     },
+    /// A JSON config or component spec that cannot be used as written.
+    #[error("config {at}: {reason}")]
+    Config {
+        /// Where in the spec, as a JSON path (`network_spec[0].units`).
+        at: String,
+        /// What is wrong and what would be right.
+        reason: String,
+    },
     /// A device that is not available, or a device strategy that cannot apply.
     #[error("device: {0}")]
     Device(String),

@@ -1,0 +1,5 @@
+//! Neural-network layers.
+
+pub mod dense;
+
+pub use dense::{dense, DenseSpec};

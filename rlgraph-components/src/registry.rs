@@ -1,0 +1,117 @@
+//! Building components from their RLgraph JSON specs.
+
+use serde_json::Value as Json;
+
+use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
+
+use crate::activation::Activation;
+use crate::initializer_spec::parse_initializer;
+use crate::layers::{dense, DenseSpec};
+use crate::network::neural_network;
+use crate::spec::{normalize_type, Spec};
+use crate::time_dependent::TimeDependent;
+
+/// The component types this registry builds, as RLgraph spells them.
+pub const KNOWN_TYPES: &[&str] = &[
+    "dense",
+    "neural-network",
+    "constant-decay",
+    "linear-decay",
+    "polynomial-decay",
+    "exponential-decay",
+];
+
+/// Builds a component from its RLgraph spec (`{"type": "dense", "units": 2}`); a JSON array
+/// is a neural network of the layers it lists. `at` names the spec's place for messages.
+pub fn from_spec<B: Backend>(spec: &Json, at: &str) -> Result<Component<B>> {
+    if let Json::Array(layers) = spec {
+        return network_from_layers(layers, "neural-network", at);
+    }
+    let s = Spec::new(spec, at)?;
+    // RLgraph also writes a network as `{"layers": [...], "scope": ...}` with no type.
+    let kind = s
+        .get("type")
+        .and_then(Json::as_str)
+        .or_else(|| s.get("layers").map(|_| "neural-network"));
+    let Some(kind) = kind else {
+        return Err(CoreError::Config {
+            at: format!("{at}.type"),
+            reason: format!("missing; known types: {}", KNOWN_TYPES.join(", ")),
+        });
+    };
+    match normalize_type(kind).as_str() {
+        "dense" | "denselayer" => {
+            s.only(&[
+                "units",
+                "activation",
+                "activation_params",
+                "use_bias",
+                "weights_spec",
+                "biases_spec",
+                "scope",
+            ])?;
+            let spec = DenseSpec {
+                units: s.usize("units")?,
+                activation: Activation::parse(
+                    s.get("activation").and_then(Json::as_str),
+                    s.get("activation_params"),
+                    &s.at("activation"),
+                )?,
+                use_bias: s.bool_or("use_bias", true)?,
+                weights: parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
+                biases: parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+            };
+            Ok(dense(s.str_or("scope", "dense")?, spec))
+        }
+        "neuralnetwork" | "network" => {
+            s.only(&["layers", "scope", "num_inputs"])?;
+            if s.get("num_inputs").is_some_and(|n| n.as_u64() != Some(1)) {
+                return Err(CoreError::Config {
+                    at: s.at("num_inputs"),
+                    reason: "networks with more than one input are not yet supported".into(),
+                });
+            }
+            match s.get("layers") {
+                Some(Json::Array(layers)) => network_from_layers(layers, s.str_or("scope", "neural-network")?, at),
+                _ => Err(CoreError::Config {
+                    at: s.at("layers"),
+                    reason: "a neural network needs a list of layer specs".into(),
+                }),
+            }
+        }
+        "constantdecay" | "lineardecay" | "polynomialdecay" | "exponentialdecay" | "timedependentparameter" => {
+            let mut copy = spec.clone();
+            let scope = copy
+                .as_object_mut()
+                .and_then(|o| o.remove("scope"))
+                .and_then(|v| v.as_str().map(String::from));
+            Ok(TimeDependent::parse(&copy, at)?.component(scope.as_deref().unwrap_or("time-dependent-parameter")))
+        }
+        other => Err(CoreError::Config {
+            at: format!("{at}.type"),
+            reason: format!(
+                "unknown or not yet supported component type {kind:?} ({other}); known types: {}",
+                KNOWN_TYPES.join(", ")
+            ),
+        }),
+    }
+}
+
+fn network_from_layers<B: Backend>(layers: &[Json], name: &str, at: &str) -> Result<Component<B>> {
+    let mut built = Vec::with_capacity(layers.len());
+    for (i, layer) in layers.iter().enumerate() {
+        let mut c = from_spec::<B>(layer, &format!("{at}[{i}]"))?;
+        // Layers without a scope get unique names, as RLgraph's auto-scoping does.
+        if layer.get("scope").is_none() {
+            c = c.copy_as(format!("{}-{i}", c.name()), true);
+        }
+        if built.iter().any(|b: &Component<B>| b.name() == c.name()) {
+            return Err(CoreError::Config {
+                at: format!("{at}[{i}].scope"),
+                reason: format!("scope {:?} is used twice in one network", c.name()),
+            });
+        }
+        built.push(c);
+    }
+    Ok(neural_network(name, built))
+}
