@@ -81,6 +81,11 @@ impl<B: Backend> Plan<B> {
         let mut needed = vec![false; meta.graph.node_count()];
         let mut stack: Vec<NodeIndex> = io.outputs.clone();
         stack.extend(&io.inputs);
+        // Graph functions without outputs exist for their side effects (variable updates).
+        stack.extend(meta.graph.node_indices().filter(|n| {
+            let node = &meta.graph[*n];
+            node.root_method == method && node.spaces.is_empty() && matches!(node.kind, NodeKind::GraphFn { .. })
+        }));
         while let Some(n) = stack.pop() {
             if !std::mem::replace(&mut needed[n.index()], true) {
                 stack.extend(meta.graph[n].inputs.iter().map(|op| op.node));

@@ -1,0 +1,330 @@
+//! Optimizers (SGD, Adam, RMSProp, Adagrad) as components: `step(variables, loss)`, or
+//! `calculate_gradients(variables, loss)` then `apply_gradients(variables, grads)`.
+//!
+//! `variables` is another component's `variables()` output (a Dict keyed by scope path with
+//! `.` for `/`). Update rules follow PyTorch's definitions (state starts at zero, epsilon
+//! outside the square root); the optimizer's state lives in its own non-trainable variables,
+//! so it is saved and restored with everything else.
+
+use serde_json::Value as Json;
+
+use rlgraph_core::spaces::{FloatBox, Space, Value};
+use rlgraph_core::{
+    Backend, Component, CoreError, DType, GraphFn, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
+};
+
+use crate::spec::{normalize_type, Spec};
+use crate::time_dependent::TimeDependent;
+
+/// Which update rule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rule {
+    /// `w -= lr * g`.
+    Sgd,
+    /// Kingma & Ba: moments `m`, `v` with bias correction; `w -= lr * m^ / (sqrt(v^) + eps)`.
+    Adam {
+        /// First-moment decay.
+        beta1: f64,
+        /// Second-moment decay.
+        beta2: f64,
+        /// Added to the denominator.
+        epsilon: f64,
+    },
+    /// `v = rho v + (1 - rho) g^2; w -= lr * g / (sqrt(v) + eps)`.
+    RmsProp {
+        /// Decay of the squared-gradient average.
+        decay: f64,
+        /// Added to the denominator.
+        epsilon: f64,
+    },
+    /// `G += g^2; w -= lr * g / (sqrt(G) + eps)`.
+    Adagrad {
+        /// The accumulator's first value.
+        initial_accumulator: f64,
+        /// Added to the denominator.
+        epsilon: f64,
+    },
+}
+
+/// An optimizer's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptimizerSpec {
+    /// The update rule.
+    pub rule: Rule,
+    /// The step size, possibly changing with the time percentage.
+    pub learning_rate: TimeDependent,
+    /// If set, gradients are scaled down together so their global norm is at most this.
+    pub clip_grad_norm: Option<f64>,
+}
+
+impl OptimizerSpec {
+    /// Parses RLgraph's `optimizer_spec`: `{"type": "adam", "learning_rate": 0.001, ...}`.
+    pub fn parse(spec: &Json, at: &str) -> Result<Self> {
+        let s = Spec::new(spec, at)?;
+        let kind = s.str_or("type", "sgd")?;
+        let lr = match s.get("learning_rate") {
+            Some(j) => TimeDependent::parse(j, &s.at("learning_rate"))?,
+            None => TimeDependent::Constant(0.001),
+        };
+        let common = ["learning_rate", "clip_grad_norm", "scope"];
+        let keys = |extra: &[&'static str]| -> Vec<&'static str> { common.iter().chain(extra).copied().collect() };
+        let rule =
+            match normalize_type(kind).trim_end_matches("optimizer") {
+                "sgd" | "gradientdescent" => {
+                    s.only(&keys(&[]))?;
+                    Rule::Sgd
+                }
+                "adam" => {
+                    s.only(&keys(&["beta1", "beta2", "epsilon", "beta_1", "beta_2"]))?;
+                    Rule::Adam {
+                        beta1: s.f64_or("beta1", s.f64_or("beta_1", 0.9)?)?,
+                        beta2: s.f64_or("beta2", s.f64_or("beta_2", 0.999)?)?,
+                        epsilon: s.f64_or("epsilon", 1e-8)?,
+                    }
+                }
+                "rmsprop" => {
+                    s.only(&keys(&["decay", "epsilon"]))?;
+                    Rule::RmsProp {
+                        decay: s.f64_or("decay", 0.99)?,
+                        epsilon: s.f64_or("epsilon", 1e-8)?,
+                    }
+                }
+                "adagrad" => {
+                    s.only(&keys(&["initial_accumulator_value", "epsilon"]))?;
+                    Rule::Adagrad {
+                        initial_accumulator: s.f64_or("initial_accumulator_value", 0.0)?,
+                        epsilon: s.f64_or("epsilon", 1e-10)?,
+                    }
+                }
+                other => return Err(CoreError::Config {
+                    at: s.at("type"),
+                    reason: format!(
+                        "unknown or not yet supported optimizer {kind:?} ({other}); known: sgd, adam, rmsprop, adagrad"
+                    ),
+                }),
+            };
+        let clip = match s.get("clip_grad_norm") {
+            None | Some(Json::Null) => None,
+            Some(j) => Some(j.as_f64().ok_or_else(|| CoreError::Config {
+                at: s.at("clip_grad_norm"),
+                reason: "expected a number".into(),
+            })?),
+        };
+        Ok(OptimizerSpec {
+            rule,
+            learning_rate: lr,
+            clip_grad_norm: clip,
+        })
+    }
+
+    /// The state variables each optimized variable needs, by prefix.
+    fn slots(&self) -> Vec<&'static str> {
+        match self.rule {
+            Rule::Sgd => vec![],
+            Rule::Adam { .. } => vec!["m", "v"],
+            Rule::RmsProp { .. } => vec!["v"],
+            Rule::Adagrad { .. } => vec!["g2"],
+        }
+    }
+}
+
+/// The variable paths and handles behind a `variables()` Dict.
+fn targets<'a, B: Backend>(ctx: &KernelCtx<'a, B>, vars: &Tree<B::Tensor>) -> Result<Vec<(String, &'a B::Var)>> {
+    let store = ctx.store();
+    vars.flatten()
+        .into_iter()
+        .map(|(key, _)| {
+            let name = key.trim_start_matches('/').to_string();
+            let i = store.index(&name.replace('.', "/"))?;
+            Ok((name, store.var(i)))
+        })
+        .collect()
+}
+
+fn time_value<B: Backend>(t: Option<&B::Tensor>) -> Result<f64> {
+    match t {
+        Some(t) => Ok(B::to_host(t)?.data.to_f64().first().copied().unwrap_or(0.0)),
+        None => Ok(0.0),
+    }
+}
+
+/// Applies one update of `spec` with gradients `grads` to `vars`, using the optimizer's state.
+fn apply<B: Backend>(
+    ctx: &KernelCtx<'_, B>,
+    spec: &OptimizerSpec,
+    vars: &[(String, &B::Var)],
+    grads: Vec<B::Tensor>,
+    t: f64,
+) -> Result<()> {
+    let lr = spec.learning_rate.value(t);
+    let mut grads = grads;
+    if let Some(max_norm) = spec.clip_grad_norm {
+        let mut total = 0.0;
+        for g in &grads {
+            total += B::to_host(&B::sum_all(&B::square(g)?)?)?.data.to_f64()[0];
+        }
+        let norm = total.sqrt();
+        if norm > max_norm {
+            grads = grads
+                .iter()
+                .map(|g| B::affine(g, max_norm / norm, 0.0))
+                .collect::<Result<_>>()?;
+        }
+    }
+    let step_var = ctx.var_handle("step")?;
+    let step = B::to_host(B::var_tensor(step_var))?.data.to_f64()[0] + 1.0;
+    B::var_set(step_var, &B::affine(B::var_tensor(step_var), 1.0, 1.0)?)?;
+    for ((name, var), g) in vars.iter().zip(grads) {
+        let w = B::detach(B::var_tensor(var));
+        let slot = |p: &str| ctx.var_handle(&format!("{p}-{name}"));
+        let delta = match spec.rule {
+            Rule::Sgd => B::affine(&g, lr, 0.0)?,
+            Rule::Adam { beta1, beta2, epsilon } => {
+                let (m, v) = (slot("m")?, slot("v")?);
+                let m_new = B::add(
+                    &B::affine(B::var_tensor(m), beta1, 0.0)?,
+                    &B::affine(&g, 1.0 - beta1, 0.0)?,
+                )?;
+                let v_new = B::add(
+                    &B::affine(B::var_tensor(v), beta2, 0.0)?,
+                    &B::affine(&B::square(&g)?, 1.0 - beta2, 0.0)?,
+                )?;
+                B::var_set(m, &m_new)?;
+                B::var_set(v, &v_new)?;
+                let m_hat = B::affine(&m_new, 1.0 / (1.0 - beta1.powf(step)), 0.0)?;
+                let v_hat = B::affine(&v_new, 1.0 / (1.0 - beta2.powf(step)), 0.0)?;
+                B::affine(&B::div(&m_hat, &B::affine(&B::sqrt(&v_hat)?, 1.0, epsilon)?)?, lr, 0.0)?
+            }
+            Rule::RmsProp { decay, epsilon } => {
+                let v = slot("v")?;
+                let v_new = B::add(
+                    &B::affine(B::var_tensor(v), decay, 0.0)?,
+                    &B::affine(&B::square(&g)?, 1.0 - decay, 0.0)?,
+                )?;
+                B::var_set(v, &v_new)?;
+                B::affine(&B::div(&g, &B::affine(&B::sqrt(&v_new)?, 1.0, epsilon)?)?, lr, 0.0)?
+            }
+            Rule::Adagrad { epsilon, .. } => {
+                let acc = slot("g2")?;
+                let acc_new = B::add(B::var_tensor(acc), &B::square(&g)?)?;
+                B::var_set(acc, &acc_new)?;
+                B::affine(&B::div(&g, &B::affine(&B::sqrt(&acc_new)?, 1.0, epsilon)?)?, lr, 0.0)?
+            }
+        };
+        B::var_set(var, &B::sub(&w, &delta)?)?;
+    }
+    Ok(())
+}
+
+/// An optimizer component named `name`.
+pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
+    let decl_spec = spec.clone();
+    let (step_spec, apply_spec) = (spec.clone(), spec);
+    let zero_t = || Value::f32(0.0);
+    Component::new(name)
+        .api(
+            "step",
+            vec![
+                Param::new("variables"),
+                Param::new("loss"),
+                Param::with_default("time_percentage", zero_t()),
+            ],
+            |ctx, args| ctx.graph_fn("step", &[args.get(0)?, args.get(1)?, args.get(2)?]),
+        )
+        .api(
+            "calculate_gradients",
+            vec![Param::new("variables"), Param::new("loss")],
+            |ctx, args| ctx.graph_fn("calculate_gradients", &[args.get(0)?, args.get(1)?]),
+        )
+        .api(
+            "apply_gradients",
+            vec![
+                Param::new("variables"),
+                Param::new("grads"),
+                Param::with_default("time_percentage", zero_t()),
+            ],
+            |ctx, args| ctx.graph_fn("apply_gradients", &[args.get(0)?, args.get(1)?, args.get(2)?]),
+        )
+        // The gradients come from this component's own calculate_gradients, so they cannot
+        // be part of what makes it input-complete.
+        .incomplete_ok()
+        .check_inputs(|s| {
+            s.expect("variables", "the Dict a component's variables() returns", |sp| {
+                matches!(sp, Space::Dict(_))
+            })
+        })
+        .variables(move |spaces| {
+            let mut decls = vec![VarDecl::new("step", [], Initializer::Zeros).frozen()];
+            let init = match decl_spec.rule {
+                Rule::Adagrad {
+                    initial_accumulator, ..
+                } => Initializer::Constant(initial_accumulator),
+                _ => Initializer::Zeros,
+            };
+            for (key, leaf) in spaces.get("variables")?.flatten() {
+                let key = key.trim_start_matches('/');
+                for slot in decl_spec.slots() {
+                    let shape = leaf.shape().unwrap_or(&[]).to_vec();
+                    decls.push(
+                        VarDecl::new(format!("{slot}-{key}"), shape, init.clone())
+                            .frozen()
+                            .with_dtype(DType::F32),
+                    );
+                }
+            }
+            Ok(decls)
+        })
+        .graph_fn(
+            GraphFn::new("step", move |ctx, xs| {
+                let vars = targets(ctx, &xs[0])?;
+                let loss = leaf::<B>(&xs[1], "loss")?;
+                let handles: Vec<&B::Var> = vars.iter().map(|(_, v)| *v).collect();
+                let grads = B::grads(loss, &handles)?;
+                apply(ctx, &step_spec, &vars, grads, time_value::<B>(xs[2].as_leaf())?)?;
+                Ok(vec![Tree::Leaf(B::detach(loss))])
+            })
+            .infer(|_, _| Ok(vec![FloatBox::new([]).into()])),
+        )
+        .graph_fn(
+            GraphFn::new("calculate_gradients", |ctx, xs| {
+                let vars = targets(ctx, &xs[0])?;
+                let handles: Vec<&B::Var> = vars.iter().map(|(_, v)| *v).collect();
+                let grads = B::grads(leaf::<B>(&xs[1], "loss")?, &handles)?;
+                Ok(vec![Tree::Dict(
+                    vars.iter()
+                        .zip(grads)
+                        .map(|((k, _), g)| (k.clone(), Tree::Leaf(g)))
+                        .collect(),
+                )])
+            })
+            .infer(|_, spaces| Ok(vec![spaces[0].clone()])),
+        )
+        .graph_fn(
+            GraphFn::new(
+                "apply_gradients",
+                move |ctx: &mut KernelCtx<'_, B>, xs: &[Tree<B::Tensor>]| {
+                    let vars = targets(ctx, &xs[0])?;
+                    let grads: Vec<B::Tensor> = xs[1].flatten().into_iter().map(|(_, g)| g.clone()).collect();
+                    if grads.len() != vars.len() {
+                        return Err(CoreError::Component {
+                            component: ctx.component().into(),
+                            method: Some("apply_gradients".into()),
+                            reason: format!("{} gradients for {} variables", grads.len(), vars.len()),
+                        });
+                    }
+                    apply(ctx, &apply_spec, &vars, grads, time_value::<B>(xs[2].as_leaf())?)?;
+                    Ok(vec![])
+                },
+            )
+            .outputs(0)
+            .infer(|_, _| Ok(vec![])),
+        )
+}
+
+fn leaf<'t, B: Backend>(t: &'t Tree<B::Tensor>, what: &str) -> Result<&'t B::Tensor> {
+    t.as_leaf().ok_or_else(|| CoreError::Component {
+        component: "optimizer".into(),
+        method: None,
+        reason: format!("{what} must be a single tensor"),
+    })
+}
