@@ -23,6 +23,7 @@
 //! ```
 
 pub mod activation;
+pub mod exploration;
 pub mod initializer_spec;
 pub mod layers;
 pub mod network;
@@ -32,6 +33,7 @@ pub mod spec;
 pub mod time_dependent;
 
 pub use activation::Activation;
+pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};

@@ -68,41 +68,42 @@ impl OptimizerSpec {
         };
         let common = ["learning_rate", "clip_grad_norm", "scope"];
         let keys = |extra: &[&'static str]| -> Vec<&'static str> { common.iter().chain(extra).copied().collect() };
-        let rule =
-            match normalize_type(kind).trim_end_matches("optimizer") {
-                "sgd" | "gradientdescent" => {
-                    s.only(&keys(&[]))?;
-                    Rule::Sgd
+        let rule = match normalize_type(kind).trim_end_matches("optimizer") {
+            "sgd" | "gradientdescent" => {
+                s.only(&keys(&[]))?;
+                Rule::Sgd
+            }
+            "adam" => {
+                s.only(&keys(&["beta1", "beta2", "epsilon", "beta_1", "beta_2"]))?;
+                Rule::Adam {
+                    beta1: s.f64_or("beta1", s.f64_or("beta_1", 0.9)?)?,
+                    beta2: s.f64_or("beta2", s.f64_or("beta_2", 0.999)?)?,
+                    epsilon: s.f64_or("epsilon", 1e-8)?,
                 }
-                "adam" => {
-                    s.only(&keys(&["beta1", "beta2", "epsilon", "beta_1", "beta_2"]))?;
-                    Rule::Adam {
-                        beta1: s.f64_or("beta1", s.f64_or("beta_1", 0.9)?)?,
-                        beta2: s.f64_or("beta2", s.f64_or("beta_2", 0.999)?)?,
-                        epsilon: s.f64_or("epsilon", 1e-8)?,
-                    }
+            }
+            "rmsprop" => {
+                s.only(&keys(&["decay", "epsilon"]))?;
+                Rule::RmsProp {
+                    decay: s.f64_or("decay", 0.99)?,
+                    epsilon: s.f64_or("epsilon", 1e-8)?,
                 }
-                "rmsprop" => {
-                    s.only(&keys(&["decay", "epsilon"]))?;
-                    Rule::RmsProp {
-                        decay: s.f64_or("decay", 0.99)?,
-                        epsilon: s.f64_or("epsilon", 1e-8)?,
-                    }
+            }
+            "adagrad" => {
+                s.only(&keys(&["initial_accumulator_value", "epsilon"]))?;
+                Rule::Adagrad {
+                    initial_accumulator: s.f64_or("initial_accumulator_value", 0.0)?,
+                    epsilon: s.f64_or("epsilon", 1e-10)?,
                 }
-                "adagrad" => {
-                    s.only(&keys(&["initial_accumulator_value", "epsilon"]))?;
-                    Rule::Adagrad {
-                        initial_accumulator: s.f64_or("initial_accumulator_value", 0.0)?,
-                        epsilon: s.f64_or("epsilon", 1e-10)?,
-                    }
-                }
-                other => return Err(CoreError::Config {
+            }
+            other => {
+                return Err(CoreError::Config {
                     at: s.at("type"),
                     reason: format!(
                         "unknown or not yet supported optimizer {kind:?} ({other}); known: sgd, adam, rmsprop, adagrad"
                     ),
-                }),
-            };
+                })
+            }
+        };
         let clip = match s.get("clip_grad_norm") {
             None | Some(Json::Null) => None,
             Some(j) => Some(j.as_f64().ok_or_else(|| CoreError::Config {
