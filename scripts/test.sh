@@ -16,9 +16,12 @@ cargo fmt --all --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p rlgraph-cli --features tch --all-targets --locked -- -D warnings
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 step "cargo test (candle and tch)"
 cargo test --workspace --locked
+# The CLI's libtorch path (`"backend": "tch"`) is behind a feature; run its tests with it too.
+cargo test -p rlgraph-cli --features tch --locked

@@ -1,9 +1,10 @@
 //! `rlgraph`: the command-line front door of rlgraph-rs.
 //!
-//! Today it has one subcommand, `space`, which parses an RLgraph space spec and shows its
-//! flat keys, samples and membership checks. `train`, `evaluate`, `graph`, `env` and `call`
-//! arrive with the issues that build agents, environments and components.
+//! Subcommands: `space` parses an RLgraph space spec and shows its flat keys, samples and
+//! membership checks; `call` builds one component from its spec and runs API-method calls on
+//! it. `train`, `evaluate`, `graph` and `env` arrive with the agents issue.
 
+mod call_command;
 mod space_command;
 
 use std::process::ExitCode;
@@ -22,12 +23,15 @@ struct Cli {
 enum Command {
     /// Parse a space spec (JSON text or a file), then print its flat keys and seeded samples.
     Space(space_command::SpaceArgs),
+    /// Build one component alone from a JSON call spec and run API-method calls on it.
+    Call(call_command::CallArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(args) => space_command::run(&args),
+        Command::Call(args) => call_command::run(&args),
     };
     match result {
         Ok(output) => {

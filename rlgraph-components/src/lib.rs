@@ -37,5 +37,5 @@ pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_no
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
-pub use registry::from_spec;
+pub use registry::{from_spec, from_spec_with};
 pub use time_dependent::TimeDependent;

@@ -4,10 +4,14 @@ use serde_json::Value as Json;
 
 use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
+use rlgraph_core::spaces::Space;
+
 use crate::activation::Activation;
+use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
 use crate::layers::{dense, DenseSpec};
 use crate::network::neural_network;
+use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::spec::{normalize_type, Spec};
 use crate::time_dependent::TimeDependent;
 
@@ -19,11 +23,22 @@ pub const KNOWN_TYPES: &[&str] = &[
     "linear-decay",
     "polynomial-decay",
     "exponential-decay",
+    "epsilon-exploration",
+    "gaussian-noise",
+    "sgd",
+    "adam",
+    "rmsprop",
+    "adagrad",
 ];
 
 /// Builds a component from its RLgraph spec (`{"type": "dense", "units": 2}`); a JSON array
 /// is a neural network of the layers it lists. `at` names the spec's place for messages.
 pub fn from_spec<B: Backend>(spec: &Json, at: &str) -> Result<Component<B>> {
+    from_spec_with(spec, at, None)
+}
+
+/// Like [`from_spec`], with the action space that action-related components need.
+pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&Space>) -> Result<Component<B>> {
     if let Json::Array(layers) = spec {
         return network_from_layers(layers, "neural-network", at);
     }
@@ -87,6 +102,47 @@ pub fn from_spec<B: Backend>(spec: &Json, at: &str) -> Result<Component<B>> {
                 .and_then(|v| v.as_str().map(String::from));
             Ok(TimeDependent::parse(&copy, at)?.component(scope.as_deref().unwrap_or("time-dependent-parameter")))
         }
+        "epsilonexploration" | "exploration" => {
+            s.only(&["epsilon_spec", "decay_spec", "scope"])?;
+            let decay = match (s.get("epsilon_spec"), s.get("decay_spec")) {
+                (Some(e), _) => e.get("decay_spec").ok_or_else(|| CoreError::Config {
+                    at: s.at("epsilon_spec"),
+                    reason: "needs a decay_spec".into(),
+                })?,
+                (None, Some(d)) => d,
+                (None, None) => {
+                    return Err(CoreError::Config {
+                        at: s.at("decay_spec"),
+                        reason: "missing; the epsilon schedule".into(),
+                    })
+                }
+            };
+            let schedule = TimeDependent::parse(decay, &s.at("decay_spec"))?;
+            let n = action_space
+                .and_then(Space::num_categories)
+                .ok_or_else(|| CoreError::Config {
+                    at: at.into(),
+                    reason: "epsilon exploration needs an action_space that is a bounded IntBox".into(),
+                })?;
+            Ok(epsilon_exploration(
+                s.str_or("scope", "exploration")?,
+                schedule,
+                n as usize,
+            ))
+        }
+        "gaussiannoise" => {
+            s.only(&["mean", "stddev", "scope"])?;
+            Ok(gaussian_noise(
+                s.str_or("scope", "gaussian-noise")?,
+                s.f64_or("mean", 0.0)?,
+                s.f64_or("stddev", 1.0)?,
+            ))
+        }
+        "sgd" | "adam" | "rmsprop" | "adagrad" | "sgdoptimizer" | "adamoptimizer" | "rmspropoptimizer"
+        | "adagradoptimizer" => Ok(optimizer(
+            s.str_or("scope", "optimizer")?,
+            OptimizerSpec::parse(spec, at)?,
+        )),
         other => Err(CoreError::Config {
             at: format!("{at}.type"),
             reason: format!(

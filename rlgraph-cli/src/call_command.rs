@@ -1,0 +1,196 @@
+//! `rlgraph call SPEC.json`: ComponentTest from the command line.
+//!
+//! The spec is one JSON object: `component` (an RLgraph component spec), `input_spaces`
+//! (parameter name to space spec), optional `action_space`, `backend` (`"candle"`, the default,
+//! or `"tch"`), optional `seed`, optional `variables` (scope path to value, set before any
+//! call) and `calls` (a list of `{"method": ..., "inputs": [...] or {...}}`). It prints
+//! `{"results": [{"method": ..., "outputs": [...]}, ...]}`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{json, Map, Value as Json};
+
+use rlgraph_components::from_spec_with;
+use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
+use rlgraph_core::{Backend, ComponentTest, CoreError};
+
+/// Arguments of `rlgraph call`.
+#[derive(Args)]
+pub struct CallArgs {
+    /// The call spec: a JSON file, or `-` for standard input.
+    spec: PathBuf,
+}
+
+const KEYS: [&str; 7] = [
+    "component",
+    "input_spaces",
+    "action_space",
+    "backend",
+    "seed",
+    "variables",
+    "calls",
+];
+
+/// Runs the subcommand and returns the JSON results, or a one-line error.
+pub fn run(args: &CallArgs) -> Result<String, String> {
+    let text = if args.spec.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read standard input: {e}"))?
+    } else {
+        std::fs::read_to_string(&args.spec).map_err(|e| format!("cannot read {}: {e}", args.spec.display()))?
+    };
+    let spec: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", args.spec.display()))?;
+    let obj = spec.as_object().ok_or("the call spec must be a JSON object")?;
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown key {k:?} in the call spec; allowed: {}",
+            KEYS.join(", ")
+        ));
+    }
+    let out = match obj
+        .get("backend")
+        .map(|b| b.as_str().ok_or("\"backend\" must be a string"))
+        .transpose()?
+        .unwrap_or("candle")
+    {
+        "candle" => run_on::<backend_candle::Candle>(obj),
+        "tch" => run_tch(obj),
+        other => return Err(format!("unknown backend {other:?}; use \"candle\" or \"tch\"")),
+    }
+    .map_err(|e| e.to_string())?;
+    serde_json::to_string(&out).map_err(|e| e.to_string())
+}
+
+#[cfg(feature = "tch")]
+fn run_tch(obj: &Map<String, Json>) -> Result<Json, CoreError> {
+    run_on::<backend_tch::Tch>(obj)
+}
+
+#[cfg(not(feature = "tch"))]
+fn run_tch(_: &Map<String, Json>) -> Result<Json, CoreError> {
+    Err(CoreError::Config {
+        at: "backend".into(),
+        reason:
+            "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh"
+                .into(),
+    })
+}
+
+fn config(at: &str, reason: impl Into<String>) -> CoreError {
+    CoreError::Config {
+        at: at.into(),
+        reason: reason.into(),
+    }
+}
+
+fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
+    let action_space = obj.get("action_space").map(Space::from_json).transpose()?;
+    let component = from_spec_with::<B>(
+        obj.get("component").ok_or_else(|| config("component", "missing"))?,
+        "component",
+        action_space.as_ref(),
+    )?;
+    let mut spaces = vec![];
+    if let Some(s) = obj.get("input_spaces") {
+        let s = s
+            .as_object()
+            .ok_or_else(|| config("input_spaces", "must map parameter names to space specs"))?;
+        for (name, spec) in s {
+            spaces.push((name.as_str(), Space::from_json(spec)?));
+        }
+    }
+    let seed = match obj.get("seed") {
+        None => 0,
+        Some(j) => j
+            .as_u64()
+            .ok_or_else(|| config("seed", "must be a non-negative integer"))?,
+    };
+    let mut test = ComponentTest::<B>::new(component, spaces, seed)?;
+    if let Some(vars) = obj.get("variables") {
+        let vars = vars
+            .as_object()
+            .ok_or_else(|| config("variables", "must map scope paths to values"))?;
+        for (path, value) in vars {
+            let current = test.get_variable(path)?;
+            let shape = current.shape().unwrap_or(&[]).to_vec();
+            let dtype = if matches!(current, Value::Float64(_)) {
+                Dtype::Float64
+            } else {
+                Dtype::Float32
+            };
+            let space = Space::from(FloatBox::new(shape).with_dtype(dtype)?);
+            let v = space
+                .value_from_json(value)
+                .map_err(|e| config(&format!("variables.{path}"), e.to_string()))?;
+            test.set_variable(path, &v)?;
+        }
+    }
+    let calls = obj
+        .get("calls")
+        .and_then(Json::as_array)
+        .ok_or_else(|| config("calls", "must be a list of {\"method\", \"inputs\"}"))?;
+    let mut results = vec![];
+    for (i, call) in calls.iter().enumerate() {
+        let at = format!("calls[{i}]");
+        let method = call
+            .get("method")
+            .and_then(Json::as_str)
+            .ok_or_else(|| config(&at, "needs a \"method\" string"))?;
+        let params: Vec<(String, Space)> = test
+            .executor()
+            .plan(method)?
+            .inputs()
+            .map(|(p, s)| (p.to_string(), s.clone()))
+            .collect();
+        let inputs: Vec<Value> = match call.get("inputs") {
+            None => vec![],
+            Some(Json::Array(list)) => {
+                if list.len() != params.len() {
+                    return Err(config(
+                        &at,
+                        format!(
+                            "{} inputs given, {method} takes {} ({})",
+                            list.len(),
+                            params.len(),
+                            names(&params)
+                        ),
+                    ));
+                }
+                params
+                    .iter()
+                    .zip(list)
+                    .map(|((p, s), j)| read(s, j, &format!("{at}.inputs.{p}")))
+                    .collect::<Result<_, _>>()?
+            }
+            Some(Json::Object(map)) => {
+                if let Some(k) = map.keys().find(|k| !params.iter().any(|(p, _)| p == *k)) {
+                    return Err(config(
+                        &format!("{at}.inputs.{k}"),
+                        format!("{method} has no parameter {k:?} (it takes {})", names(&params)),
+                    ));
+                }
+                params
+                    .iter()
+                    .map(|(p, s)| {
+                        let j = map
+                            .get(p)
+                            .ok_or_else(|| config(&format!("{at}.inputs"), format!("missing parameter {p:?}")))?;
+                        read(s, j, &format!("{at}.inputs.{p}"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            Some(_) => return Err(config(&format!("{at}.inputs"), "must be a list or an object")),
+        };
+        let outputs = test.call(method, &inputs)?;
+        results.push(json!({"method": method, "outputs": outputs.iter().map(Value::to_json).collect::<Vec<_>>()}));
+    }
+    Ok(json!({ "results": results }))
+}
+
+fn names(params: &[(String, Space)]) -> String {
+    params.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn read(space: &Space, j: &Json, at: &str) -> Result<Value, CoreError> {
+    space.value_from_json(j).map_err(|e| config(at, e.to_string()))
+}

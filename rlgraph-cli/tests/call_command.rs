@@ -1,0 +1,104 @@
+//! `rlgraph call` end to end: a dense layer with set weights, errors as one line.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn call(spec: &serde_json::Value) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(["call", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the rlgraph binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(spec.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn dense_spec(backend: &str) -> serde_json::Value {
+    serde_json::json!({
+        "component": {"type": "dense", "units": 2, "activation": "relu", "scope": "layer"},
+        "input_spaces": {"inputs": {"type": "float-box", "shape": [3], "add_batch_rank": true}},
+        "backend": backend,
+        "seed": 3,
+        "variables": {"layer/kernel": [[1.0, -1.0], [0.5, 0.0], [0.0, 2.0]], "bias": [0.25, -0.5]},
+        "calls": [
+            {"method": "call", "inputs": [[[1.0, 2.0, 3.0]]]},
+            {"method": "call", "inputs": {"inputs": [[-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]}}
+        ]
+    })
+}
+
+// By hand: [1, 2, 3] -> [1 + 1 + 0 + 0.25, -1 + 0 + 6 - 0.5] = [2.25, 4.5];
+// [-1, 0, 0] -> relu([-0.75, 0.5]) = [0, 0.5]; [0, 0, 1] -> relu([0.25, 1.5]) = [0.25, 1.5].
+fn expected() -> serde_json::Value {
+    serde_json::json!({"results": [
+        {"method": "call", "outputs": [[[2.25, 4.5]]]},
+        {"method": "call", "outputs": [[[0.0, 0.5], [0.25, 1.5]]]}
+    ]})
+}
+
+#[test]
+fn runs_calls_on_a_component_built_from_its_spec() {
+    let (code, stdout, stderr) = call(&dense_spec("candle"));
+    assert_eq!(code, 0, "{stderr}");
+    let got: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(got, expected());
+}
+
+#[cfg(feature = "tch")]
+#[test]
+fn the_same_calls_on_tch_give_the_same_results() {
+    let (code, stdout, stderr) = call(&dense_spec("tch"));
+    assert_eq!(code, 0, "{stderr}");
+    let got: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(got, expected());
+}
+
+#[cfg(not(feature = "tch"))]
+#[test]
+fn tch_without_the_feature_says_how_to_get_it() {
+    let (code, _, stderr) = call(&dense_spec("tch"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--features tch"), "{stderr}");
+}
+
+#[test]
+fn errors_are_one_line_naming_the_place() {
+    let mut spec = dense_spec("candle");
+    spec["calls"][0]["inputs"] = serde_json::json!([[[1.0, 2.0]]]);
+    let (code, stdout, stderr) = call(&spec);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("calls[0].inputs.inputs") && stderr.contains("expected shape"),
+        "{stderr}"
+    );
+
+    let mut spec = dense_spec("candle");
+    spec["component"]["unitz"] = serde_json::json!(3);
+    let (code, _, stderr) = call(&spec);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("component.unitz"), "{stderr}");
+
+    let mut spec = dense_spec("candle");
+    spec["variables"] = serde_json::json!({"layer/kernel": [1.0, 2.0]});
+    let (code, _, stderr) = call(&spec);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("variables.layer/kernel"), "{stderr}");
+
+    let (code, _, stderr) = call(&serde_json::json!({"component": {"type": "dense", "units": 1}, "calz": []}));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("\"calz\""), "{stderr}");
+}
