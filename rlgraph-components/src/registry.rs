@@ -9,7 +9,7 @@ use rlgraph_core::spaces::Space;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
-use crate::layers::{dense, DenseSpec};
+use crate::layers::{conv2d, dense, max_pool2d, reshape, Conv2dSpec, DenseSpec, Padding};
 use crate::network::neural_network;
 use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::spec::{normalize_type, Spec};
@@ -18,6 +18,9 @@ use crate::time_dependent::TimeDependent;
 /// The component types this registry builds, as RLgraph spells them.
 pub const KNOWN_TYPES: &[&str] = &[
     "dense",
+    "conv2d",
+    "max-pool2d",
+    "reshape",
     "neural-network",
     "constant-decay",
     "linear-decay",
@@ -101,6 +104,84 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                 .and_then(|o| o.remove("scope"))
                 .and_then(|v| v.as_str().map(String::from));
             Ok(TimeDependent::parse(&copy, at)?.component(scope.as_deref().unwrap_or("time-dependent-parameter")))
+        }
+        "conv2d" | "conv2dlayer" => {
+            s.only(&[
+                "filters",
+                "kernel_size",
+                "strides",
+                "padding",
+                "activation",
+                "activation_params",
+                "use_bias",
+                "weights_spec",
+                "biases_spec",
+                "scope",
+            ])?;
+            let spec = Conv2dSpec {
+                filters: s.usize("filters")?,
+                kernel_size: s.usize("kernel_size")?,
+                strides: s.usize_or("strides", 1)?,
+                padding: Padding::parse(s.str_or("padding", "valid")?, &s.at("padding"))?,
+                activation: Activation::parse(
+                    s.get("activation").and_then(Json::as_str),
+                    s.get("activation_params"),
+                    &s.at("activation"),
+                )?,
+                use_bias: s.bool_or("use_bias", true)?,
+                weights: parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
+                biases: parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+            };
+            Ok(conv2d(s.str_or("scope", "conv2d")?, spec))
+        }
+        "maxpool2d" | "maxpooling2d" | "maxpool2dlayer" => {
+            s.only(&["pool_size", "strides", "padding", "scope"])?;
+            let pool = s.usize("pool_size")?;
+            Ok(max_pool2d(
+                s.str_or("scope", "max-pool2d")?,
+                pool,
+                s.usize_or("strides", pool)?,
+                Padding::parse(s.str_or("padding", "valid")?, &s.at("padding"))?,
+            ))
+        }
+        "reshape" => {
+            if s.get("flatten_categories").is_some()
+                || s.get("fold_time_rank").is_some()
+                || s.get("unfold_time_rank").is_some()
+            {
+                return Err(CoreError::Config {
+                    at: at.into(),
+                    reason: "reshape with flatten_categories / fold_time_rank / unfold_time_rank is not yet supported"
+                        .into(),
+                });
+            }
+            s.only(&["flatten", "new_shape", "scope"])?;
+            let new_shape = match s.get("new_shape") {
+                None | Some(Json::Null) => None,
+                Some(Json::Array(dims)) => Some(
+                    dims.iter()
+                        .map(|d| {
+                            d.as_u64().map(|u| u as usize).ok_or_else(|| CoreError::Config {
+                                at: s.at("new_shape"),
+                                reason: "dimensions must be non-negative integers".into(),
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                ),
+                Some(_) => {
+                    return Err(CoreError::Config {
+                        at: s.at("new_shape"),
+                        reason: "expected a list of dimensions".into(),
+                    })
+                }
+            };
+            if new_shape.is_none() && !s.bool_or("flatten", false)? {
+                return Err(CoreError::Config {
+                    at: at.into(),
+                    reason: "reshape needs \"flatten\": true or a \"new_shape\"".into(),
+                });
+            }
+            Ok(reshape(s.str_or("scope", "reshape")?, new_shape))
         }
         "epsilonexploration" | "exploration" => {
             s.only(&["epsilon_spec", "decay_spec", "scope"])?;

@@ -77,6 +77,14 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// An optional non-negative integer, or `default`.
+    pub fn usize_or(&self, key: &str, default: usize) -> Result<usize> {
+        match self.obj.get(key) {
+            None | Some(Json::Null) => Ok(default),
+            Some(_) => self.usize(key),
+        }
+    }
+
     /// An optional number, or `default`.
     pub fn f64_or(&self, key: &str, default: f64) -> Result<f64> {
         match self.obj.get(key) {

@@ -559,6 +559,7 @@ fn infer_one<B: Backend>(
         rng: &mut rng,
         device: Device::Cpu,
         flat_key: key,
+        in_spaces: ins,
     };
     let outs = (f.kernel)(&mut ctx, &inputs)?;
     outs.iter()

@@ -123,9 +123,15 @@ pub struct KernelCtx<'a, B: Backend> {
     pub(crate) rng: &'a mut ChaCha8Rng,
     pub(crate) device: Device,
     pub(crate) flat_key: &'a str,
+    pub(crate) in_spaces: &'a [Space],
 }
 
 impl<'a, B: Backend> KernelCtx<'a, B> {
+    /// The space of input `i` as the build inferred it (batch and time sizes aside).
+    pub fn input_space(&self, i: usize) -> Option<&'a Space> {
+        self.in_spaces.get(i)
+    }
+
     /// The tensor of this component's variable `name`.
     pub fn var(&self, name: &str) -> Result<&'a B::Tensor> {
         Ok(B::var_tensor(self.var_handle(name)?))
@@ -180,6 +186,7 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
             rng: self.rng,
             device: self.device,
             flat_key: key,
+            in_spaces: self.in_spaces,
         }
     }
 }

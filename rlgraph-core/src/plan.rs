@@ -34,6 +34,8 @@ pub(crate) struct Step<B: Backend> {
     pub(crate) var_names: Arc<[String]>,
     pub(crate) var_ids: Arc<[usize]>,
     pub(crate) device: Device,
+    /// The spaces of the inputs, for kernels whose work depends on them (reshape, one-hot).
+    pub(crate) in_spaces: Arc<[Space]>,
 }
 
 /// A compiled root API method.
@@ -164,6 +166,11 @@ impl<B: Backend> Plan<B> {
                         var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
                         var_ids: state.var_ids.clone().into(),
                         device: node.device,
+                        in_spaces: node
+                            .inputs
+                            .iter()
+                            .map(|op| meta.space(*op).cloned().unwrap_or_else(|| Space::tuple(vec![])))
+                            .collect(),
                     });
                 }
                 NodeKind::Variables => {
@@ -197,6 +204,7 @@ impl<B: Backend> Plan<B> {
                         var_names: Arc::new([]),
                         var_ids: Arc::new([]),
                         device: node.device,
+                        in_spaces: Arc::new([]),
                     });
                 }
             }
@@ -262,6 +270,7 @@ impl<B: Backend> Plan<B> {
                 rng,
                 device: step.device,
                 flat_key: "",
+                in_spaces: &step.in_spaces,
             };
             let outs = run_kernel(step, &mut ctx, &args).map_err(|e| match e {
                 e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,

@@ -1,0 +1,214 @@
+//! 2-D convolution and max pooling over NHWC images (as Atari frames come), with TensorFlow's
+//! `same` / `valid` padding rules, so RLgraph configs mean what they meant there.
+
+use rlgraph_core::spaces::{FloatBox, Space};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, Initializer, Param, Result, VarDecl};
+
+use crate::activation::Activation;
+
+/// `same` (output `ceil(in / stride)`, zero padding split before/after, the extra one after)
+/// or `valid` (no padding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// Pad so the output covers every input position.
+    Same,
+    /// No padding.
+    Valid,
+}
+
+impl Padding {
+    /// Parses `"same"` / `"valid"` (any case).
+    pub fn parse(text: &str, at: &str) -> Result<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "same" => Ok(Padding::Same),
+            "valid" => Ok(Padding::Valid),
+            other => Err(CoreError::Config {
+                at: at.into(),
+                reason: format!("unknown padding {other:?}; use \"same\" or \"valid\""),
+            }),
+        }
+    }
+
+    /// Output length and (before, after) padding for an input of `n`, window `k`, stride `s`.
+    pub fn plan(&self, n: usize, k: usize, s: usize) -> (usize, usize, usize) {
+        match self {
+            Padding::Valid => ((n.saturating_sub(k)) / s + 1, 0, 0),
+            Padding::Same => {
+                let out = n.div_ceil(s);
+                let total = ((out - 1) * s + k).saturating_sub(n);
+                (out, total / 2, total - total / 2)
+            }
+        }
+    }
+}
+
+/// The settings of a 2-D convolution layer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conv2dSpec {
+    /// Output channels.
+    pub filters: usize,
+    /// Square kernel side.
+    pub kernel_size: usize,
+    /// Stride in both directions.
+    pub strides: usize,
+    /// Padding rule.
+    pub padding: Padding,
+    /// Activation after the bias.
+    pub activation: Activation,
+    /// Whether to add a bias per filter.
+    pub use_bias: bool,
+    /// Kernel initializer (kernel stored as `[filters, in_channels, k, k]`).
+    pub weights: Initializer,
+    /// Bias initializer.
+    pub biases: Initializer,
+}
+
+/// NHWC -> NCHW.
+fn to_nchw<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
+    B::transpose(&B::transpose(x, 1, 3)?, 2, 3)
+}
+
+/// NCHW -> NHWC.
+fn to_nhwc<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
+    B::transpose(&B::transpose(x, 1, 3)?, 1, 2)
+}
+
+/// Pads H and W (dims 2 and 3 of NCHW) with `fill` as `plan` says.
+fn pad_hw<B: Backend>(x: &B::Tensor, pads: [(usize, usize); 2], fill: f64) -> Result<B::Tensor> {
+    if pads == [(0, 0); 2] {
+        return Ok(x.clone());
+    }
+    let padded = B::pad_zeros(&B::pad_zeros(x, 2, pads[0].0, pads[0].1)?, 3, pads[1].0, pads[1].1)?;
+    if fill == 0.0 {
+        return Ok(padded);
+    }
+    let ones = B::full(&B::shape(x), 1.0, B::dtype(x), B::device(x))?;
+    let inside = B::pad_zeros(&B::pad_zeros(&ones, 2, pads[0].0, pads[0].1)?, 3, pads[1].0, pads[1].1)?;
+    let fill = B::scalar(fill, B::dtype(x), B::device(x))?;
+    B::where_cond(
+        &B::gt(&inside, &B::scalar(0.5, B::dtype(x), B::device(x))?)?,
+        &padded,
+        &fill,
+    )
+}
+
+fn image_dims(space: &Space, who: &str) -> std::result::Result<[usize; 3], String> {
+    match space.shape() {
+        Some(&[h, w, c]) if matches!(space, Space::Float(_)) => Ok([h, w, c]),
+        _ => Err(format!(
+            "{who} needs NHWC float images: a FloatBox of shape [height, width, channels]"
+        )),
+    }
+}
+
+/// A 2-D convolution layer named `name`, API method `call(inputs)` on NHWC float images.
+pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
+    let Conv2dSpec {
+        filters,
+        kernel_size: k,
+        strides: s,
+        padding,
+        activation,
+        use_bias,
+        weights,
+        biases,
+    } = spec;
+    Component::new(name)
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
+        .check_inputs(|sp| {
+            sp.expect("inputs", "a FloatBox of shape [height, width, channels]", |s| {
+                image_dims(s, "conv2d").is_ok()
+            })
+        })
+        .variables(move |sp| {
+            let [_, _, c] = image_dims(sp.get("inputs")?, "conv2d").map_err(|e| sp.mismatch("inputs", e))?;
+            let mut v = vec![VarDecl::new("kernel", [filters, c, k, k], weights.clone())];
+            if use_bias {
+                v.push(VarDecl::new("bias", [filters], biases.clone()));
+            }
+            Ok(v)
+        })
+        .graph_fn(
+            GraphFn::tensors("apply", move |ctx, xs| {
+                let shape = B::shape(xs[0]);
+                let lead = shape.len().saturating_sub(3);
+                let rows: usize = shape[..lead].iter().product();
+                let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
+                let x = to_nchw::<B>(&B::reshape(xs[0], &[rows, h, w, c])?)?;
+                let (_, hb, ha) = padding.plan(h, k, s);
+                let (_, wb, wa) = padding.plan(w, k, s);
+                let x = pad_hw::<B>(&x, [(hb, ha), (wb, wa)], 0.0)?;
+                let mut y = B::conv2d(&x, ctx.var("kernel")?, s, 0)?;
+                if use_bias {
+                    y = B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)?;
+                }
+                let y = to_nhwc::<B>(&y)?;
+                let out = B::shape(&y);
+                let mut full = shape[..lead].to_vec();
+                full.extend_from_slice(&out[1..]);
+                Ok(vec![activation.apply::<B>(&B::reshape(&y, &full)?)?])
+            })
+            .infer(move |_, spaces| {
+                let [h, w, _] = image_dims(&spaces[0], "conv2d").map_err(|e| CoreError::Component {
+                    component: "conv2d".into(),
+                    method: None,
+                    reason: e,
+                })?;
+                let shape = vec![
+                    padding.plan(h, k, s).0,
+                    padding.plan(w, k, s).0,
+                    filters * activation.width_factor(),
+                ];
+                Ok(vec![
+                    Space::from(FloatBox::new(shape)).with_ranks(spaces[0].ranks().unwrap_or_default())
+                ])
+            }),
+        )
+}
+
+/// 2-D max pooling named `name`, API method `call(inputs)` on NHWC float images; `same`
+/// padding pads with -infinity, so padding never wins the max.
+pub fn max_pool2d<B: Backend>(name: &str, pool_size: usize, strides: usize, padding: Padding) -> Component<B> {
+    let (k, s) = (pool_size, strides);
+    Component::new(name)
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
+        .check_inputs(|sp| {
+            sp.expect("inputs", "a FloatBox of shape [height, width, channels]", |s| {
+                image_dims(s, "max-pool").is_ok()
+            })
+        })
+        .graph_fn(
+            GraphFn::tensors("apply", move |_, xs| {
+                let shape = B::shape(xs[0]);
+                let lead = shape.len().saturating_sub(3);
+                let rows: usize = shape[..lead].iter().product();
+                let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
+                let x = to_nchw::<B>(&B::reshape(xs[0], &[rows, h, w, c])?)?;
+                let (_, hb, ha) = padding.plan(h, k, s);
+                let (_, wb, wa) = padding.plan(w, k, s);
+                let x = pad_hw::<B>(&x, [(hb, ha), (wb, wa)], f64::NEG_INFINITY)?;
+                let y = to_nhwc::<B>(&B::max_pool2d(&x, k, s)?)?;
+                let out = B::shape(&y);
+                let mut full = shape[..lead].to_vec();
+                full.extend_from_slice(&out[1..]);
+                Ok(vec![B::reshape(&y, &full)?])
+            })
+            .infer(move |_, spaces| {
+                let [h, w, c] = image_dims(&spaces[0], "max-pool").map_err(|e| CoreError::Component {
+                    component: "max-pool".into(),
+                    method: None,
+                    reason: e,
+                })?;
+                Ok(vec![Space::from(FloatBox::new(vec![
+                    padding.plan(h, k, s).0,
+                    padding.plan(w, k, s).0,
+                    c,
+                ]))
+                .with_ranks(spaces[0].ranks().unwrap_or_default())])
+            }),
+        )
+}

@@ -1,0 +1,62 @@
+//! Reshape: flatten an item to one dimension, or give it a new shape; leading batch and time
+//! dimensions are kept.
+
+use rlgraph_core::spaces::{FloatBox, Space};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param};
+
+/// A reshape layer named `name`: `call(inputs)` gives each item `new_shape`, or flattens it
+/// when `new_shape` is `None`. The element count must stay the same.
+pub fn reshape<B: Backend>(name: &str, new_shape: Option<Vec<usize>>) -> Component<B> {
+    let target = new_shape.clone();
+    let kernel_target = new_shape.clone();
+    Component::new(name)
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
+        .check_inputs(move |sp| {
+            let s = sp.get("inputs")?;
+            let n: usize = s.shape().map(|d| d.iter().product()).unwrap_or(0);
+            match (&new_shape, s.is_container()) {
+                (_, true) => Err(sp.mismatch("inputs", "a primitive space (reshape does not take containers)")),
+                (Some(t), _) if t.iter().product::<usize>() != n => Err(sp.mismatch(
+                    "inputs",
+                    format!(
+                        "{} elements per item to fit new shape {t:?}",
+                        t.iter().product::<usize>()
+                    ),
+                )),
+                _ => Ok(()),
+            }
+        })
+        .graph_fn(
+            GraphFn::tensors("apply", move |ctx, xs| {
+                // Leading (batch, time) dimensions are those beyond the item's own rank.
+                let core_rank = ctx.input_space(0).and_then(Space::rank).unwrap_or(0);
+                let shape = B::shape(xs[0]);
+                let lead = shape.len().saturating_sub(core_rank);
+                let mut out = shape[..lead].to_vec();
+                match &kernel_target {
+                    Some(t) => out.extend_from_slice(t),
+                    None => out.push(shape[lead..].iter().product()),
+                }
+                Ok(vec![B::reshape(xs[0], &out)?])
+            })
+            .infer(move |ctx, spaces| {
+                let s = &spaces[0];
+                let core = s.shape().unwrap_or(&[]);
+                let shape = target.clone().unwrap_or_else(|| vec![core.iter().product()]);
+                let out: Space = match s {
+                    Space::Int(b) => b.clone().with_shape(shape).into(),
+                    Space::Float(_) => FloatBox::new(shape).into(),
+                    other => {
+                        return Err(CoreError::Component {
+                            component: ctx.component().into(),
+                            method: Some("apply".into()),
+                            reason: format!("cannot reshape {}", other.describe()),
+                        })
+                    }
+                };
+                Ok(vec![out.with_ranks(s.ranks().unwrap_or_default())])
+            }),
+        )
+}

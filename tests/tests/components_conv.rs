@@ -1,0 +1,140 @@
+//! Convolution, max pooling and reshape on NHWC images, against a brute-force loop
+//! implementation of TensorFlow's `same`/`valid` rules written here, on candle and on tch.
+
+use rand::{Rng, SeedableRng};
+use rlgraph_components::from_spec;
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::{ComponentTest, Tolerance};
+use rlgraph_tests::both_backends;
+use serde_json::json;
+
+fn images(h: usize, w: usize, c: usize) -> Space {
+    Space::from_json_str(&format!(
+        r#"{{"type": "float-box", "shape": [{h}, {w}, {c}], "add_batch_rank": true}}"#
+    ))
+    .unwrap()
+}
+
+fn value(shape: &[usize], data: &[f64]) -> Value {
+    Value::Float32(Array::new(shape.to_vec(), data.iter().map(|&x| x as f32).collect()).unwrap())
+}
+
+/// TensorFlow's output size and leading pad.
+fn plan(n: usize, k: usize, s: usize, same: bool) -> (usize, usize) {
+    if same {
+        let out = n.div_ceil(s);
+        (out, ((out - 1) * s + k).saturating_sub(n) / 2)
+    } else {
+        ((n - k) / s + 1, 0)
+    }
+}
+
+/// Brute-force NHWC convolution with an OIHW kernel.
+#[allow(clippy::too_many_arguments)]
+fn conv_ref(
+    x: &[f64],
+    b: usize,
+    h: usize,
+    w: usize,
+    c: usize,
+    kernel: &[f64],
+    f: usize,
+    k: usize,
+    s: usize,
+    same: bool,
+) -> (Vec<usize>, Vec<f64>) {
+    let (oh, ph) = plan(h, k, s, same);
+    let (ow, pw) = plan(w, k, s, same);
+    let mut out = vec![0.0; b * oh * ow * f];
+    for n in 0..b {
+        for i in 0..oh {
+            for j in 0..ow {
+                for o in 0..f {
+                    let mut acc = 0.0;
+                    for di in 0..k {
+                        for dj in 0..k {
+                            let (y, xx) = ((i * s + di) as isize - ph as isize, (j * s + dj) as isize - pw as isize);
+                            if y < 0 || xx < 0 || y >= h as isize || xx >= w as isize {
+                                continue;
+                            }
+                            for ch in 0..c {
+                                acc += x[((n * h + y as usize) * w + xx as usize) * c + ch]
+                                    * kernel[((o * c + ch) * k + di) * k + dj];
+                            }
+                        }
+                    }
+                    out[((n * oh + i) * ow + j) * f + o] = acc;
+                }
+            }
+        }
+    }
+    (vec![b, oh, ow, f], out)
+}
+
+both_backends! {
+    fn conv2d_same_by_hand<B>() {
+        // 3x3 image 1..9, 3x3 kernel of ones, same padding: each output is a neighbourhood sum.
+        let spec = json!({"type": "conv2d", "filters": 1, "kernel_size": 3, "strides": 1, "padding": "same", "weights_spec": 1.0, "use_bias": false});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(3, 3, 1))], 0).unwrap();
+        let x = value(&[1, 3, 3, 1], &(1..=9).map(f64::from).collect::<Vec<_>>());
+        let want = value(&[1, 3, 3, 1], &[12.0, 21.0, 16.0, 27.0, 45.0, 33.0, 24.0, 39.0, 28.0]);
+        t.assert_call("call", &[x], &[want], Tolerance::decimals(4));
+    }
+
+    fn conv2d_matches_the_brute_force_reference<B>() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for (h, w, c, f, k, s, same) in [(5, 6, 2, 3, 3, 2, true), (7, 7, 3, 2, 4, 2, true), (6, 5, 2, 2, 3, 1, false), (8, 8, 1, 2, 2, 3, false)] {
+            let kernel: Vec<f64> = (0..f * c * k * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let bias: Vec<f64> = (0..f).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let x: Vec<f64> = (0..2 * h * w * c).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let spec = json!({"type": "conv2d", "filters": f, "kernel_size": k, "strides": s, "padding": if same { "same" } else { "valid" },
+                              "weights_spec": kernel, "biases_spec": bias, "activation": "relu"});
+            let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(h, w, c))], 0).unwrap();
+            let (shape, mut want) = conv_ref(&x, 2, h, w, c, &kernel, f, k, s, same);
+            for (i, v) in want.iter_mut().enumerate() {
+                *v = (*v + bias[i % f]).max(0.0);
+            }
+            t.assert_call("call", &[value(&[2, h, w, c], &x)], &[value(&shape, &want)], Tolerance::new(1e-5, 1e-4));
+        }
+    }
+
+    fn max_pool_valid_and_same<B>() {
+        let x = value(&[1, 3, 3, 1], &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0, -9.0]);
+        let valid = json!({"type": "max-pool2d", "pool_size": 2, "strides": 1});
+        let mut t = ComponentTest::<B>::new(from_spec(&valid, "spec").unwrap(), [("inputs", images(3, 3, 1))], 0).unwrap();
+        t.assert_call("call", std::slice::from_ref(&x), &[value(&[1, 2, 2, 1], &[5.0, 5.0, 7.0, 5.0])], Tolerance::decimals(5));
+        // Same, stride 2: windows rows/cols {0,1} and {2}; the -inf padding never wins, so the
+        // lone corner -9 stays -9.
+        let same = json!({"type": "maxpool2d", "pool_size": 2, "strides": 2, "padding": "same"});
+        let mut t = ComponentTest::<B>::new(from_spec(&same, "spec").unwrap(), [("inputs", images(3, 3, 1))], 0).unwrap();
+        t.assert_call("call", &[x], &[value(&[1, 2, 2, 1], &[5.0, 3.0, 7.0, -9.0])], Tolerance::decimals(5));
+    }
+
+    fn nature_dqn_network_infers_its_shapes<B>() {
+        let spec = json!([
+            {"type": "conv2d", "filters": 32, "kernel_size": 8, "strides": 4, "activation": "relu", "scope": "conv1"},
+            {"type": "conv2d", "filters": 64, "kernel_size": 4, "strides": 2, "activation": "relu", "scope": "conv2"},
+            {"type": "conv2d", "filters": 64, "kernel_size": 3, "strides": 1, "activation": "relu", "scope": "conv3"},
+            {"type": "reshape", "flatten": true, "scope": "flatten"},
+            {"type": "dense", "units": 512, "activation": "relu", "scope": "fc"},
+            {"type": "dense", "units": 6, "scope": "q"}
+        ]);
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "network_spec").unwrap(), [("inputs", images(84, 84, 4))], 0).unwrap();
+        let (_, out) = t.call_sampled("call", Some(2)).unwrap();
+        assert_eq!(out[0].shape().unwrap(), &[2, 6]);
+        let fc = t.get_variable("fc/kernel").unwrap();
+        // 84 -> 20 -> 9 -> 7: 7 * 7 * 64 = 3136 inputs to the first dense layer.
+        assert_eq!(fc.shape().unwrap(), &[3136, 512]);
+    }
+
+    fn reshape_keeps_the_batch_and_checks_the_count<B>() {
+        let spec = json!({"type": "reshape", "new_shape": [3, 2]});
+        let s = Space::from_json_str(r#"{"type": "float-box", "shape": [6], "add_batch_rank": true}"#).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", s)], 0).unwrap();
+        let x = value(&[1, 6], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        t.assert_call("call", &[x], &[value(&[1, 3, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])], Tolerance::decimals(6));
+        let bad = Space::from_json_str(r#"{"type": "float-box", "shape": [5], "add_batch_rank": true}"#).unwrap();
+        let err = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", bad)], 0).err().unwrap().to_string();
+        assert!(err.contains("'reshape'") && err.contains("'inputs'") && err.contains("new shape [3, 2]"), "{err}");
+    }
+}
