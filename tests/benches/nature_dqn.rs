@@ -1,0 +1,111 @@
+//! Forward pass of the Nature-DQN network (84x84x4 NHWC input) through the executor, built
+//! from its RLgraph layer specs, against the same computation hand-written on the backend
+//! (one NHWC -> NCHW permute, three convolutions, flatten, two dense layers), batch 1 and 32.
+
+use std::collections::BTreeMap;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use rlgraph_components::from_spec;
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, BuildOptions, DType, Device, GraphExecutor, Tree};
+use rlgraph_tests::{Candle, Tch};
+
+fn network<B: Backend>() -> GraphExecutor<B> {
+    let spec = serde_json::json!([
+        {"type": "conv2d", "filters": 32, "kernel_size": 8, "strides": 4, "activation": "relu", "scope": "conv1"},
+        {"type": "conv2d", "filters": 64, "kernel_size": 4, "strides": 2, "activation": "relu", "scope": "conv2"},
+        {"type": "conv2d", "filters": 64, "kernel_size": 3, "strides": 1, "activation": "relu", "scope": "conv3"},
+        {"type": "reshape", "flatten": true, "scope": "flatten"},
+        {"type": "dense", "units": 512, "activation": "relu", "scope": "fc"},
+        {"type": "dense", "units": 6, "scope": "q"}
+    ]);
+    let space =
+        Space::from_json_str(r#"{"type": "float-box", "shape": [84, 84, 4], "add_batch_rank": true}"#).expect("space");
+    let root = from_spec::<B>(&spec, "network_spec").expect("spec");
+    GraphExecutor::build(
+        root,
+        &BTreeMap::from([("inputs".to_string(), space)]),
+        &BuildOptions::default(),
+        0,
+    )
+    .expect("builds")
+}
+
+fn hand_written<B: Backend>(x: &B::Tensor, w: &[B::Tensor]) -> B::Tensor {
+    let run = || -> rlgraph_core::Result<B::Tensor> {
+        let batch = B::shape(x)[0];
+        // NHWC -> NCHW once; the kernels are stored OIHW already.
+        let mut h = B::transpose(&B::transpose(x, 1, 3)?, 2, 3)?;
+        for (i, stride) in [(0, 4), (2, 2), (4, 1)] {
+            h = B::relu(&B::add(
+                &B::conv2d(&h, &w[i], stride, 0)?,
+                &B::reshape(&w[i + 1], &[1, B::shape(&w[i + 1])[0], 1, 1])?,
+            )?)?;
+        }
+        // Flatten in NHWC order, as the layer does, so the same dense weights apply.
+        let h = B::transpose(&B::transpose(&h, 1, 3)?, 1, 2)?;
+        let h = B::reshape(&h, &[batch, 3136])?;
+        let h = B::relu(&B::add(&B::matmul(&h, &w[6])?, &w[7])?)?;
+        B::add(&B::matmul(&h, &w[8])?, &w[9])
+    };
+    run().expect("forward")
+}
+
+fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
+    let store = exec.store();
+    [
+        "conv1/kernel",
+        "conv1/bias",
+        "conv2/kernel",
+        "conv2/bias",
+        "conv3/kernel",
+        "conv3/bias",
+        "fc/kernel",
+        "fc/bias",
+        "q/kernel",
+        "q/bias",
+    ]
+    .iter()
+    .map(|p| B::var_tensor(store.var(store.index(&format!("neural-network/{p}")).expect("exists"))).clone())
+    .collect()
+}
+
+fn bench_backend<B: Backend>(c: &mut Criterion) {
+    let mut group = c.benchmark_group(format!("nature-dqn/{}", B::NAME));
+    group.sample_size(20);
+    for batch in [1usize, 32] {
+        let mut exec = network::<B>();
+        let w = weights(&exec);
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
+        let x = B::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, Device::Cpu, &mut rng).expect("x");
+        // Same weights, same input: the two paths must agree before they are timed.
+        let a = B::to_host(
+            exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs")[0]
+                .as_leaf()
+                .expect("leaf"),
+        )
+        .expect("host");
+        let b = B::to_host(&hand_written::<B>(&x, &w)).expect("host");
+        assert!(a
+            .data
+            .to_f64()
+            .iter()
+            .zip(b.data.to_f64())
+            .all(|(p, q)| (p - q).abs() <= 1e-4 * (1.0 + q.abs())));
+        group.bench_with_input(BenchmarkId::new("executor", batch), &x, |bch, x| {
+            bch.iter(|| exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs"))
+        });
+        group.bench_with_input(BenchmarkId::new("hand-written", batch), &x, |bch, x| {
+            bch.iter(|| hand_written::<B>(x, &w))
+        });
+    }
+    group.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    bench_backend::<Candle>(c);
+    bench_backend::<Tch>(c);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
