@@ -28,8 +28,10 @@ pub mod initializer_spec;
 pub mod layers;
 pub mod network;
 pub mod optimizer;
+pub mod preprocessors;
 pub mod registry;
 pub mod spec;
+pub mod synchronizable;
 pub mod time_dependent;
 
 pub use activation::Activation;
@@ -37,5 +39,7 @@ pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_no
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
+pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with};
+pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;

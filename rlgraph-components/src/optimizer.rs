@@ -14,6 +14,7 @@ use rlgraph_core::{
 };
 
 use crate::spec::{normalize_type, Spec};
+use crate::synchronizable::handles;
 use crate::time_dependent::TimeDependent;
 
 /// Which update rule.
@@ -127,19 +128,6 @@ impl OptimizerSpec {
             Rule::Adagrad { .. } => vec!["g2"],
         }
     }
-}
-
-/// The variable paths and handles behind a `variables()` Dict.
-fn targets<'a, B: Backend>(ctx: &KernelCtx<'a, B>, vars: &Tree<B::Tensor>) -> Result<Vec<(String, &'a B::Var)>> {
-    let store = ctx.store();
-    vars.flatten()
-        .into_iter()
-        .map(|(key, _)| {
-            let name = key.trim_start_matches('/').to_string();
-            let i = store.index(&name.replace('.', "/"))?;
-            Ok((name, store.var(i)))
-        })
-        .collect()
 }
 
 fn time_value<B: Backend>(t: Option<&B::Tensor>) -> Result<f64> {
@@ -277,7 +265,7 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
         })
         .graph_fn(
             GraphFn::new("step", move |ctx, xs| {
-                let vars = targets(ctx, &xs[0])?;
+                let vars = handles(ctx, &xs[0])?;
                 let loss = leaf::<B>(&xs[1], "loss")?;
                 let handles: Vec<&B::Var> = vars.iter().map(|(_, v)| *v).collect();
                 let grads = B::grads(loss, &handles)?;
@@ -288,7 +276,7 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
         )
         .graph_fn(
             GraphFn::new("calculate_gradients", |ctx, xs| {
-                let vars = targets(ctx, &xs[0])?;
+                let vars = handles(ctx, &xs[0])?;
                 let handles: Vec<&B::Var> = vars.iter().map(|(_, v)| *v).collect();
                 let grads = B::grads(leaf::<B>(&xs[1], "loss")?, &handles)?;
                 Ok(vec![Tree::Dict(
@@ -304,7 +292,7 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
             GraphFn::new(
                 "apply_gradients",
                 move |ctx: &mut KernelCtx<'_, B>, xs: &[Tree<B::Tensor>]| {
-                    let vars = targets(ctx, &xs[0])?;
+                    let vars = handles(ctx, &xs[0])?;
                     let grads: Vec<B::Tensor> = xs[1].flatten().into_iter().map(|(_, g)| g.clone()).collect();
                     if grads.len() != vars.len() {
                         return Err(CoreError::Component {

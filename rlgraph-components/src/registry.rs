@@ -9,9 +9,10 @@ use rlgraph_core::spaces::Space;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
-use crate::layers::{conv2d, dense, max_pool2d, reshape, Conv2dSpec, DenseSpec, Padding};
+use crate::layers::{conv2d, dense, max_pool2d, reshape_with_categories, Conv2dSpec, DenseSpec, Padding};
 use crate::network::neural_network;
 use crate::optimizer::{optimizer, OptimizerSpec};
+use crate::preprocessors::preprocessor_from_spec;
 use crate::spec::{normalize_type, Spec};
 use crate::time_dependent::TimeDependent;
 
@@ -28,6 +29,11 @@ pub const KNOWN_TYPES: &[&str] = &[
     "exponential-decay",
     "epsilon-exploration",
     "gaussian-noise",
+    "clip",
+    "convert-type",
+    "divide",
+    "multiply",
+    "normalize",
     "sgd",
     "adam",
     "rmsprop",
@@ -57,6 +63,9 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             reason: format!("missing; known types: {}", KNOWN_TYPES.join(", ")),
         });
     };
+    if let Some(pre) = preprocessor_from_spec::<B>(kind, spec, at) {
+        return pre;
+    }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
             s.only(&[
@@ -145,17 +154,17 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             ))
         }
         "reshape" => {
-            if s.get("flatten_categories").is_some()
-                || s.get("fold_time_rank").is_some()
-                || s.get("unfold_time_rank").is_some()
-            {
+            if s.get("fold_time_rank").is_some() || s.get("unfold_time_rank").is_some() {
                 return Err(CoreError::Config {
                     at: at.into(),
-                    reason: "reshape with flatten_categories / fold_time_rank / unfold_time_rank is not yet supported"
-                        .into(),
+                    reason: "reshape with fold_time_rank / unfold_time_rank is not yet supported".into(),
                 });
             }
-            s.only(&["flatten", "new_shape", "scope"])?;
+            s.only(&["flatten", "flatten_categories", "new_shape", "scope"])?;
+            let categories = match s.get("flatten_categories") {
+                None | Some(Json::Null) | Some(Json::Bool(false)) => None,
+                Some(_) => Some(s.usize("flatten_categories")?),
+            };
             let new_shape = match s.get("new_shape") {
                 None | Some(Json::Null) => None,
                 Some(Json::Array(dims)) => Some(
@@ -181,7 +190,11 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                     reason: "reshape needs \"flatten\": true or a \"new_shape\"".into(),
                 });
             }
-            Ok(reshape(s.str_or("scope", "reshape")?, new_shape))
+            Ok(reshape_with_categories(
+                s.str_or("scope", "reshape")?,
+                new_shape,
+                categories,
+            ))
         }
         "epsilonexploration" | "exploration" => {
             s.only(&["epsilon_spec", "decay_spec", "scope"])?;

@@ -365,7 +365,24 @@ fn propagate<B: Backend>(
     if done.iter().all(|d| *d) {
         return Ok(());
     }
-    // Something never resolved: name the input-incomplete component and what it lacks.
+    // Something never resolved. A `variables()` call waits on components that are never called
+    // with inputs: that is the root cause, so name it first.
+    for &n in order.iter().filter(|n| !done[n.index()]) {
+        if matches!(meta.graph[n].kind, NodeKind::Variables) {
+            let scope = &meta.graph[n].component;
+            let prefix = format!("{scope}/");
+            if let Some((path, _)) = comps
+                .iter()
+                .find(|(p, s)| (*p == scope || p.starts_with(&prefix)) && !s.complete && s.needed.is_empty())
+            {
+                return Err(CoreError::InputIncomplete {
+                    component: path.clone(),
+                    missing: format!("all of its inputs: no root API method calls it with inputs, so its variables (asked for by {scope}.variables()) are never created"),
+                });
+            }
+        }
+    }
+    // Otherwise name the input-incomplete component and what it lacks.
     for (path, state) in comps.iter() {
         if state.complete || state.needed.is_empty() {
             continue;

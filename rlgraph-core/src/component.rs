@@ -134,6 +134,12 @@ impl<B: Backend> Component<B> {
         self
     }
 
+    /// The same component without its API method `name` (to derive variants of a component).
+    pub fn without_api(mut self, name: &str) -> Self {
+        self.api.retain(|m| m.name != name);
+        self
+    }
+
     /// Marks the API method added last as not needed for input-completeness.
     pub fn incomplete_ok(mut self) -> Self {
         if let Some(m) = self.api.last_mut() {

@@ -2,11 +2,21 @@
 //! dimensions are kept.
 
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param};
+use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Param};
 
 /// A reshape layer named `name`: `call(inputs)` gives each item `new_shape`, or flattens it
 /// when `new_shape` is `None`. The element count must stay the same.
 pub fn reshape<B: Backend>(name: &str, new_shape: Option<Vec<usize>>) -> Component<B> {
+    reshape_with_categories(name, new_shape, None)
+}
+
+/// Like [`reshape`], first turning IntBox categories into one-hot floats (RLgraph's
+/// `flatten_categories`): each int becomes `categories` floats, so the item grows by that factor.
+pub fn reshape_with_categories<B: Backend>(
+    name: &str,
+    new_shape: Option<Vec<usize>>,
+    categories: Option<usize>,
+) -> Component<B> {
     let target = new_shape.clone();
     let kernel_target = new_shape.clone();
     Component::new(name)
@@ -15,7 +25,15 @@ pub fn reshape<B: Backend>(name: &str, new_shape: Option<Vec<usize>>) -> Compone
         })
         .check_inputs(move |sp| {
             let s = sp.get("inputs")?;
-            let n: usize = s.shape().map(|d| d.iter().product()).unwrap_or(0);
+            let n: usize = s.shape().map(|d| d.iter().product()).unwrap_or(0) * categories.unwrap_or(1);
+            if let Some(c) = categories {
+                if !matches!(s, Space::Int(_)) || s.num_categories().is_some_and(|k| k > c as u64) {
+                    return Err(sp.mismatch(
+                        "inputs",
+                        format!("an IntBox with at most {c} categories (flatten_categories)"),
+                    ));
+                }
+            }
             match (&new_shape, s.is_container()) {
                 (_, true) => Err(sp.mismatch("inputs", "a primitive space (reshape does not take containers)")),
                 (Some(t), _) if t.iter().product::<usize>() != n => Err(sp.mismatch(
@@ -35,11 +53,15 @@ pub fn reshape<B: Backend>(name: &str, new_shape: Option<Vec<usize>>) -> Compone
                 let shape = B::shape(xs[0]);
                 let lead = shape.len().saturating_sub(core_rank);
                 let mut out = shape[..lead].to_vec();
+                let x = match categories {
+                    Some(c) => B::one_hot(&B::cast(xs[0], DType::I64)?, c, DType::F32)?,
+                    None => xs[0].clone(),
+                };
                 match &kernel_target {
                     Some(t) => out.extend_from_slice(t),
-                    None => out.push(shape[lead..].iter().product()),
+                    None => out.push(shape[lead..].iter().product::<usize>() * categories.unwrap_or(1)),
                 }
-                Ok(vec![B::reshape(xs[0], &out)?])
+                Ok(vec![B::reshape(&x, &out)?])
             })
             .infer(move |ctx, spaces| {
                 let s = &spaces[0];
