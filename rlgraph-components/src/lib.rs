@@ -23,6 +23,7 @@
 //! ```
 
 pub mod activation;
+pub mod distributions;
 pub mod exploration;
 pub mod initializer_spec;
 pub mod layers;
@@ -35,6 +36,7 @@ pub mod synchronizable;
 pub mod time_dependent;
 
 pub use activation::Activation;
+pub use distributions::{distribution, Kind as DistributionKind};
 pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;

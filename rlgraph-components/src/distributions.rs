@@ -1,0 +1,278 @@
+//! Distributions over actions: Categorical (from logits), Bernoulli (from probabilities) and
+//! Normal (from a `(mean, stddev)` Tuple). Each samples stochastically (from the executor's
+//! seeded RNG) or deterministically, and gives log-probabilities, entropy and KL divergence,
+//! elementwise over the action dimensions as RLgraph's do.
+
+use std::f64::consts::PI;
+
+use rlgraph_core::spaces::{BoolBox, FloatBox, IntBox, Space};
+use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, KernelCtx, Param, Result, Tree};
+
+/// Which distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Parameters: logits `[..., n]`; values: category indices `[...]`.
+    Categorical,
+    /// Parameters: probabilities `[...]`; values: bools `[...]`.
+    Bernoulli,
+    /// Parameters: a Tuple `(mean, stddev)` of equal shapes; values: floats of that shape.
+    Normal,
+}
+
+fn scalar<B: Backend>(like: &B::Tensor, v: f64) -> Result<B::Tensor> {
+    B::scalar(v, B::dtype(like), B::device(like))
+}
+
+fn last_dim<B: Backend>(t: &B::Tensor) -> usize {
+    B::shape(t).len().saturating_sub(1)
+}
+
+/// `log softmax(logits)` over the last dimension, computed stably.
+fn log_softmax<B: Backend>(logits: &B::Tensor) -> Result<B::Tensor> {
+    let d = last_dim::<B>(logits);
+    let shifted = B::sub(logits, &B::max(logits, d, true)?)?;
+    B::sub(&shifted, &B::log(&B::sum(&B::exp(&shifted)?, &[d], true)?)?)
+}
+
+fn normal_params<B: Backend>(p: &Tree<B::Tensor>) -> Result<(&B::Tensor, &B::Tensor)> {
+    match p {
+        Tree::Tuple(v) if v.len() == 2 => match (v[0].as_leaf(), v[1].as_leaf()) {
+            (Some(m), Some(s)) => Ok((m, s)),
+            _ => Err(bad("Normal parameters must be a Tuple of two tensors (mean, stddev)")),
+        },
+        _ => Err(bad("Normal parameters must be a Tuple (mean, stddev)")),
+    }
+}
+
+fn bad(reason: &str) -> CoreError {
+    CoreError::Component {
+        component: "distribution".into(),
+        method: None,
+        reason: reason.into(),
+    }
+}
+
+fn leaf<B: Backend>(p: &Tree<B::Tensor>) -> Result<&B::Tensor> {
+    p.as_leaf().ok_or_else(|| bad("parameters must be a single tensor"))
+}
+
+impl Kind {
+    /// A sample: stochastic from `ctx`'s RNG, or the mode when `deterministic`.
+    pub fn sample<B: Backend>(
+        &self,
+        ctx: &mut KernelCtx<'_, B>,
+        p: &Tree<B::Tensor>,
+        deterministic: bool,
+    ) -> Result<B::Tensor> {
+        match self {
+            Kind::Categorical => {
+                let logits = leaf::<B>(p)?;
+                let d = last_dim::<B>(logits);
+                if deterministic {
+                    return B::argmax(logits, d, false);
+                }
+                // Gumbel-max: argmax(logits + G) with G = -ln(-ln U) samples the softmax.
+                let u = B::uniform(&B::shape(logits), 1e-12, 1.0, B::dtype(logits), ctx.device(), ctx.rng())?;
+                let gumbel = B::neg(&B::log(&B::neg(&B::log(&u)?)?)?)?;
+                B::argmax(&B::add(logits, &gumbel)?, d, false)
+            }
+            Kind::Bernoulli => {
+                let probs = leaf::<B>(p)?;
+                if deterministic {
+                    return B::gt(probs, &scalar::<B>(probs, 0.5)?);
+                }
+                let u = B::uniform(&B::shape(probs), 0.0, 1.0, B::dtype(probs), ctx.device(), ctx.rng())?;
+                B::lt(&u, probs)
+            }
+            Kind::Normal => {
+                let (mean, std) = normal_params::<B>(p)?;
+                if deterministic {
+                    return Ok(mean.clone());
+                }
+                let n = B::normal(&B::shape(mean), 0.0, 1.0, B::dtype(mean), ctx.device(), ctx.rng())?;
+                B::add(mean, &B::mul(std, &n)?)
+            }
+        }
+    }
+
+    /// The log-probability (density for Normal) of `values`, elementwise.
+    pub fn log_prob<B: Backend>(&self, p: &Tree<B::Tensor>, values: &B::Tensor) -> Result<B::Tensor> {
+        match self {
+            Kind::Categorical => {
+                let logits = leaf::<B>(p)?;
+                let d = last_dim::<B>(logits);
+                let idx = B::unsqueeze(&B::cast(values, DType::I64)?, d)?;
+                B::squeeze(&B::gather(&log_softmax::<B>(logits)?, d, &idx)?, d)
+            }
+            Kind::Bernoulli => {
+                let probs = leaf::<B>(p)?;
+                let v = B::cast(values, B::dtype(probs))?;
+                let not_v = B::affine(&v, -1.0, 1.0)?;
+                B::add(
+                    &B::mul(&v, &B::log(probs)?)?,
+                    &B::mul(&not_v, &B::log(&B::affine(probs, -1.0, 1.0)?)?)?,
+                )
+            }
+            Kind::Normal => {
+                let (mean, std) = normal_params::<B>(p)?;
+                let z = B::div(&B::sub(values, mean)?, std)?;
+                // -z^2/2 - ln(sigma) - ln(2 pi)/2
+                B::sub(
+                    &B::affine(&B::square(&z)?, -0.5, -0.5 * (2.0 * PI).ln())?,
+                    &B::log(std)?,
+                )
+            }
+        }
+    }
+
+    /// The entropy, elementwise (per distribution for Categorical).
+    pub fn entropy<B: Backend>(&self, p: &Tree<B::Tensor>) -> Result<B::Tensor> {
+        match self {
+            Kind::Categorical => {
+                let logits = leaf::<B>(p)?;
+                let lp = log_softmax::<B>(logits)?;
+                B::neg(&B::sum(&B::mul(&B::exp(&lp)?, &lp)?, &[last_dim::<B>(logits)], false)?)
+            }
+            Kind::Bernoulli => {
+                let probs = leaf::<B>(p)?;
+                let q = B::affine(probs, -1.0, 1.0)?;
+                B::neg(&B::add(&B::mul(probs, &B::log(probs)?)?, &B::mul(&q, &B::log(&q)?)?)?)
+            }
+            Kind::Normal => {
+                let (_, std) = normal_params::<B>(p)?;
+                B::affine(&B::log(std)?, 1.0, 0.5 + 0.5 * (2.0 * PI).ln())
+            }
+        }
+    }
+
+    /// `KL(p || q)`, elementwise (per distribution for Categorical).
+    pub fn kl<B: Backend>(&self, p: &Tree<B::Tensor>, q: &Tree<B::Tensor>) -> Result<B::Tensor> {
+        match self {
+            Kind::Categorical => {
+                let (lp, lq) = (log_softmax::<B>(leaf::<B>(p)?)?, log_softmax::<B>(leaf::<B>(q)?)?);
+                B::sum(
+                    &B::mul(&B::exp(&lp)?, &B::sub(&lp, &lq)?)?,
+                    &[last_dim::<B>(&lp)],
+                    false,
+                )
+            }
+            Kind::Bernoulli => {
+                let (a, b) = (leaf::<B>(p)?, leaf::<B>(q)?);
+                let (na, nb) = (B::affine(a, -1.0, 1.0)?, B::affine(b, -1.0, 1.0)?);
+                let t1 = B::mul(a, &B::sub(&B::log(a)?, &B::log(b)?)?)?;
+                let t2 = B::mul(&na, &B::sub(&B::log(&na)?, &B::log(&nb)?)?)?;
+                B::add(&t1, &t2)
+            }
+            Kind::Normal => {
+                let ((m1, s1), (m2, s2)) = (normal_params::<B>(p)?, normal_params::<B>(q)?);
+                // ln(s2/s1) + (s1^2 + (m1 - m2)^2) / (2 s2^2) - 1/2
+                let ratio = B::log(&B::div(s2, s1)?)?;
+                let num = B::add(&B::square(s1)?, &B::square(&B::sub(m1, m2)?)?)?;
+                let frac = B::div(&num, &B::affine(&B::square(s2)?, 2.0, 0.0)?)?;
+                B::affine(&B::add(&ratio, &frac)?, 1.0, -0.5)
+            }
+        }
+    }
+
+    /// The space of values, given the parameters' space.
+    fn value_space(&self, params: &Space) -> Result<Space> {
+        let ranks = params
+            .flatten()
+            .first()
+            .and_then(|(_, s)| s.ranks())
+            .unwrap_or_default();
+        let shape = |s: &Space| s.shape().unwrap_or(&[]).to_vec();
+        Ok(match (self, params) {
+            (Kind::Categorical, Space::Float(_)) => {
+                let mut core = shape(params);
+                let n = core
+                    .pop()
+                    .ok_or_else(|| bad("Categorical logits need a last (category) dimension"))?;
+                Space::from(IntBox::new(n as i64)?.with_shape(core)).with_ranks(ranks)
+            }
+            (Kind::Bernoulli, Space::Float(_)) => Space::from(BoolBox::new(shape(params))).with_ranks(ranks),
+            (Kind::Normal, Space::Tuple(t)) if t.items().len() == 2 => {
+                Space::from(FloatBox::new(shape(&t.items()[0]))).with_ranks(ranks)
+            }
+            _ => return Err(bad("parameters do not fit the distribution")),
+        })
+    }
+
+    /// The space of elementwise results (log-probabilities, entropies, KL).
+    fn result_space(&self, params: &Space) -> Result<Space> {
+        let v = self.value_space(params)?;
+        Ok(Space::from(FloatBox::new(v.shape().unwrap_or(&[]).to_vec())).with_ranks(v.ranks().unwrap_or_default()))
+    }
+}
+
+/// A distribution component `name` with API methods `sample_stochastic(parameters)`,
+/// `sample_deterministic(parameters)`, `log_prob(parameters, values)`, `entropy(parameters)`
+/// and `kl_divergence(parameters, other_parameters)`.
+pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
+    let one = |n: &'static str| {
+        move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args| ctx.graph_fn(n, &args.present())
+    };
+    Component::new(name)
+        .api(
+            "sample_stochastic",
+            vec![Param::new("parameters")],
+            one("sample_stochastic"),
+        )
+        .api(
+            "sample_deterministic",
+            vec![Param::new("parameters")],
+            one("sample_deterministic"),
+        )
+        .api(
+            "log_prob",
+            vec![Param::new("parameters"), Param::new("values")],
+            one("log_prob"),
+        )
+        .api("entropy", vec![Param::new("parameters")], one("entropy"))
+        .api(
+            "kl_divergence",
+            vec![Param::new("parameters"), Param::new("other_parameters")],
+            one("kl_divergence"),
+        )
+        .check_inputs(move |s| {
+            let p = s.get("parameters")?;
+            kind.value_space(p).map(|_| ()).map_err(|_| {
+                s.mismatch(
+                    "parameters",
+                    match kind {
+                        Kind::Categorical => "float logits with a category dimension",
+                        Kind::Bernoulli => "float probabilities",
+                        Kind::Normal => "a Tuple (mean, stddev) of floats",
+                    },
+                )
+            })
+        })
+        .graph_fn(
+            GraphFn::new("sample_stochastic", move |ctx, xs| {
+                Ok(vec![Tree::Leaf(kind.sample(ctx, &xs[0], false)?)])
+            })
+            .infer(move |_, s| Ok(vec![kind.value_space(&s[0])?])),
+        )
+        .graph_fn(
+            GraphFn::new("sample_deterministic", move |ctx, xs| {
+                Ok(vec![Tree::Leaf(kind.sample(ctx, &xs[0], true)?)])
+            })
+            .infer(move |_, s| Ok(vec![kind.value_space(&s[0])?])),
+        )
+        .graph_fn(
+            GraphFn::new("log_prob", move |_, xs| {
+                Ok(vec![Tree::Leaf(kind.log_prob::<B>(&xs[0], leaf::<B>(&xs[1])?)?)])
+            })
+            .infer(move |_, s| Ok(vec![kind.result_space(&s[0])?])),
+        )
+        .graph_fn(
+            GraphFn::new("entropy", move |_, xs| Ok(vec![Tree::Leaf(kind.entropy::<B>(&xs[0])?)]))
+                .infer(move |_, s| Ok(vec![kind.result_space(&s[0])?])),
+        )
+        .graph_fn(
+            GraphFn::new("kl_divergence", move |_, xs| {
+                Ok(vec![Tree::Leaf(kind.kl::<B>(&xs[0], &xs[1])?)])
+            })
+            .infer(move |_, s| Ok(vec![kind.result_space(&s[0])?])),
+        )
+}

@@ -1,0 +1,105 @@
+//! Categorical, Bernoulli and Normal: log-probabilities, entropies and KL divergences against
+//! their textbook formulas, and seeded sampling frequencies against the probabilities
+//! (chi-square at significance 0.001), on candle and on tch.
+
+use rlgraph_components::{distribution, DistributionKind};
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::{ComponentTest, Tolerance};
+use rlgraph_tests::both_backends;
+
+fn floats(shape: &[usize], data: Vec<f64>) -> Value {
+    Value::Float32(Array::new(shape.to_vec(), data.into_iter().map(|x| x as f32).collect()).unwrap())
+}
+
+fn batch(spec: &str) -> Space {
+    Space::from_json_str(spec).unwrap().with_batch_rank(true)
+}
+
+fn tol() -> Tolerance {
+    Tolerance::new(1e-5, 1e-5)
+}
+
+both_backends! {
+    fn categorical<B>() {
+        let p: [f64; 3] = [1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0];
+        let logits: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|x| x.ln()).collect();
+        let params = batch(r#"{"type": "float-box", "shape": [3]}"#);
+        let values = batch(r#"{"type": "int-box", "high": 3}"#);
+        let mut t = ComponentTest::<B>::new(distribution("categorical", DistributionKind::Categorical), [("parameters", params.clone()), ("values", values), ("other_parameters", params)], 7).unwrap();
+        let rows = |n: usize| floats(&[n, 3], logits.iter().copied().cycle().take(3 * n).collect());
+        t.assert_call("sample_deterministic", &[rows(2)], &[Value::Int32(Array::new([2], vec![2, 2]).unwrap())], tol());
+        let v = Value::Int32(Array::new([3], vec![0, 1, 2]).unwrap());
+        t.assert_call("log_prob", &[rows(3), v], &[floats(&[3], p.iter().map(|x| x.ln()).collect())], tol());
+        let h: f64 = -p.iter().map(|x| x * x.ln()).sum::<f64>();
+        t.assert_call("entropy", &[rows(1)], &[floats(&[1], vec![h])], tol());
+        let kl: f64 = p.iter().map(|x| x * (x / (1.0 / 3.0)).ln()).sum();
+        t.assert_call("kl_divergence", &[rows(1), floats(&[1, 3], vec![0.0; 3])], &[floats(&[1], vec![kl])], tol());
+        // 30,000 seeded draws; chi-square with 2 degrees of freedom, critical value 13.82 at 0.001.
+        let n = 30_000;
+        let out = t.call("sample_stochastic", &[rows(n)]).unwrap();
+        let Value::Int32(a) = &out[0] else { panic!("{out:?}") };
+        let chi2: f64 = (0..3).map(|k| {
+            let observed = a.data().iter().filter(|&&x| x == k).count() as f64;
+            let expected = n as f64 * p[k as usize];
+            (observed - expected).powi(2) / expected
+        }).sum();
+        assert!(chi2 < 13.82, "chi-square {chi2}");
+    }
+
+    fn bernoulli<B>() {
+        let params = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let values = batch(r#"{"type": "bool-box", "shape": [2]}"#);
+        let mut t = ComponentTest::<B>::new(distribution("bernoulli", DistributionKind::Bernoulli), [("parameters", params.clone()), ("values", values), ("other_parameters", params)], 3).unwrap();
+        let p = || floats(&[1, 2], vec![0.2, 0.7]);
+        let bools = |v: Vec<bool>| Value::Bool(Array::new([1, v.len()], v).unwrap());
+        t.assert_call("sample_deterministic", &[p()], &[bools(vec![false, true])], tol());
+        t.assert_call("log_prob", &[p(), bools(vec![true, false])], &[floats(&[1, 2], vec![0.2f64.ln(), 0.3f64.ln()])], tol());
+        let h = |x: f64| -(x * x.ln() + (1.0 - x) * (1.0 - x).ln());
+        t.assert_call("entropy", &[p()], &[floats(&[1, 2], vec![h(0.2), h(0.7)])], tol());
+        let kl = |a: f64, b: f64| a * (a / b).ln() + (1.0 - a) * ((1.0 - a) / (1.0 - b)).ln();
+        t.assert_call("kl_divergence", &[p(), floats(&[1, 2], vec![0.5, 0.5])], &[floats(&[1, 2], vec![kl(0.2, 0.5), kl(0.7, 0.5)])], tol());
+        let n = 20_000;
+        let out = t.call("sample_stochastic", &[floats(&[n, 2], [0.2, 0.7].iter().copied().cycle().take(2 * n).collect())]).unwrap();
+        let Value::Bool(a) = &out[0] else { panic!() };
+        for (col, p) in [(0, 0.2), (1, 0.7)] {
+            let freq = a.data().iter().skip(col).step_by(2).filter(|b| **b).count() as f64 / n as f64;
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((freq - p).abs() < 4.0 * se, "column {col}: {freq} vs {p}");
+        }
+    }
+
+    fn normal<B>() {
+        let one = r#"{"type": "float-box", "shape": [2]}"#;
+        let params = Space::tuple(vec![batch(one), batch(one)]);
+        let mut t = ComponentTest::<B>::new(distribution("normal", DistributionKind::Normal), [("parameters", params.clone()), ("values", batch(one)), ("other_parameters", params)], 9).unwrap();
+        let (m, s) = ([0.0, 1.0], [1.0, 2.0]);
+        let p = || Value::Tuple(vec![floats(&[1, 2], m.to_vec()), floats(&[1, 2], s.to_vec())]);
+        let v = [0.5, -1.0];
+        let lp: Vec<f64> = (0..2).map(|i| -((v[i] - m[i]) / s[i]).powi(2) / 2.0 - s[i].ln() - 0.5 * (2.0 * std::f64::consts::PI).ln()).collect();
+        t.assert_call("log_prob", &[p(), floats(&[1, 2], v.to_vec())], &[floats(&[1, 2], lp)], tol());
+        let h: Vec<f64> = s.iter().map(|x| 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln() + x.ln()).collect();
+        t.assert_call("entropy", &[p()], &[floats(&[1, 2], h)], tol());
+        // KL(N(m, s) || N(0, 1)) = ln(1 / s) + (s^2 + m^2) / 2 - 1/2
+        let kl: Vec<f64> = (0..2).map(|i| (1.0 / s[i]).ln() + (s[i] * s[i] + m[i] * m[i]) / 2.0 - 0.5).collect();
+        let std_normal = Value::Tuple(vec![floats(&[1, 2], vec![0.0, 0.0]), floats(&[1, 2], vec![1.0, 1.0])]);
+        t.assert_call("kl_divergence", &[p(), std_normal], &[floats(&[1, 2], kl)], tol());
+        t.assert_call("sample_deterministic", &[p()], &[floats(&[1, 2], m.to_vec())], tol());
+        let n = 20_000;
+        let many = Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect())]);
+        let out = t.call("sample_stochastic", &[many]).unwrap();
+        let Value::Float32(a) = &out[0] else { panic!() };
+        for col in 0..2 {
+            let xs: Vec<f64> = a.data().iter().skip(col).step_by(2).map(|&x| x as f64).collect();
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+            assert!((mean - m[col]).abs() < 4.0 * s[col] / (n as f64).sqrt() && (sd - s[col]).abs() < 0.03 * s[col], "{col}: {mean} {sd}");
+        }
+    }
+
+    fn wrong_parameters_name_the_place<B>() {
+        let flat = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let spaces = [("parameters", flat.clone()), ("values", flat.clone()), ("other_parameters", flat)];
+        let err = ComponentTest::<B>::new(distribution("normal", DistributionKind::Normal), spaces, 0).err().unwrap().to_string();
+        assert!(err.contains("'normal'") && err.contains("'parameters'") && err.contains("Tuple (mean, stddev)"), "{err}");
+    }
+}
