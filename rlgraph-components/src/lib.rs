@@ -29,6 +29,7 @@ pub mod initializer_spec;
 pub mod layers;
 pub mod network;
 pub mod optimizer;
+pub mod policy;
 pub mod preprocessors;
 pub mod registry;
 pub mod spec;
@@ -41,6 +42,7 @@ pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_no
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
+pub use policy::{dueling_policy, policy};
 pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with};
 pub use synchronizable::synchronizable;

@@ -300,7 +300,7 @@ fn propagate<B: Backend>(
                     })?;
                     for (p, s) in params.iter().zip(&ins) {
                         match state.inputs.try_get(p) {
-                            Some(existing) if existing != s => {
+                            Some(existing) if !compatible(existing, s) => {
                                 return Err(CoreError::SpaceMismatch {
                                     component: path.clone(),
                                     method: method.clone(),
@@ -420,6 +420,22 @@ fn propagate<B: Backend>(
             root_inputs.join(", ")
         },
     })
+}
+
+/// Whether a space arriving at a parameter fits the one already recorded there: the same
+/// structure, kinds, dtypes, shapes, ranks and int categories. Float bounds may differ (a
+/// sampled action is unbounded where the action space is bounded).
+fn compatible(a: &Space, b: &Space) -> bool {
+    fn unbounded(s: &Space) -> Space {
+        s.map(|_, leaf| match leaf {
+            Space::Float(_) => FloatBox::new(leaf.shape().unwrap_or(&[]).to_vec())
+                .with_dtype(leaf.dtype().unwrap_or(Dtype::Float32))
+                .map(|x| Space::from(x).with_ranks(leaf.ranks().unwrap_or_default()))
+                .unwrap_or_else(|_| leaf.clone()),
+            other => other.clone(),
+        })
+    }
+    a == b || unbounded(a) == unbounded(b)
 }
 
 fn in_graph_fn(e: CoreError, path: &str, name: &str) -> CoreError {

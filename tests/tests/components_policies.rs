@@ -1,0 +1,82 @@
+//! Policies (discrete and continuous) and the dueling policy, with weights set by hand and
+//! outputs computed by hand, on candle and on tch.
+
+use rlgraph_components::{dueling_policy, policy};
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::{ComponentTest, Tolerance};
+use rlgraph_tests::both_backends;
+
+fn floats(shape: &[usize], data: Vec<f64>) -> Value {
+    Value::Float32(Array::new(shape.to_vec(), data.into_iter().map(|x| x as f32).collect()).unwrap())
+}
+
+fn ints(data: Vec<i32>) -> Value {
+    Value::Int32(Array::new([data.len()], data).unwrap())
+}
+
+fn batch(spec: &str) -> Space {
+    Space::from_json_str(spec).unwrap().with_batch_rank(true)
+}
+
+fn tol() -> Tolerance {
+    Tolerance::new(1e-5, 1e-5)
+}
+
+both_backends! {
+    fn categorical_policy<B>() {
+        let actions = batch(r#"{"type": "int-box", "high": 3}"#);
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let p = policy::<B>("policy", vec![], &actions).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 1).unwrap();
+        t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        // logits = [1, 2, 4]
+        let lse = (1f64.exp() + 2f64.exp() + 4f64.exp()).ln();
+        t.assert_call("get_adapter_outputs", &[x()], &[floats(&[1, 3], vec![1.0, 2.0, 4.0])], tol());
+        t.assert_call("get_deterministic_action", &[x()], &[ints(vec![2])], tol());
+        t.assert_call("get_log_likelihood", &[x(), ints(vec![0])], &[floats(&[1], vec![1.0 - lse])], tol());
+        let h: f64 = -[1.0f64, 2.0, 4.0].iter().map(|l| (l - lse).exp() * (l - lse)).sum::<f64>();
+        t.assert_call("get_entropy", &[x()], &[floats(&[1], vec![h])], tol());
+        let out = t.call("get_action_and_log_likelihood", &[x()]).unwrap();
+        let Value::Int32(a) = &out[0] else { panic!() };
+        let logit = [1.0, 2.0, 4.0][a.data()[0] as usize];
+        rlgraph_core::check_close(&out[1], &floats(&[1], vec![logit - lse]), tol()).unwrap();
+    }
+
+    fn gaussian_policy<B>() {
+        let actions = batch(r#"{"type": "float-box", "shape": [1], "low": -2.0, "high": 2.0}"#);
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let p = policy::<B>("policy", vec![], &actions).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 1).unwrap();
+        // mean = 0.5 x0, log-std = ln 2.
+        t.set_variable("action-adapter/kernel", &floats(&[2, 2], vec![0.5, 0.0, 0.0, 0.0])).unwrap();
+        t.set_variable("action-adapter/bias", &floats(&[2], vec![0.0, 2f64.ln()])).unwrap();
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        t.assert_call("get_deterministic_action", &[x()], &[floats(&[1, 1], vec![0.5])], tol());
+        let lp = -0.5 * (0.5f64).powi(2) - 2f64.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
+        t.assert_call("get_log_likelihood", &[x(), floats(&[1, 1], vec![1.5])], &[floats(&[1, 1], vec![lp])], tol());
+    }
+
+    fn dueling_policy_combines_value_and_advantages<B>() {
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let mut t = ComponentTest::<B>::new(dueling_policy::<B>("dueling-policy", vec![], 3, 2), [("nn_inputs", states)], 1).unwrap();
+        t.set_variable("dense-layer-state-value-stream/kernel", &floats(&[2, 2], vec![1.0; 4])).unwrap();
+        t.set_variable("state-value-node/kernel", &floats(&[2, 1], vec![0.5, 0.5])).unwrap();
+        t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
+        // h = [1, 2]; value stream relu([3, 3]) -> v = 3; a = [1, 2, 4], mean 7/3; q = v + a - 7/3.
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        let q: Vec<f64> = [1.0, 2.0, 4.0].iter().map(|a| 3.0 + a - 7.0 / 3.0).collect();
+        t.assert_call("get_q_values", &[x()], &[floats(&[1], vec![3.0]), floats(&[1, 3], vec![1.0, 2.0, 4.0]), floats(&[1, 3], q)], tol());
+        t.assert_call("get_action", &[x()], &[ints(vec![2])], tol());
+    }
+}
+
+#[test]
+fn container_action_spaces_are_refused_for_now_with_a_clear_line() {
+    let dict = Space::from_json_str(r#"{"a": {"type": "int-box", "high": 2}}"#).unwrap();
+    let err = policy::<rlgraph_tests::Candle>("policy", vec![], &dict)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("action_space") && !err.contains('\n'), "{err}");
+}
