@@ -23,6 +23,7 @@
 //! ```
 
 pub mod activation;
+pub mod common;
 pub mod distributions;
 pub mod exploration;
 pub mod initializer_spec;

@@ -1,9 +1,13 @@
 //! Neural-network layers.
 
+pub mod combine;
 pub mod conv2d;
 pub mod dense;
+pub mod embedding;
 pub mod reshape;
 
+pub use combine::{concat, residual};
 pub use conv2d::{conv2d, max_pool2d, Conv2dSpec, Padding};
 pub use dense::{dense, DenseSpec};
+pub use embedding::embedding;
 pub use reshape::{reshape, reshape_with_categories};
