@@ -43,7 +43,7 @@ pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_no
 pub use layers::{dense, DenseSpec};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
-pub use policy::{dueling_policy, policy};
+pub use policy::{dueling_policy, policy, shared_value_function_policy, value_function};
 pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with};
 pub use synchronizable::synchronizable;

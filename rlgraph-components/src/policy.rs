@@ -224,3 +224,45 @@ pub fn dueling_policy<B: Backend>(
             }),
         )
 }
+
+/// A state-value network named `name`: `value_output(nn_inputs)` = `dense(1)(network(x))`,
+/// one value per batch item.
+pub fn value_function<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
+    Component::new(name)
+        .with_sub(neural_network("neural-network", layers))
+        .with_sub(dense("value-function-node", DenseSpec::new(1)))
+        .api("value_output", vec![Param::new("nn_inputs")], |ctx, args| {
+            let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
+            let v = ctx.call("value-function-node", "call", &h)?;
+            ctx.graph_fn("squeeze", &v)
+        })
+        .graph_fn(squeeze_last::<B>())
+}
+
+fn squeeze_last<B: Backend>() -> GraphFn<B> {
+    GraphFn::tensors("squeeze", |_, xs| {
+        Ok(vec![B::squeeze(xs[0], B::shape(xs[0]).len() - 1)?])
+    })
+    .infer(|_, s| {
+        Ok(vec![
+            Space::from(FloatBox::new([])).with_ranks(s[0].ranks().unwrap_or_default())
+        ])
+    })
+}
+
+/// A [`policy`] whose network also feeds a state-value head (RLgraph's
+/// `SharedValueFunctionPolicy`): every policy method, plus `get_state_values(nn_inputs)`.
+pub fn shared_value_function_policy<B: Backend>(
+    name: &str,
+    layers: Vec<Component<B>>,
+    action_space: &Space,
+) -> Result<Component<B>> {
+    Ok(policy(name, layers, action_space)?
+        .with_sub(dense("value-function-node", DenseSpec::new(1)))
+        .api("get_state_values", vec![Param::new("nn_inputs")], |ctx, args| {
+            let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
+            let v = ctx.call("value-function-node", "call", &h)?;
+            ctx.graph_fn("squeeze", &v)
+        })
+        .graph_fn(squeeze_last::<B>()))
+}

@@ -12,6 +12,7 @@ use crate::initializer_spec::parse_initializer;
 use crate::layers::{conv2d, dense, max_pool2d, reshape_with_categories, Conv2dSpec, DenseSpec, Padding};
 use crate::network::neural_network;
 use crate::optimizer::{optimizer, OptimizerSpec};
+use crate::policy::{dueling_policy, policy, shared_value_function_policy};
 use crate::preprocessors::preprocessor_from_spec;
 use crate::spec::{normalize_type, Spec};
 use crate::time_dependent::TimeDependent;
@@ -27,6 +28,9 @@ pub const KNOWN_TYPES: &[&str] = &[
     "linear-decay",
     "polynomial-decay",
     "exponential-decay",
+    "policy",
+    "dueling-policy",
+    "shared-value-function-policy",
     "epsilon-exploration",
     "gaussian-noise",
     "clip",
@@ -195,6 +199,49 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                 new_shape,
                 categories,
             ))
+        }
+        "policy" | "sharedvaluefunctionpolicy" | "duelingpolicy" => {
+            let dueling = normalize_type(kind) == "duelingpolicy";
+            let allowed: &[&str] = if dueling {
+                &["network_spec", "units_state_value_stream", "scope"]
+            } else {
+                &["network_spec", "scope"]
+            };
+            s.only(allowed)?;
+            let layers = match s.get("network_spec") {
+                Some(Json::Array(l)) => l
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| from_spec::<B>(l, &format!("{at}.network_spec[{i}]")))
+                    .collect::<Result<Vec<_>>>()?,
+                _ => {
+                    return Err(CoreError::Config {
+                        at: s.at("network_spec"),
+                        reason: "a policy needs a network_spec list of layers".into(),
+                    })
+                }
+            };
+            let action_space = action_space.ok_or_else(|| CoreError::Config {
+                at: at.into(),
+                reason: "a policy needs an action_space".into(),
+            })?;
+            let scope = s.str_or("scope", "policy")?;
+            match normalize_type(kind).as_str() {
+                "duelingpolicy" => {
+                    let n = action_space.num_categories().ok_or_else(|| CoreError::Config {
+                        at: at.into(),
+                        reason: "a dueling policy needs a bounded IntBox action space".into(),
+                    })?;
+                    Ok(dueling_policy(
+                        scope,
+                        layers,
+                        n as usize,
+                        s.usize_or("units_state_value_stream", 128)?,
+                    ))
+                }
+                "sharedvaluefunctionpolicy" => shared_value_function_policy(scope, layers, action_space),
+                _ => policy(scope, layers, action_space),
+            }
         }
         "epsilonexploration" | "exploration" => {
             s.only(&["epsilon_spec", "decay_spec", "scope"])?;

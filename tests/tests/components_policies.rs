@@ -80,3 +80,38 @@ fn container_action_spaces_are_refused_for_now_with_a_clear_line() {
         .to_string();
     assert!(err.contains("action_space") && !err.contains('\n'), "{err}");
 }
+
+mod value_heads {
+    use super::*;
+    use rlgraph_components::{from_spec_with, shared_value_function_policy, value_function};
+
+    both_backends! {
+        fn value_function_and_shared_value_policy<B>() {
+            let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+            let mut v = ComponentTest::<B>::new(value_function::<B>("value-function", vec![]), [("nn_inputs", states.clone())], 0).unwrap();
+            v.set_variable("value-function-node/kernel", &floats(&[2, 1], vec![1.0, 2.0])).unwrap();
+            v.set_variable("value-function-node/bias", &floats(&[1], vec![0.5])).unwrap();
+            v.assert_call("value_output", &[floats(&[1, 2], vec![1.0, 2.0])], &[floats(&[1], vec![5.5])], tol());
+            let actions = batch(r#"{"type": "int-box", "high": 3}"#);
+            let p = shared_value_function_policy::<B>("policy", vec![], &actions).unwrap();
+            let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 0).unwrap();
+            t.set_variable("value-function-node/kernel", &floats(&[2, 1], vec![1.0, 2.0])).unwrap();
+            t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
+            t.assert_call("get_state_values", &[floats(&[1, 2], vec![1.0, 2.0])], &[floats(&[1], vec![5.0])], tol());
+            t.assert_call("get_deterministic_action", &[floats(&[1, 2], vec![1.0, 2.0])], &[ints(vec![2])], tol());
+        }
+
+        fn dueling_policy_from_its_spec<B>() {
+            let spec = serde_json::json!({"type": "dueling-policy", "units_state_value_stream": 4,
+                                          "network_spec": [{"type": "dense", "units": 5, "activation": "tanh", "scope": "hidden"}]});
+            let actions = batch(r#"{"type": "int-box", "high": 2}"#);
+            let p = from_spec_with::<B>(&spec, "policy_spec", Some(&actions)).unwrap();
+            let mut t = ComponentTest::<B>::new(p, [("nn_inputs", batch(r#"{"type": "float-box", "shape": [4]}"#))], 0).unwrap();
+            let (_, out) = t.call_sampled("get_q_values", Some(3)).unwrap();
+            assert_eq!(out[2].shape().unwrap(), &[3, 2]);
+            assert_eq!(t.get_variable("neural-network/hidden/kernel").unwrap().shape().unwrap(), &[4, 5]);
+            let err = from_spec_with::<B>(&spec, "policy_spec", None).err().unwrap().to_string();
+            assert!(err.contains("action_space"), "{err}");
+        }
+    }
+}
