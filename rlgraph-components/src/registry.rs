@@ -81,16 +81,13 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                 "biases_spec",
                 "scope",
             ])?;
+            let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = DenseSpec {
                 units: s.usize("units")?,
-                activation: Activation::parse(
-                    s.get("activation").and_then(Json::as_str),
-                    s.get("activation_params"),
-                    &s.at("activation"),
-                )?,
-                use_bias: s.bool_or("use_bias", true)?,
-                weights: parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
-                biases: parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+                activation,
+                use_bias,
+                weights,
+                biases,
             };
             Ok(dense(s.str_or("scope", "dense")?, spec))
         }
@@ -131,19 +128,16 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                 "biases_spec",
                 "scope",
             ])?;
+            let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = Conv2dSpec {
                 filters: s.usize("filters")?,
                 kernel_size: s.usize("kernel_size")?,
                 strides: s.usize_or("strides", 1)?,
                 padding: Padding::parse(s.str_or("padding", "valid")?, &s.at("padding"))?,
-                activation: Activation::parse(
-                    s.get("activation").and_then(Json::as_str),
-                    s.get("activation_params"),
-                    &s.at("activation"),
-                )?,
-                use_bias: s.bool_or("use_bias", true)?,
-                weights: parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
-                biases: parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+                activation,
+                use_bias,
+                weights,
+                biases,
             };
             Ok(conv2d(s.str_or("scope", "conv2d")?, spec))
         }
@@ -292,6 +286,20 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             ),
         }),
     }
+}
+
+/// The settings dense and conv layers share: activation, bias use and both initializers.
+fn layer_settings(s: &Spec<'_>) -> Result<(Activation, bool, Initializer, Initializer)> {
+    Ok((
+        Activation::parse(
+            s.get("activation").and_then(Json::as_str),
+            s.get("activation_params"),
+            &s.at("activation"),
+        )?,
+        s.bool_or("use_bias", true)?,
+        parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
+        parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+    ))
 }
 
 fn network_from_layers<B: Backend>(layers: &[Json], name: &str, at: &str) -> Result<Component<B>> {

@@ -92,6 +92,29 @@ fn pad_hw<B: Backend>(x: &B::Tensor, pads: [(usize, usize); 2], fill: f64) -> Re
     )
 }
 
+/// Runs `op` on NHWC input `x` as NCHW, after padding H and W with `fill` as `padding` says
+/// for window `k` and stride `s`; leading dimensions beyond the image's three are kept.
+fn on_padded_nchw<B: Backend>(
+    x: &B::Tensor,
+    k: usize,
+    s: usize,
+    padding: Padding,
+    fill: f64,
+    op: impl FnOnce(&B::Tensor) -> Result<B::Tensor>,
+) -> Result<B::Tensor> {
+    let shape = B::shape(x);
+    let lead = shape.len().saturating_sub(3);
+    let rows: usize = shape[..lead].iter().product();
+    let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
+    let nchw = to_nchw::<B>(&B::reshape(x, &[rows, h, w, c])?)?;
+    let (_, hb, ha) = padding.plan(h, k, s);
+    let (_, wb, wa) = padding.plan(w, k, s);
+    let y = to_nhwc::<B>(&op(&pad_hw::<B>(&nchw, [(hb, ha), (wb, wa)], fill)?)?)?;
+    let mut full = shape[..lead].to_vec();
+    full.extend_from_slice(&B::shape(&y)[1..]);
+    B::reshape(&y, &full)
+}
+
 fn image_dims(space: &Space, who: &str) -> std::result::Result<[usize; 3], String> {
     match space.shape() {
         Some(&[h, w, c]) if matches!(space, Space::Float(_)) => Ok([h, w, c]),
@@ -132,23 +155,15 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
         })
         .graph_fn(
             GraphFn::tensors("apply", move |ctx, xs| {
-                let shape = B::shape(xs[0]);
-                let lead = shape.len().saturating_sub(3);
-                let rows: usize = shape[..lead].iter().product();
-                let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
-                let x = to_nchw::<B>(&B::reshape(xs[0], &[rows, h, w, c])?)?;
-                let (_, hb, ha) = padding.plan(h, k, s);
-                let (_, wb, wa) = padding.plan(w, k, s);
-                let x = pad_hw::<B>(&x, [(hb, ha), (wb, wa)], 0.0)?;
-                let mut y = B::conv2d(&x, ctx.var("kernel")?, s, 0)?;
-                if use_bias {
-                    y = B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)?;
-                }
-                let y = to_nhwc::<B>(&y)?;
-                let out = B::shape(&y);
-                let mut full = shape[..lead].to_vec();
-                full.extend_from_slice(&out[1..]);
-                Ok(vec![activation.apply::<B>(&B::reshape(&y, &full)?)?])
+                let y = on_padded_nchw::<B>(xs[0], k, s, padding, 0.0, |x| {
+                    let y = B::conv2d(x, ctx.var("kernel")?, s, 0)?;
+                    if use_bias {
+                        B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)
+                    } else {
+                        Ok(y)
+                    }
+                })?;
+                Ok(vec![activation.apply::<B>(&y)?])
             })
             .infer(move |_, spaces| {
                 let [h, w, _] = image_dims(&spaces[0], "conv2d").map_err(|e| CoreError::Component {
@@ -183,19 +198,14 @@ pub fn max_pool2d<B: Backend>(name: &str, pool_size: usize, strides: usize, padd
         })
         .graph_fn(
             GraphFn::tensors("apply", move |_, xs| {
-                let shape = B::shape(xs[0]);
-                let lead = shape.len().saturating_sub(3);
-                let rows: usize = shape[..lead].iter().product();
-                let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
-                let x = to_nchw::<B>(&B::reshape(xs[0], &[rows, h, w, c])?)?;
-                let (_, hb, ha) = padding.plan(h, k, s);
-                let (_, wb, wa) = padding.plan(w, k, s);
-                let x = pad_hw::<B>(&x, [(hb, ha), (wb, wa)], f64::NEG_INFINITY)?;
-                let y = to_nhwc::<B>(&B::max_pool2d(&x, k, s)?)?;
-                let out = B::shape(&y);
-                let mut full = shape[..lead].to_vec();
-                full.extend_from_slice(&out[1..]);
-                Ok(vec![B::reshape(&y, &full)?])
+                Ok(vec![on_padded_nchw::<B>(
+                    xs[0],
+                    k,
+                    s,
+                    padding,
+                    f64::NEG_INFINITY,
+                    |x| B::max_pool2d(x, k, s),
+                )?])
             })
             .infer(move |_, spaces| {
                 let [h, w, c] = image_dims(&spaces[0], "max-pool").map_err(|e| CoreError::Component {
