@@ -102,3 +102,22 @@ fn errors_are_one_line_naming_the_place() {
     assert_eq!(code, 2);
     assert!(stderr.contains("\"calz\""), "{stderr}");
 }
+
+#[test]
+fn the_readme_example_runs_and_its_greedy_actions_follow_its_q_values() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/dueling-policy-call.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(["call", path])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let q = got["results"][0]["outputs"][2].as_array().unwrap();
+    let actions = got["results"][1]["outputs"][0].as_array().unwrap();
+    assert_eq!(q.len(), 2);
+    for (row, action) in q.iter().zip(actions) {
+        let row: Vec<f64> = row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let best = if row[1] > row[0] { 1 } else { 0 };
+        assert_eq!(action.as_i64().unwrap(), best, "{row:?}");
+    }
+}
