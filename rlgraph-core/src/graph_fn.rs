@@ -67,20 +67,24 @@ impl<B: Backend> GraphFn<B> {
         let name = name.into();
         let fn_name = name.clone();
         Self::new(name, move |ctx, inputs| {
-            let leaves: Vec<&B::Tensor> = inputs
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    t.as_leaf().ok_or_else(|| CoreError::Component {
-                        component: ctx.component().into(),
-                        method: Some(fn_name.clone()),
-                        reason: format!(
-                            "input {i} is a container; this graph function takes single tensors (use split mode)"
-                        ),
-                    })
+            let leaf = |i: usize| -> Result<&B::Tensor> {
+                inputs[i].as_leaf().ok_or_else(|| CoreError::Component {
+                    component: ctx.component().into(),
+                    method: Some(fn_name.clone()),
+                    reason: format!(
+                        "input {i} is a container; this graph function takes single tensors (use split mode)"
+                    ),
                 })
-                .collect::<Result<_>>()?;
-            Ok(kernel(ctx, &leaves)?.into_iter().map(Tree::Leaf).collect())
+            };
+            // Small argument lists live on the stack: this runs once per kernel call.
+            let outputs = match inputs.len() {
+                0 => kernel(ctx, &[])?,
+                1 => kernel(ctx, &[leaf(0)?])?,
+                2 => kernel(ctx, &[leaf(0)?, leaf(1)?])?,
+                3 => kernel(ctx, &[leaf(0)?, leaf(1)?, leaf(2)?])?,
+                n => kernel(ctx, &(0..n).map(leaf).collect::<Result<Vec<_>>>()?)?,
+            };
+            Ok(outputs.into_iter().map(Tree::Leaf).collect())
         })
     }
 

@@ -249,8 +249,10 @@ impl<B: Backend> Plan<B> {
         for (s, t) in self.input_slots.iter().zip(inputs) {
             slots[*s] = Some(t);
         }
+        // One argument buffer for all steps: no allocation per kernel call.
+        let mut args: Vec<Tree<B::Tensor>> = Vec::new();
         for step in &self.steps {
-            let mut args = Vec::with_capacity(step.inputs.len());
+            args.clear();
             for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
                 let value = if last { slots[s].take() } else { slots[s].clone() };
                 args.push(value.ok_or_else(|| CoreError::Component {
