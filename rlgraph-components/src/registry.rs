@@ -72,15 +72,7 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
     }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
-            s.only(&[
-                "units",
-                "activation",
-                "activation_params",
-                "use_bias",
-                "weights_spec",
-                "biases_spec",
-                "scope",
-            ])?;
+            s.only(&[&["units", "scope"][..], &LAYER_KEYS].concat())?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = DenseSpec {
                 units: s.usize("units")?,
@@ -116,18 +108,13 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             Ok(TimeDependent::parse(&copy, at)?.component(scope.as_deref().unwrap_or("time-dependent-parameter")))
         }
         "conv2d" | "conv2dlayer" => {
-            s.only(&[
-                "filters",
-                "kernel_size",
-                "strides",
-                "padding",
-                "activation",
-                "activation_params",
-                "use_bias",
-                "weights_spec",
-                "biases_spec",
-                "scope",
-            ])?;
+            s.only(
+                &[
+                    &["filters", "kernel_size", "strides", "padding", "scope"][..],
+                    &LAYER_KEYS,
+                ]
+                .concat(),
+            )?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = Conv2dSpec {
                 filters: s.usize("filters")?,
@@ -287,6 +274,15 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
         }),
     }
 }
+
+/// The spec keys `layer_settings` reads.
+const LAYER_KEYS: [&str; 5] = [
+    "activation",
+    "activation_params",
+    "use_bias",
+    "weights_spec",
+    "biases_spec",
+];
 
 /// The settings dense and conv layers share: activation, bias use and both initializers.
 fn layer_settings(s: &Spec<'_>) -> Result<(Activation, bool, Initializer, Initializer)> {

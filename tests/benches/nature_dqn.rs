@@ -11,14 +11,7 @@ use rlgraph_core::{Backend, BuildOptions, DType, Device, GraphExecutor, Tree};
 use rlgraph_tests::{Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
-    let spec = serde_json::json!([
-        {"type": "conv2d", "filters": 32, "kernel_size": 8, "strides": 4, "activation": "relu", "scope": "conv1"},
-        {"type": "conv2d", "filters": 64, "kernel_size": 4, "strides": 2, "activation": "relu", "scope": "conv2"},
-        {"type": "conv2d", "filters": 64, "kernel_size": 3, "strides": 1, "activation": "relu", "scope": "conv3"},
-        {"type": "reshape", "flatten": true, "scope": "flatten"},
-        {"type": "dense", "units": 512, "activation": "relu", "scope": "fc"},
-        {"type": "dense", "units": 6, "scope": "q"}
-    ]);
+    let spec = rlgraph_tests::dummies::nature_dqn_spec();
     let space =
         Space::from_json_str(r#"{"type": "float-box", "shape": [84, 84, 4], "add_batch_rank": true}"#).expect("space");
     let root = from_spec::<B>(&spec, "network_spec").expect("spec");

@@ -207,3 +207,15 @@ pub fn diamond<B: Backend>() -> Component<B> {
             ctx.call("D", "run", &[b[0], c[0]])
         })
 }
+
+/// The Nature-DQN network (Mnih et al. 2015) as an RLgraph layer-spec list, for 84x84x4 frames.
+pub fn nature_dqn_spec() -> serde_json::Value {
+    serde_json::json!([
+        {"type": "conv2d", "filters": 32, "kernel_size": 8, "strides": 4, "activation": "relu", "scope": "conv1"},
+        {"type": "conv2d", "filters": 64, "kernel_size": 4, "strides": 2, "activation": "relu", "scope": "conv2"},
+        {"type": "conv2d", "filters": 64, "kernel_size": 3, "strides": 1, "activation": "relu", "scope": "conv3"},
+        {"type": "reshape", "flatten": true, "scope": "flatten"},
+        {"type": "dense", "units": 512, "activation": "relu", "scope": "fc"},
+        {"type": "dense", "units": 6, "scope": "q"}
+    ])
+}

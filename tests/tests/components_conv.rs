@@ -111,14 +111,7 @@ both_backends! {
     }
 
     fn nature_dqn_network_infers_its_shapes<B>() {
-        let spec = json!([
-            {"type": "conv2d", "filters": 32, "kernel_size": 8, "strides": 4, "activation": "relu", "scope": "conv1"},
-            {"type": "conv2d", "filters": 64, "kernel_size": 4, "strides": 2, "activation": "relu", "scope": "conv2"},
-            {"type": "conv2d", "filters": 64, "kernel_size": 3, "strides": 1, "activation": "relu", "scope": "conv3"},
-            {"type": "reshape", "flatten": true, "scope": "flatten"},
-            {"type": "dense", "units": 512, "activation": "relu", "scope": "fc"},
-            {"type": "dense", "units": 6, "scope": "q"}
-        ]);
+        let spec = rlgraph_tests::dummies::nature_dqn_spec();
         let mut t = ComponentTest::<B>::new(from_spec(&spec, "network_spec").unwrap(), [("inputs", images(84, 84, 4))], 0).unwrap();
         let (_, out) = t.call_sampled("call", Some(2)).unwrap();
         assert_eq!(out[0].shape().unwrap(), &[2, 6]);
