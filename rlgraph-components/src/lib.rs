@@ -1,10 +1,11 @@
 //! Reusable RL components, each written once over [`rlgraph_core::Backend`] and buildable
 //! from its RLgraph JSON spec with [`from_spec`].
 //!
-//! Built so far: the dense layer with RLgraph's activations, `NeuralNetwork` from layer-spec
-//! lists, and time-dependent parameters. The rest of RLgraph's library (conv, LSTM,
-//! preprocessors, distributions, policies, memories, losses, optimizers) comes with the
-//! component-library issues.
+//! Built so far: layers (dense, conv2d, max-pool, reshape, concat, residual, embedding),
+//! `NeuralNetwork` from layer-spec lists, preprocessors, distributions, policies,
+//! exploration, time-dependent parameters, optimizers, synchronization, loss functions
+//! (DQN, actor-critic, PPO, IMPALA, SAC, supervised) and sequence helpers (GAE, V-trace).
+//! Replay memories live on the host in `rlgraph-memories`.
 //!
 //! ```
 //! use backend_candle::Candle;
@@ -26,8 +27,10 @@ pub mod activation;
 pub mod common;
 pub mod distributions;
 pub mod exploration;
+pub mod helpers;
 pub mod initializer_spec;
 pub mod layers;
+pub mod losses;
 pub mod network;
 pub mod optimizer;
 pub mod policy;
@@ -41,6 +44,10 @@ pub use activation::Activation;
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
 pub use layers::{dense, DenseSpec};
+pub use losses::{
+    actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
+    ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
+};
 pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
 pub use policy::{dueling_policy, policy, shared_value_function_policy, value_function};

@@ -1,6 +1,8 @@
 //! Checkpoints: every variable as a safetensors tensor named by its scope path, and the rest
 //! of the executor's state (its RNG position, the format version) as JSON in the file's
-//! safetensors metadata. One file, readable by any safetensors tool.
+//! safetensors metadata. One file, readable by any safetensors tool. Host state (replay
+//! memories) rides along: its tensors under `#host/NAME/...`, its JSON under the metadata
+//! key `host`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -11,8 +13,10 @@ use serde_json::json;
 use crate::backend::{Backend, DType, HostData, HostTensor};
 use crate::error::{CoreError, Result};
 use crate::executor::GraphExecutor;
+use crate::host_state::{HostState, SavedState};
 
 const FORMAT: &str = "rlgraph-rs checkpoint 1";
+const HOST: &str = "#host/";
 
 fn to_bytes(data: &HostData) -> Vec<u8> {
     match data {
@@ -56,12 +60,28 @@ fn st_dtype(d: DType) -> StDtype {
 impl<B: Backend> GraphExecutor<B> {
     /// Writes every variable and the executor's RNG position to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.save_with(path, &[])
+    }
+
+    /// Like `save`, and also the named host states (`name` must be unique and free of `/`).
+    pub fn save_with(&self, path: impl AsRef<Path>, host: &[(&str, &dyn HostState)]) -> Result<()> {
         let path = path.as_ref();
         let fail = |reason: String| CoreError::Checkpoint {
             path: path.display().to_string(),
             reason,
         };
-        let values = self.variables()?;
+        let mut values = self.variables()?;
+        let mut host_meta = serde_json::Map::new();
+        for (name, state) in host {
+            if name.contains('/') || host_meta.contains_key(*name) {
+                return Err(fail(format!("host state name {name:?} contains '/' or is used twice")));
+            }
+            let saved = state.save_state()?;
+            for (k, t) in saved.tensors {
+                values.insert(format!("{HOST}{name}/{k}"), t);
+            }
+            host_meta.insert(name.to_string(), saved.meta);
+        }
         let bytes: BTreeMap<&String, (DType, Vec<usize>, Vec<u8>)> = values
             .iter()
             .map(|(k, v)| (k, (v.dtype(), v.shape.clone(), to_bytes(&v.data))))
@@ -81,6 +101,7 @@ impl<B: Backend> GraphExecutor<B> {
             "rng_seed": self.rng.get_seed().to_vec(),
             "rng_stream": self.rng.get_stream(),
             "rng_word_pos": self.rng.get_word_pos().to_string(),
+            "host": host_meta,
         });
         let meta = HashMap::from([("rlgraph".to_string(), state.to_string())]);
         let buffer = safetensors::serialize(views, Some(meta)).map_err(|e| fail(e.to_string()))?;
@@ -93,6 +114,12 @@ impl<B: Backend> GraphExecutor<B> {
     /// Restores variables and RNG position from `path`. Everything is checked before anything
     /// is changed: on error the executor is as it was.
     pub fn restore(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.restore_with(path, &mut [])
+    }
+
+    /// Like `restore`, and also the named host states saved by `save_with`. Every host state
+    /// is checked before anything (variables included) is changed.
+    pub fn restore_with(&mut self, path: impl AsRef<Path>, host: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         let path = path.as_ref();
         let fail = |reason: String| CoreError::Checkpoint {
             path: path.display().to_string(),
@@ -111,10 +138,34 @@ impl<B: Backend> GraphExecutor<B> {
             return Err(fail(format!("unknown format {}", state["format"])));
         }
         let mut values = BTreeMap::new();
+        let mut host_saved: BTreeMap<String, SavedState> = BTreeMap::new();
         for (name, view) in file.tensors() {
             let data = from_bytes(view.dtype(), view.data())
                 .ok_or_else(|| fail(format!("tensor {name}: unsupported dtype {:?}", view.dtype())))?;
-            values.insert(name, HostTensor::new(view.shape().to_vec(), data)?);
+            let tensor = HostTensor::new(view.shape().to_vec(), data)?;
+            match name.strip_prefix(HOST).and_then(|rest| rest.split_once('/')) {
+                Some((owner, key)) => {
+                    host_saved
+                        .entry(owner.to_string())
+                        .or_default()
+                        .tensors
+                        .insert(key.to_string(), tensor);
+                }
+                None => {
+                    values.insert(name, tensor);
+                }
+            }
+        }
+        let mut loads = Vec::with_capacity(host.len());
+        for (name, target) in host.iter() {
+            let meta = state["host"]
+                .get(*name)
+                .cloned()
+                .ok_or_else(|| fail(format!("no host state named {name:?} in the checkpoint")))?;
+            let mut saved = host_saved.remove(*name).unwrap_or_default();
+            saved.meta = meta;
+            target.check_state(&saved)?;
+            loads.push(saved);
         }
         let expected: Vec<&String> = self.store.infos().iter().map(|i| &i.path).collect();
         let missing: Vec<&&String> = expected.iter().filter(|p| !values.contains_key(**p)).collect();
@@ -134,6 +185,9 @@ impl<B: Backend> GraphExecutor<B> {
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| fail("bad rng_word_pos".into()))?;
         self.set_variables(&values)?;
+        for ((_, target), saved) in host.iter_mut().zip(loads) {
+            target.load_state(saved)?;
+        }
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::from_seed(seed);
         rng.set_stream(stream);
         rng.set_word_pos(word_pos);

@@ -68,18 +68,25 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
                 let x = xs[0];
                 let shape = B::shape(x);
                 let features = shape.last().copied().unwrap_or(0);
-                let rows: usize = shape[..shape.len().saturating_sub(1)].iter().product();
-                // Fold all leading dimensions into one for the matmul, then unfold them.
-                let flat = B::reshape(x, &[rows, features])?;
-                let mut y = B::matmul(&flat, ctx.var("kernel")?)?;
+                // Fold all leading dimensions into one for the matmul, then unfold them. At rank
+                // 2 (the common case) both reshapes are skipped: each costs a dispatch on tch.
+                let folded = shape.len() != 2;
+                let mut y = if folded {
+                    let rows: usize = shape[..shape.len().saturating_sub(1)].iter().product();
+                    B::matmul(&B::reshape(x, &[rows, features])?, ctx.var("kernel")?)?
+                } else {
+                    B::matmul(x, ctx.var("kernel")?)?
+                };
                 if use_bias {
                     y = B::add(&y, ctx.var("bias")?)?;
                 }
-                let mut out_shape = shape.clone();
-                if let Some(last) = out_shape.last_mut() {
-                    *last = units;
+                if folded {
+                    let mut out_shape = shape.clone();
+                    if let Some(last) = out_shape.last_mut() {
+                        *last = units;
+                    }
+                    y = B::reshape(&y, &out_shape)?;
                 }
-                let y = B::reshape(&y, &out_shape)?;
                 Ok(vec![act.apply::<B>(&y)?])
             })
             .infer(move |ctx, spaces| {

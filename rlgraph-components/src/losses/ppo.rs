@@ -1,0 +1,89 @@
+//! The PPO clipped-surrogate loss (Schulman et al. 2017), with optional value-function
+//! clipping and standardized advantages.
+
+use rlgraph_core::{Backend, Component, GraphFn, Param};
+
+use super::{loss_component, scalar_like};
+
+/// The settings of a PPO loss (RLgraph's names).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PpoLossSpec {
+    /// Epsilon: the ratio is clipped to `[1 - clip_ratio, 1 + clip_ratio]`.
+    pub clip_ratio: f64,
+    /// Clip the new value within this distance of the old one (`None`: no clipping).
+    pub value_function_clipping: Option<f64>,
+    /// Standardize the advantages over the batch (mean 0, std 1).
+    pub standardize_advantages: bool,
+    /// Weight of the value-function term.
+    pub weight_vf: f64,
+    /// Weight of the entropy bonus (subtracted).
+    pub weight_entropy: f64,
+}
+
+impl Default for PpoLossSpec {
+    fn default() -> Self {
+        PpoLossSpec {
+            clip_ratio: 0.2,
+            value_function_clipping: None,
+            standardize_advantages: false,
+            weight_vf: 0.5,
+            weight_entropy: 0.01,
+        }
+    }
+}
+
+/// A PPO loss. Parameters (all `[B]`): `log_probs`, `prev_log_probs`, `state_values`,
+/// `prev_state_values`, `advantages`, `entropy`. Value targets are
+/// `advantages + prev_state_values` (before standardizing).
+///
+/// `loss_per_item = -min(r A, clip(r, 1-e, 1+e) A) + w_vf 0.5 max((V - T)^2, (V_clip - T)^2)
+/// - w_ent H`, with `r = exp(log_probs - prev_log_probs)`.
+pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
+    let params = [
+        "log_probs",
+        "prev_log_probs",
+        "state_values",
+        "prev_state_values",
+        "advantages",
+        "entropy",
+    ]
+    .into_iter()
+    .map(Param::new)
+    .collect();
+    loss_component(
+        name,
+        params,
+        GraphFn::tensors("per_item", move |_, xs| {
+            let (log_probs, prev_log_probs, values, prev_values, advantages, entropy) = (
+                xs[0],
+                &B::detach(xs[1]),
+                xs[2],
+                &B::detach(xs[3]),
+                &B::detach(xs[4]),
+                xs[5],
+            );
+            let targets = B::add(advantages, prev_values)?;
+            let adv = if spec.standardize_advantages {
+                let mean = B::mean_all(advantages)?;
+                let centered = B::sub(advantages, &mean)?;
+                let std = B::sqrt(&B::mean_all(&B::square(&centered)?)?)?;
+                B::div(&centered, &B::add(&std, &scalar_like::<B>(&std, 1e-8)?)?)?
+            } else {
+                advantages.clone()
+            };
+            let ratio = B::exp(&B::sub(log_probs, prev_log_probs)?)?;
+            let clipped = B::clamp(&ratio, 1.0 - spec.clip_ratio, 1.0 + spec.clip_ratio)?;
+            let pg = B::neg(&B::minimum(&B::mul(&ratio, &adv)?, &B::mul(&clipped, &adv)?)?)?;
+            let err = B::square(&B::sub(values, &targets)?)?;
+            let vf = match spec.value_function_clipping {
+                Some(c) => {
+                    let v_clipped = B::add(prev_values, &B::clamp(&B::sub(values, prev_values)?, -c, c)?)?;
+                    B::maximum(&err, &B::square(&B::sub(&v_clipped, &targets)?)?)?
+                }
+                None => err,
+            };
+            let total = B::add(&pg, &B::affine(&vf, 0.5 * spec.weight_vf, 0.0)?)?;
+            Ok(vec![B::sub(&total, &B::affine(entropy, spec.weight_entropy, 0.0)?)?])
+        }),
+    )
+}

@@ -1,0 +1,47 @@
+//! Supervised losses: categorical cross-entropy from logits, and Euclidean distance.
+
+use rlgraph_core::{Backend, Component, DType, GraphFn, Param};
+
+use super::{loss_component, mean_per_item};
+
+fn params() -> Vec<Param> {
+    vec![Param::new("parameters"), Param::new("labels")]
+}
+
+/// Cross-entropy of integer `labels` `[B, ...]` under the softmax of `parameters` (logits
+/// `[B, ..., C]`): `-log softmax(logits)[label]`, averaged over any dims between batch and
+/// classes.
+pub fn cross_entropy_loss<B: Backend>(name: &str) -> Component<B> {
+    loss_component(
+        name,
+        params(),
+        GraphFn::tensors("per_item", |_, xs| {
+            let logits = xs[0];
+            let last = B::shape(logits).len() - 1;
+            let shifted = B::sub(logits, &B::max(logits, last, true)?)?;
+            let log_softmax = B::sub(&shifted, &B::log(&B::sum(&B::exp(&shifted)?, &[last], true)?)?)?;
+            let idx = B::unsqueeze(&B::cast(xs[1], DType::I64)?, last)?;
+            let picked = B::squeeze(&B::gather(&log_softmax, last, &idx)?, last)?;
+            Ok(vec![mean_per_item::<B>(&B::neg(&picked)?)?])
+        }),
+    )
+}
+
+/// The Euclidean distance between `parameters` and `labels` per item:
+/// `sqrt(sum over non-batch dims (p - l)^2)`.
+pub fn euclidean_distance_loss<B: Backend>(name: &str) -> Component<B> {
+    loss_component(
+        name,
+        params(),
+        GraphFn::tensors("per_item", |_, xs| {
+            let sq = B::square(&B::sub(xs[0], xs[1])?)?;
+            let rank = B::shape(&sq).len();
+            let summed = if rank > 1 {
+                B::sum(&sq, &(1..rank).collect::<Vec<_>>(), false)?
+            } else {
+                sq
+            };
+            Ok(vec![B::sqrt(&summed)?])
+        }),
+    )
+}

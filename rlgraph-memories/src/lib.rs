@@ -1,0 +1,35 @@
+//! Replay memories on the host, for any nested record space.
+//!
+//! - [`ReplayMemory`]: uniform replay over a ring of records.
+//! - [`PrioritizedReplay`]: proportional prioritized replay with sum and min
+//!   [`SegmentTree`]s.
+//! - [`RingBuffer`]: records in order with episode boundaries (PPO, actor-critic).
+//! - [`FifoQueue`]: a bounded thread-safe queue (IMPALA's learner queue).
+//! - [`StagingArea`]: a one-slot hand-over buffer.
+//!
+//! Records are stored column by column per flat key, so inserts and samples are slice
+//! copies. Every random choice takes the caller's RNG. A batch that does not fit the record
+//! space is refused whole, and no error loses stored records. The ring memories implement
+//! [`rlgraph_core::HostState`], so `GraphExecutor::save_with` puts them in the checkpoint.
+//!
+//! Why on the host and not as graph variables, as RLgraph had them: replay throughput caps
+//! distributed training, and a ring insert or a tree update is a few nanoseconds of plain
+//! code but at least a kernel dispatch per operation through a tensor backend.
+
+mod columns;
+mod error;
+mod fifo_queue;
+mod prioritized;
+mod replay;
+mod ring;
+mod ring_buffer;
+mod segment_tree;
+mod staging_area;
+
+pub use error::{MemoryError, Result};
+pub use fifo_queue::FifoQueue;
+pub use prioritized::{PrioritizedReplay, PrioritizedSample};
+pub use replay::ReplayMemory;
+pub use ring_buffer::{RingBuffer, TERMINALS};
+pub use segment_tree::{Reduce, SegmentTree};
+pub use staging_area::StagingArea;
