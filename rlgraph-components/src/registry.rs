@@ -70,6 +70,9 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
     if let Some(pre) = preprocessor_from_spec::<B>(kind, spec, at) {
         return pre;
     }
+    if let Some(loss) = crate::losses::loss_from_spec::<B>(kind, spec, at) {
+        return loss;
+    }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
             s.only(&[&["units", "scope"][..], &LAYER_KEYS].concat())?;
@@ -268,8 +271,9 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
         other => Err(CoreError::Config {
             at: format!("{at}.type"),
             reason: format!(
-                "unknown or not yet supported component type {kind:?} ({other}); known types: {}",
-                KNOWN_TYPES.join(", ")
+                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}",
+                KNOWN_TYPES.join(", "),
+                crate::losses::LOSS_TYPES.join(", ")
             ),
         }),
     }

@@ -289,3 +289,26 @@ both_backends! {
         t.assert_call("loss", &[value(&points, json!([[3.0, 4.0], [1.0, 1.0]])), value(&points, json!([[0.0, 0.0], [1.0, 2.0]]))], &[scalar(3.0), value(&scalars(), json!([5.0, 1.0]))], tol());
     }
 }
+
+both_backends! {
+    fn losses_build_from_rlgraph_specs<B>() {
+        let (q, a) = (space(json!({"type": "float-box", "shape": [3]})), space(json!({"type": "int-box", "high": 3})));
+        let spec = json!({"type": "DQN-Loss-Function", "double_q": true, "discount": 0.9});
+        let loss = rlgraph_components::from_spec::<B>(&spec, "loss_spec").unwrap();
+        let mut t = ComponentTest::<B>::new(loss, dqn_spaces(&q, &a, true), 0).unwrap();
+        let inputs = [
+            value(&q, json!([[10.0, -10.0, 12.4]])),
+            value(&a, json!([2])),
+            value(&scalars(), json!([10.3])),
+            value(&space(json!("bool")), json!([false])),
+            value(&q, json!([[-12.3, 1.2, 1.4]])),
+            value(&q, json!([[-10.3, 1.5, 1.4]])),
+        ];
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([0.5 * (10.3 + 0.9 * 1.2 - 12.4f64).powi(2)]))], tol());
+        for ty in ["ppo-loss-function", "actor_critic_loss_function", "impala-loss-function", "sac-loss-function", "categorical-cross-entropy-loss", "euclidian-distance-loss", "gae", "sequence-helper", "v-trace"] {
+            rlgraph_components::from_spec::<B>(&json!({"type": ty}), "loss_spec").unwrap_or_else(|e| panic!("{ty}: {e}"));
+        }
+        let err = rlgraph_components::from_spec::<B>(&json!({"type": "dqn-loss-function", "discont": 0.9}), "loss_spec").err().unwrap().to_string();
+        assert!(err.contains("discont"), "{err}");
+    }
+}

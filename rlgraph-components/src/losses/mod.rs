@@ -4,6 +4,7 @@
 
 mod actor_critic;
 mod dqn;
+mod from_spec;
 mod impala;
 mod ppo;
 mod sac;
@@ -11,6 +12,7 @@ mod supervised;
 
 pub use actor_critic::{actor_critic_loss, ActorCriticLossSpec};
 pub use dqn::{dqn_loss, DqnLossSpec};
+pub use from_spec::{loss_from_spec, LOSS_TYPES};
 pub use impala::{impala_loss, ImpalaLossSpec};
 pub use ppo::{ppo_loss, PpoLossSpec};
 pub use sac::{sac_loss, SacLossSpec};

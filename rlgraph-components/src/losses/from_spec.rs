@@ -1,0 +1,190 @@
+//! Loss functions and sequence helpers from their RLgraph specs
+//! (`{"type": "dqn-loss-function", "double_q": true, "discount": 0.9}`).
+
+use serde_json::Value as Json;
+
+use rlgraph_core::{Backend, Component, Result};
+
+use super::{
+    actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
+    ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
+};
+use crate::helpers::{gae, sequence_helper, v_trace};
+use crate::spec::{normalize_type, Spec};
+
+/// The spec type names this module builds (RLgraph spellings, normalized).
+pub const LOSS_TYPES: &[&str] = &[
+    "dqn-loss-function",
+    "actor-critic-loss-function",
+    "ppo-loss-function",
+    "impala-loss-function",
+    "sac-loss-function",
+    "categorical-cross-entropy-loss",
+    "euclidian-distance-loss",
+    "generalized-advantage-estimation",
+    "sequence-helper",
+    "v-trace",
+];
+
+/// A loss or helper from `spec` if `kind` names one, else `None`.
+pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
+    let kind = normalize_type(kind);
+    let kind = kind.trim_end_matches("function").to_string();
+    let known = kind.clone();
+    let build = move || -> Result<Component<B>> {
+        let s = Spec::new(spec, at)?;
+        let scope = |d: &'static str| s.str_or("scope", d);
+        Ok(match kind.as_str() {
+            "dqnloss" => {
+                s.only(&[
+                    "discount",
+                    "double_q",
+                    "huber_loss",
+                    "importance_weights",
+                    "n_step",
+                    "scope",
+                ])?;
+                let d = DqnLossSpec::default();
+                dqn_loss(
+                    scope("dqn-loss-function")?,
+                    DqnLossSpec {
+                        discount: s.f64_or("discount", d.discount)?,
+                        double_q: s.bool_or("double_q", d.double_q)?,
+                        huber_loss: s.bool_or("huber_loss", d.huber_loss)?,
+                        importance_weights: s.bool_or("importance_weights", d.importance_weights)?,
+                        n_step: s.usize_or("n_step", 1)? as u32,
+                    },
+                )
+            }
+            "actorcriticloss" => {
+                s.only(&[
+                    "discount",
+                    "gae_lambda",
+                    "weight_pg",
+                    "weight_vf",
+                    "weight_entropy",
+                    "scope",
+                ])?;
+                let d = ActorCriticLossSpec::default();
+                actor_critic_loss(
+                    scope("actor-critic-loss-function")?,
+                    ActorCriticLossSpec {
+                        discount: s.f64_or("discount", d.discount)?,
+                        gae_lambda: s.f64_or("gae_lambda", d.gae_lambda)?,
+                        weight_pg: s.f64_or("weight_pg", d.weight_pg)?,
+                        weight_vf: s.f64_or("weight_vf", d.weight_vf)?,
+                        weight_entropy: s.f64_or("weight_entropy", d.weight_entropy)?,
+                    },
+                )
+            }
+            "ppoloss" => {
+                s.only(&[
+                    "clip_ratio",
+                    "value_function_clipping",
+                    "standardize_advantages",
+                    "weight_vf",
+                    "weight_entropy",
+                    "scope",
+                ])?;
+                let d = PpoLossSpec::default();
+                let clipping = match s.get("value_function_clipping") {
+                    None | Some(Json::Null) => None,
+                    Some(_) => Some(s.f64_or("value_function_clipping", 0.0)?),
+                };
+                ppo_loss(
+                    scope("ppo-loss-function")?,
+                    PpoLossSpec {
+                        clip_ratio: s.f64_or("clip_ratio", d.clip_ratio)?,
+                        value_function_clipping: clipping,
+                        standardize_advantages: s.bool_or("standardize_advantages", d.standardize_advantages)?,
+                        weight_vf: s.f64_or("weight_vf", d.weight_vf)?,
+                        weight_entropy: s.f64_or("weight_entropy", d.weight_entropy)?,
+                    },
+                )
+            }
+            "impalaloss" => {
+                s.only(&[
+                    "discount",
+                    "rho_bar",
+                    "c_bar",
+                    "pg_rho_bar",
+                    "weight_pg",
+                    "weight_vf",
+                    "weight_entropy",
+                    "scope",
+                ])?;
+                let d = ImpalaLossSpec::default();
+                impala_loss(
+                    scope("impala-loss-function")?,
+                    ImpalaLossSpec {
+                        discount: s.f64_or("discount", d.discount)?,
+                        rho_bar: s.f64_or("rho_bar", d.rho_bar)?,
+                        c_bar: s.f64_or("c_bar", d.c_bar)?,
+                        pg_rho_bar: s.f64_or("pg_rho_bar", d.pg_rho_bar)?,
+                        weight_pg: s.f64_or("weight_pg", d.weight_pg)?,
+                        weight_vf: s.f64_or("weight_vf", d.weight_vf)?,
+                        weight_entropy: s.f64_or("weight_entropy", d.weight_entropy)?,
+                    },
+                )
+            }
+            "sacloss" => {
+                s.only(&["discount", "initial_alpha", "target_entropy", "scope"])?;
+                let d = SacLossSpec::default();
+                sac_loss(
+                    scope("sac-loss-function")?,
+                    SacLossSpec {
+                        discount: s.f64_or("discount", d.discount)?,
+                        initial_alpha: s.f64_or("initial_alpha", d.initial_alpha)?,
+                        target_entropy: s.f64_or("target_entropy", d.target_entropy)?,
+                    },
+                )
+            }
+            "categoricalcrossentropyloss" | "crossentropyloss" => {
+                s.only(&["scope"])?;
+                cross_entropy_loss(scope("cross-entropy-loss")?)
+            }
+            "euclidiandistanceloss" | "euclideandistanceloss" => {
+                s.only(&["scope"])?;
+                euclidean_distance_loss(scope("euclidean-distance-loss")?)
+            }
+            "gae" | "generalizedadvantageestimation" => {
+                s.only(&["discount", "gae_lambda", "scope"])?;
+                gae(
+                    scope("generalized-advantage-estimation")?,
+                    s.f64_or("discount", 0.99)?,
+                    s.f64_or("gae_lambda", 1.0)?,
+                )
+            }
+            "sequencehelper" => {
+                s.only(&["decay", "scope"])?;
+                sequence_helper(scope("sequence-helper")?, s.f64_or("decay", 1.0)?)
+            }
+            _ => {
+                s.only(&["rho_bar", "c_bar", "pg_rho_bar", "scope"])?;
+                v_trace(
+                    scope("v-trace")?,
+                    s.f64_or("rho_bar", 1.0)?,
+                    s.f64_or("c_bar", 1.0)?,
+                    s.f64_or("pg_rho_bar", 1.0)?,
+                )
+            }
+        })
+    };
+    matches!(
+        known.as_str(),
+        "dqnloss"
+            | "actorcriticloss"
+            | "ppoloss"
+            | "impalaloss"
+            | "sacloss"
+            | "categoricalcrossentropyloss"
+            | "crossentropyloss"
+            | "euclidiandistanceloss"
+            | "euclideandistanceloss"
+            | "gae"
+            | "generalizedadvantageestimation"
+            | "sequencehelper"
+            | "vtrace"
+    )
+    .then(build)
+}
