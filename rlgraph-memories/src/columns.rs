@@ -172,26 +172,27 @@ impl Columns {
 
     /// The records at `indices` as one batched value of the record space.
     pub(crate) fn gather(&self, indices: &[usize]) -> Value {
-        let pairs = self
-            .keys
+        let mut leaves = self
+            .columns
             .iter()
-            .zip(&self.columns)
             .zip(self.shapes.iter().zip(&self.widths))
-            .map(|((key, col), (shape, &width))| {
+            .map(|(col, (shape, &width))| {
                 let mut out_shape = Vec::with_capacity(shape.len() + 1);
                 out_shape.push(indices.len());
                 out_shape.extend_from_slice(shape);
-                let leaf = with_column!(col, v, wrap => {
+                with_column!(col, v, wrap => {
                     let mut out = Vec::with_capacity(indices.len() * width);
-                    for &i in indices {
-                        out.extend_from_slice(&v[i * width..(i + 1) * width]);
+                    if width == 1 {
+                        out.extend(indices.iter().map(|&i| v[i]));
+                    } else {
+                        for &i in indices {
+                            out.extend_from_slice(&v[i * width..(i + 1) * width]);
+                        }
                     }
                     wrap(Array::new(out_shape, out).unwrap_or_else(|_| unreachable!("sized to the shape")))
-                });
-                (key.clone(), leaf)
-            })
-            .collect();
-        rebuild(&self.record_space, pairs)
+                })
+            });
+        nest(&self.record_space, &mut leaves)
     }
 
     /// The state as host tensors, one per flat key (bools as bytes, int32 as int64).
@@ -300,14 +301,11 @@ fn ring_copy<T: Copy + Default>(dst: &mut Vec<T>, src: &[T], start: usize, n: us
     }
 }
 
-/// Nests flat (key, leaf) pairs back into the shape of `space`.
-fn rebuild(space: &Space, pairs: Vec<(String, Value)>) -> Value {
-    if !space.is_container() {
-        return pairs
-            .into_iter()
-            .next()
-            .map(|(_, v)| v)
-            .unwrap_or(Value::Dict(BTreeMap::new()));
+/// Nests leaves (in flat-key order) into the structure of `space`, without parsing keys.
+fn nest(space: &Space, leaves: &mut impl Iterator<Item = Value>) -> Value {
+    match space {
+        Space::Dict(d) => Value::Dict(d.entries().iter().map(|(k, s)| (k.clone(), nest(s, leaves))).collect()),
+        Space::Tuple(t) => Value::Tuple(t.items().iter().map(|s| nest(s, leaves)).collect()),
+        _ => leaves.next().unwrap_or_else(|| Value::Dict(BTreeMap::new())),
     }
-    Value::unflatten(pairs).unwrap_or_else(|_| Value::Dict(BTreeMap::new()))
 }
