@@ -5,6 +5,7 @@
 //! it. `train`, `evaluate`, `graph` and `env` arrive with the agents issue.
 
 mod call_command;
+mod env_command;
 mod space_command;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ enum Command {
     Space(space_command::SpaceArgs),
     /// Build one component alone from a JSON call spec and run API-method calls on it.
     Call(call_command::CallArgs),
+    /// Reset an environment, apply actions, and print one JSON line per transition.
+    Env(env_command::EnvArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Space(args) => space_command::run(&args),
         Command::Call(args) => call_command::run(&args),
+        Command::Env(args) => env_command::run(&args),
     };
     match result {
         Ok(output) => {

@@ -1,5 +1,89 @@
-//! Environments: CartPole, MountainCar, Acrobot and Pendulum with Gymnasium-exact dynamics,
-//! RLgraph's GridWorld, random and deterministic test environments, and vector environments.
+//! Environments: CartPole, MountainCar, Acrobot and Pendulum with Gymnasium's dynamics,
+//! RLgraph's GridWorld, random and deterministic test environments, and vector
+//! environments with auto-reset.
 //!
-//! Status: not built yet. The environments arrive with the agents issue; this crate exports
-//! nothing until then.
+//! ```
+//! use rlgraph_envs::{make, Env};
+//! use rlgraph_spaces::Value;
+//!
+//! let mut env = make("CartPole-v1", 0).unwrap();
+//! let first = env.reset(Some(42));
+//! assert!(env.state_space().contains(&first));
+//! let step = env.step(&Value::i32(1)).unwrap();
+//! assert_eq!(step.reward, 1.0);
+//! ```
+
+mod acrobot;
+mod cartpole;
+mod env;
+mod grid_world;
+mod mountain_car;
+mod pendulum;
+mod test_envs;
+mod vector_env;
+
+pub use acrobot::Acrobot;
+pub use cartpole::CartPole;
+pub use env::{Env, EnvError, Result, Step};
+pub use grid_world::{
+    ActionType, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
+};
+pub use mountain_car::MountainCar;
+pub use pendulum::{angle_normalize, Pendulum};
+pub use test_envs::{DeterministicEnv, RandomEnv};
+pub use vector_env::{Stepping, VectorEnv, VectorStep};
+
+/// The ids `make` knows.
+pub const ENV_IDS: &[&str] = &[
+    "CartPole-v1",
+    "MountainCar-v0",
+    "Acrobot-v1",
+    "Pendulum-v1",
+    "GridWorld-<map>[-ftj|-ftjb][-xy|-xy+orientation|-camera]",
+    "DeterministicEnv",
+];
+
+/// An environment by id: `CartPole-v1`, `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
+/// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
+/// `-xy`, `-xy+orientation` or `-camera`), or `DeterministicEnv`.
+pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
+    Ok(match id {
+        "CartPole-v1" | "cartpole" => Box::new(CartPole::new(seed)),
+        "MountainCar-v0" | "mountaincar" => Box::new(MountainCar::new(seed)),
+        "Acrobot-v1" | "acrobot" => Box::new(Acrobot::new(seed)),
+        "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
+        "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
+        _ => match id.strip_prefix("GridWorld-") {
+            Some(rest) => {
+                let mut map = rest;
+                let mut representation = StateRepresentation::Discrete;
+                for (suffix, r) in [
+                    ("-xy+orientation", StateRepresentation::XyOrientation),
+                    ("-xy", StateRepresentation::Xy),
+                    ("-camera", StateRepresentation::Camera),
+                ] {
+                    if let Some(m) = map.strip_suffix(suffix) {
+                        map = m;
+                        representation = r;
+                        break;
+                    }
+                }
+                let mut action_type = ActionType::Udlr;
+                for (suffix, a) in [("-ftjb", ActionType::Ftjb), ("-ftj", ActionType::Ftj)] {
+                    if let Some(m) = map.strip_suffix(suffix) {
+                        map = m;
+                        action_type = a;
+                        break;
+                    }
+                }
+                Box::new(GridWorld::new(map, action_type, representation)?)
+            }
+            None => {
+                return Err(EnvError::Unknown {
+                    id: id.into(),
+                    reason: format!("unknown environment; known: {}", ENV_IDS.join(", ")),
+                })
+            }
+        },
+    })
+}

@@ -1,0 +1,70 @@
+//! `rlgraph env` end to end: RLgraph's 2x2 GridWorld walk and CartPole's first step.
+
+use std::process::Command;
+
+fn rlgraph(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(args)
+        .output()
+        .expect("the rlgraph binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn grid_world_walk_prints_one_line_per_transition() {
+    let (code, stdout, stderr) = rlgraph(&["env", "GridWorld-2x2", "--actions", "2,1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let l = lines(&stdout);
+    assert_eq!(l.len(), 3);
+    assert_eq!(l[0]["observation"], 0);
+    assert_eq!(
+        (l[1]["observation"].clone(), l[1]["reward"].clone()),
+        (1.into(), (-0.1).into())
+    );
+    assert_eq!(
+        (
+            l[2]["observation"].clone(),
+            l[2]["reward"].clone(),
+            l[2]["terminated"].clone()
+        ),
+        (3.into(), 1.0.into(), true.into())
+    );
+}
+
+#[test]
+fn cartpole_with_a_set_state() {
+    let (code, stdout, stderr) = rlgraph(&[
+        "env",
+        "CartPole-v1",
+        "--seed",
+        "3",
+        "--state",
+        "0,0,0,0",
+        "--actions",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let l = lines(&stdout);
+    // x_dot = 0.02 * 4400/451 after one push right from rest (see the envs crate's tests).
+    let x_dot = l[1]["observation"][1].as_f64().unwrap();
+    assert!((x_dot - 0.02 * 4400.0 / 451.0).abs() < 1e-6, "{x_dot}");
+}
+
+#[test]
+fn bad_actions_and_ids_are_one_line_errors() {
+    let (code, _, stderr) = rlgraph(&["env", "CartPole-v1", "--actions", "1,7"]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("actions[1]"), "{stderr}");
+    let (code, _, stderr) = rlgraph(&["env", "Nope-v0"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("Nope-v0"), "{stderr}");
+}

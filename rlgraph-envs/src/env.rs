@@ -1,0 +1,173 @@
+//! The `Env` trait every environment implements, its step result and its errors.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::{Space, Value};
+
+/// What went wrong in an environment.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    /// An action outside the action space.
+    #[error("env '{env}': action {action} is not in the action space ({expected})")]
+    BadAction {
+        /// The environment's id.
+        env: String,
+        /// The action, as given.
+        action: String,
+        /// The action space.
+        expected: String,
+    },
+    /// `step` after the episode ended, without a `reset`.
+    #[error("env '{env}': the episode is over (terminated or truncated); call reset first")]
+    EpisodeOver {
+        /// The environment's id.
+        env: String,
+    },
+    /// A state that cannot be set.
+    #[error("env '{env}': cannot set state: {reason}")]
+    BadState {
+        /// The environment's id.
+        env: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An unknown environment id or bad settings.
+    #[error("env {id:?}: {reason}")]
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// What is wrong, and what is known.
+        reason: String,
+    },
+}
+
+/// Shorthand for results of the environments.
+pub type Result<T, E = EnvError> = std::result::Result<T, E>;
+
+/// One transition: Gymnasium's `(observation, reward, terminated, truncated)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The observation after the action.
+    pub observation: Value,
+    /// The reward for the action.
+    pub reward: f64,
+    /// The episode reached a terminal state of the MDP (no bootstrap past it).
+    pub terminated: bool,
+    /// The episode was cut by the time limit (bootstrap past it is still valid).
+    pub truncated: bool,
+}
+
+/// An environment: seeded resets and steps, with declared spaces.
+pub trait Env: Send {
+    /// The environment's id (`CartPole-v1`, `GridWorld-2x2`).
+    fn id(&self) -> &str;
+    /// The space of observations.
+    fn state_space(&self) -> &Space;
+    /// The space of actions.
+    fn action_space(&self) -> &Space;
+    /// Starts an episode; with a seed, the environment's RNG is reseeded first (Gymnasium's
+    /// `reset(seed=...)`), otherwise it continues.
+    fn reset(&mut self, seed: Option<u64>) -> Value;
+    /// Applies `action`.
+    fn step(&mut self, action: &Value) -> Result<Step>;
+    /// Sets the internal state directly (a testing aid, like `env.unwrapped.state = ...`).
+    fn set_state(&mut self, state: &[f64]) -> Result<()> {
+        let _ = state;
+        Err(EnvError::BadState {
+            env: self.id().to_string(),
+            reason: "this environment has no settable state".into(),
+        })
+    }
+}
+
+/// The RNG an environment reseeds on `reset(Some(seed))`.
+pub(crate) fn seeded(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Episode bookkeeping shared by the environments: step count, time limit, whether over.
+#[derive(Clone, Debug)]
+pub(crate) struct Episode {
+    pub(crate) id: String,
+    pub(crate) steps: usize,
+    pub(crate) limit: Option<usize>,
+    pub(crate) over: bool,
+}
+
+impl Episode {
+    pub(crate) fn new(id: &str, limit: Option<usize>) -> Self {
+        Episode {
+            id: id.into(),
+            steps: 0,
+            limit,
+            over: true,
+        }
+    }
+
+    pub(crate) fn start(&mut self) {
+        self.steps = 0;
+        self.over = false;
+    }
+
+    /// Fails if the episode is over; otherwise counts the step.
+    pub(crate) fn tick(&mut self) -> Result<()> {
+        if self.over {
+            return Err(EnvError::EpisodeOver { env: self.id.clone() });
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Closes the step: returns `truncated`, and marks the episode over when it ended.
+    pub(crate) fn finish(&mut self, terminated: bool) -> bool {
+        let truncated = !terminated && self.limit.is_some_and(|l| self.steps >= l);
+        self.over = terminated || truncated;
+        truncated
+    }
+}
+
+/// The integer action in `0..n`, or a `BadAction` error.
+pub(crate) fn discrete_action(env: &str, space: &Space, action: &Value, n: i64) -> Result<usize> {
+    let x = match action {
+        Value::Int32(a) if a.data().len() == 1 => a.data()[0] as i64,
+        Value::Int64(a) if a.data().len() == 1 => a.data()[0],
+        Value::Uint8(a) if a.data().len() == 1 => a.data()[0] as i64,
+        _ => -1,
+    };
+    if (0..n).contains(&x) {
+        Ok(x as usize)
+    } else {
+        Err(bad_action(env, space, action))
+    }
+}
+
+/// The float action of `dim` elements, or a `BadAction` error (NaN is refused).
+pub(crate) fn float_action(env: &str, space: &Space, action: &Value, dim: usize) -> Result<Vec<f64>> {
+    let v: Vec<f64> = match action {
+        Value::Float32(a) => a.data().iter().map(|&x| x as f64).collect(),
+        Value::Float64(a) => a.data().to_vec(),
+        _ => vec![],
+    };
+    if v.len() == dim && v.iter().all(|x| !x.is_nan()) {
+        Ok(v)
+    } else {
+        Err(bad_action(env, space, action))
+    }
+}
+
+pub(crate) fn bad_action(env: &str, space: &Space, action: &Value) -> EnvError {
+    let shown = action.to_json().to_string();
+    EnvError::BadAction {
+        env: env.into(),
+        action: shown,
+        expected: space.describe(),
+    }
+}
+
+/// A float32 observation vector.
+pub(crate) fn observation(values: &[f64]) -> Value {
+    Value::Float32(
+        rlgraph_spaces::Array::new([values.len()], values.iter().map(|&x| x as f32).collect())
+            .unwrap_or_else(|_| unreachable!("shape matches the data")),
+    )
+}

@@ -1,0 +1,106 @@
+//! `VectorEnv`: many copies of an environment stepped together, sequentially or on a thread
+//! pool, resetting each copy as its episode ends.
+
+use rayon::prelude::*;
+use rlgraph_spaces::Value;
+
+use crate::env::{Env, EnvError, Result, Step};
+
+/// One environment's transition in a vector step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorStep {
+    /// The transition. When the episode ended, `step.observation` is its last observation.
+    pub step: Step,
+    /// The first observation of the next episode, when this one ended (auto-reset); the
+    /// next action is taken from it.
+    pub reset_observation: Option<Value>,
+}
+
+impl VectorStep {
+    /// The observation the next action is taken from.
+    pub fn next_observation(&self) -> &Value {
+        self.reset_observation.as_ref().unwrap_or(&self.step.observation)
+    }
+}
+
+/// How a vector environment steps its copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stepping {
+    /// One after another on the caller's thread.
+    Sequential,
+    /// In parallel on rayon's thread pool.
+    Threaded,
+}
+
+/// Copies of an environment stepped together with auto-reset.
+pub struct VectorEnv {
+    envs: Vec<Box<dyn Env>>,
+    stepping: Stepping,
+}
+
+impl VectorEnv {
+    /// A vector of the given environments (at least one, all with equal spaces).
+    pub fn new(envs: Vec<Box<dyn Env>>, stepping: Stepping) -> Result<Self> {
+        let first = envs.first().ok_or_else(|| EnvError::Unknown {
+            id: "VectorEnv".into(),
+            reason: "needs at least one environment".into(),
+        })?;
+        if let Some(other) = envs
+            .iter()
+            .find(|e| e.state_space() != first.state_space() || e.action_space() != first.action_space())
+        {
+            return Err(EnvError::Unknown {
+                id: "VectorEnv".into(),
+                reason: format!("{} and {} have different spaces", first.id(), other.id()),
+            });
+        }
+        Ok(VectorEnv { envs, stepping })
+    }
+
+    /// The number of copies.
+    pub fn len(&self) -> usize {
+        self.envs.len()
+    }
+
+    /// Whether there are no copies (never, by construction).
+    pub fn is_empty(&self) -> bool {
+        self.envs.is_empty()
+    }
+
+    /// The first copy (for its spaces and id).
+    pub fn first(&self) -> &dyn Env {
+        self.envs[0].as_ref()
+    }
+
+    /// Resets every copy; copy `i` is seeded with `seed + i`.
+    pub fn reset_all(&mut self, seed: Option<u64>) -> Vec<Value> {
+        self.envs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, e)| e.reset(seed.map(|s| s.wrapping_add(i as u64))))
+            .collect()
+    }
+
+    /// Steps copy `i` with `actions[i]`; a copy whose episode ends is reset at once.
+    pub fn step(&mut self, actions: &[Value]) -> Result<Vec<VectorStep>> {
+        if actions.len() != self.envs.len() {
+            return Err(EnvError::BadAction {
+                env: "VectorEnv".into(),
+                action: format!("{} actions", actions.len()),
+                expected: format!("one action for each of {} environments", self.envs.len()),
+            });
+        }
+        let one = |(env, action): (&mut Box<dyn Env>, &Value)| -> Result<VectorStep> {
+            let step = env.step(action)?;
+            let reset_observation = (step.terminated || step.truncated).then(|| env.reset(None));
+            Ok(VectorStep {
+                step,
+                reset_observation,
+            })
+        };
+        match self.stepping {
+            Stepping::Sequential => self.envs.iter_mut().zip(actions).map(one).collect(),
+            Stepping::Threaded => self.envs.par_iter_mut().zip(actions.par_iter()).map(one).collect(),
+        }
+    }
+}
