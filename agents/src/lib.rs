@@ -1,5 +1,21 @@
-//! RL agents (DQN and its variants, Ape-X, PPO, actor-critic, SAC, IMPALA, random) built from
-//! RLgraph-format JSON configs, with the agent API of DESIGN section 9.
+//! RL agents built from RLgraph-format JSON configs, with the agent API of DESIGN section 9:
+//! `get_actions`, `observe` (buffered per environment), `update`, weights, checkpoints.
 //!
-//! Status: not built yet. The agents arrive with the agents issue; this crate exports nothing
-//! until then.
+//! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants
+//! ([`DqnAgent`]). An agent is a root component (policy, target policy, loss, optimizer,
+//! synchronizer) run by a `GraphExecutor`, plus host-side parts: the replay memory, the
+//! per-environment observe buffers and the exploration schedule.
+
+mod agent;
+mod batch;
+mod dqn;
+mod dqn_config;
+mod observe_buffer;
+mod q_policy;
+
+pub use agent::{Agent, Transition, UpdateSpec};
+pub use batch::{stack, unstack};
+pub use dqn::DqnAgent;
+pub use dqn_config::{DqnConfig, MemoryKind};
+pub use observe_buffer::NStepBuffer;
+pub use q_policy::q_policy;

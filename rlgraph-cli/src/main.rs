@@ -7,6 +7,7 @@
 mod call_command;
 mod env_command;
 mod space_command;
+mod train_command;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,8 @@ enum Command {
     Call(call_command::CallArgs),
     /// Reset an environment, apply actions, and print one JSON line per transition.
     Env(env_command::EnvArgs),
+    /// Train an agent from an RLgraph JSON config on an environment.
+    Train(train_command::TrainArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Command::Space(args) => space_command::run(&args),
         Command::Call(args) => call_command::run(&args),
         Command::Env(args) => env_command::run(&args),
+        Command::Train(args) => train_command::run(&args),
     };
     match result {
         Ok(output) => {

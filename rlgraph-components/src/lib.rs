@@ -52,6 +52,6 @@ pub use network::neural_network;
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
 pub use policy::{dueling_policy, policy, shared_value_function_policy, value_function};
 pub use preprocessors::preprocessor_stack;
-pub use registry::{from_spec, from_spec_with};
+pub use registry::{from_spec, from_spec_with, layers_from_spec};
 pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;

@@ -303,6 +303,11 @@ fn layer_settings(s: &Spec<'_>) -> Result<(Activation, bool, Initializer, Initia
 }
 
 fn network_from_layers<B: Backend>(layers: &[Json], name: &str, at: &str) -> Result<Component<B>> {
+    Ok(neural_network(name, layers_from_spec(layers, at)?))
+}
+
+/// The components of a layer-spec list (RLgraph's `network_spec`), uniquely named.
+pub fn layers_from_spec<B: Backend>(layers: &[Json], at: &str) -> Result<Vec<Component<B>>> {
     let mut built = Vec::with_capacity(layers.len());
     for (i, layer) in layers.iter().enumerate() {
         let mut c = from_spec::<B>(layer, &format!("{at}[{i}]"))?;
@@ -318,5 +323,5 @@ fn network_from_layers<B: Backend>(layers: &[Json], name: &str, at: &str) -> Res
         }
         built.push(c);
     }
-    Ok(neural_network(name, built))
+    Ok(built)
 }

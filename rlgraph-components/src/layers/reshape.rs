@@ -66,8 +66,11 @@ pub fn reshape_with_categories<B: Backend>(
             .infer(move |ctx, spaces| {
                 let s = &spaces[0];
                 let core = s.shape().unwrap_or(&[]);
-                let shape = target.clone().unwrap_or_else(|| vec![core.iter().product()]);
+                let per_item = core.iter().product::<usize>() * categories.unwrap_or(1);
+                let shape = target.clone().unwrap_or_else(|| vec![per_item]);
                 let out: Space = match s {
+                    // One-hot categories are floats.
+                    Space::Int(_) if categories.is_some() => FloatBox::new(shape).into(),
                     Space::Int(b) => b.clone().with_shape(shape).into(),
                     Space::Float(_) => FloatBox::new(shape).into(),
                     other => {

@@ -1,0 +1,175 @@
+//! The DQN agent's API: weights round-trip exactly, and a checkpointed run continues exactly
+//! as the uninterrupted one.
+
+use agents::{Agent, DqnAgent, DqnConfig, Transition};
+use backend_candle::Candle;
+use rlgraph_core::spaces::{FloatBox, IntBox, Space};
+use rlgraph_envs::{CartPole, Env};
+
+fn config(prioritized: bool) -> DqnConfig {
+    let memory = if prioritized {
+        serde_json::json!({"type": "prioritized_replay", "capacity": 500, "alpha": 0.6, "beta": 0.4})
+    } else {
+        serde_json::json!({"type": "replay", "capacity": 500})
+    };
+    DqnConfig::parse(&serde_json::json!({
+        "type": "dqn",
+        "memory_spec": memory,
+        "network_spec": [{"type": "dense", "units": 16, "activation": "tanh", "scope": "hidden"}],
+        "policy_spec": {"type": "dueling-policy", "units_state_value_stream": 8},
+        "observe_spec": {"n_step": 3},
+        "update_spec": {"update_interval": 4, "batch_size": 8, "sync_interval": 16},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.01}
+    }))
+    .unwrap()
+}
+
+fn agent(prioritized: bool, seed: u64) -> DqnAgent<Candle> {
+    let env = CartPole::new(0);
+    DqnAgent::new(config(prioritized), env.state_space(), env.action_space(), seed).unwrap()
+}
+
+/// Runs episodes `first..first + n`, each reset with its own seed, updating every 4 steps.
+fn run_episodes(agent: &mut DqnAgent<Candle>, first: u64, n: u64) -> Vec<f64> {
+    let mut env = CartPole::new(0);
+    let mut returns = vec![];
+    for e in first..first + n {
+        let mut state = env.reset(Some(e));
+        let mut total = 0.0;
+        loop {
+            let action = agent
+                .get_actions(std::slice::from_ref(&state), true, 0.5)
+                .unwrap()
+                .remove(0);
+            let step = env.step(&action).unwrap();
+            total += step.reward;
+            let transition = Transition {
+                state: state.clone(),
+                action,
+                reward: step.reward,
+                terminated: step.terminated,
+                truncated: step.truncated,
+                next_state: step.observation.clone(),
+            };
+            agent.observe(0, transition).unwrap();
+            if agent.timesteps() % 4 == 0 {
+                agent.update(0.5).unwrap();
+            }
+            if step.terminated || step.truncated {
+                break;
+            }
+            state = step.observation;
+        }
+        returns.push(total);
+    }
+    returns
+}
+
+#[test]
+fn weights_round_trip_exactly() {
+    let mut a = agent(false, 7);
+    run_episodes(&mut a, 0, 3);
+    let b = agent(false, 7);
+    let weights = a.get_weights().unwrap();
+    assert_ne!(b.get_weights().unwrap(), weights);
+    b.set_weights(&weights).unwrap();
+    assert_eq!(b.get_weights().unwrap(), weights);
+}
+
+#[test]
+fn a_restored_checkpoint_continues_exactly_as_the_uninterrupted_run() {
+    for prioritized in [false, true] {
+        let dir = std::env::temp_dir().join(format!("rlgraph-dqn-resume-{prioritized}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("checkpoint.safetensors");
+        let mut a = agent(prioritized, 7);
+        run_episodes(&mut a, 0, 5);
+        a.save_checkpoint(&file).unwrap();
+        let continued = run_episodes(&mut a, 5, 5);
+        // A fresh agent with another seed, restored, plays and learns the same.
+        let mut b = agent(prioritized, 99);
+        b.restore_checkpoint(&file).unwrap();
+        let resumed = run_episodes(&mut b, 5, 5);
+        assert_eq!(continued, resumed, "prioritized: {prioritized}");
+        assert_eq!(a.get_weights().unwrap(), b.get_weights().unwrap());
+        assert_eq!(
+            (a.timesteps(), a.updates(), a.memory_size()),
+            (b.timesteps(), b.updates(), b.memory_size())
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn bad_configs_name_the_key() {
+    let dense = serde_json::json!([{"type": "dense", "units": 2}]);
+    let cases = [
+        (
+            serde_json::json!({"type": "dqn", "network_spec": dense, "bogus": 1}),
+            "config.bogus",
+        ),
+        (serde_json::json!({"type": "ppo", "network_spec": dense}), "config.type"),
+        (
+            serde_json::json!({"type": "dqn", "network_spec": dense, "memory_spec": {"type": "ring"}}),
+            "config.memory_spec.type",
+        ),
+        (
+            serde_json::json!({"type": "dqn", "network_spec": dense, "update_spec": {"batch_sise": 2}}),
+            "config.update_spec.batch_sise",
+        ),
+        (
+            serde_json::json!({"type": "dqn", "network_spec": dense, "execution_spec": {"gpu_spec": {}}}),
+            "config.execution_spec.gpu_spec",
+        ),
+        (serde_json::json!({"type": "dqn"}), "config.network_spec"),
+    ];
+    for (spec, key) in cases {
+        let err = DqnConfig::parse(&spec).err().unwrap().to_string();
+        assert!(err.contains(key), "{key}: {err}");
+    }
+    // A container action space is refused with a clear message.
+    let state = Space::from(FloatBox::new([2]));
+    let actions = Space::dict([("a", Space::from(IntBox::new(2).unwrap()))]).unwrap();
+    let err = DqnAgent::<Candle>::new(config(false), &state, &actions, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("action_space"), "{err}");
+}
+
+#[test]
+fn every_rlgraph_reference_config_builds_or_names_the_unsupported_key() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rlgraph");
+    let mut built = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let env_id = if name.contains("gridworld") {
+            "GridWorld-2x2"
+        } else {
+            "CartPole-v1"
+        };
+        let env = rlgraph_envs::make(env_id, 0).unwrap();
+        let result = DqnConfig::parse(&json)
+            .and_then(|c| DqnAgent::<Candle>::new(c, env.state_space(), env.action_space(), 0).map(|_| ()));
+        match result {
+            Ok(()) => built.push(name),
+            Err(e) => {
+                let text = e.to_string();
+                assert_eq!(text.lines().count(), 1, "{name}: {text}");
+                assert!(text.contains("config."), "{name} fails without naming a key: {text}");
+            }
+        }
+    }
+    // The DQN configs for CartPole and the 2x2 grid world build.
+    built.sort();
+    assert!(built.contains(&"dqn_agent_for_cartpole.json".to_string()), "{built:?}");
+    assert!(
+        built.contains(&"dqn_agent_for_2x2_gridworld.json".to_string()),
+        "{built:?}"
+    );
+}

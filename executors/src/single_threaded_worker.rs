@@ -1,0 +1,238 @@
+//! `SingleThreadedWorker`: one thread, one agent, one vector of environments.
+
+use std::time::Instant;
+
+use agents::{Agent, Transition};
+use rlgraph_core::spaces::Value;
+use rlgraph_core::{CoreError, Result};
+use rlgraph_envs::VectorEnv;
+use serde_json::{json, Value as Json};
+
+/// RLgraph's worker statistics for one `execute_*` call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkerStats {
+    /// Environment steps taken (over all copies).
+    pub timesteps_executed: u64,
+    /// Episodes finished.
+    pub episodes_executed: u64,
+    /// Environment steps per wall-clock second (the agent's time included).
+    pub env_frames_per_second: f64,
+    /// Mean return of the finished episodes.
+    pub mean_episode_reward: f64,
+    /// Mean return of the last 10 finished episodes.
+    pub mean_episode_reward_last_10_episodes: f64,
+    /// Best return.
+    pub max_episode_reward: f64,
+    /// Return of the last finished episode.
+    pub final_episode_reward: f64,
+    /// Every finished episode's return, in order.
+    pub episode_rewards: Vec<f64>,
+    /// Updates done.
+    pub updates: u64,
+    /// Wall-clock seconds.
+    pub runtime_seconds: f64,
+    /// The step at which the mean return of the last 100 episodes first reached the target
+    /// return, if one was set and reached (the run stops there).
+    pub solved_at_timestep: Option<u64>,
+}
+
+impl WorkerStats {
+    /// The statistics as JSON (RLgraph's keys, without the per-episode list).
+    pub fn to_json(&self) -> Json {
+        json!({
+            "timesteps_executed": self.timesteps_executed,
+            "episodes_executed": self.episodes_executed,
+            "env_frames_per_second": self.env_frames_per_second,
+            "mean_episode_reward": self.mean_episode_reward,
+            "mean_episode_reward_last_10_episodes": self.mean_episode_reward_last_10_episodes,
+            "max_episode_reward": self.max_episode_reward,
+            "final_episode_reward": self.final_episode_reward,
+            "updates": self.updates,
+            "runtime_seconds": self.runtime_seconds,
+            "solved_at_timestep": self.solved_at_timestep,
+        })
+    }
+}
+
+/// What a progress callback sees after each vector step.
+#[derive(Clone, Debug)]
+pub struct Progress<'a> {
+    /// Environment steps so far in this call.
+    pub timesteps: u64,
+    /// Episodes finished so far.
+    pub episodes: u64,
+    /// Returns of finished episodes so far.
+    pub episode_rewards: &'a [f64],
+    /// The last update's loss.
+    pub loss: Option<f64>,
+    /// Seconds since the call started.
+    pub elapsed: f64,
+}
+
+/// Drives an agent against a vector environment.
+pub struct SingleThreadedWorker<A: Agent> {
+    agent: A,
+    envs: VectorEnv,
+    states: Vec<Value>,
+    returns: Vec<f64>,
+    total_timesteps: u64,
+    seed: u64,
+    target_return: Option<f64>,
+}
+
+impl<A: Agent> SingleThreadedWorker<A> {
+    /// A worker; environments are reset with `seed` (copy `i` with `seed + i`) on first use.
+    pub fn new(agent: A, envs: VectorEnv, seed: u64) -> Self {
+        let n = envs.len();
+        SingleThreadedWorker {
+            agent,
+            envs,
+            states: vec![],
+            returns: vec![0.0; n],
+            total_timesteps: 0,
+            seed,
+            target_return: None,
+        }
+    }
+
+    /// Stops a run once the mean return of the last 100 episodes reaches `target` (CartPole
+    /// counts as solved at 475).
+    pub fn with_target_return(mut self, target: f64) -> Self {
+        self.target_return = Some(target);
+        self
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &A {
+        &self.agent
+    }
+
+    /// The agent, mutably (to checkpoint it between calls).
+    pub fn agent_mut(&mut self) -> &mut A {
+        &mut self.agent
+    }
+
+    /// Runs `timesteps` environment steps (rounded up to whole vector steps).
+    pub fn execute_timesteps(
+        &mut self,
+        timesteps: u64,
+        mut progress: impl FnMut(&Progress<'_>),
+    ) -> Result<WorkerStats> {
+        self.run(Some(timesteps), None, timesteps, &mut progress)
+    }
+
+    /// Runs until `episodes` episodes have finished; `max_timesteps` bounds the run and sets
+    /// the time percentage of schedules.
+    pub fn execute_episodes(
+        &mut self,
+        episodes: u64,
+        max_timesteps: u64,
+        mut progress: impl FnMut(&Progress<'_>),
+    ) -> Result<WorkerStats> {
+        self.run(Some(max_timesteps), Some(episodes), max_timesteps, &mut progress)
+    }
+
+    fn run(
+        &mut self,
+        max_steps: Option<u64>,
+        max_episodes: Option<u64>,
+        horizon: u64,
+        progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<WorkerStats> {
+        if self.states.is_empty() {
+            self.states = self.envs.reset_all(Some(self.seed));
+        }
+        let start = Instant::now();
+        let spec = self.agent.update_spec().clone();
+        let n = self.envs.len() as u64;
+        let (mut steps, mut updates) = (0u64, 0u64);
+        let mut episode_rewards: Vec<f64> = vec![];
+        let mut loss = None;
+        let mut since_update = 0u64;
+        let mut solved_at = None;
+        loop {
+            if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
+            {
+                break;
+            }
+            if let (Some(target), true) = (self.target_return, episode_rewards.len() >= 100) {
+                let last = &episode_rewards[episode_rewards.len() - 100..];
+                if last.iter().sum::<f64>() / 100.0 >= target {
+                    solved_at = Some(steps);
+                    break;
+                }
+            }
+            let t = (steps as f64 / horizon.max(1) as f64).min(1.0);
+            let actions = self.agent.get_actions(&self.states, true, t)?;
+            let results = self.envs.step(&actions).map_err(|e| CoreError::Config {
+                at: "environment".into(),
+                reason: e.to_string(),
+            })?;
+            for (i, (r, action)) in results.into_iter().zip(actions).enumerate() {
+                self.returns[i] += r.step.reward;
+                let ended = r.step.terminated || r.step.truncated;
+                let next = r.next_observation().clone();
+                let state = std::mem::replace(&mut self.states[i], next);
+                self.agent.observe(
+                    i,
+                    Transition {
+                        state,
+                        action,
+                        reward: r.step.reward,
+                        terminated: r.step.terminated,
+                        truncated: r.step.truncated,
+                        next_state: r.step.observation,
+                    },
+                )?;
+                if ended {
+                    episode_rewards.push(self.returns[i]);
+                    self.returns[i] = 0.0;
+                }
+            }
+            steps += n;
+            self.total_timesteps += n;
+            since_update += n;
+            if spec.do_updates
+                && self.total_timesteps >= spec.steps_before_update
+                && since_update >= spec.update_interval
+            {
+                since_update = 0;
+                for _ in 0..spec.update_steps {
+                    if let Some(l) = self.agent.update(t)? {
+                        loss = Some(l);
+                        updates += 1;
+                    }
+                }
+            }
+            progress(&Progress {
+                timesteps: steps,
+                episodes: episode_rewards.len() as u64,
+                episode_rewards: &episode_rewards,
+                loss,
+                elapsed: start.elapsed().as_secs_f64(),
+            });
+        }
+        let runtime = start.elapsed().as_secs_f64();
+        let mean = |r: &[f64]| {
+            if r.is_empty() {
+                f64::NAN
+            } else {
+                r.iter().sum::<f64>() / r.len() as f64
+            }
+        };
+        let last10 = &episode_rewards[episode_rewards.len().saturating_sub(10)..];
+        Ok(WorkerStats {
+            timesteps_executed: steps,
+            episodes_executed: episode_rewards.len() as u64,
+            env_frames_per_second: steps as f64 / runtime.max(1e-9),
+            mean_episode_reward: mean(&episode_rewards),
+            mean_episode_reward_last_10_episodes: mean(last10),
+            max_episode_reward: episode_rewards.iter().copied().fold(f64::NAN, f64::max),
+            final_episode_reward: episode_rewards.last().copied().unwrap_or(f64::NAN),
+            episode_rewards,
+            updates,
+            runtime_seconds: runtime,
+            solved_at_timestep: solved_at,
+        })
+    }
+}

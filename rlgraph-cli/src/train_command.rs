@@ -1,0 +1,165 @@
+//! `rlgraph train`: train an agent from an RLgraph JSON config on an environment, with a
+//! progress bar, per-episode metrics as CSV, a checkpoint, and a JSON summary at the end.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use agents::{DqnAgent, DqnConfig};
+use clap::Args;
+use executors::SingleThreadedWorker;
+use indicatif::{ProgressBar, ProgressStyle};
+use rlgraph_core::Backend;
+use rlgraph_envs::{make, Stepping, VectorEnv};
+use serde_json::Value as Json;
+
+/// Arguments of `rlgraph train`.
+#[derive(Args)]
+pub struct TrainArgs {
+    /// The agent config (RLgraph's JSON format).
+    config: PathBuf,
+    /// The environment id (`CartPole-v1`, `GridWorld-2x2`, ...).
+    #[arg(long)]
+    env: String,
+    /// The backend: candle (default) or tch (needs the `tch` feature).
+    #[arg(long, default_value = "candle")]
+    backend: String,
+    /// The device: only `cpu` is supported by this command so far.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Environment steps to train for.
+    #[arg(long, conflicts_with = "episodes")]
+    timesteps: Option<u64>,
+    /// Episodes to train for (bounded by 1,000,000 steps).
+    #[arg(long)]
+    episodes: Option<u64>,
+    /// The seed of everything random.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Parallel environment copies.
+    #[arg(long, default_value_t = 1)]
+    num_envs: usize,
+    /// Where to write `episodes.csv`, `checkpoint.safetensors` and `summary.json`.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Resume from the checkpoint in this directory (written by an earlier `--out`).
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
+    #[arg(long)]
+    target_return: Option<f64>,
+}
+
+/// Runs the subcommand and returns the JSON summary, or a one-line error.
+pub fn run(args: &TrainArgs) -> Result<String, String> {
+    if args.device != "cpu" {
+        return Err(format!(
+            "--device {}: only cpu is supported by `rlgraph train` so far",
+            args.device
+        ));
+    }
+    match args.backend.as_str() {
+        "candle" => train::<backend_candle::Candle>(args),
+        "tch" => train_tch(args),
+        other => Err(format!("unknown backend {other:?}; use candle or tch")),
+    }
+}
+
+#[cfg(feature = "tch")]
+fn train_tch(args: &TrainArgs) -> Result<String, String> {
+    train::<backend_tch::Tch>(args)
+}
+
+#[cfg(not(feature = "tch"))]
+fn train_tch(_: &TrainArgs) -> Result<String, String> {
+    Err(
+        "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh"
+            .into(),
+    )
+}
+
+fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
+    let text =
+        std::fs::read_to_string(&args.config).map_err(|e| format!("cannot read {}: {e}", args.config.display()))?;
+    let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", args.config.display()))?;
+    let config = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let probe = make(&args.env, args.seed).map_err(|e| e.to_string())?;
+    let mut agent =
+        DqnAgent::<B>::new(config, probe.state_space(), probe.action_space(), args.seed).map_err(|e| e.to_string())?;
+    if let Some(dir) = &args.resume {
+        agent
+            .restore_checkpoint(dir.join("checkpoint.safetensors"))
+            .map_err(|e| e.to_string())?;
+    }
+    let envs = (0..args.num_envs.max(1))
+        .map(|i| make(&args.env, args.seed + i as u64))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let envs = VectorEnv::new(envs, Stepping::Sequential).map_err(|e| e.to_string())?;
+    let mut worker = SingleThreadedWorker::new(agent, envs, args.seed);
+    if let Some(target) = args.target_return {
+        worker = worker.with_target_return(target);
+    }
+    let total = args
+        .timesteps
+        .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut last_draw = 0u64;
+    let progress = |p: &executors::Progress<'_>| {
+        if p.timesteps - last_draw >= 200 {
+            last_draw = p.timesteps;
+            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
+            let mean = if recent.is_empty() {
+                f64::NAN
+            } else {
+                recent.iter().sum::<f64>() / recent.len() as f64
+            };
+            bar.set_position(p.timesteps);
+            bar.set_message(format!(
+                "| episodes {} | mean return (last 10) {mean:.1} | {:.0} steps/s",
+                p.episodes,
+                p.timesteps as f64 / p.elapsed.max(1e-9)
+            ));
+        }
+    };
+    let stats = match args.episodes {
+        Some(n) => worker.execute_episodes(n, total, progress),
+        None => worker.execute_timesteps(total, progress),
+    }
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let mut summary = stats.to_json();
+    summary["wall_clock_seconds"] = stats.runtime_seconds.into();
+    summary["env"] = args.env.clone().into();
+    summary["backend"] = B::NAME.into();
+    if let Some(dir) = &args.out {
+        write_outputs(dir, &stats, &summary, worker.agent())?;
+    }
+    Ok(summary.to_string())
+}
+
+fn write_outputs<B: Backend>(
+    dir: &Path,
+    stats: &executors::WorkerStats,
+    summary: &Json,
+    agent: &DqnAgent<B>,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut csv = String::from("episode,return\n");
+    for (i, r) in stats.episode_rewards.iter().enumerate() {
+        csv.push_str(&format!("{},{r}\n", i + 1));
+    }
+    let write = |name: &str, text: &str| {
+        std::fs::File::create(dir.join(name))
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    write("episodes.csv", &csv)?;
+    write("summary.json", &summary.to_string())?;
+    agent
+        .save_checkpoint(dir.join("checkpoint.safetensors"))
+        .map_err(|e| e.to_string())
+}

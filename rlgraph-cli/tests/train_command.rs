@@ -1,0 +1,78 @@
+//! `rlgraph train` end to end: the summary, the files under `--out`, resuming, and errors.
+
+use std::process::Command;
+
+fn rlgraph(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .expect("the rlgraph binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-train-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let args = [
+        "train",
+        "configs/dqn-gridworld-2x2.json",
+        "--env",
+        "GridWorld-2x2",
+        "--timesteps",
+        "400",
+        "--seed",
+        "3",
+    ];
+    let (code, stdout, stderr) = rlgraph(&[&args[..], &["--out", &out]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for key in [
+        "timesteps_executed",
+        "episodes_executed",
+        "env_frames_per_second",
+        "mean_episode_reward",
+        "mean_episode_reward_last_10_episodes",
+        "max_episode_reward",
+        "final_episode_reward",
+        "wall_clock_seconds",
+    ] {
+        assert!(summary.get(key).is_some(), "{key} missing from {summary}");
+    }
+    assert_eq!(summary["timesteps_executed"], 400);
+    let csv = std::fs::read_to_string(dir.join("episodes.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count() as u64 - 1,
+        summary["episodes_executed"].as_u64().unwrap()
+    );
+    assert!(dir.join("checkpoint.safetensors").is_file());
+    // The same seed gives the same run.
+    let (_, again, _) = rlgraph(&args);
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["mean_episode_reward"], summary["mean_episode_reward"]);
+    // Resuming from the checkpoint works.
+    let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_configs_and_envs_are_one_line_errors() {
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        "configs/rlgraph/ppo_agent_for_cartpole.json",
+        "--env",
+        "CartPole-v1",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("config.type"), "{stderr}");
+    let (code, _, stderr) = rlgraph(&["train", "configs/dqn-cartpole.json", "--env", "Pong-v5"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("Pong-v5"), "{stderr}");
+}
