@@ -1,18 +1,8 @@
 //! `rlgraph env` end to end: RLgraph's 2x2 GridWorld walk and CartPole's first step.
 
-use std::process::Command;
+mod common;
 
-fn rlgraph(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
-        .args(args)
-        .output()
-        .expect("the rlgraph binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::rlgraph;
 
 fn lines(stdout: &str) -> Vec<serde_json::Value> {
     stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()

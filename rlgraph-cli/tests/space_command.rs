@@ -1,18 +1,8 @@
 //! `rlgraph space` end to end: the JSON report, checks, and one-line errors.
 
-use std::process::Command;
+mod common;
 
-fn rlgraph(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
-        .args(args)
-        .output()
-        .expect("the rlgraph binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::rlgraph;
 
 #[test]
 fn prints_flat_keys_and_seeded_samples() {

@@ -1,19 +1,8 @@
 //! `rlgraph train` end to end: the summary, the files under `--out`, resuming, and errors.
 
-use std::process::Command;
+mod common;
 
-fn rlgraph(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("the rlgraph binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::rlgraph;
 
 #[test]
 fn trains_writes_metrics_and_a_checkpoint_and_resumes() {

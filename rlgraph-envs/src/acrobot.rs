@@ -4,10 +4,9 @@
 use std::f64::consts::PI;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_spaces::{Space, Value};
 
-use crate::env::{discrete_action, observation, seeded, Env, EnvError, Episode, Result, Step};
+use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
 const DT: f64 = 0.2;
 const L1: f64 = 1.0;
@@ -26,10 +25,7 @@ const TORQUES: [f64; 3] = [-1.0, 0.0, 1.0];
 /// the tip swings above the bar (`-cos(t1) - cos(t1 + t2) > 1`).
 pub struct Acrobot {
     state: [f64; 4],
-    rng: ChaCha8Rng,
-    episode: Episode,
-    state_space: Space,
-    action_space: Space,
+    core: Core,
 }
 
 /// `x` wrapped into `[lo, hi]` by whole turns, as Gymnasium's `wrap`.
@@ -77,12 +73,7 @@ impl Acrobot {
         let low = high.iter().map(|h| -h).collect();
         Acrobot {
             state: [0.0; 4],
-            rng: seeded(seed),
-            episode: Episode::new("Acrobot-v1", Some(500)),
-            state_space: FloatBox::per_element([6], low, high)
-                .map(Space::from)
-                .unwrap_or_else(|_| Space::from(FloatBox::new([6]))),
-            action_space: Space::from(IntBox::new(3).unwrap_or_else(|_| IntBox::unbounded())),
+            core: Core::new("Acrobot-v1", Some(500), seed, float_box(low, high), discrete(3)),
         }
     }
 
@@ -93,32 +84,17 @@ impl Acrobot {
 }
 
 impl Env for Acrobot {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        if let Some(seed) = seed {
-            self.rng = seeded(seed);
-        }
-        for s in &mut self.state {
-            *s = self.rng.random_range(-0.1..0.1);
-        }
-        self.episode.start();
+        let rng = self.core.begin(seed);
+        self.state = std::array::from_fn(|_| rng.random_range(-0.1..0.1));
         self.observe()
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let a = discrete_action(self.id(), &self.action_space, action, 3)?;
-        self.episode.tick()?;
+        let a = discrete_action(self.id(), &self.core.action_space, action, 3)?;
+        self.core.episode.tick()?;
         let ns = rk4(self.state, TORQUES[a]);
         self.state = [
             wrap(ns[0], -PI, PI),
@@ -128,7 +104,7 @@ impl Env for Acrobot {
         ];
         let [t1, t2, _, _] = self.state;
         let terminated = -t1.cos() - (t2 + t1).cos() > 1.0;
-        let truncated = self.episode.finish(terminated);
+        let truncated = self.core.episode.finish(terminated);
         Ok(Step {
             observation: self.observe(),
             reward: if terminated { 0.0 } else { -1.0 },
@@ -138,14 +114,7 @@ impl Env for Acrobot {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = state.try_into().map_err(|_| EnvError::BadState {
-            env: self.id().into(),
-            reason: format!(
-                "expected 4 values (theta1, theta2, dtheta1, dtheta2), got {}",
-                state.len()
-            ),
-        })?;
-        self.episode.start();
+        self.state = self.core.set(state, "theta1, theta2, dtheta1, dtheta2")?;
         Ok(())
     }
 }

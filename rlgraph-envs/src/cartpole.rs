@@ -1,10 +1,9 @@
 //! `CartPole-v1`, with Gymnasium's dynamics (explicit Euler), termination and 500-step limit.
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_spaces::{Space, Value};
 
-use crate::env::{discrete_action, observation, seeded, Env, EnvError, Episode, Result, Step};
+use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
 const GRAVITY: f64 = 9.8;
 const MASS_CART: f64 = 1.0;
@@ -21,10 +20,7 @@ const THETA_THRESHOLD: f64 = 12.0 * 2.0 * std::f64::consts::PI / 360.0;
 /// degrees or the cart leaves [-2.4, 2.4].
 pub struct CartPole {
     state: [f64; 4],
-    rng: ChaCha8Rng,
-    episode: Episode,
-    state_space: Space,
-    action_space: Space,
+    core: Core,
 }
 
 impl CartPole {
@@ -35,12 +31,7 @@ impl CartPole {
         let low = high.iter().map(|h| -h).collect();
         CartPole {
             state: [0.0; 4],
-            rng: seeded(seed),
-            episode: Episode::new("CartPole-v1", Some(500)),
-            state_space: FloatBox::per_element([4], low, high)
-                .map(Space::from)
-                .unwrap_or_else(|_| Space::from(FloatBox::new([4]))),
-            action_space: Space::from(IntBox::new(2).unwrap_or_else(|_| IntBox::unbounded())),
+            core: Core::new("CartPole-v1", Some(500), seed, float_box(low, high), discrete(2)),
         }
     }
 
@@ -51,32 +42,17 @@ impl CartPole {
 }
 
 impl Env for CartPole {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        if let Some(seed) = seed {
-            self.rng = seeded(seed);
-        }
-        for s in &mut self.state {
-            *s = self.rng.random_range(-0.05..0.05);
-        }
-        self.episode.start();
+        let rng = self.core.begin(seed);
+        self.state = std::array::from_fn(|_| rng.random_range(-0.05..0.05));
         observation(&self.state)
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let a = discrete_action(self.id(), &self.action_space, action, 2)?;
-        self.episode.tick()?;
+        let a = discrete_action(self.id(), &self.core.action_space, action, 2)?;
+        self.core.episode.tick()?;
         let [x, x_dot, theta, theta_dot] = self.state;
         let force = if a == 1 { FORCE_MAG } else { -FORCE_MAG };
         let (sin, cos) = theta.sin_cos();
@@ -92,7 +68,7 @@ impl Env for CartPole {
         let [x, _, theta, _] = self.state;
         let terminated =
             !(-X_THRESHOLD..=X_THRESHOLD).contains(&x) || !(-THETA_THRESHOLD..=THETA_THRESHOLD).contains(&theta);
-        let truncated = self.episode.finish(terminated);
+        let truncated = self.core.episode.finish(terminated);
         Ok(Step {
             observation: observation(&self.state),
             reward: 1.0,
@@ -102,11 +78,7 @@ impl Env for CartPole {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = state.try_into().map_err(|_| EnvError::BadState {
-            env: self.id().into(),
-            reason: format!("expected 4 values (x, x_dot, theta, theta_dot), got {}", state.len()),
-        })?;
-        self.episode.start();
+        self.state = self.core.set(state, "x, x_dot, theta, theta_dot")?;
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{Space, Value};
+use rlgraph_spaces::{FloatBox, IntBox, Space, Value};
 
 /// What went wrong in an environment.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,76 @@ pub trait Env: Send {
 /// The RNG an environment reseeds on `reset(Some(seed))`.
 pub(crate) fn seeded(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// What every environment carries: its spaces, its RNG and its episode clock.
+pub(crate) struct Core {
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) episode: Episode,
+    pub(crate) state_space: Space,
+    pub(crate) action_space: Space,
+}
+
+impl Core {
+    pub(crate) fn new(id: &str, limit: Option<usize>, seed: u64, state_space: Space, action_space: Space) -> Self {
+        Core {
+            rng: seeded(seed),
+            episode: Episode::new(id, limit),
+            state_space,
+            action_space,
+        }
+    }
+
+    /// Starts an episode, reseeding first when given a seed; returns the RNG to draw the
+    /// start state from.
+    pub(crate) fn begin(&mut self, seed: Option<u64>) -> &mut ChaCha8Rng {
+        if let Some(seed) = seed {
+            self.rng = seeded(seed);
+        }
+        self.episode.start();
+        &mut self.rng
+    }
+
+    /// `state` as exactly `N` values (named by `fields` in the error), and a new episode.
+    pub(crate) fn set<const N: usize>(&mut self, state: &[f64], fields: &str) -> Result<[f64; N]> {
+        let exact: [f64; N] = state.try_into().map_err(|_| EnvError::BadState {
+            env: self.episode.id.clone(),
+            reason: format!("expected {N} values ({fields}), got {}", state.len()),
+        })?;
+        self.episode.start();
+        Ok(exact)
+    }
+}
+
+/// `Env`'s id and space getters for a type with a `core: Core` field.
+macro_rules! core_accessors {
+    () => {
+        fn id(&self) -> &str {
+            &self.core.episode.id
+        }
+
+        fn state_space(&self) -> &Space {
+            &self.core.state_space
+        }
+
+        fn action_space(&self) -> &Space {
+            &self.core.action_space
+        }
+    };
+}
+pub(crate) use core_accessors;
+
+/// A float box with per-element bounds (which the environments' constants always satisfy).
+pub(crate) fn float_box(low: Vec<f64>, high: Vec<f64>) -> Space {
+    let n = low.len();
+    FloatBox::per_element([n], low, high)
+        .map(Space::from)
+        .unwrap_or_else(|_| Space::from(FloatBox::new([n])))
+}
+
+/// The scalar IntBox `0..n` of `n` discrete actions.
+pub(crate) fn discrete(n: i64) -> Space {
+    Space::from(IntBox::new(n).unwrap_or_else(|_| IntBox::unbounded()))
 }
 
 /// Episode bookkeeping shared by the environments: step count, time limit, whether over.

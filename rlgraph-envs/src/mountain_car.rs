@@ -1,10 +1,9 @@
 //! `MountainCar-v0`, with Gymnasium's dynamics and 200-step limit.
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_spaces::{Space, Value};
 
-use crate::env::{discrete_action, observation, seeded, Env, EnvError, Episode, Result, Step};
+use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
 const MIN_POSITION: f64 = -1.2;
 const MAX_POSITION: f64 = 0.6;
@@ -17,52 +16,31 @@ const GRAVITY: f64 = 0.0025;
 /// until the car reaches position 0.5.
 pub struct MountainCar {
     state: [f64; 2],
-    rng: ChaCha8Rng,
-    episode: Episode,
-    state_space: Space,
-    action_space: Space,
+    core: Core,
 }
 
 impl MountainCar {
     /// A new MountainCar-v0.
     pub fn new(seed: u64) -> Self {
+        let state_space = float_box(vec![MIN_POSITION, -MAX_SPEED], vec![MAX_POSITION, MAX_SPEED]);
         MountainCar {
             state: [0.0; 2],
-            rng: seeded(seed),
-            episode: Episode::new("MountainCar-v0", Some(200)),
-            state_space: FloatBox::per_element([2], vec![MIN_POSITION, -MAX_SPEED], vec![MAX_POSITION, MAX_SPEED])
-                .map(Space::from)
-                .unwrap_or_else(|_| Space::from(FloatBox::new([2]))),
-            action_space: Space::from(IntBox::new(3).unwrap_or_else(|_| IntBox::unbounded())),
+            core: Core::new("MountainCar-v0", Some(200), seed, state_space, discrete(3)),
         }
     }
 }
 
 impl Env for MountainCar {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        if let Some(seed) = seed {
-            self.rng = seeded(seed);
-        }
-        self.state = [self.rng.random_range(-0.6..-0.4), 0.0];
-        self.episode.start();
+        self.state = [self.core.begin(seed).random_range(-0.6..-0.4), 0.0];
         observation(&self.state)
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let a = discrete_action(self.id(), &self.action_space, action, 3)?;
-        self.episode.tick()?;
+        let a = discrete_action(self.id(), &self.core.action_space, action, 3)?;
+        self.core.episode.tick()?;
         let [mut position, mut velocity] = self.state;
         velocity += (a as f64 - 1.0) * FORCE + (3.0 * position).cos() * (-GRAVITY);
         velocity = velocity.clamp(-MAX_SPEED, MAX_SPEED);
@@ -73,7 +51,7 @@ impl Env for MountainCar {
         }
         self.state = [position, velocity];
         let terminated = position >= GOAL_POSITION && velocity >= 0.0;
-        let truncated = self.episode.finish(terminated);
+        let truncated = self.core.episode.finish(terminated);
         Ok(Step {
             observation: observation(&self.state),
             reward: -1.0,
@@ -83,11 +61,7 @@ impl Env for MountainCar {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = state.try_into().map_err(|_| EnvError::BadState {
-            env: self.id().into(),
-            reason: format!("expected 2 values (position, velocity), got {}", state.len()),
-        })?;
-        self.episode.start();
+        self.state = self.core.set(state, "position, velocity")?;
         Ok(())
     }
 }

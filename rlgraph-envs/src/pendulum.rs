@@ -3,10 +3,9 @@
 use std::f64::consts::PI;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{FloatBox, Space, Value};
+use rlgraph_spaces::{Space, Value};
 
-use crate::env::{float_action, observation, seeded, Env, EnvError, Episode, Result, Step};
+use crate::env::{core_accessors, float_action, float_box, observation, Core, Env, Result, Step};
 
 const MAX_SPEED: f64 = 8.0;
 const MAX_TORQUE: f64 = 2.0;
@@ -19,10 +18,7 @@ const L: f64 = 1.0;
 /// `-(angle^2 + 0.1 speed^2 + 0.001 torque^2)`, and episodes only end at the time limit.
 pub struct Pendulum {
     state: [f64; 2],
-    rng: ChaCha8Rng,
-    episode: Episode,
-    state_space: Space,
-    action_space: Space,
+    core: Core,
 }
 
 /// The angle mapped into `[-pi, pi)`, as Gymnasium's `angle_normalize`.
@@ -33,16 +29,11 @@ pub fn angle_normalize(x: f64) -> f64 {
 impl Pendulum {
     /// A new Pendulum-v1.
     pub fn new(seed: u64) -> Self {
+        let state_space = float_box(vec![-1.0, -1.0, -MAX_SPEED], vec![1.0, 1.0, MAX_SPEED]);
+        let action_space = float_box(vec![-MAX_TORQUE], vec![MAX_TORQUE]);
         Pendulum {
             state: [0.0; 2],
-            rng: seeded(seed),
-            episode: Episode::new("Pendulum-v1", Some(200)),
-            state_space: FloatBox::per_element([3], vec![-1.0, -1.0, -MAX_SPEED], vec![1.0, 1.0, MAX_SPEED])
-                .map(Space::from)
-                .unwrap_or_else(|_| Space::from(FloatBox::new([3]))),
-            action_space: FloatBox::bounded([1], -MAX_TORQUE, MAX_TORQUE)
-                .map(Space::from)
-                .unwrap_or_else(|_| Space::from(FloatBox::new([1]))),
+            core: Core::new("Pendulum-v1", Some(200), seed, state_space, action_space),
         }
     }
 
@@ -53,36 +44,23 @@ impl Pendulum {
 }
 
 impl Env for Pendulum {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        if let Some(seed) = seed {
-            self.rng = seeded(seed);
-        }
-        self.state = [self.rng.random_range(-PI..PI), self.rng.random_range(-1.0..1.0)];
-        self.episode.start();
+        let rng = self.core.begin(seed);
+        self.state = [rng.random_range(-PI..PI), rng.random_range(-1.0..1.0)];
         self.observe()
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let u = float_action(self.id(), &self.action_space, action, 1)?[0].clamp(-MAX_TORQUE, MAX_TORQUE);
-        self.episode.tick()?;
+        let u = float_action(self.id(), &self.core.action_space, action, 1)?[0].clamp(-MAX_TORQUE, MAX_TORQUE);
+        self.core.episode.tick()?;
         let [th, thdot] = self.state;
         let cost = angle_normalize(th).powi(2) + 0.1 * thdot * thdot + 0.001 * u * u;
         let new_thdot =
             (thdot + (3.0 * G / (2.0 * L) * th.sin() + 3.0 / (M * L * L) * u) * DT).clamp(-MAX_SPEED, MAX_SPEED);
         self.state = [th + new_thdot * DT, new_thdot];
-        let truncated = self.episode.finish(false);
+        let truncated = self.core.episode.finish(false);
         Ok(Step {
             observation: self.observe(),
             reward: -cost,
@@ -92,11 +70,7 @@ impl Env for Pendulum {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = state.try_into().map_err(|_| EnvError::BadState {
-            env: self.id().into(),
-            reason: format!("expected 2 values (theta, theta_dot), got {}", state.len()),
-        })?;
-        self.episode.start();
+        self.state = self.core.set(state, "theta, theta_dot")?;
         Ok(())
     }
 }

@@ -1,65 +1,45 @@
 //! `RandomEnv` and `DeterministicEnv`, RLgraph's environments for testing agents and workers.
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use rlgraph_spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_spaces::{FloatBox, Space, Value};
 
-use crate::env::{bad_action, observation, seeded, Env, Episode, Result, Step};
+use crate::env::{bad_action, core_accessors, discrete, observation, Core, Env, Result, Step};
 
 /// Random observations from a state space, random rewards in `[0, 1)`, and a terminal with
 /// probability `terminal_prob` at each step; any action in the action space.
 pub struct RandomEnv {
-    state_space: Space,
-    action_space: Space,
     terminal_prob: f64,
-    rng: ChaCha8Rng,
-    episode: Episode,
+    core: Core,
 }
 
 impl RandomEnv {
     /// A random environment over the given spaces.
     pub fn new(state_space: Space, action_space: Space, terminal_prob: f64, seed: u64) -> Self {
         RandomEnv {
-            state_space,
-            action_space,
             terminal_prob,
-            rng: seeded(seed),
-            episode: Episode::new("RandomEnv", None),
+            core: Core::new("RandomEnv", None, seed, state_space, action_space),
         }
     }
 }
 
 impl Env for RandomEnv {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        if let Some(seed) = seed {
-            self.rng = seeded(seed);
-        }
-        self.episode.start();
-        self.state_space.sample(None, &mut self.rng)
+        self.core.begin(seed);
+        self.core.state_space.sample(None, &mut self.core.rng)
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        if !self.action_space.contains(action) {
-            return Err(bad_action(self.id(), &self.action_space, action));
+        if !self.core.action_space.contains(action) {
+            return Err(bad_action(self.id(), &self.core.action_space, action));
         }
-        self.episode.tick()?;
-        let terminated = self.rng.random::<f64>() < self.terminal_prob;
-        self.episode.finish(terminated);
+        self.core.episode.tick()?;
+        let terminated = self.core.rng.random::<f64>() < self.terminal_prob;
+        self.core.episode.finish(terminated);
         Ok(Step {
-            observation: self.state_space.sample(None, &mut self.rng),
-            reward: self.rng.random::<f64>(),
+            observation: self.core.state_space.sample(None, &mut self.core.rng),
+            reward: self.core.rng.random::<f64>(),
             terminated,
             truncated: false,
         })
@@ -73,9 +53,7 @@ pub struct DeterministicEnv {
     state_start: f64,
     reward_start: f64,
     steps_to_terminal: usize,
-    episode: Episode,
-    state_space: Space,
-    action_space: Space,
+    core: Core,
 }
 
 impl DeterministicEnv {
@@ -85,39 +63,33 @@ impl DeterministicEnv {
             state_start,
             reward_start,
             steps_to_terminal,
-            episode: Episode::new("DeterministicEnv", None),
-            state_space: Space::from(FloatBox::new([1])),
-            action_space: Space::from(IntBox::new(2).unwrap_or_else(|_| IntBox::unbounded())),
+            core: Core::new(
+                "DeterministicEnv",
+                None,
+                0,
+                Space::from(FloatBox::new([1])),
+                discrete(2),
+            ),
         }
     }
 }
 
 impl Env for DeterministicEnv {
-    fn id(&self) -> &str {
-        &self.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, _seed: Option<u64>) -> Value {
-        self.episode.start();
+        self.core.episode.start();
         observation(&[self.state_start])
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        if !self.action_space.contains(action) {
-            return Err(bad_action(self.id(), &self.action_space, action));
+        if !self.core.action_space.contains(action) {
+            return Err(bad_action(self.id(), &self.core.action_space, action));
         }
-        self.episode.tick()?;
-        let t = self.episode.steps as f64;
-        let terminated = self.episode.steps >= self.steps_to_terminal;
-        self.episode.finish(terminated);
+        self.core.episode.tick()?;
+        let t = self.core.episode.steps as f64;
+        let terminated = self.core.episode.steps >= self.steps_to_terminal;
+        self.core.episode.finish(terminated);
         Ok(Step {
             observation: observation(&[self.state_start + t]),
             reward: self.reward_start + t,
