@@ -4,6 +4,7 @@
 //! membership checks; `call` builds one component from its spec and runs API-method calls on
 //! it. `train`, `evaluate`, `graph` and `env` arrive with the agents issue.
 
+mod agent_commands;
 mod call_command;
 mod env_command;
 mod space_command;
@@ -31,6 +32,10 @@ enum Command {
     Env(env_command::EnvArgs),
     /// Train an agent from an RLgraph JSON config on an environment.
     Train(train_command::TrainArgs),
+    /// Play greedy episodes with an agent trained by `rlgraph train --out DIR`.
+    Evaluate(agent_commands::EvaluateArgs),
+    /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
+    Graph(agent_commands::GraphArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +45,8 @@ fn main() -> ExitCode {
         Command::Call(args) => call_command::run(&args),
         Command::Env(args) => env_command::run(&args),
         Command::Train(args) => train_command::run(&args),
+        Command::Evaluate(args) => agent_commands::evaluate(&args),
+        Command::Graph(args) => agent_commands::graph(&args),
     };
     match result {
         Ok(output) => {

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agents::{DqnAgent, DqnConfig};
+use agents::DqnAgent;
 use clap::Args;
 use executors::SingleThreadedWorker;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -78,13 +78,7 @@ fn train_tch(_: &TrainArgs) -> Result<String, String> {
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
-    let text =
-        std::fs::read_to_string(&args.config).map_err(|e| format!("cannot read {}: {e}", args.config.display()))?;
-    let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", args.config.display()))?;
-    let config = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
-    let probe = make(&args.env, args.seed).map_err(|e| e.to_string())?;
-    let mut agent =
-        DqnAgent::<B>::new(config, probe.state_space(), probe.action_space(), args.seed).map_err(|e| e.to_string())?;
+    let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed)?;
     if let Some(dir) = &args.resume {
         agent
             .restore_checkpoint(dir.join("checkpoint.safetensors"))
@@ -137,6 +131,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     summary["backend"] = B::NAME.into();
     if let Some(dir) = &args.out {
         write_outputs(dir, &stats, &summary, worker.agent())?;
+        std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
     }
     Ok(summary.to_string())
 }

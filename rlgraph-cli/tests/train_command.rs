@@ -47,6 +47,12 @@ fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
     // Resuming from the checkpoint works.
     let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out]].concat());
     assert_eq!(code, 0, "{stderr}");
+    // The trained agent plays greedy episodes from the directory.
+    let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", "GridWorld-2x2", "--episodes", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(eval["episodes"], 3);
+    assert_eq!(eval["returns"].as_array().unwrap().len(), 3);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -64,4 +70,25 @@ fn bad_configs_and_envs_are_one_line_errors() {
     let (code, _, stderr) = rlgraph(&["train", "configs/dqn-cartpole.json", "--env", "Pong-v5"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("Pong-v5"), "{stderr}");
+}
+
+#[test]
+fn graph_prints_the_agents_meta_graph() {
+    let (code, dot, stderr) = rlgraph(&["graph", "configs/dqn-cartpole.json", "--env", "CartPole-v1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        dot.starts_with("digraph") && dot.contains("target-policy") && dot.contains("cluster"),
+        "{dot}"
+    );
+    let (code, json, _) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let graph: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(graph.to_string().contains("dqn-agent/loss"), "the loss is in the graph");
 }

@@ -203,14 +203,15 @@ fn registry_matches_type_names_rlgraphs_way_and_names_unknown_keys_and_types() {
     assert!(err.contains("spec.activation") && err.contains("gelu2"), "{err}");
 }
 
-/// Every `network_spec` in RLgraph's reference configs: dense-only ones build now; the others
-/// must fail with one clear line naming the layer type that is not supported yet.
+/// Every `network_spec` in RLgraph's reference configs (copied unmodified into
+/// `configs/rlgraph/`): dense-only ones build now; the others must fail with one clear line
+/// naming the layer type that is not supported yet.
 #[test]
 fn reference_config_network_specs_build_or_name_the_missing_layer() {
     use rlgraph_tests::Candle;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/rlgraph-configs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/rlgraph");
     let mut built = 0;
-    for entry in std::fs::read_dir(&dir).expect("reference configs beside the checkout") {
+    for entry in std::fs::read_dir(&dir).expect("configs/rlgraph holds RLgraph's reference configs") {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;

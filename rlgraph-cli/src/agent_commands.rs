@@ -1,0 +1,94 @@
+//! `rlgraph graph` and `rlgraph evaluate`: an agent's meta graph, and greedy episodes of a
+//! trained agent.
+
+use std::path::PathBuf;
+
+use agents::{Agent, DqnAgent, DqnConfig};
+use clap::Args;
+use rlgraph_core::Backend;
+use rlgraph_envs::make;
+use serde_json::{json, Value as Json};
+
+/// Builds the DQN agent a config file describes, for the environment `env`.
+pub fn build_agent<B: Backend>(config: &std::path::Path, env: &str, seed: u64) -> Result<DqnAgent<B>, String> {
+    let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
+    let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
+    let parsed = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", config.display()))?;
+    let probe = make(env, seed).map_err(|e| e.to_string())?;
+    DqnAgent::<B>::new(parsed, probe.state_space(), probe.action_space(), seed).map_err(|e| e.to_string())
+}
+
+/// Arguments of `rlgraph graph`.
+#[derive(Args)]
+pub struct GraphArgs {
+    /// The agent config.
+    config: PathBuf,
+    /// The environment id, which fixes the state and action spaces.
+    #[arg(long)]
+    env: String,
+    /// `dot` (Graphviz: scopes as clusters, devices as colours) or `json`.
+    #[arg(long, default_value = "dot")]
+    format: String,
+}
+
+/// Prints the agent's meta graph, with its spaces and devices.
+pub fn graph(args: &GraphArgs) -> Result<String, String> {
+    let agent = build_agent::<backend_candle::Candle>(&args.config, &args.env, 0)?;
+    let meta = agent.executor().meta_graph();
+    match args.format.as_str() {
+        "dot" => Ok(meta.to_dot(None)),
+        "json" => Ok(meta.to_json().to_string()),
+        other => Err(format!("--format {other}: use dot or json")),
+    }
+}
+
+/// Arguments of `rlgraph evaluate`.
+#[derive(Args)]
+pub struct EvaluateArgs {
+    /// A directory written by `rlgraph train --out` (its `config.json` and
+    /// `checkpoint.safetensors`).
+    checkpoint: PathBuf,
+    /// The environment id.
+    #[arg(long)]
+    env: String,
+    /// Episodes to play, greedily (no exploration, no learning).
+    #[arg(long, default_value_t = 10)]
+    episodes: u64,
+    /// The seed of the first episode's reset (episode `i` uses `seed + i`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Cut an episode after this many steps (a greedy policy can walk into a wall forever
+    /// in environments without a time limit, such as GridWorld).
+    #[arg(long, default_value_t = 1000)]
+    max_steps: u64,
+}
+
+/// Plays greedy episodes with a trained agent and prints their returns.
+pub fn evaluate(args: &EvaluateArgs) -> Result<String, String> {
+    let mut agent = build_agent::<backend_candle::Candle>(&args.checkpoint.join("config.json"), &args.env, args.seed)?;
+    agent
+        .restore_checkpoint(args.checkpoint.join("checkpoint.safetensors"))
+        .map_err(|e| e.to_string())?;
+    let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
+    let mut returns = vec![];
+    for i in 0..args.episodes {
+        let mut state = env.reset(Some(args.seed + i));
+        let mut total = 0.0;
+        for _ in 0..args.max_steps {
+            let action = agent
+                .get_actions(std::slice::from_ref(&state), false, 1.0)
+                .map_err(|e| e.to_string())?
+                .remove(0);
+            let step = env.step(&action).map_err(|e| e.to_string())?;
+            total += step.reward;
+            if step.terminated || step.truncated {
+                break;
+            }
+            state = step.observation;
+        }
+        returns.push(total);
+    }
+    let mean = returns.iter().sum::<f64>() / returns.len().max(1) as f64;
+    let max = returns.iter().copied().fold(f64::NAN, f64::max);
+    Ok(json!({ "episodes": returns.len(), "mean_return": mean, "max_return": max, "returns": returns }).to_string())
+}
