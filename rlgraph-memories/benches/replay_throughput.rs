@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, IntBox, Space, Value};
-use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
+use rlgraph_memories::{PrioritizedReplay, Reduce, ReplayMemory, SegmentTree};
 
 fn cartpole_space() -> Space {
     Space::dict([
@@ -159,7 +159,24 @@ fn bench_kind(c: &mut Criterion, label: &str, space: &Space, capacity: usize, pr
     group.finish();
 }
 
+/// The parts of a prioritized sample of 32 from a million records: the tree descents alone.
+fn bench_tree(c: &mut Criterion) {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut tree = SegmentTree::new(1_000_000, Reduce::Sum);
+    for i in 0..1_000_000 {
+        tree.set(i, rng.random::<f64>());
+    }
+    let total = tree.root();
+    c.bench_function("replay/tree/find_prefix_sums/32", |b| {
+        b.iter(|| {
+            let prefixes: Vec<f64> = (0..32).map(|_| rng.random::<f64>() * total).collect();
+            tree.find_prefix_sums(&prefixes)
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
+    bench_tree(c);
     bench_kind(c, "cartpole", &cartpole_space(), 1_000_000, 1_000_000);
     bench_kind(c, "frames", &frames_space(), 10_000, 10_000);
 }

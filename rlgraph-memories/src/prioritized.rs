@@ -230,7 +230,7 @@ impl HostState for PrioritizedReplay {
             ..SavedState::default()
         };
         self.ring.save(&mut state);
-        let leaves = self.sum_tree.leaves(self.ring.size()).to_vec();
+        let leaves = self.sum_tree.leaves(self.ring.size());
         state
             .tensors
             .insert("priorities".into(), HostTensor::f64([leaves.len()], leaves)?);
