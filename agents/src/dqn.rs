@@ -7,20 +7,18 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
-use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, preprocessor_stack, synchronizable};
+use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, preprocessor_stack, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Backend, BuildOptions, Component, CoreError, GraphExecutor, HostState, HostTensor, Op, Param, Result,
-    SavedState,
+    rng_from_json, rng_to_json, ApiCtx, Backend, BuildOptions, Component, CoreError, GraphExecutor, HostState,
+    HostTensor, Op, Param, Result, SavedState,
 };
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
-use serde_json::json;
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::batch::stack;
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::observe_buffer::NStepBuffer;
-use crate::q_policy::q_policy;
 
 enum Memory {
     Uniform(ReplayMemory),
@@ -70,14 +68,13 @@ impl HostState for Counters {
     fn save_state(&self) -> Result<SavedState> {
         Ok(SavedState {
             tensors: BTreeMap::new(),
-            meta: json!({
-                "rng_seed": self.rng.get_seed().to_vec(),
-                "rng_stream": self.rng.get_stream(),
-                "rng_word_pos": self.rng.get_word_pos().to_string(),
-                "timesteps": self.timesteps,
-                "updates": self.updates,
-                "steps_since_sync": self.steps_since_sync,
-            }),
+            meta: {
+                let mut meta = rng_to_json(&self.rng);
+                meta["timesteps"] = self.timesteps.into();
+                meta["updates"] = self.updates.into();
+                meta["steps_since_sync"] = self.steps_since_sync.into();
+                meta
+            },
         })
     }
 
@@ -92,25 +89,13 @@ impl HostState for Counters {
 }
 
 fn parse_counters(state: &SavedState) -> Result<Counters> {
-    let bad = |what: &str| CoreError::Checkpoint {
+    let bad = |reason: String| CoreError::Checkpoint {
         path: "(agent counters)".into(),
-        reason: format!("{what} is missing or malformed"),
+        reason,
     };
     let m = &state.meta;
-    let seed: Vec<u8> = m["rng_seed"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x as u8).collect())
-        .unwrap_or_default();
-    let seed: [u8; 32] = seed.try_into().map_err(|_| bad("rng_seed"))?;
-    let mut rng = ChaCha8Rng::from_seed(seed);
-    rng.set_stream(m["rng_stream"].as_u64().ok_or_else(|| bad("rng_stream"))?);
-    rng.set_word_pos(
-        m["rng_word_pos"]
-            .as_str()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| bad("rng_word_pos"))?,
-    );
-    let count = |k: &str| m[k].as_u64().ok_or_else(|| bad(k));
+    let rng = rng_from_json(m).map_err(bad)?;
+    let count = |k: &str| m[k].as_u64().ok_or_else(|| bad(format!("{k} is missing or malformed")));
     Ok(Counters {
         rng,
         timesteps: count("timesteps")?,
@@ -130,12 +115,13 @@ pub struct DqnAgent<B: Backend> {
     state_space: Space,
 }
 
-/// The Q-values of `policy` for `x` (dueling: the third output of `get_q_values`).
+/// The Q-values of `policy` for `x`: the third output of a dueling policy's `get_q_values`,
+/// or a plain policy's action-adapter outputs (the Categorical logits).
 fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, dueling: bool, x: Op) -> Result<Op> {
     Ok(if dueling {
         ctx.call(policy, "get_q_values", &[x])?[2]
     } else {
-        ctx.call(policy, "get_q_values", &[x])?[0]
+        ctx.call(policy, "get_adapter_outputs", &[x])?[0]
     })
 }
 
@@ -165,7 +151,7 @@ impl<B: Backend> DqnAgent<B> {
         let policy_component = if config.dueling {
             dueling_policy::<B>("policy", layers, num_actions, config.units_state_value_stream)
         } else {
-            q_policy::<B>("policy", layers, num_actions)
+            policy::<B>("policy", layers, action_space)?
         };
         let target = policy_component.copy_as("target-policy", false);
         let prioritized = matches!(config.memory, MemoryKind::Prioritized { .. });

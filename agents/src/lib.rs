@@ -11,11 +11,9 @@ mod batch;
 mod dqn;
 mod dqn_config;
 mod observe_buffer;
-mod q_policy;
 
 pub use agent::{Agent, Transition, UpdateSpec};
 pub use batch::{stack, unstack};
 pub use dqn::DqnAgent;
 pub use dqn_config::{DqnConfig, MemoryKind};
 pub use observe_buffer::NStepBuffer;
-pub use q_policy::q_policy;

@@ -332,7 +332,7 @@ fn propagate<B: Backend>(
                         .iter()
                         .filter(|(p, _)| **p == path || p.starts_with(&prefix))
                         .collect();
-                    if scope.iter().all(|(_, s)| s.complete) {
+                    if scope.iter().all(|(p, s)| s.complete || owns_no_variables(p, s, lookup)) {
                         let entries = scope.iter().flat_map(|(p, s)| {
                             s.decls
                                 .iter()
@@ -371,10 +371,12 @@ fn propagate<B: Backend>(
         if matches!(meta.graph[n].kind, NodeKind::Variables) {
             let scope = &meta.graph[n].component;
             let prefix = format!("{scope}/");
-            if let Some((path, _)) = comps
-                .iter()
-                .find(|(p, s)| (*p == scope || p.starts_with(&prefix)) && !s.complete && s.needed.is_empty())
-            {
+            if let Some((path, _)) = comps.iter().find(|(p, s)| {
+                (*p == scope || p.starts_with(&prefix))
+                    && !s.complete
+                    && s.needed.is_empty()
+                    && !owns_no_variables(p, s, lookup)
+            }) {
                 return Err(CoreError::InputIncomplete {
                     component: path.clone(),
                     missing: format!("all of its inputs: no root API method calls it with inputs, so its variables (asked for by {scope}.variables()) are never created"),
@@ -468,6 +470,13 @@ fn var_space(d: &VarDecl) -> Space {
             .unwrap_or_else(|_| IntBox::unbounded().into()),
         DType::F32 => FloatBox::new(shape).into(),
     }
+}
+
+/// Whether a component can be left out of a `variables()` Dict without waiting for it: it
+/// is never called with inputs and declares no variables, so completing it would add nothing
+/// (a policy's distribution when only its Q-values are used, for example).
+fn owns_no_variables<B: Backend>(path: &str, state: &CompState, lookup: &BTreeMap<&str, &Component<B>>) -> bool {
+    state.needed.is_empty() && lookup.get(path).is_some_and(|c| c.variables.is_none())
 }
 
 fn try_complete<B: Backend>(

@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use safetensors::tensor::{Dtype as StDtype, SafeTensors, TensorView};
-use serde_json::json;
 
 use crate::backend::{Backend, DType, HostData, HostTensor};
 use crate::error::{CoreError, Result};
 use crate::executor::GraphExecutor;
 use crate::host_state::{HostState, SavedState};
+use crate::rng_state::{rng_from_json, rng_to_json};
 
 const FORMAT: &str = "rlgraph-rs checkpoint 1";
 const HOST: &str = "#host/";
@@ -95,14 +95,10 @@ impl<B: Backend> GraphExecutor<B> {
                 ))
             })
             .collect::<Result<_>>()?;
-        let state = json!({
-            "format": FORMAT,
-            "backend": B::NAME,
-            "rng_seed": self.rng.get_seed().to_vec(),
-            "rng_stream": self.rng.get_stream(),
-            "rng_word_pos": self.rng.get_word_pos().to_string(),
-            "host": host_meta,
-        });
+        let mut state = rng_to_json(&self.rng);
+        state["format"] = FORMAT.into();
+        state["backend"] = B::NAME.into();
+        state["host"] = host_meta.into();
         let meta = HashMap::from([("rlgraph".to_string(), state.to_string())]);
         let buffer = safetensors::serialize(views, Some(meta)).map_err(|e| fail(e.to_string()))?;
         // Write to a temporary file and rename, so a failed save never clobbers a good checkpoint.
@@ -172,25 +168,11 @@ impl<B: Backend> GraphExecutor<B> {
         if !missing.is_empty() {
             return Err(fail(format!("variables missing from the checkpoint: {missing:?}")));
         }
-        let seed: Vec<u8> = state["rng_seed"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x as u8).collect())
-            .unwrap_or_default();
-        let seed: [u8; 32] = seed.try_into().map_err(|_| fail("bad rng_seed".into()))?;
-        let stream = state["rng_stream"]
-            .as_u64()
-            .ok_or_else(|| fail("bad rng_stream".into()))?;
-        let word_pos: u128 = state["rng_word_pos"]
-            .as_str()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| fail("bad rng_word_pos".into()))?;
+        let rng = rng_from_json(&state).map_err(fail)?;
         self.set_variables(&values)?;
         for ((_, target), saved) in host.iter_mut().zip(loads) {
             target.load_state(saved)?;
         }
-        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::from_seed(seed);
-        rng.set_stream(stream);
-        rng.set_word_pos(word_pos);
         self.rng = rng;
         Ok(())
     }

@@ -56,6 +56,7 @@ pub mod host_state;
 pub mod meta_graph;
 pub mod multi_gpu;
 pub mod plan;
+pub mod rng_state;
 pub mod tree;
 pub mod variables;
 
@@ -73,5 +74,6 @@ pub use meta_graph::{MetaGraph, NodeKind};
 pub use multi_gpu::MultiGpuSync;
 pub use plan::Plan;
 pub use rlgraph_spaces as spaces;
+pub use rng_state::{rng_from_json, rng_to_json};
 pub use tree::Tree;
 pub use variables::{Initializer, VarDecl, VarInfo, VariableStore};

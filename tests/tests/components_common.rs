@@ -46,6 +46,15 @@ both_backends! {
         lonely = lonely.without_api("act");
         let err = ComponentTest::<B>::new(lonely, [x.clone()], 0).err().unwrap();
         assert!(matches!(&err, CoreError::InputIncomplete { component, .. } if component == "agent/policy"), "{err}");
+        // A sub-component that is never called but declares no variables does not hold up
+        // variables(): completing it could add nothing. The Dict holds the two weights only.
+        let with_idle = make(1.0)
+            .with_sub(rlgraph_tests::dummies::dummy_1to1("idle"))
+            .api("weights", vec![], |ctx, _| ctx.call_own("variables", &[]));
+        let mut idle = ComponentTest::<B>::new(with_idle, [x.clone()], 0).unwrap();
+        let weights = idle.call("weights", &[]).unwrap();
+        let Value::Dict(entries) = &weights[0] else { panic!("{weights:?}") };
+        assert_eq!(entries.keys().collect::<Vec<_>>(), ["agent.policy.w", "agent.target.w"]);
         let mut hard = ComponentTest::<B>::new(make(1.0), [x.clone()], 0).unwrap();
         hard.call("sync", &[]).unwrap();
         assert_eq!(hard.get_variable("target/w").unwrap(), floats(&[2, 1], &[1.0, 2.0]));
