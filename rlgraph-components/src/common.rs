@@ -165,9 +165,7 @@ pub fn softmax<B: Backend>(name: &str) -> Component<B> {
         })
         .graph_fn(
             GraphFn::tensors("softmax", |_, xs| {
-                let d = B::shape(xs[0]).len().saturating_sub(1);
-                let shifted = B::sub(xs[0], &B::max(xs[0], d, true)?)?;
-                let log_p = B::sub(&shifted, &B::log(&B::sum(&B::exp(&shifted)?, &[d], true)?)?)?;
+                let log_p = crate::distributions::log_softmax::<B>(xs[0])?;
                 Ok(vec![B::exp(&log_p)?, B::cast(&log_p, DType::F32)?])
             })
             .outputs(2)

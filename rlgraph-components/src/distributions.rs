@@ -19,7 +19,8 @@ pub enum Kind {
     Normal,
 }
 
-fn scalar<B: Backend>(like: &B::Tensor, v: f64) -> Result<B::Tensor> {
+/// A scalar of `like`'s dtype and device.
+pub(crate) fn scalar<B: Backend>(like: &B::Tensor, v: f64) -> Result<B::Tensor> {
     B::scalar(v, B::dtype(like), B::device(like))
 }
 
@@ -28,7 +29,7 @@ fn last_dim<B: Backend>(t: &B::Tensor) -> usize {
 }
 
 /// `log softmax(logits)` over the last dimension, computed stably.
-fn log_softmax<B: Backend>(logits: &B::Tensor) -> Result<B::Tensor> {
+pub(crate) fn log_softmax<B: Backend>(logits: &B::Tensor) -> Result<B::Tensor> {
     let d = last_dim::<B>(logits);
     let shifted = B::sub(logits, &B::max(logits, d, true)?)?;
     B::sub(&shifted, &B::log(&B::sum(&B::exp(&shifted)?, &[d], true)?)?)

@@ -3,8 +3,8 @@
 
 use rlgraph_core::{Backend, Component, GraphFn, Param, Result};
 
-use super::sequence::{bootstrap_next_values, flags, reverse_discount};
-use super::{check_lengths, host, upload};
+use super::sequence::{bootstrap_next_values, reverse_discount};
+use super::{check_lengths, host, host_flags, upload};
 
 /// `delta_t = r_t + gamma * V(s_{t+1}) - V(s_t)`, with `V(s_{t+1})` from
 /// [`bootstrap_next_values`] (0 after a terminal).
@@ -53,7 +53,7 @@ pub fn gae<B: Backend>(name: &str, discount: f64, gae_lambda: f64) -> Component<
     let run = move |lambda: Option<f64>| {
         move |ctx: &mut rlgraph_core::KernelCtx<'_, B>, xs: &[&B::Tensor]| {
             let (v, r) = (host::<B>(xs[0])?, host::<B>(xs[1])?);
-            let (d, s) = (flags(&host::<B>(xs[2])?), flags(&host::<B>(xs[3])?));
+            let (d, s) = (host_flags::<B>(xs[2])?, host_flags::<B>(xs[3])?);
             let out = match lambda {
                 Some(l) => gae_values(&v, &r, &d, &s, discount, l)?,
                 None => td_errors(&v, &r, &d, &s, discount)?,

@@ -22,6 +22,11 @@ pub(crate) fn host<B: Backend>(t: &B::Tensor) -> Result<Vec<f64>> {
     Ok(B::to_host(t)?.data.to_f64())
 }
 
+/// A tensor's elements as flags (`!= 0`) on the host: terminals and sequence ends.
+pub(crate) fn host_flags<B: Backend>(t: &B::Tensor) -> Result<Vec<bool>> {
+    Ok(host::<B>(t)?.iter().map(|&x| x != 0.0).collect())
+}
+
 /// Uploads `values` with the shape and dtype of `like`.
 pub(crate) fn upload<B: Backend>(values: &[f64], like: &B::Tensor, device: Device) -> Result<B::Tensor> {
     let shape = B::shape(like);

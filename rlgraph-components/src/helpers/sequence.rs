@@ -4,7 +4,7 @@
 use rlgraph_core::spaces::{FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, DType, GraphFn, HostTensor, Param, Result};
 
-use super::{check_lengths, host, upload};
+use super::{check_lengths, host, host_flags, upload};
 
 /// The length of each sequence; a trailing unfinished sequence counts too.
 /// `[0,0,0,0] -> [4]`, `[0,0,1,0] -> [3,1]`, `[1,1,1,1] -> [1,1,1,1]`.
@@ -78,10 +78,6 @@ pub fn bootstrap_next_values(values: &[f64], terminals: &[bool], sequence_indice
         .collect())
 }
 
-pub(crate) fn flags(v: &[f64]) -> Vec<bool> {
-    v.iter().map(|&x| x != 0.0).collect()
-}
-
 /// A `SequenceHelper` component: `calc_sequence_lengths(sequence_indices)`,
 /// `calc_sequence_decays(sequence_indices)`, `reverse_apply_decays_to_sequence(values,
 /// sequence_indices)` and `bootstrap_values(values, terminals, sequence_indices)`, with
@@ -120,7 +116,7 @@ pub fn sequence_helper<B: Backend>(name: &str, decay: f64) -> Component<B> {
         )
         .graph_fn(
             GraphFn::tensors("lengths", |ctx, xs| {
-                let lengths = sequence_lengths(&flags(&host::<B>(xs[0])?));
+                let lengths = sequence_lengths(&host_flags::<B>(xs[0])?);
                 let data: Vec<i64> = lengths.iter().map(|&n| n as i64).collect();
                 Ok(vec![B::from_host(&HostTensor::i64([data.len()], data)?, ctx.device())?])
             })
@@ -128,7 +124,7 @@ pub fn sequence_helper<B: Backend>(name: &str, decay: f64) -> Component<B> {
         )
         .graph_fn(
             GraphFn::tensors("decays", move |ctx, xs| {
-                let d = sequence_decays(&flags(&host::<B>(xs[0])?), decay);
+                let d = sequence_decays(&host_flags::<B>(xs[0])?, decay);
                 let like = B::cast(xs[0], DType::F32)?;
                 Ok(vec![upload::<B>(&d, &like, ctx.device())?])
             })
@@ -136,18 +132,15 @@ pub fn sequence_helper<B: Backend>(name: &str, decay: f64) -> Component<B> {
         )
         .graph_fn(
             GraphFn::tensors("reverse_discount", move |ctx, xs| {
-                let out = reverse_discount(&host::<B>(xs[0])?, &flags(&host::<B>(xs[1])?), decay)?;
+                let out = reverse_discount(&host::<B>(xs[0])?, &host_flags::<B>(xs[1])?, decay)?;
                 Ok(vec![upload::<B>(&out, xs[0], ctx.device())?])
             })
             .infer_same(),
         )
         .graph_fn(
             GraphFn::tensors("bootstrap", |ctx, xs| {
-                let out = bootstrap_next_values(
-                    &host::<B>(xs[0])?,
-                    &flags(&host::<B>(xs[1])?),
-                    &flags(&host::<B>(xs[2])?),
-                )?;
+                let out =
+                    bootstrap_next_values(&host::<B>(xs[0])?, &host_flags::<B>(xs[1])?, &host_flags::<B>(xs[2])?)?;
                 Ok(vec![upload::<B>(&out, xs[0], ctx.device())?])
             })
             .infer_same(),

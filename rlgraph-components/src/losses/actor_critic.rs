@@ -2,8 +2,8 @@
 
 use rlgraph_core::{Backend, Component, GraphFn, Param};
 
-use super::loss_component;
-use crate::helpers::{gae_values, host, upload};
+use super::{advantage_terms, loss_component, weighted_total};
+use crate::helpers::{gae_values, host, host_flags, upload};
 
 /// The settings of an actor-critic loss (RLgraph's names).
 #[derive(Clone, Debug, PartialEq)]
@@ -55,27 +55,23 @@ pub fn actor_critic_loss<B: Backend>(name: &str, spec: ActorCriticLossSpec) -> C
         GraphFn::tensors("per_item", move |ctx, xs| {
             let (log_probs, values, entropy) = (xs[0], xs[1], xs[5]);
             let v = host::<B>(values)?;
-            let flags = |t: &B::Tensor| -> rlgraph_core::Result<Vec<bool>> {
-                Ok(host::<B>(t)?.iter().map(|&x| x != 0.0).collect())
-            };
             let adv = gae_values(
                 &v,
                 &host::<B>(xs[2])?,
-                &flags(xs[3])?,
-                &flags(xs[4])?,
+                &host_flags::<B>(xs[3])?,
+                &host_flags::<B>(xs[4])?,
                 spec.discount,
                 spec.gae_lambda,
             )?;
             let targets: Vec<f64> = adv.iter().zip(&v).map(|(a, v)| a + v).collect();
             let adv = upload::<B>(&adv, values, ctx.device())?;
             let targets = upload::<B>(&targets, values, ctx.device())?;
-            let pg = B::neg(&B::mul(log_probs, &adv)?)?;
-            let vf = B::affine(&B::square(&B::sub(values, &targets)?)?, 0.5, 0.0)?;
-            let total = B::add(
-                &B::affine(&pg, spec.weight_pg, 0.0)?,
-                &B::affine(&vf, spec.weight_vf, 0.0)?,
-            )?;
-            Ok(vec![B::sub(&total, &B::affine(entropy, spec.weight_entropy, 0.0)?)?])
+            let (pg, vf) = advantage_terms::<B>(log_probs, &adv, values, &targets)?;
+            Ok(vec![weighted_total::<B>(
+                (&pg, spec.weight_pg),
+                (&vf, spec.weight_vf),
+                (entropy, spec.weight_entropy),
+            )?])
         }),
     )
 }

@@ -6,7 +6,8 @@
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Component, DType, GraphFn, Param, Result, Tree};
 
-use super::{bad_input, loss_component, mean_per_item, not_terminal, per_batch, scalar_like};
+use super::{bad_input, loss_component, mean_per_item, not_terminal, per_batch};
+use crate::distributions::scalar;
 
 /// The settings of a DQN loss.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,7 +158,7 @@ fn per_item<B: Backend>(spec: &DqnLossSpec, component: &str, args: &[Tree<B::Ten
         let abs = B::abs(&delta)?;
         let quadratic = B::affine(&B::square(&delta)?, 0.5, 0.0)?;
         B::where_cond(
-            &B::lt(&abs, &scalar_like::<B>(&abs, 1.0)?)?,
+            &B::lt(&abs, &scalar::<B>(&abs, 1.0)?)?,
             &quadratic,
             &B::affine(&abs, 1.0, -0.5)?,
         )?

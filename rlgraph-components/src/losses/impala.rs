@@ -3,7 +3,7 @@
 
 use rlgraph_core::{Backend, Component, GraphFn, Param};
 
-use super::{bad_input, loss_component};
+use super::{advantage_terms, bad_input, loss_component, weighted_total};
 use crate::helpers::{host, upload, vtrace_from_importance_weights};
 
 /// The settings of an IMPALA loss.
@@ -89,13 +89,12 @@ pub fn impala_loss<B: Backend>(name: &str, spec: ImpalaLossSpec) -> Component<B>
             )?;
             let vs = upload::<B>(&out.vs, values, ctx.device())?;
             let adv = upload::<B>(&out.pg_advantages, values, ctx.device())?;
-            let pg = B::neg(&B::mul(log_probs, &adv)?)?;
-            let vf = B::affine(&B::square(&B::sub(&vs, values)?)?, 0.5, 0.0)?;
-            let step = B::add(
-                &B::affine(&pg, spec.weight_pg, 0.0)?,
-                &B::affine(&vf, spec.weight_vf, 0.0)?,
+            let (pg, vf) = advantage_terms::<B>(log_probs, &adv, values, &vs)?;
+            let step = weighted_total::<B>(
+                (&pg, spec.weight_pg),
+                (&vf, spec.weight_vf),
+                (entropy, spec.weight_entropy),
             )?;
-            let step = B::sub(&step, &B::affine(entropy, spec.weight_entropy, 0.0)?)?;
             Ok(vec![B::sum(&step, &[0], false)?])
         }),
     )

@@ -49,9 +49,27 @@ pub(crate) fn loss_component<B: Backend>(name: &str, params: Vec<Param>, per_ite
         )
 }
 
-/// A float scalar like `t`.
-pub(crate) fn scalar_like<B: Backend>(t: &B::Tensor, v: f64) -> Result<B::Tensor> {
-    B::scalar(v, B::dtype(t), B::device(t))
+/// `w_pg pg + w_vf vf - w_ent entropy`: the weighted sum the policy-gradient losses end with.
+pub(crate) fn weighted_total<B: Backend>(
+    (pg, w_pg): (&B::Tensor, f64),
+    (vf, w_vf): (&B::Tensor, f64),
+    (entropy, w_ent): (&B::Tensor, f64),
+) -> Result<B::Tensor> {
+    let total = B::add(&B::affine(pg, w_pg, 0.0)?, &B::affine(vf, w_vf, 0.0)?)?;
+    B::sub(&total, &B::affine(entropy, w_ent, 0.0)?)
+}
+
+/// The advantage actor-critic terms `(-log_prob A, 0.5 (V - target)^2)`; advantages and
+/// targets are constants.
+pub(crate) fn advantage_terms<B: Backend>(
+    log_probs: &B::Tensor,
+    advantages: &B::Tensor,
+    values: &B::Tensor,
+    targets: &B::Tensor,
+) -> Result<(B::Tensor, B::Tensor)> {
+    let pg = B::neg(&B::mul(log_probs, advantages)?)?;
+    let vf = B::affine(&B::square(&B::sub(values, targets)?)?, 0.5, 0.0)?;
+    Ok((pg, vf))
 }
 
 /// `t` (shape `[B]`) reshaped to broadcast against a tensor of `rank` dims: `[B, 1, ...]`.

@@ -3,7 +3,8 @@
 
 use rlgraph_core::{Backend, Component, GraphFn, Param};
 
-use super::{loss_component, scalar_like};
+use super::{loss_component, weighted_total};
+use crate::distributions::scalar;
 
 /// The settings of a PPO loss (RLgraph's names).
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +68,7 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 let mean = B::mean_all(advantages)?;
                 let centered = B::sub(advantages, &mean)?;
                 let std = B::sqrt(&B::mean_all(&B::square(&centered)?)?)?;
-                B::div(&centered, &B::add(&std, &scalar_like::<B>(&std, 1e-8)?)?)?
+                B::div(&centered, &B::add(&std, &scalar::<B>(&std, 1e-8)?)?)?
             } else {
                 advantages.clone()
             };
@@ -82,8 +83,11 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 }
                 None => err,
             };
-            let total = B::add(&pg, &B::affine(&vf, 0.5 * spec.weight_vf, 0.0)?)?;
-            Ok(vec![B::sub(&total, &B::affine(entropy, spec.weight_entropy, 0.0)?)?])
+            Ok(vec![weighted_total::<B>(
+                (&pg, 1.0),
+                (&vf, 0.5 * spec.weight_vf),
+                (entropy, spec.weight_entropy),
+            )?])
         }),
     )
 }

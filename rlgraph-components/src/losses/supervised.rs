@@ -1,6 +1,8 @@
 //! Supervised losses: categorical cross-entropy from logits, and Euclidean distance.
 
-use rlgraph_core::{Backend, Component, DType, GraphFn, Param};
+use rlgraph_core::{Backend, Component, GraphFn, Param, Tree};
+
+use crate::distributions::Kind as DistributionKind;
 
 use super::{loss_component, mean_per_item};
 
@@ -15,14 +17,10 @@ pub fn cross_entropy_loss<B: Backend>(name: &str) -> Component<B> {
     loss_component(
         name,
         params(),
-        GraphFn::tensors("per_item", |_, xs| {
-            let logits = xs[0];
-            let last = B::shape(logits).len() - 1;
-            let shifted = B::sub(logits, &B::max(logits, last, true)?)?;
-            let log_softmax = B::sub(&shifted, &B::log(&B::sum(&B::exp(&shifted)?, &[last], true)?)?)?;
-            let idx = B::unsqueeze(&B::cast(xs[1], DType::I64)?, last)?;
-            let picked = B::squeeze(&B::gather(&log_softmax, last, &idx)?, last)?;
-            Ok(vec![mean_per_item::<B>(&B::neg(&picked)?)?])
+        GraphFn::tensors("per_item", |_, xs: &[&B::Tensor]| {
+            // The negative log-likelihood of the labels under a Categorical over the logits.
+            let log_p = DistributionKind::Categorical.log_prob::<B>(&Tree::Leaf(xs[0].clone()), xs[1])?;
+            Ok(vec![mean_per_item::<B>(&B::neg(&log_p)?)?])
         }),
     )
 }
