@@ -52,6 +52,14 @@ macro_rules! with_column {
     };
 }
 
+/// A batch that passed `Columns::check_batch`: its record count and its leaves in column
+/// order (flattened once, for the check and the write).
+pub(crate) struct Checked<'a> {
+    /// The number of records.
+    pub(crate) records: usize,
+    leaves: Vec<(String, &'a Value)>,
+}
+
 /// Column storage for up to `capacity` records of one record space.
 #[derive(Clone, Debug)]
 pub(crate) struct Columns {
@@ -124,34 +132,35 @@ impl Columns {
         &self.record_space
     }
 
-    /// The number of records in `batch` after checking it against the record space with a
-    /// batch rank; every leaf must hold the same number.
-    pub(crate) fn check_batch(&self, batch: &Value) -> Result<usize> {
+    /// `batch` checked against the record space with a batch rank; every leaf must hold the
+    /// same number of records.
+    pub(crate) fn check_batch<'a>(&self, batch: &'a Value) -> Result<Checked<'a>> {
         let mismatch = |reason: String| MemoryError::RecordMismatch {
             memory: self.name.clone(),
             reason,
         };
         self.batch_space.check(batch).map_err(|e| mismatch(e.to_string()))?;
-        let mut count = None;
-        for (key, leaf) in batch.flatten() {
-            let n = leaf.shape().and_then(|s| s.first().copied()).unwrap_or(0);
-            match count {
-                None => count = Some((key, n)),
-                Some((ref first, m)) if m != n => {
-                    return Err(mismatch(format!(
-                        "{first} holds {m} records but {key} holds {n}; every leaf needs the same batch size"
-                    )))
-                }
-                Some(_) => {}
+        let leaves = batch.flatten();
+        let records = |leaf: &Value| leaf.shape().and_then(|s| s.first().copied()).unwrap_or(0);
+        let first = leaves.first().map(|(k, leaf)| (k, records(leaf)));
+        if let Some((first_key, m)) = first {
+            if let Some((key, leaf)) = leaves.iter().find(|(_, leaf)| records(leaf) != m) {
+                return Err(mismatch(format!(
+                    "{first_key} holds {m} records but {key} holds {}; every leaf needs the same batch size",
+                    records(leaf)
+                )));
             }
         }
-        Ok(count.map(|(_, n)| n).unwrap_or(0))
+        Ok(Checked {
+            records: first.map_or(0, |(_, m)| m),
+            leaves,
+        })
     }
 
-    /// Writes the `n` records of a checked `batch` to the ring slots starting at `start`.
-    pub(crate) fn write(&mut self, start: usize, batch: &Value, n: usize) {
-        let leaves = batch.flatten();
-        for (col, ((_, leaf), &width)) in self.columns.iter_mut().zip(leaves.iter().zip(&self.widths)) {
+    /// Writes the records of a checked batch to the ring slots starting at `start`.
+    pub(crate) fn write(&mut self, start: usize, batch: &Checked<'_>) {
+        let n = batch.records;
+        for (col, ((_, leaf), &width)) in self.columns.iter_mut().zip(batch.leaves.iter().zip(&self.widths)) {
             let capacity = self.capacity;
             match (col, *leaf) {
                 (Column::Bool(d), Value::Bool(a)) => ring_copy(d, a.data(), start, n, width, capacity),

@@ -65,8 +65,9 @@ impl PrioritizedReplay {
 
     /// Inserts a batch of records, each at the current maximum priority.
     pub fn insert_records(&mut self, batch: &Value) -> Result<()> {
-        let n = self.ring.check(batch)?;
-        let start = self.ring.write_checked(batch, n);
+        let checked = self.ring.check(batch)?;
+        let n = checked.records;
+        let start = self.ring.write_checked(&checked);
         let weight = self.max_priority.powf(self.alpha);
         let capacity = self.ring.capacity();
         for i in n.saturating_sub(capacity)..n {

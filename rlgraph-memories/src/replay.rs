@@ -43,8 +43,8 @@ impl ReplayMemory {
     /// Inserts a batch of records (the record space with a batch rank). A batch that does
     /// not fit the space is refused whole.
     pub fn insert_records(&mut self, batch: &Value) -> Result<()> {
-        let n = self.ring.check(batch)?;
-        self.ring.write_checked(batch, n);
+        let checked = self.ring.check(batch)?;
+        self.ring.write_checked(&checked);
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::SavedState;
 use serde_json::json;
 
-use crate::columns::Columns;
+use crate::columns::{Checked, Columns};
 use crate::error::{MemoryError, Result};
 
 /// Ring storage of records of one space.
@@ -47,15 +47,15 @@ impl Ring {
         self.columns.record_space()
     }
 
-    /// The number of records `batch` holds, after checking it; nothing is written.
-    pub(crate) fn check(&self, batch: &Value) -> Result<usize> {
+    /// `batch` checked against the record space; nothing is written.
+    pub(crate) fn check<'a>(&self, batch: &'a Value) -> Result<Checked<'a>> {
         self.columns.check_batch(batch)
     }
 
-    /// Writes a batch already counted by `check`; returns the slot of its first record.
-    pub(crate) fn write_checked(&mut self, batch: &Value, n: usize) -> usize {
-        let start = self.index;
-        self.columns.write(start, batch, n);
+    /// Writes a batch `check` accepted; returns the slot of its first record.
+    pub(crate) fn write_checked(&mut self, batch: &Checked<'_>) -> usize {
+        let (start, n) = (self.index, batch.records);
+        self.columns.write(start, batch);
         self.index = (self.index + n) % self.capacity;
         self.size = (self.size + n).min(self.capacity);
         start

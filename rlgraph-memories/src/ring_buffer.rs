@@ -51,9 +51,10 @@ impl RingBuffer {
 
     /// Inserts a batch of records in time order.
     pub fn insert_records(&mut self, batch: &Value) -> Result<()> {
-        let n = self.ring.check(batch)?;
+        let checked = self.ring.check(batch)?;
+        let n = checked.records;
         let terminals = terminal_flags(batch);
-        self.ring.write_checked(batch, n);
+        self.ring.write_checked(&checked);
         for (i, done) in terminals.into_iter().enumerate() {
             if done {
                 self.ends.push_back(self.total + i as u64);
