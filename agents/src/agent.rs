@@ -1,8 +1,11 @@
 //! The `Agent` trait workers drive, the transitions they observe, and RLgraph's update
 //! schedule.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{CoreError, Result};
+use rlgraph_core::{CoreError, HostTensor, MetaGraph, Result};
 use serde_json::Value as Json;
 
 /// One environment step as an agent observes it.
@@ -22,12 +25,23 @@ pub struct Transition {
     pub next_state: Value,
 }
 
+/// What `update_interval` and `steps_before_update` count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateMode {
+    /// Environment steps, summed over vector copies (RLgraph's `time_steps`).
+    TimeSteps,
+    /// Finished episodes (RLgraph's `episodes`).
+    Episodes,
+}
+
 /// RLgraph's `update_spec`: when a worker calls `update`, and how often targets sync.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UpdateSpec {
+    /// What the intervals count.
+    pub update_mode: UpdateMode,
     /// Whether to update at all.
     pub do_updates: bool,
-    /// Update every this many environment steps (summed over vector copies).
+    /// Update every this many environment steps (or episodes, see `update_mode`).
     pub update_interval: u64,
     /// No updates before this many environment steps.
     pub steps_before_update: u64,
@@ -37,11 +51,16 @@ pub struct UpdateSpec {
     pub batch_size: usize,
     /// Sync the target network every this many environment steps.
     pub sync_interval: u64,
+    /// Target sync rate: 1.0 copies, less moves the target by this share (soft updates).
+    pub sync_tau: f64,
+    /// Gradient steps per update (PPO's minibatch iterations).
+    pub num_iterations: u64,
+    /// Records per gradient step within an update (PPO's minibatch size; `None`: the batch).
+    pub sample_size: Option<usize>,
 }
 
 impl UpdateSpec {
-    /// Parses `update_spec` (RLgraph's keys and defaults; `update_mode` must be
-    /// `time_steps`).
+    /// Parses `update_spec` (RLgraph's keys and defaults).
     pub fn parse(spec: Option<&Json>, at: &str) -> Result<Self> {
         let empty = serde_json::Map::new();
         let obj = match spec {
@@ -49,7 +68,7 @@ impl UpdateSpec {
             Some(Json::Object(o)) => o,
             Some(other) => return Err(config(at, format!("expected an object, got {other}"))),
         };
-        const KEYS: [&str; 7] = [
+        const KEYS: [&str; 10] = [
             "update_mode",
             "do_updates",
             "update_interval",
@@ -57,6 +76,9 @@ impl UpdateSpec {
             "update_steps",
             "batch_size",
             "sync_interval",
+            "sync_tau",
+            "num_iterations",
+            "sample_size",
         ];
         if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(config(
@@ -73,16 +95,35 @@ impl UpdateSpec {
                     .ok_or_else(|| config(&format!("{at}.{k}"), format!("expected a positive integer, got {v}"))),
             }
         };
-        if let Some(mode) = obj.get("update_mode") {
-            if mode.as_str() != Some("time_steps") {
+        let update_mode = match obj.get("update_mode").map(|m| m.as_str()) {
+            None | Some(Some("time_steps")) => UpdateMode::TimeSteps,
+            Some(Some("episodes")) => UpdateMode::Episodes,
+            Some(_) => {
                 return Err(config(
                     &format!("{at}.update_mode"),
-                    format!("{mode} is not yet supported; use \"time_steps\""),
-                ));
+                    format!("expected \"time_steps\" or \"episodes\", got {}", obj["update_mode"]),
+                ))
             }
-        }
+        };
+        let sync_tau = match obj.get("sync_tau") {
+            None => 1.0,
+            Some(v) => v.as_f64().filter(|t| *t > 0.0 && *t <= 1.0).ok_or_else(|| {
+                config(
+                    &format!("{at}.sync_tau"),
+                    format!("expected a number in (0, 1], got {v}"),
+                )
+            })?,
+        };
         let batch_size = count("batch_size", 64)?;
         Ok(UpdateSpec {
+            update_mode,
+            sync_tau,
+            num_iterations: count("num_iterations", 1)?,
+            sample_size: obj
+                .get("sample_size")
+                .map(|_| count("sample_size", 0))
+                .transpose()?
+                .map(|n| n as usize),
             do_updates: match obj.get("do_updates") {
                 None => true,
                 Some(v) => v
@@ -102,15 +143,55 @@ pub(crate) fn config(at: &str, reason: String) -> CoreError {
     CoreError::Config { at: at.into(), reason }
 }
 
-/// What a worker needs from an agent.
+/// What a worker needs from an agent, and what the `rlgraph` command uses of one.
 pub trait Agent {
     /// One action per state (states from one environment copy each). `time_percentage`
     /// (0 to 1, the share of the run done) drives time-dependent parameters such as epsilon.
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>>;
     /// Records a transition of environment copy `env_id`.
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()>;
-    /// One update from memory; `None` when the memory holds too few records yet.
+    /// One update; `None` when the agent holds too little experience yet.
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>>;
     /// When to update.
     fn update_spec(&self) -> &UpdateSpec;
+    /// Every variable by scope path.
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>>;
+    /// Overwrites variables by scope path; all are checked before any is written.
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()>;
+    /// Saves everything a resumed run needs (variables, memories, counters, RNGs).
+    fn save_checkpoint(&self, path: &Path) -> Result<()>;
+    /// Restores a checkpoint written by `save_checkpoint`; on error nothing changes.
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()>;
+    /// The agent's meta graph (`None` for agents without one, such as the random agent).
+    fn meta_graph(&self) -> Option<&MetaGraph>;
+}
+
+impl<A: Agent + ?Sized> Agent for Box<A> {
+    fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
+        (**self).get_actions(states, explore, time_percentage)
+    }
+    fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
+        (**self).observe(env_id, transition)
+    }
+    fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
+        (**self).update(time_percentage)
+    }
+    fn update_spec(&self) -> &UpdateSpec {
+        (**self).update_spec()
+    }
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        (**self).get_weights()
+    }
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        (**self).set_weights(weights)
+    }
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        (**self).save_checkpoint(path)
+    }
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        (**self).restore_checkpoint(path)
+    }
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        (**self).meta_graph()
+    }
 }

@@ -4,21 +4,22 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
-use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, preprocessor_stack, synchronizable};
+use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    rng_from_json, rng_to_json, ApiCtx, Backend, BuildOptions, Component, CoreError, GraphExecutor, HostState,
-    HostTensor, Op, Param, Result, SavedState,
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, GraphExecutor, HostState, HostTensor, MetaGraph, Op,
+    Param, Result,
 };
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::batch::stack;
+use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::observe_buffer::NStepBuffer;
+use crate::preprocessing::{preprocess, with_preprocessing};
 
 enum Memory {
     Uniform(ReplayMemory),
@@ -56,54 +57,6 @@ impl Memory {
     }
 }
 
-/// The agent's own counters and RNG, so a checkpoint resumes exactly.
-struct Counters {
-    rng: ChaCha8Rng,
-    timesteps: u64,
-    updates: u64,
-    steps_since_sync: u64,
-}
-
-impl HostState for Counters {
-    fn save_state(&self) -> Result<SavedState> {
-        Ok(SavedState {
-            tensors: BTreeMap::new(),
-            meta: {
-                let mut meta = rng_to_json(&self.rng);
-                meta["timesteps"] = self.timesteps.into();
-                meta["updates"] = self.updates.into();
-                meta["steps_since_sync"] = self.steps_since_sync.into();
-                meta
-            },
-        })
-    }
-
-    fn check_state(&self, state: &SavedState) -> Result<()> {
-        parse_counters(state).map(|_| ())
-    }
-
-    fn load_state(&mut self, state: SavedState) -> Result<()> {
-        *self = parse_counters(&state)?;
-        Ok(())
-    }
-}
-
-fn parse_counters(state: &SavedState) -> Result<Counters> {
-    let bad = |reason: String| CoreError::Checkpoint {
-        path: "(agent counters)".into(),
-        reason,
-    };
-    let m = &state.meta;
-    let rng = rng_from_json(m).map_err(bad)?;
-    let count = |k: &str| m[k].as_u64().ok_or_else(|| bad(format!("{k} is missing or malformed")));
-    Ok(Counters {
-        rng,
-        timesteps: count("timesteps")?,
-        updates: count("updates")?,
-        steps_since_sync: count("steps_since_sync")?,
-    })
-}
-
 /// A DQN agent on backend `B`.
 pub struct DqnAgent<B: Backend> {
     exec: GraphExecutor<B>,
@@ -125,12 +78,27 @@ fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, dueling: bool, x:
     })
 }
 
-fn preprocess<B: Backend>(ctx: &mut ApiCtx<'_, B>, has: bool, x: Op) -> Result<Op> {
-    Ok(if has {
-        ctx.call("preprocessor-stack", "preprocess", &[x])?[0]
-    } else {
-        x
-    })
+/// The DQN loss (`loss`, `loss_per_item`) of a batch `(states, actions, rewards, terminals,
+/// next_states[, importance_weights])`.
+fn dqn_loss_of<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    args: &Args,
+    has_pre: bool,
+    dueling: bool,
+    double_q: bool,
+) -> Result<Vec<Op>> {
+    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+    let sp = preprocess(ctx, has_pre, args.get(4)?)?;
+    let q_s = q_values(ctx, "policy", dueling, s)?;
+    let qt_sp = q_values(ctx, "target-policy", dueling, sp)?;
+    let mut loss_args = vec![q_s, args.get(1)?, args.get(2)?, args.get(3)?, qt_sp];
+    if double_q {
+        loss_args.push(q_values(ctx, "policy", dueling, sp)?);
+    }
+    if let Some(w) = args.opt(5) {
+        loss_args.push(w);
+    }
+    ctx.call("loss", "loss", &loss_args)
 }
 
 impl<B: Backend> DqnAgent<B> {
@@ -162,29 +130,15 @@ impl<B: Backend> DqnAgent<B> {
             importance_weights: prioritized,
             n_step: config.n_step as u32,
         };
-        let has_pre = !config.preprocessing_spec.is_empty();
         let dueling = config.dueling;
         let double_q = config.double_q;
-        let mut root = Component::<B>::new("dqn-agent")
+        let root = Component::<B>::new("dqn-agent")
             .with_sub(policy_component)
             .with_sub(target)
             .with_sub(dqn_loss("loss", loss_spec))
             .with_sub(optimizer("optimizer", config.optimizer.clone()))
-            .with_sub(synchronizable("target-sync", 1.0));
-        if has_pre {
-            let pre = config
-                .preprocessing_spec
-                .iter()
-                .enumerate()
-                .map(|(i, s)| rlgraph_components::from_spec::<B>(s, &format!("config.preprocessing_spec[{i}]")))
-                .collect::<Result<Vec<_>>>()?;
-            let pre = pre
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| c.copy_as(format!("{}-{i}", c.name()), true))
-                .collect();
-            root = root.with_sub(preprocessor_stack("preprocessor-stack", pre));
-        }
+            .with_sub(synchronizable("target-sync", config.update.sync_tau));
+        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
         let mut update_params: Vec<Param> = ["states", "actions", "rewards", "terminals", "next_states"]
             .into_iter()
             .map(Param::new)
@@ -197,19 +151,11 @@ impl<B: Backend> DqnAgent<B> {
                 let x = preprocess(ctx, has_pre, args.get(0)?)?;
                 Ok(vec![q_values(ctx, "policy", dueling, x)?])
             })
+            .api("td_errors", update_params.clone(), move |ctx, args| {
+                Ok(vec![dqn_loss_of(ctx, args, has_pre, dueling, double_q)?[1]])
+            })
             .api("update", update_params, move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                let sp = preprocess(ctx, has_pre, args.get(4)?)?;
-                let q_s = q_values(ctx, "policy", dueling, s)?;
-                let qt_sp = q_values(ctx, "target-policy", dueling, sp)?;
-                let mut loss_args = vec![q_s, args.get(1)?, args.get(2)?, args.get(3)?, qt_sp];
-                if double_q {
-                    loss_args.push(q_values(ctx, "policy", dueling, sp)?);
-                }
-                if let Some(w) = args.opt(5) {
-                    loss_args.push(w);
-                }
-                let out = ctx.call("loss", "loss", &loss_args)?;
+                let out = dqn_loss_of(ctx, args, has_pre, dueling, double_q)?;
                 let vars = ctx.call("policy", "variables", &[])?;
                 let step = ctx.call("optimizer", "step", &[vars[0], out[0]])?;
                 Ok(vec![step[0], out[1]])
@@ -259,12 +205,7 @@ impl<B: Backend> DqnAgent<B> {
             exec,
             buffer: NStepBuffer::new(config.n_step, config.discount),
             memory,
-            counters: Counters {
-                rng: ChaCha8Rng::seed_from_u64(seed.wrapping_add(0x5eed)),
-                timesteps: 0,
-                updates: 0,
-                steps_since_sync: 0,
-            },
+            counters: Counters::new(seed),
             num_actions,
             state_space: state_space.with_batch_rank(false),
             config,
@@ -330,6 +271,15 @@ impl<B: Backend> DqnAgent<B> {
         self.counters.updates
     }
 
+    /// The priorities of the records held (`p^alpha`, as the sum tree holds them), oldest
+    /// slot first; `None` for uniform replay.
+    pub fn priorities(&self) -> Option<Vec<f64>> {
+        match &self.memory {
+            Memory::Prioritized(m) => Some((0..m.size()).map(|i| m.tree_priority(i).0).collect()),
+            Memory::Uniform(_) => None,
+        }
+    }
+
     /// Records held by the replay memory.
     pub fn memory_size(&self) -> usize {
         self.memory.size()
@@ -366,7 +316,37 @@ impl<B: Backend> DqnAgent<B> {
                 Value::Bool(Array::new([n], transitions.iter().map(|t| t.terminated).collect())?),
             ),
         ]));
-        self.memory.insert(&batch)
+        let Memory::Prioritized(m) = &mut self.memory else {
+            return self.memory.insert(&batch);
+        };
+        if !self.config.worker_side_priorities {
+            return m.insert_records(&batch).map_err(Into::into);
+        }
+        // Ape-X: each record enters at its own TD error under the current weights.
+        let inputs = ["states", "actions", "rewards", "terminals", "next_states"]
+            .iter()
+            .map(|k| field(&batch, k))
+            .chain([Ok(Value::Float32(Array::new([n], vec![1.0; n])?))])
+            .collect::<Result<Vec<_>>>()?;
+        let td = self.exec.execute("td_errors", &inputs)?;
+        let priorities = priorities_of(td.first())?;
+        let first = m.index();
+        m.insert_records(&batch)?;
+        let capacity = self.config.capacity;
+        let indices: Vec<usize> = (0..n).map(|i| (first + i) % capacity).collect();
+        m.update_records(&indices, &priorities)?;
+        Ok(())
+    }
+}
+
+/// Replay priorities from per-item losses: `|loss| + 1e-6`, so no record becomes unreachable.
+fn priorities_of(per_item: Option<&Value>) -> Result<Vec<f64>> {
+    match per_item {
+        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&l| (l as f64).abs() + 1e-6).collect()),
+        other => Err(CoreError::Config {
+            at: "dqn-agent/td_errors".into(),
+            reason: format!("expected float per-item losses, got {other:?}"),
+        }),
     }
 }
 
@@ -438,11 +418,8 @@ impl<B: Backend> Agent for DqnAgent<B> {
             Some(Value::Float32(a)) => a.data().first().copied().unwrap_or(f32::NAN) as f64,
             _ => f64::NAN,
         };
-        if let (Some(indices), Memory::Prioritized(m), Some(Value::Float32(per_item))) =
-            (indices, &mut self.memory, out.get(1))
-        {
-            let priorities: Vec<f64> = per_item.data().iter().map(|&l| (l as f64).abs() + 1e-6).collect();
-            m.update_records(&indices, &priorities)?;
+        if let (Some(indices), Memory::Prioritized(m)) = (indices, &mut self.memory) {
+            m.update_records(&indices, &priorities_of(out.get(1))?)?;
         }
         self.counters.updates += 1;
         self.counters.steps_since_sync += self.config.update.update_interval;
@@ -455,5 +432,25 @@ impl<B: Backend> Agent for DqnAgent<B> {
 
     fn update_spec(&self) -> &UpdateSpec {
         &self.config.update
+    }
+
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        DqnAgent::get_weights(self)
+    }
+
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        DqnAgent::set_weights(self, weights)
+    }
+
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        DqnAgent::save_checkpoint(self, path)
+    }
+
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        DqnAgent::restore_checkpoint(self, path)
+    }
+
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        Some(self.exec.meta_graph())
     }
 }

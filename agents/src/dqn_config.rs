@@ -1,11 +1,12 @@
 //! `DqnConfig`: RLgraph's DQN agent config (`{"type": "dqn", "network_spec": [...], ...}`)
-//! read with RLgraph's defaults; keys not yet supported are errors that name them.
+//! (and Ape-X's, `{"type": "apex", ...}`) read with RLgraph's defaults; keys not yet supported are errors that name them.
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
 use rlgraph_core::Result;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 use crate::agent::{config, UpdateSpec};
+use crate::config_reader::Obj;
 
 /// Which replay memory.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +47,9 @@ pub struct DqnConfig {
     pub huber_loss: bool,
     /// n-step returns.
     pub n_step: usize,
+    /// Ape-X: new records enter prioritized replay at their own TD error rather than at
+    /// the largest priority seen.
+    pub worker_side_priorities: bool,
     /// The update schedule.
     pub update: UpdateSpec,
     /// The optimizer.
@@ -72,118 +76,48 @@ const KEYS: [&str; 17] = [
     "saver_spec",
 ];
 
-fn object<'a>(j: &'a Json, at: &str) -> Result<&'a Map<String, Json>> {
-    j.as_object()
-        .ok_or_else(|| config(at, format!("expected a JSON object, got {j}")))
-}
-
-fn only(obj: &Map<String, Json>, at: &str, keys: &[&str]) -> Result<()> {
-    match obj.keys().find(|k| !keys.contains(&k.as_str())) {
-        Some(k) => Err(config(
-            &format!("{at}.{k}"),
-            format!("not yet supported (supported here: {})", keys.join(", ")),
-        )),
-        None => Ok(()),
-    }
-}
-
 impl DqnConfig {
-    /// Parses an RLgraph DQN config.
+    /// Parses an RLgraph DQN config (`type` `dqn`, or `apex` for Ape-X: prioritized replay
+    /// with alpha 0.6 and beta 0.4 by default, and priorities computed as records arrive).
     pub fn parse(spec: &Json) -> Result<Self> {
-        let obj = object(spec, "config")?;
-        let kind = obj.get("type").and_then(Json::as_str).unwrap_or("dqn");
-        if !matches!(kind.to_lowercase().replace(['-', '_'], "").as_str(), "dqn" | "dqnagent") {
-            return Err(config(
-                "config.type",
-                format!("{kind:?}: only DQN agents are built so far"),
-            ));
-        }
-        only(obj, "config", &KEYS)?;
-        let num = |key: &str, default: f64| -> Result<f64> {
-            match obj.get(key) {
-                None => Ok(default),
-                Some(v) => v
-                    .as_f64()
-                    .ok_or_else(|| config(&format!("config.{key}"), format!("expected a number, got {v}"))),
+        let obj = Obj::new(spec, "config")?;
+        let apex = match obj.kind("dqn").as_str() {
+            "dqn" | "dqnagent" => false,
+            "apex" | "apexagent" => true,
+            other => {
+                return Err(config(
+                    "config.type",
+                    format!("{other:?} is not a DQN agent (dqn or apex)"),
+                ))
             }
         };
-        let flag = |key: &str, default: bool| -> Result<bool> {
-            match obj.get(key) {
-                None => Ok(default),
-                Some(v) => v
-                    .as_bool()
-                    .ok_or_else(|| config(&format!("config.{key}"), format!("expected true or false, got {v}"))),
-            }
-        };
-        for key in ["execution_spec", "summary_spec", "saver_spec"] {
-            if let Some(v) = obj.get(key) {
-                let o = object(v, &format!("config.{key}"))?;
-                if let Some(k) = o.keys().next() {
-                    return Err(config(&format!("config.{key}.{k}"), "not yet supported".into()));
-                }
-            }
-        }
-        let list = |key: &str| -> Result<Vec<Json>> {
-            match obj.get(key) {
-                None => Ok(vec![]),
-                Some(Json::Array(a)) => Ok(a.clone()),
-                Some(other) => Err(config(
-                    &format!("config.{key}"),
-                    format!("expected a list of specs, got {other}"),
-                )),
-            }
-        };
-        let network_spec = list("network_spec")?;
+        obj.only(&KEYS)?;
+        obj.refuse_unsupported_specs()?;
+        let network_spec = obj.list("network_spec")?;
         if network_spec.is_empty() {
             return Err(config("config.network_spec", "missing; a DQN needs a network".into()));
         }
-        let mut dueling = flag("dueling_q", false)?;
+        let mut dueling = obj.flag("dueling_q", false)?;
         let mut units_state_value_stream = 128;
         if let Some(p) = obj.get("policy_spec") {
-            let p = object(p, "config.policy_spec")?;
-            only(p, "config.policy_spec", &["type", "units_state_value_stream"])?;
-            match p
-                .get("type")
-                .and_then(Json::as_str)
-                .map(|t| t.to_lowercase().replace(['-', '_'], ""))
-            {
-                Some(t) if t == "duelingpolicy" => dueling = true,
-                Some(t) if t == "policy" => {}
-                None => {}
-                Some(t) => return Err(config("config.policy_spec.type", format!("{t:?} is not a DQN policy"))),
+            let p = Obj::new(p, "config.policy_spec")?;
+            p.only(&["type", "units_state_value_stream"])?;
+            match p.kind("policy").as_str() {
+                "duelingpolicy" => dueling = true,
+                "policy" => {}
+                t => return Err(config("config.policy_spec.type", format!("{t:?} is not a DQN policy"))),
             }
-            if let Some(u) = p.get("units_state_value_stream") {
-                units_state_value_stream = u.as_u64().filter(|&u| u > 0).ok_or_else(|| {
-                    config(
-                        "config.policy_spec.units_state_value_stream",
-                        format!("expected a positive integer, got {u}"),
-                    )
-                })? as usize;
-            }
+            units_state_value_stream = p.positive("units_state_value_stream", 128)?;
         }
         let memory_spec = obj.get("memory_spec").cloned().unwrap_or_else(|| json!({}));
-        let m = object(&memory_spec, "config.memory_spec")?;
-        only(m, "config.memory_spec", &["type", "capacity", "alpha", "beta"])?;
-        let capacity = match m.get("capacity") {
-            None => 1000,
-            Some(c) => c.as_u64().filter(|&c| c > 0).ok_or_else(|| {
-                config(
-                    "config.memory_spec.capacity",
-                    format!("expected a positive integer, got {c}"),
-                )
-            })? as usize,
-        };
-        let mem_type = m
-            .get("type")
-            .and_then(Json::as_str)
-            .unwrap_or("replay")
-            .to_lowercase()
-            .replace(['-', '_'], "");
-        let memory = match mem_type.as_str() {
+        let m = Obj::new(&memory_spec, "config.memory_spec")?;
+        m.only(&["type", "capacity", "alpha", "beta"])?;
+        let capacity = m.positive("capacity", 1000)?;
+        let memory = match m.kind(if apex { "prioritized_replay" } else { "replay" }).as_str() {
             "replay" | "replaymemory" => MemoryKind::Replay,
             "prioritizedreplay" | "memprioritizedreplay" => MemoryKind::Prioritized {
-                alpha: m.get("alpha").and_then(Json::as_f64).unwrap_or(1.0),
-                beta: m.get("beta").and_then(Json::as_f64).unwrap_or(0.0),
+                alpha: m.num("alpha", if apex { 0.6 } else { 1.0 })?,
+                beta: m.num("beta", if apex { 0.4 } else { 0.0 })?,
             },
             other => {
                 return Err(config(
@@ -192,37 +126,34 @@ impl DqnConfig {
                 ))
             }
         };
+        if apex && memory == MemoryKind::Replay {
+            return Err(config(
+                "config.memory_spec.type",
+                "Ape-X needs prioritized_replay".into(),
+            ));
+        }
         let epsilon = match obj.get("exploration_spec") {
             None => TimeDependent::parse(&json!(["linear", 1.0, 0.05]), "config.exploration_spec")?,
             Some(e) => {
-                let eo = object(e, "config.exploration_spec")?;
-                only(eo, "config.exploration_spec", &["epsilon_spec", "type"])?;
+                let eo = Obj::new(e, "config.exploration_spec")?;
+                eo.only(&["epsilon_spec", "type"])?;
                 let eps = eo
                     .get("epsilon_spec")
                     .ok_or_else(|| config("config.exploration_spec.epsilon_spec", "missing".into()))?;
-                let epso = object(eps, "config.exploration_spec.epsilon_spec")?;
-                only(epso, "config.exploration_spec.epsilon_spec", &["decay_spec"])?;
+                let epso = Obj::new(eps, "config.exploration_spec.epsilon_spec")?;
+                epso.only(&["decay_spec"])?;
                 let decay = epso
                     .get("decay_spec")
                     .ok_or_else(|| config("config.exploration_spec.epsilon_spec.decay_spec", "missing".into()))?;
                 TimeDependent::parse(decay, "config.exploration_spec.epsilon_spec.decay_spec")?
             }
         };
+        let mut n_step = obj.positive("n_step", 1)?;
         if let Some(o) = obj.get("observe_spec") {
-            let oo = object(o, "config.observe_spec")?;
-            only(oo, "config.observe_spec", &["buffer_size", "n_step"])?;
+            let oo = Obj::new(o, "config.observe_spec")?;
+            oo.only(&["buffer_size", "n_step"])?;
+            n_step = oo.positive("n_step", n_step)?;
         }
-        let n_step = obj
-            .get("observe_spec")
-            .and_then(|o| o.get("n_step"))
-            .or_else(|| obj.get("n_step"))
-            .map(|n| {
-                n.as_u64()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| config("config.n_step", format!("expected a positive integer, got {n}")))
-            })
-            .transpose()?
-            .unwrap_or(1) as usize;
         let optimizer = OptimizerSpec::parse(
             obj.get("optimizer_spec")
                 .unwrap_or(&json!({"type": "adam", "learning_rate": 0.001})),
@@ -230,16 +161,17 @@ impl DqnConfig {
         )?;
         Ok(DqnConfig {
             network_spec,
-            preprocessing_spec: list("preprocessing_spec")?,
+            preprocessing_spec: obj.list("preprocessing_spec")?,
             dueling,
             units_state_value_stream,
             memory,
             capacity,
             epsilon,
-            discount: num("discount", 0.98)?,
-            double_q: flag("double_q", true)?,
-            huber_loss: flag("huber_loss", false)?,
+            discount: obj.num("discount", 0.98)?,
+            double_q: obj.flag("double_q", true)?,
+            huber_loss: obj.flag("huber_loss", false)?,
             n_step,
+            worker_side_priorities: apex,
             update: UpdateSpec::parse(obj.get("update_spec"), "config.update_spec")?,
             optimizer,
         })

@@ -1,19 +1,33 @@
 //! RL agents built from RLgraph-format JSON configs, with the agent API of DESIGN section 9:
 //! `get_actions`, `observe` (buffered per environment), `update`, weights, checkpoints.
 //!
-//! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants
-//! ([`DqnAgent`]). An agent is a root component (policy, target policy, loss, optimizer,
-//! synchronizer) run by a `GraphExecutor`, plus host-side parts: the replay memory, the
-//! per-environment observe buffers and the exploration schedule.
+//! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
+//! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); and
+//! the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
+//! root component (networks, loss, optimizer, ...) run by a `GraphExecutor`, plus host-side
+//! parts: memories or rollouts, per-environment buffers and schedules.
 
 mod agent;
 mod batch;
+mod config_reader;
+mod counters;
 mod dqn;
 mod dqn_config;
+mod from_config;
 mod observe_buffer;
+mod pg_agent;
+mod pg_config;
+mod preprocessing;
+mod random_agent;
+mod rollout;
 
-pub use agent::{Agent, Transition, UpdateSpec};
+pub use agent::{Agent, Transition, UpdateMode, UpdateSpec};
 pub use batch::{stack, unstack};
 pub use dqn::DqnAgent;
 pub use dqn_config::{DqnConfig, MemoryKind};
+pub use from_config::{build_agent, AGENT_TYPES};
 pub use observe_buffer::NStepBuffer;
+pub use pg_agent::PgAgent;
+pub use pg_config::{PgAlgorithm, PgConfig};
+pub use random_agent::RandomAgent;
+pub use rollout::{Rollout, RolloutBatch};

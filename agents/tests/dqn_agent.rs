@@ -110,6 +110,10 @@ fn bad_configs_name_the_key() {
         ),
         (serde_json::json!({"type": "ppo", "network_spec": dense}), "config.type"),
         (
+            serde_json::json!({"type": "apex", "network_spec": dense, "memory_spec": {"type": "replay"}}),
+            "config.memory_spec.type",
+        ),
+        (
             serde_json::json!({"type": "dqn", "network_spec": dense, "memory_spec": {"type": "ring"}}),
             "config.memory_spec.type",
         ),
@@ -138,38 +142,58 @@ fn bad_configs_name_the_key() {
 }
 
 #[test]
-fn every_rlgraph_reference_config_builds_or_names_the_unsupported_key() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rlgraph");
-    let mut built = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let env_id = if name.contains("gridworld") {
-            "GridWorld-2x2"
-        } else {
-            "CartPole-v1"
+fn ape_x_inserts_records_at_their_own_td_error() {
+    // Ape-X (alpha 1 so the tree holds raw priorities; no double Q, so the target is
+    // max_a' Q_target(s', a'), and the target equals the policy right after construction).
+    let spec = serde_json::json!({
+        "type": "apex",
+        "discount": 0.9,
+        "double_q": false,
+        "memory_spec": {"type": "prioritized_replay", "capacity": 8, "alpha": 1.0, "beta": 0.4},
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh", "scope": "hidden"}],
+        "update_spec": {"update_interval": 4, "batch_size": 4, "sync_interval": 16},
+    });
+    let env = CartPole::new(0);
+    let mut a = DqnAgent::<Candle>::new(
+        DqnConfig::parse(&spec).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        3,
+    )
+    .unwrap();
+    let mut env = CartPole::new(0);
+    let mut state = env.reset(Some(0));
+    let mut expected = vec![];
+    for _ in 0..3 {
+        let action = a
+            .get_actions(std::slice::from_ref(&state), true, 0.0)
+            .unwrap()
+            .remove(0);
+        let step = env.step(&action).unwrap();
+        let q = a.q_values(&[state.clone(), step.observation.clone()]).unwrap();
+        let act = match &action {
+            rlgraph_core::spaces::Value::Int32(x) => x.data()[0] as usize,
+            other => panic!("{other:?}"),
         };
-        let env = rlgraph_envs::make(env_id, 0).unwrap();
-        let result = DqnConfig::parse(&json)
-            .and_then(|c| DqnAgent::<Candle>::new(c, env.state_space(), env.action_space(), 0).map(|_| ()));
-        match result {
-            Ok(()) => built.push(name),
-            Err(e) => {
-                let text = e.to_string();
-                assert_eq!(text.lines().count(), 1, "{name}: {text}");
-                assert!(text.contains("config."), "{name} fails without naming a key: {text}");
-            }
-        }
+        let next_max = q[1].iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let td = step.reward + 0.9 * next_max * if step.terminated { 0.0 } else { 1.0 } - q[0][act] as f64;
+        expected.push(0.5 * td * td + 1e-6);
+        let t = Transition {
+            state: state.clone(),
+            action,
+            reward: step.reward,
+            terminated: step.terminated,
+            truncated: step.truncated,
+            next_state: step.observation.clone(),
+        };
+        a.observe(0, t).unwrap();
+        state = step.observation;
     }
-    // The DQN configs for CartPole and the 2x2 grid world build.
-    built.sort();
-    assert!(built.contains(&"dqn_agent_for_cartpole.json".to_string()), "{built:?}");
-    assert!(
-        built.contains(&"dqn_agent_for_2x2_gridworld.json".to_string()),
-        "{built:?}"
-    );
+    let got = a.priorities().unwrap();
+    assert_eq!(got.len(), 3);
+    for (g, e) in got.iter().zip(&expected) {
+        assert!((g - e).abs() < 1e-4 * e.max(1.0), "{got:?} vs {expected:?}");
+    }
+    // Not all at one value, as max-priority insertion would give.
+    assert!(got.iter().any(|p| (p - got[0]).abs() > 1e-9), "{got:?}");
 }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use agents::{Agent, Transition};
+use agents::{Agent, Transition, UpdateMode};
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{CoreError, Result};
 use rlgraph_envs::VectorEnv;
@@ -76,6 +76,7 @@ pub struct SingleThreadedWorker<A: Agent> {
     states: Vec<Value>,
     returns: Vec<f64>,
     total_timesteps: u64,
+    total_episodes: u64,
     seed: u64,
     target_return: Option<f64>,
 }
@@ -90,6 +91,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             states: vec![],
             returns: vec![0.0; n],
             total_timesteps: 0,
+            total_episodes: 0,
             seed,
             target_return: None,
         }
@@ -168,6 +170,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 at: "environment".into(),
                 reason: e.to_string(),
             })?;
+            let episodes_before = episode_rewards.len() as u64;
             for (i, (r, action)) in results.into_iter().zip(actions).enumerate() {
                 self.returns[i] += r.step.reward;
                 let ended = r.step.terminated || r.step.truncated;
@@ -191,11 +194,15 @@ impl<A: Agent> SingleThreadedWorker<A> {
             }
             steps += n;
             self.total_timesteps += n;
-            since_update += n;
-            if spec.do_updates
-                && self.total_timesteps >= spec.steps_before_update
-                && since_update >= spec.update_interval
-            {
+            let finished = episode_rewards.len() as u64 - episodes_before;
+            self.total_episodes += finished;
+            // RLgraph's update_mode: the intervals count steps or finished episodes.
+            let (done_so_far, unit) = match spec.update_mode {
+                UpdateMode::TimeSteps => (self.total_timesteps, n),
+                UpdateMode::Episodes => (self.total_episodes, finished),
+            };
+            since_update += unit;
+            if spec.do_updates && done_so_far >= spec.steps_before_update && since_update >= spec.update_interval {
                 since_update = 0;
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {

@@ -33,3 +33,12 @@ fn dqn_learns_cartpole() {
     assert!(stats.mean_episode_reward >= 25.0, "{}", stats.to_json());
     assert!(stats.max_episode_reward >= 100.0, "{}", stats.to_json());
 }
+
+#[test]
+fn double_dueling_dqn_learns_cartpole() {
+    // RLgraph's test: 6000 steps, mean >= 40.
+    let mut w = worker("double-dueling-dqn-cartpole.json", "CartPole-v1", 1);
+    let stats = w.execute_timesteps(6000, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    assert!(stats.mean_episode_reward >= 40.0, "{}", stats.to_json());
+}

@@ -3,19 +3,20 @@
 
 use std::path::PathBuf;
 
-use agents::{Agent, DqnAgent, DqnConfig};
+use agents::Agent;
 use clap::Args;
 use rlgraph_core::Backend;
 use rlgraph_envs::make;
 use serde_json::{json, Value as Json};
 
-/// Builds the DQN agent a config file describes, for the environment `env`.
-pub fn build_agent<B: Backend>(config: &std::path::Path, env: &str, seed: u64) -> Result<DqnAgent<B>, String> {
+/// Builds the agent a config file describes (any type `agents::build_agent` knows), for the
+/// environment `env`.
+pub fn build_agent<B: Backend>(config: &std::path::Path, env: &str, seed: u64) -> Result<Box<dyn Agent>, String> {
     let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
     let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
-    let parsed = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", config.display()))?;
     let probe = make(env, seed).map_err(|e| e.to_string())?;
-    DqnAgent::<B>::new(parsed, probe.state_space(), probe.action_space(), seed).map_err(|e| e.to_string())
+    agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
+        .map_err(|e| format!("{}: {e}", config.display()))
 }
 
 /// Arguments of `rlgraph graph`.
@@ -34,7 +35,9 @@ pub struct GraphArgs {
 /// Prints the agent's meta graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
     let agent = build_agent::<backend_candle::Candle>(&args.config, &args.env, 0)?;
-    let meta = agent.executor().meta_graph();
+    let meta = agent
+        .meta_graph()
+        .ok_or_else(|| format!("{}: this agent has no graph", args.config.display()))?;
     match args.format.as_str() {
         "dot" => Ok(meta.to_dot(None)),
         "json" => Ok(meta.to_json().to_string()),
@@ -67,7 +70,7 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: &EvaluateArgs) -> Result<String, String> {
     let mut agent = build_agent::<backend_candle::Candle>(&args.checkpoint.join("config.json"), &args.env, args.seed)?;
     agent
-        .restore_checkpoint(args.checkpoint.join("checkpoint.safetensors"))
+        .restore_checkpoint(&args.checkpoint.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
     let mut returns = vec![];

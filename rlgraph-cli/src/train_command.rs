@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agents::DqnAgent;
+use agents::Agent;
 use clap::Args;
 use executors::SingleThreadedWorker;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -81,7 +81,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed)?;
     if let Some(dir) = &args.resume {
         agent
-            .restore_checkpoint(dir.join("checkpoint.safetensors"))
+            .restore_checkpoint(&dir.join("checkpoint.safetensors"))
             .map_err(|e| e.to_string())?;
     }
     let envs = (0..args.num_envs.max(1))
@@ -130,18 +130,13 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
     if let Some(dir) = &args.out {
-        write_outputs(dir, &stats, &summary, worker.agent())?;
+        write_outputs(dir, &stats, &summary, worker.agent().as_ref())?;
         std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
     }
     Ok(summary.to_string())
 }
 
-fn write_outputs<B: Backend>(
-    dir: &Path,
-    stats: &executors::WorkerStats,
-    summary: &Json,
-    agent: &DqnAgent<B>,
-) -> Result<(), String> {
+fn write_outputs(dir: &Path, stats: &executors::WorkerStats, summary: &Json, agent: &dyn Agent) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut csv = String::from("episode,return\n");
     for (i, r) in stats.episode_rewards.iter().enumerate() {
@@ -155,6 +150,6 @@ fn write_outputs<B: Backend>(
     write("episodes.csv", &csv)?;
     write("summary.json", &summary.to_string())?;
     agent
-        .save_checkpoint(dir.join("checkpoint.safetensors"))
+        .save_checkpoint(&dir.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())
 }

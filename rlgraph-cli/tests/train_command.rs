@@ -60,16 +60,54 @@ fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
 fn bad_configs_and_envs_are_one_line_errors() {
     let (code, _, stderr) = rlgraph(&[
         "train",
-        "configs/rlgraph/ppo_agent_for_cartpole.json",
+        "configs/rlgraph/multi_gpu_dqn_for_2x2_gridworld.json",
         "--env",
-        "CartPole-v1",
+        "GridWorld-2x2",
     ]);
     assert_eq!(code, 2);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("config.type"), "{stderr}");
+    assert!(stderr.contains("config.execution_spec"), "{stderr}");
     let (code, _, stderr) = rlgraph(&["train", "configs/dqn-cartpole.json", "--env", "Pong-v5"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("Pong-v5"), "{stderr}");
+}
+
+#[test]
+fn every_agent_type_trains_checkpoints_and_evaluates() {
+    for config in [
+        "configs/ppo-cartpole.json",
+        "configs/actor-critic-cartpole.json",
+        "configs/random-cartpole.json",
+    ] {
+        let dir = std::env::temp_dir().join(format!("rlgraph-cli-agents-{}-{}", config.len(), std::process::id()));
+        let out = dir.to_string_lossy().to_string();
+        let args = [
+            "train",
+            config,
+            "--env",
+            "CartPole-v1",
+            "--timesteps",
+            "1200",
+            "--seed",
+            "3",
+            "--out",
+            &out,
+        ];
+        let (code, stdout, stderr) = rlgraph(&args);
+        assert_eq!(code, 0, "{config}: {stderr}");
+        let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert!(
+            summary["timesteps_executed"].as_u64().unwrap() >= 1200,
+            "{config}: {summary}"
+        );
+        let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out]].concat());
+        assert_eq!(code, 0, "{config}: {stderr}");
+        let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", "CartPole-v1", "--episodes", "2"]);
+        assert_eq!(code, 0, "{config}: {stderr}");
+        let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(eval["returns"].as_array().unwrap().len(), 2, "{config}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Optimizers (SGD, Adam, RMSProp, Adagrad) as components: `step(variables, loss)`, or
+//! Optimizers (SGD, Adam, RMSProp, Adagrad, Adadelta) as components: `step(variables, loss)`, or
 //! `calculate_gradients(variables, loss)` then `apply_gradients(variables, grads)`.
 //!
 //! `variables` is another component's `variables()` output (a Dict keyed by scope path with
@@ -43,6 +43,14 @@ pub enum Rule {
         /// The accumulator's first value.
         initial_accumulator: f64,
         /// Added to the denominator.
+        epsilon: f64,
+    },
+    /// Adadelta (Zeiler 2012): step sizes from running averages of squared gradients and
+    /// squared updates, scaled by the learning rate.
+    Adadelta {
+        /// Decay of both running averages.
+        rho: f64,
+        /// Added inside both square roots.
         epsilon: f64,
     },
 }
@@ -96,11 +104,19 @@ impl OptimizerSpec {
                     epsilon: s.f64_or("epsilon", 1e-10)?,
                 }
             }
+            "adadelta" => {
+                s.only(&keys(&["rho", "epsilon"]))?;
+                // TensorFlow's defaults, which RLgraph configs were written against.
+                Rule::Adadelta {
+                    rho: s.f64_or("rho", 0.95)?,
+                    epsilon: s.f64_or("epsilon", 1e-8)?,
+                }
+            }
             other => {
                 return Err(CoreError::Config {
                     at: s.at("type"),
                     reason: format!(
-                        "unknown or not yet supported optimizer {kind:?} ({other}); known: sgd, adam, rmsprop, adagrad"
+                        "unknown or not yet supported optimizer {kind:?} ({other}); known: sgd, adam, rmsprop, adagrad, adadelta"
                     ),
                 })
             }
@@ -126,6 +142,7 @@ impl OptimizerSpec {
             Rule::Adam { .. } => vec!["m", "v"],
             Rule::RmsProp { .. } => vec!["v"],
             Rule::Adagrad { .. } => vec!["g2"],
+            Rule::Adadelta { .. } => vec!["g2", "dx2"],
         }
     }
 }
@@ -198,6 +215,23 @@ fn apply<B: Backend>(
                 let acc_new = B::add(B::var_tensor(acc), &B::square(&g)?)?;
                 B::var_set(acc, &acc_new)?;
                 B::affine(&B::div(&g, &B::affine(&B::sqrt(&acc_new)?, 1.0, epsilon)?)?, lr, 0.0)?
+            }
+            Rule::Adadelta { rho, epsilon } => {
+                let (g2, dx2) = (slot("g2")?, slot("dx2")?);
+                let g2_new = B::add(
+                    &B::affine(B::var_tensor(g2), rho, 0.0)?,
+                    &B::affine(&B::square(&g)?, 1.0 - rho, 0.0)?,
+                )?;
+                let rms_dx = B::sqrt(&B::affine(B::var_tensor(dx2), 1.0, epsilon)?)?;
+                let rms_g = B::sqrt(&B::affine(&g2_new, 1.0, epsilon)?)?;
+                let update = B::mul(&B::div(&rms_dx, &rms_g)?, &g)?;
+                let dx2_new = B::add(
+                    &B::affine(B::var_tensor(dx2), rho, 0.0)?,
+                    &B::affine(&B::square(&update)?, 1.0 - rho, 0.0)?,
+                )?;
+                B::var_set(g2, &g2_new)?;
+                B::var_set(dx2, &dx2_new)?;
+                B::affine(&update, lr, 0.0)?
             }
         };
         B::var_set(var, &B::sub(&w, &delta)?)?;

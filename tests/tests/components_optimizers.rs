@@ -85,6 +85,13 @@ fn reference(steps: usize, rule: &str, lr: f64) -> Vec<f64> {
                     v[i] += g * g;
                     lr * g / (v[i].sqrt() + 1e-10)
                 }
+                "adadelta" => {
+                    // rho 0.95 and epsilon 1e-2 (large, so the first steps are visible).
+                    v[i] = 0.95 * v[i] + 0.05 * g * g;
+                    let dx = (m[i] + 1e-2).sqrt() / (v[i] + 1e-2).sqrt() * g;
+                    m[i] = 0.95 * m[i] + 0.05 * dx * dx;
+                    lr * dx
+                }
                 _ => lr * g,
             };
         }
@@ -110,6 +117,15 @@ both_backends! {
         close(&run::<B>(json!({"type": "adagrad", "learning_rate": 0.1}), 3, 0.0), &reference(3, "adagrad", 0.1));
     }
 
+    fn adadelta_by_hand_then_against_the_reference<B>() {
+        // Step 1 by hand, w = 1: g = 2, E[g^2] = 0.05 * 4 = 0.2, dx = sqrt(0.01) / sqrt(0.21) * 2
+        // = 0.43644, so w = 1 - 0.5 * 0.43644 = 0.78178; for w = -2, g = -4, E[g^2] = 0.8,
+        // dx = 0.1 / sqrt(0.81) * -4 = -0.44444, w = -1.77778.
+        let spec = json!({"type": "adadelta", "learning_rate": 0.5, "rho": 0.95, "epsilon": 0.01});
+        close(&run::<B>(spec.clone(), 1, 0.0), &[0.781782, -1.777778]);
+        close(&run::<B>(spec, 3, 0.0), &reference(3, "adadelta", 0.5));
+    }
+
     fn clip_grad_norm_scales_the_gradient<B>() {
         // g = [2, -4], |g| = sqrt(20); clipped to norm 1: w -= 0.1 * g / sqrt(20).
         let n = 20f64.sqrt();
@@ -133,10 +149,10 @@ both_backends! {
 
 #[test]
 fn optimizer_specs_name_unknown_types_and_keys() {
-    let err = OptimizerSpec::parse(&json!({"type": "adadelta", "learning_rate": 0.1}), "optimizer_spec")
+    let err = OptimizerSpec::parse(&json!({"type": "nadam", "learning_rate": 0.1}), "optimizer_spec")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("optimizer_spec.type") && err.contains("adadelta"), "{err}");
+    assert!(err.contains("optimizer_spec.type") && err.contains("nadam"), "{err}");
     let err = OptimizerSpec::parse(&json!({"type": "adam", "learnin_rate": 0.1}), "optimizer_spec")
         .unwrap_err()
         .to_string();

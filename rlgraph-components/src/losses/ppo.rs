@@ -1,10 +1,12 @@
 //! The PPO clipped-surrogate loss (Schulman et al. 2017), with optional value-function
 //! clipping and standardized advantages.
 
+use rlgraph_core::spaces::Value;
 use rlgraph_core::{Backend, Component, GraphFn, Param};
 
 use super::{loss_component, weighted_total};
 use crate::distributions::scalar;
+use crate::helpers::host;
 
 /// The settings of a PPO loss (RLgraph's names).
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +36,9 @@ impl Default for PpoLossSpec {
 }
 
 /// A PPO loss. Parameters (all `[B]`): `log_probs`, `prev_log_probs`, `state_values`,
-/// `prev_state_values`, `advantages`, `entropy`. Value targets are
-/// `advantages + prev_state_values` (before standardizing).
+/// `prev_state_values`, `advantages`, `entropy`; then the scalars `clip_ratio` and
+/// `weight_entropy`, which default to the spec's and let a caller feed schedules. Value
+/// targets are `advantages + prev_state_values` (before standardizing).
 ///
 /// `loss_per_item = -min(r A, clip(r, 1-e, 1+e) A) + w_vf 0.5 max((V - T)^2, (V_clip - T)^2)
 /// - w_ent H`, with `r = exp(log_probs - prev_log_probs)`.
@@ -50,6 +53,10 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
     ]
     .into_iter()
     .map(Param::new)
+    .chain([
+        Param::with_default("clip_ratio", Value::f32(spec.clip_ratio as f32)),
+        Param::with_default("weight_entropy", Value::f32(spec.weight_entropy as f32)),
+    ])
     .collect();
     loss_component(
         name,
@@ -63,6 +70,14 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 &B::detach(xs[4]),
                 xs[5],
             );
+            let scalar_input = |i: usize, default: f64| -> rlgraph_core::Result<f64> {
+                match xs.get(i) {
+                    Some(t) => Ok(host::<B>(t)?.first().copied().unwrap_or(default)),
+                    None => Ok(default),
+                }
+            };
+            let clip_ratio = scalar_input(6, spec.clip_ratio)?;
+            let weight_entropy = scalar_input(7, spec.weight_entropy)?;
             let targets = B::add(advantages, prev_values)?;
             let adv = if spec.standardize_advantages {
                 let mean = B::mean_all(advantages)?;
@@ -73,7 +88,7 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 advantages.clone()
             };
             let ratio = B::exp(&B::sub(log_probs, prev_log_probs)?)?;
-            let clipped = B::clamp(&ratio, 1.0 - spec.clip_ratio, 1.0 + spec.clip_ratio)?;
+            let clipped = B::clamp(&ratio, 1.0 - clip_ratio, 1.0 + clip_ratio)?;
             let pg = B::neg(&B::minimum(&B::mul(&ratio, &adv)?, &B::mul(&clipped, &adv)?)?)?;
             let err = B::square(&B::sub(values, &targets)?)?;
             let vf = match spec.value_function_clipping {
@@ -86,7 +101,7 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
             Ok(vec![weighted_total::<B>(
                 (&pg, 1.0),
                 (&vf, 0.5 * spec.weight_vf),
-                (entropy, spec.weight_entropy),
+                (entropy, weight_entropy),
             )?])
         }),
     )

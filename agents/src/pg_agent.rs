@@ -1,0 +1,428 @@
+//! `PgAgent`: the on-policy policy-gradient agents, PPO and advantage actor-critic, as
+//! RLgraph's `PPOAgent` and `ActorCriticAgent`.
+//!
+//! As in RLgraph, both keep the latest `memory_spec.capacity` steps per environment copy,
+//! and each update learns from the latest `batch_size` of them (or the latest `batch_size`
+//! finished episodes, with `sample_episodes`); the worker calls `update` every
+//! `update_interval` steps, so batches overlap when the interval is the smaller. PPO first
+//! evaluates the batch under the current networks (the old log-likelihoods and values, and
+//! GAE advantages from them), then takes `num_iterations` minibatch steps of `sample_size`
+//! records; actor-critic takes one step on the whole batch.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rlgraph_components::helpers::gae_values;
+use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
+use rlgraph_components::{layers_from_spec, optimizer, policy, shared_value_function_policy, value_function};
+use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
+use rlgraph_core::{
+    Backend, BuildOptions, Component, CoreError, GraphExecutor, GraphFn, HostTensor, MetaGraph, Param, Result,
+};
+
+use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::batch::{stack, unstack};
+use crate::counters::Counters;
+use crate::pg_config::{PgAlgorithm, PgConfig};
+use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::rollout::{Rollout, RolloutBatch};
+
+/// A PPO or actor-critic agent on backend `B`.
+pub struct PgAgent<B: Backend> {
+    exec: GraphExecutor<B>,
+    config: PgConfig,
+    rollout: Rollout,
+    counters: Counters,
+    state_space: Space,
+}
+
+/// The policy and value networks under one scope, so one optimizer steps both:
+/// `get_action`, `get_deterministic_action` and `evaluate(states, actions)` ->
+/// (log-likelihoods, state values, entropies), each one number per batch item.
+fn networks<B: Backend>(config: &PgConfig, action_space: &Space) -> Result<Component<B>> {
+    let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
+    let separate = !config.value_function_spec.is_empty();
+    let mut c = Component::new("networks");
+    if separate {
+        let vf_layers = layers_from_spec::<B>(&config.value_function_spec, "config.value_function_spec")?;
+        c = c
+            .with_sub(policy::<B>("policy", layers, action_space)?)
+            .with_sub(value_function::<B>("value-function", vf_layers));
+    } else {
+        c = c.with_sub(shared_value_function_policy::<B>("policy", layers, action_space)?);
+    }
+    let states = || vec![Param::new("states")];
+    Ok(c.api("get_action", states(), |ctx, args| {
+        ctx.call("policy", "get_action", &[args.get(0)?])
+    })
+    .api("get_deterministic_action", states(), |ctx, args| {
+        ctx.call("policy", "get_deterministic_action", &[args.get(0)?])
+    })
+    .api(
+        "evaluate",
+        vec![Param::new("states"), Param::new("actions")],
+        move |ctx, args| {
+            let (s, a) = (args.get(0)?, args.get(1)?);
+            let log_probs = ctx.call("policy", "get_log_likelihood", &[s, a])?[0];
+            let entropy = ctx.call("policy", "get_entropy", &[s])?[0];
+            let values = if separate {
+                ctx.call("value-function", "value_output", &[s])?[0]
+            } else {
+                ctx.call("policy", "get_state_values", &[s])?[0]
+            };
+            let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
+            let entropy = ctx.graph_fn1("per_item", &[entropy])?;
+            Ok(vec![log_probs, values, entropy])
+        },
+    )
+    // A multi-dimensional action's log-likelihood and entropy are sums over its
+    // independent dimensions.
+    .graph_fn(
+        GraphFn::tensors("per_item", |_, xs| {
+            let rank = B::shape(xs[0]).len();
+            Ok(vec![if rank > 1 {
+                B::sum(xs[0], &(1..rank).collect::<Vec<_>>(), false)?
+            } else {
+                xs[0].clone()
+            }])
+        })
+        .infer(|_, s| Ok(vec![scalar_space().with_ranks(s[0].ranks().unwrap_or_default())])),
+    ))
+}
+
+fn scalar_space() -> Space {
+    Space::from(FloatBox::new(Vec::<usize>::new()))
+}
+
+fn floats(values: &[f64]) -> Result<Value> {
+    Ok(Value::Float32(Array::new(
+        [values.len()],
+        values.iter().map(|&v| v as f32).collect(),
+    )?))
+}
+
+fn flags(values: &[bool]) -> Result<Value> {
+    Ok(Value::Bool(Array::new([values.len()], values.to_vec())?))
+}
+
+fn host_floats(v: Option<&Value>, what: &str) -> Result<Vec<f64>> {
+    match v {
+        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&x| x as f64).collect()),
+        other => Err(CoreError::Config {
+            at: format!("pg-agent/{what}"),
+            reason: format!("expected floats, got {other:?}"),
+        }),
+    }
+}
+
+impl<B: Backend> PgAgent<B> {
+    /// A PPO or actor-critic agent for `state_space` and `action_space` (an IntBox, or a
+    /// FloatBox for a Gaussian policy), with every random choice drawn from `seed`.
+    pub fn new(config: PgConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        let (name, loss) = match &config.algorithm {
+            PgAlgorithm::Ppo {
+                clip_ratio,
+                value_function_clipping,
+                standardize_advantages,
+            } => (
+                "ppo-agent",
+                ppo_loss::<B>(
+                    "loss",
+                    PpoLossSpec {
+                        clip_ratio: clip_ratio.value(0.0),
+                        value_function_clipping: *value_function_clipping,
+                        standardize_advantages: *standardize_advantages,
+                        weight_vf: config.weight_vf,
+                        weight_entropy: config.weight_entropy.value(0.0),
+                    },
+                ),
+            ),
+            PgAlgorithm::ActorCritic { weight_pg } => (
+                "actor-critic-agent",
+                actor_critic_loss::<B>(
+                    "loss",
+                    ActorCriticLossSpec {
+                        discount: config.discount,
+                        gae_lambda: config.gae_lambda,
+                        weight_pg: *weight_pg,
+                        weight_vf: config.weight_vf,
+                        weight_entropy: config.weight_entropy.value(0.0),
+                    },
+                ),
+            ),
+        };
+        let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
+        let root = Component::<B>::new(name)
+            .with_sub(networks::<B>(&config, action_space)?)
+            .with_sub(loss)
+            .with_sub(optimizer("optimizer", config.optimizer.clone()));
+        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let update_params: Vec<Param> = if ppo {
+            vec![
+                "states",
+                "actions",
+                "prev_log_probs",
+                "prev_values",
+                "advantages",
+                "clip_ratio",
+                "weight_entropy",
+                "time_percentage",
+            ]
+        } else {
+            vec![
+                "states",
+                "actions",
+                "rewards",
+                "terminals",
+                "sequence_indices",
+                "time_percentage",
+            ]
+        }
+        .into_iter()
+        .map(Param::new)
+        .collect();
+        let root = root
+            .api("get_action", vec![Param::new("states")], move |ctx, args| {
+                let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                ctx.call("networks", "get_action", &[s])
+            })
+            .api(
+                "get_deterministic_action",
+                vec![Param::new("states")],
+                move |ctx, args| {
+                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                    ctx.call("networks", "get_deterministic_action", &[s])
+                },
+            )
+            .api(
+                "evaluate",
+                vec![Param::new("states"), Param::new("actions")],
+                move |ctx, args| {
+                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                    let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                    Ok(vec![e[0], e[1]])
+                },
+            )
+            .api("update", update_params, move |ctx, args| {
+                let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                let (log_probs, values, entropy) = (e[0], e[1], e[2]);
+                let (loss, t) = if ppo {
+                    let loss_args = [
+                        log_probs,
+                        args.get(2)?,
+                        values,
+                        args.get(3)?,
+                        args.get(4)?,
+                        entropy,
+                        args.get(5)?,
+                        args.get(6)?,
+                    ];
+                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(7)?)
+                } else {
+                    let loss_args = [log_probs, values, args.get(2)?, args.get(3)?, args.get(4)?, entropy];
+                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(5)?)
+                };
+                let vars = ctx.call("networks", "variables", &[])?;
+                ctx.call("optimizer", "step", &[vars[0], loss, t])
+            });
+        let batch = |s: &Space| s.with_batch_rank(true);
+        let floats = || scalar_space().with_batch_rank(true);
+        let bools = || Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true);
+        let mut spaces = BTreeMap::from([
+            ("states".to_string(), batch(state_space)),
+            ("actions".to_string(), batch(action_space)),
+            ("time_percentage".to_string(), scalar_space()),
+        ]);
+        if ppo {
+            for k in ["prev_log_probs", "prev_values", "advantages"] {
+                spaces.insert(k.into(), floats());
+            }
+            for k in ["clip_ratio", "weight_entropy"] {
+                spaces.insert(k.into(), scalar_space());
+            }
+        } else {
+            spaces.insert("rewards".into(), floats());
+            spaces.insert("terminals".into(), bools());
+            spaces.insert("sequence_indices".into(), bools());
+        }
+        let exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        Ok(PgAgent {
+            exec,
+            rollout: Rollout::new(config.capacity, state_space, action_space),
+            config,
+            counters: Counters::new(seed),
+            state_space: state_space.with_batch_rank(false),
+        })
+    }
+
+    /// Environment steps observed.
+    pub fn timesteps(&self) -> u64 {
+        self.counters.timesteps
+    }
+
+    /// Updates done.
+    pub fn updates(&self) -> u64 {
+        self.counters.updates
+    }
+
+    /// The space of one state.
+    pub fn state_space(&self) -> &Space {
+        &self.state_space
+    }
+
+    /// The executor (for the meta graph and direct API calls).
+    pub fn executor(&self) -> &GraphExecutor<B> {
+        &self.exec
+    }
+
+    /// The log-likelihoods of `actions` and the state values of `states` under the current
+    /// networks.
+    pub fn evaluate(&mut self, states: &[Value], actions: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let out = self.exec.execute("evaluate", &[stack(states)?, stack(actions)?])?;
+        Ok((
+            host_floats(out.first(), "evaluate")?,
+            host_floats(out.get(1), "evaluate")?,
+        ))
+    }
+
+    fn ready(&self) -> bool {
+        let need = self.config.update.batch_size;
+        if self.config.sample_episodes {
+            self.rollout.episodes() >= need
+        } else {
+            self.rollout.steps() >= need
+        }
+    }
+
+    /// PPO: old log-likelihoods, values and advantages once, then minibatch steps.
+    fn update_ppo(&mut self, batch: RolloutBatch, t: f64) -> Result<f64> {
+        let PgAlgorithm::Ppo { clip_ratio, .. } = &self.config.algorithm else {
+            return Err(CoreError::Config {
+                at: "ppo-agent".into(),
+                reason: "not a PPO config".into(),
+            });
+        };
+        let clip = Value::f32(clip_ratio.value(t) as f32);
+        let weight_entropy = Value::f32(self.config.weight_entropy.value(t) as f32);
+        let (prev_log_probs, prev_values) = self.evaluate(&batch.states, &batch.actions)?;
+        let advantages = gae_values(
+            &prev_values,
+            &batch.rewards,
+            &batch.terminals,
+            &batch.sequence_indices,
+            self.config.discount,
+            self.config.gae_lambda,
+        )?;
+        let n = batch.len();
+        let m = self.config.update.sample_size.unwrap_or(n).min(n);
+        let mut total = 0.0;
+        for _ in 0..self.config.update.num_iterations {
+            let idx = rand::seq::index::sample(&mut self.counters.rng, n, m).into_vec();
+            let pick = |v: &[Value]| stack(&idx.iter().map(|&i| v[i].clone()).collect::<Vec<_>>());
+            let pick_f = |v: &[f64]| floats(&idx.iter().map(|&i| v[i]).collect::<Vec<_>>());
+            let inputs = [
+                pick(&batch.states)?,
+                pick(&batch.actions)?,
+                pick_f(&prev_log_probs)?,
+                pick_f(&prev_values)?,
+                pick_f(&advantages)?,
+                clip.clone(),
+                weight_entropy.clone(),
+                Value::f32(t as f32),
+            ];
+            let out = self.exec.execute("update", &inputs)?;
+            total += host_floats(out.first(), "update")?.first().copied().unwrap_or(f64::NAN);
+        }
+        Ok(total / self.config.update.num_iterations as f64)
+    }
+
+    /// Actor-critic: one step on the whole batch (the loss computes GAE advantages).
+    fn update_actor_critic(&mut self, batch: RolloutBatch, t: f64) -> Result<f64> {
+        let inputs = [
+            stack(&batch.states)?,
+            stack(&batch.actions)?,
+            floats(&batch.rewards)?,
+            flags(&batch.terminals)?,
+            flags(&batch.sequence_indices)?,
+            Value::f32(t as f32),
+        ];
+        let out = self.exec.execute("update", &inputs)?;
+        Ok(host_floats(out.first(), "update")?.first().copied().unwrap_or(f64::NAN))
+    }
+}
+
+impl<B: Backend> Agent for PgAgent<B> {
+    fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
+        let method = if explore {
+            "get_action"
+        } else {
+            "get_deterministic_action"
+        };
+        let out = self.exec.execute(method, &[stack(states)?])?;
+        let actions = out.first().ok_or_else(|| CoreError::Config {
+            at: format!("pg-agent/{method}"),
+            reason: "no actions came back".into(),
+        })?;
+        unstack(actions)
+    }
+
+    fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
+        self.counters.timesteps += 1;
+        self.rollout.push(env_id, transition);
+        Ok(())
+    }
+
+    fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
+        if !self.ready() {
+            return Ok(None);
+        }
+        let batch = if self.config.sample_episodes {
+            self.rollout.recent_episodes(self.config.update.batch_size)
+        } else {
+            self.rollout.recent_steps(self.config.update.batch_size)
+        };
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        let t = time_percentage.clamp(0.0, 1.0);
+        let loss = match self.config.algorithm {
+            PgAlgorithm::Ppo { .. } => self.update_ppo(batch, t)?,
+            PgAlgorithm::ActorCritic { .. } => self.update_actor_critic(batch, t)?,
+        };
+        self.counters.updates += 1;
+        Ok(Some(loss))
+    }
+
+    fn update_spec(&self) -> &UpdateSpec {
+        &self.config.update
+    }
+
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        self.exec.variables()
+    }
+
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        self.exec.set_variables(weights)
+    }
+
+    /// Saves variables, the executor's RNG, the recent steps and the agent's counters.
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        self.exec
+            .save_with(path, &[("rollout", &self.rollout), ("agent", &self.counters)])
+    }
+
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        let PgAgent {
+            exec,
+            rollout,
+            counters,
+            ..
+        } = self;
+        exec.restore_with(path, &mut [("rollout", rollout), ("agent", counters)])
+    }
+
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        Some(self.exec.meta_graph())
+    }
+}

@@ -1,0 +1,101 @@
+//! `RandomAgent`: uniformly random actions from the action space, learning nothing. The
+//! baseline every learning curve should beat, and RLgraph's `RandomAgent`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{CoreError, HostState, HostTensor, MetaGraph, Result, SavedState};
+use serde_json::Value as Json;
+
+use crate::agent::{config, Agent, Transition, UpdateSpec};
+use crate::config_reader::Obj;
+use crate::counters::Counters;
+
+/// An agent that acts uniformly at random.
+pub struct RandomAgent {
+    action_space: Space,
+    counters: Counters,
+    update: UpdateSpec,
+}
+
+impl RandomAgent {
+    /// A random agent over `action_space`, drawing from `seed`. `spec` is its RLgraph
+    /// config (`{"type": "random"}`); other keys are refused by name.
+    pub fn new(spec: &Json, action_space: &Space, seed: u64) -> Result<Self> {
+        let obj = Obj::new(spec, "config")?;
+        if obj.kind("random") != "random" && obj.kind("random") != "randomagent" {
+            return Err(config("config.type", "not a random agent".into()));
+        }
+        obj.only(&["type", "execution_spec", "summary_spec", "saver_spec"])?;
+        obj.refuse_unsupported_specs()?;
+        let mut update = UpdateSpec::parse(None, "config.update_spec")?;
+        update.do_updates = false;
+        Ok(RandomAgent {
+            action_space: action_space.with_batch_rank(false),
+            counters: Counters::new(seed),
+            update,
+        })
+    }
+}
+
+impl Agent for RandomAgent {
+    fn get_actions(&mut self, states: &[Value], _explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
+        Ok(states
+            .iter()
+            .map(|_| self.action_space.sample(None, &mut self.counters.rng))
+            .collect())
+    }
+
+    fn observe(&mut self, _env_id: usize, _transition: Transition) -> Result<()> {
+        self.counters.timesteps += 1;
+        Ok(())
+    }
+
+    fn update(&mut self, _time_percentage: f64) -> Result<Option<f64>> {
+        Ok(None)
+    }
+
+    fn update_spec(&self) -> &UpdateSpec {
+        &self.update
+    }
+
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        Ok(BTreeMap::new())
+    }
+
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        match weights.keys().next() {
+            None => Ok(()),
+            Some(k) => Err(CoreError::Config {
+                at: format!("random-agent/set_weights/{k}"),
+                reason: "a random agent has no variables".into(),
+            }),
+        }
+    }
+
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        let state = self.counters.save_state()?;
+        std::fs::write(path, state.meta.to_string()).map_err(|e| CoreError::Checkpoint {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })
+    }
+
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        let bad = |reason: String| CoreError::Checkpoint {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let meta = serde_json::from_str(&text).map_err(|e| bad(format!("not a random agent's checkpoint: {e}")))?;
+        self.counters.load_state(SavedState {
+            tensors: BTreeMap::new(),
+            meta,
+        })
+    }
+
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        None
+    }
+}

@@ -1,0 +1,335 @@
+//! `Rollout`: the recent experience of policy-gradient agents (RLgraph's ring-buffer memory),
+//! kept per environment copy and handed out as one flat batch of sequences with RLgraph's
+//! `sequence_indices`.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{CoreError, HostState, Result, SavedState};
+use serde_json::{json, Value as Json};
+
+use crate::agent::Transition;
+
+/// One step as the policy-gradient losses need it (no next state: values bootstrap from the
+/// following step).
+#[derive(Clone, Debug, PartialEq)]
+struct Step {
+    state: Value,
+    action: Value,
+    reward: f64,
+    terminated: bool,
+    truncated: bool,
+}
+
+/// One flat batch: the sequences of every environment copy, one after another.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RolloutBatch {
+    /// States.
+    pub states: Vec<Value>,
+    /// Actions.
+    pub actions: Vec<Value>,
+    /// Rewards.
+    pub rewards: Vec<f64>,
+    /// The step reached a terminal state (no bootstrap past it).
+    pub terminals: Vec<bool>,
+    /// The step ends its sequence: a terminal, a truncation, or the last step taken of its
+    /// copy (a cut, bootstrapped from the step's own value).
+    pub sequence_indices: Vec<bool>,
+}
+
+impl RolloutBatch {
+    /// Steps held.
+    pub fn len(&self) -> usize {
+        self.rewards.len()
+    }
+
+    /// Whether no steps are held.
+    pub fn is_empty(&self) -> bool {
+        self.rewards.is_empty()
+    }
+
+    fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Step>) {
+        let n = steps.len();
+        for (i, t) in steps.enumerate() {
+            self.sequence_indices.push(t.terminated || t.truncated || i + 1 == n);
+            self.terminals.push(t.terminated);
+            self.rewards.push(t.reward);
+            self.states.push(t.state.clone());
+            self.actions.push(t.action.clone());
+        }
+    }
+}
+
+/// The last `capacity` steps observed, per environment copy, in order.
+#[derive(Clone, Debug)]
+pub struct Rollout {
+    capacity: usize,
+    /// Per copy: (global step number, step).
+    per_env: Vec<VecDeque<(u64, Step)>>,
+    next_step: u64,
+    state_space: Space,
+    action_space: Space,
+}
+
+fn ends_episode(t: &Step) -> bool {
+    t.terminated || t.truncated
+}
+
+impl Rollout {
+    /// An empty rollout of states and actions of the given spaces, holding at most
+    /// `capacity` steps over all copies.
+    pub fn new(capacity: usize, state_space: &Space, action_space: &Space) -> Self {
+        Rollout {
+            capacity: capacity.max(1),
+            per_env: vec![],
+            next_step: 0,
+            state_space: state_space.with_batch_rank(false),
+            action_space: action_space.with_batch_rank(false),
+        }
+    }
+
+    /// Adds a step of copy `env_id`, dropping the copy's oldest step beyond its share of
+    /// the capacity.
+    pub fn push(&mut self, env_id: usize, t: Transition) {
+        if self.per_env.len() <= env_id {
+            self.per_env.resize_with(env_id + 1, VecDeque::new);
+        }
+        let share = self.capacity.div_ceil(self.per_env.len());
+        let steps = &mut self.per_env[env_id];
+        let step = Step {
+            state: t.state,
+            action: t.action,
+            reward: t.reward,
+            terminated: t.terminated,
+            truncated: t.truncated,
+        };
+        steps.push_back((self.next_step, step));
+        self.next_step += 1;
+        while steps.len() > share {
+            steps.pop_front();
+        }
+    }
+
+    /// Steps held.
+    pub fn steps(&self) -> usize {
+        self.per_env.iter().map(VecDeque::len).sum()
+    }
+
+    /// Finished episodes held (whole or with their start dropped).
+    pub fn episodes(&self) -> usize {
+        self.per_env.iter().flatten().filter(|(_, t)| ends_episode(t)).count()
+    }
+
+    /// The latest `n` steps: each copy's latest `n / copies` (rounded up), oldest first.
+    pub fn recent_steps(&self, n: usize) -> RolloutBatch {
+        let share = n.div_ceil(self.per_env.len().max(1));
+        let mut batch = RolloutBatch::default();
+        for steps in &self.per_env {
+            let skip = steps.len().saturating_sub(share);
+            batch.push_sequence(steps.iter().skip(skip).map(|(_, t)| t));
+        }
+        batch
+    }
+
+    /// The latest `n` finished episodes over all copies (by when they finished), each
+    /// copy's oldest first. An episode whose start was dropped counts with what is left.
+    pub fn recent_episodes(&self, n: usize) -> RolloutBatch {
+        // (finishing step, copy, first index, end index) of every finished episode.
+        let mut episodes = vec![];
+        for (env, steps) in self.per_env.iter().enumerate() {
+            let mut start = 0;
+            for (i, (step, t)) in steps.iter().enumerate() {
+                if ends_episode(t) {
+                    episodes.push((*step, env, start, i + 1));
+                    start = i + 1;
+                }
+            }
+        }
+        episodes.sort_unstable();
+        let chosen = &episodes[episodes.len().saturating_sub(n)..];
+        let mut batch = RolloutBatch::default();
+        for env in 0..self.per_env.len() {
+            for &(_, _, start, end) in chosen.iter().filter(|e| e.1 == env) {
+                batch.push_sequence(self.per_env[env].range(start..end).map(|(_, t)| t));
+            }
+        }
+        batch
+    }
+
+    /// Drops every held step.
+    pub fn clear(&mut self) {
+        self.per_env.clear();
+    }
+
+    fn parse_state(&self, state: &SavedState) -> Result<Vec<VecDeque<(u64, Step)>>> {
+        let bad = |reason: String| CoreError::Checkpoint {
+            path: "(rollout)".into(),
+            reason,
+        };
+        let envs = state.meta["per_env"]
+            .as_array()
+            .ok_or_else(|| bad("per_env is missing".into()))?;
+        envs.iter()
+            .enumerate()
+            .map(|(e, steps)| {
+                let steps = steps
+                    .as_array()
+                    .ok_or_else(|| bad(format!("per_env[{e}] is not a list")))?;
+                steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, j)| {
+                        let at = |k: &str| format!("per_env[{e}][{i}].{k}");
+                        let num = |k: &str| j[k].as_f64().ok_or_else(|| bad(format!("{} is not a number", at(k))));
+                        let flag = |k: &str| j[k].as_bool().ok_or_else(|| bad(format!("{} is not a flag", at(k))));
+                        let value = |space: &Space, k: &str| {
+                            space
+                                .value_from_json(&j[k])
+                                .map_err(|err| bad(format!("{}: {err}", at(k))))
+                        };
+                        Ok((
+                            j["step"]
+                                .as_u64()
+                                .ok_or_else(|| bad(format!("{} is not a count", at("step"))))?,
+                            Step {
+                                state: value(&self.state_space, "state")?,
+                                action: value(&self.action_space, "action")?,
+                                reward: num("reward")?,
+                                terminated: flag("terminated")?,
+                                truncated: flag("truncated")?,
+                            },
+                        ))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The held steps ride in agent checkpoints as JSON (f32 values survive the trip exactly),
+/// so a resumed run updates on the same batches as the uninterrupted one.
+impl HostState for Rollout {
+    fn save_state(&self) -> Result<SavedState> {
+        let per_env: Vec<Json> = self
+            .per_env
+            .iter()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .map(|(n, t)| {
+                        json!({
+                            "step": n,
+                            "state": t.state.to_json(),
+                            "action": t.action.to_json(),
+                            "reward": t.reward,
+                            "terminated": t.terminated,
+                            "truncated": t.truncated,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta: json!({ "next_step": self.next_step, "per_env": per_env }),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> Result<()> {
+        self.parse_state(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> Result<()> {
+        let per_env = self.parse_state(&state)?;
+        self.next_step = state.meta["next_step"].as_u64().ok_or_else(|| CoreError::Checkpoint {
+            path: "(rollout)".into(),
+            reason: "next_step is missing".into(),
+        })?;
+        self.per_env = per_env;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(reward: f64, terminated: bool, truncated: bool) -> Transition {
+        Transition {
+            state: Value::f32(reward as f32),
+            action: Value::i32(0),
+            reward,
+            terminated,
+            truncated,
+            next_state: Value::f32(0.0),
+        }
+    }
+
+    fn rollout(capacity: usize) -> Rollout {
+        let floats = Space::from(rlgraph_core::spaces::FloatBox::new(Vec::<usize>::new()));
+        let ints = Space::from(rlgraph_core::spaces::IntBox::new(2).unwrap());
+        Rollout::new(capacity, &floats, &ints)
+    }
+
+    #[test]
+    fn saved_steps_restore_exactly_and_bad_states_change_nothing() {
+        let mut r = rollout(100);
+        r.push(0, step(0.1, false, false));
+        r.push(1, step(0.7, true, false));
+        r.push(0, step(0.2, false, true));
+        let saved = r.save_state().unwrap();
+        let mut back = rollout(100);
+        back.load_state(saved.clone()).unwrap();
+        assert_eq!(back.recent_steps(10), r.recent_steps(10));
+        assert_eq!(back.next_step, 3);
+        let mut broken = saved;
+        broken.meta["per_env"][0][1]["reward"] = json!("high");
+        let err = back.load_state(broken).unwrap_err().to_string();
+        assert!(err.contains("per_env[0][1].reward"), "{err}");
+        assert_eq!(back.recent_steps(10), r.recent_steps(10));
+    }
+
+    #[test]
+    fn sequences_end_at_terminals_truncations_and_cuts() {
+        let mut r = rollout(100);
+        r.push(0, step(1.0, false, false));
+        r.push(1, step(10.0, false, true));
+        r.push(0, step(2.0, true, false));
+        r.push(1, step(11.0, false, false));
+        r.push(0, step(3.0, false, false));
+        assert_eq!((r.steps(), r.episodes()), (5, 2));
+        let b = r.recent_steps(6);
+        assert_eq!(b.rewards, vec![1.0, 2.0, 3.0, 10.0, 11.0]);
+        assert_eq!(b.terminals, vec![false, true, false, false, false]);
+        assert_eq!(b.sequence_indices, vec![false, true, true, true, true]);
+        // Two steps: the latest of each copy.
+        assert_eq!(r.recent_steps(2).rewards, vec![3.0, 11.0]);
+    }
+
+    #[test]
+    fn capacity_keeps_the_latest_steps() {
+        let mut r = rollout(3);
+        for i in 0..5 {
+            r.push(0, step(i as f64, false, false));
+        }
+        assert_eq!(r.steps(), 3);
+        assert_eq!(r.recent_steps(10).rewards, vec![2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn recent_episodes_are_the_latest_finished_ones() {
+        let mut r = rollout(100);
+        // Copy 0 finishes episodes at steps 1 and 4; copy 1 at step 3; copy 0 has a tail.
+        r.push(0, step(1.0, false, false));
+        r.push(0, step(2.0, true, false));
+        r.push(1, step(7.0, false, false));
+        r.push(1, step(8.0, false, true));
+        r.push(0, step(3.0, true, false));
+        r.push(0, step(4.0, false, false));
+        assert_eq!(r.episodes(), 3);
+        let b = r.recent_episodes(2);
+        assert_eq!(b.rewards, vec![3.0, 7.0, 8.0]);
+        assert_eq!(b.sequence_indices, vec![true, false, true]);
+        assert_eq!(r.recent_episodes(5).rewards, vec![1.0, 2.0, 3.0, 7.0, 8.0]);
+    }
+}

@@ -1,0 +1,280 @@
+//! The policy-gradient agents' API (weights, checkpoints, configs), `build_agent` over every
+//! RLgraph reference config, and the random agent.
+
+use agents::{build_agent, Agent, PgAgent, PgConfig, RandomAgent, Transition};
+use backend_candle::Candle;
+use rlgraph_core::spaces::{FloatBox, Space, Value};
+use rlgraph_envs::{CartPole, Env, Pendulum};
+
+fn ppo_spec() -> serde_json::Value {
+    serde_json::json!({
+        "type": "ppo",
+        "sample_episodes": false,
+        "standardize_advantages": true,
+        "clip_ratio": ["linear", 0.2, 0.1],
+        "weight_entropy": 0.01,
+        "memory_spec": {"type": "ring_buffer", "capacity": 64},
+        "network_spec": [{"type": "dense", "units": 16, "activation": "tanh", "scope": "hidden"}],
+        "value_function_spec": [{"type": "dense", "units": 16, "activation": "tanh", "scope": "vf-hidden"}],
+        "update_spec": {"update_interval": 8, "batch_size": 32, "num_iterations": 3, "sample_size": 16},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.01}
+    })
+}
+
+fn agent(spec: &serde_json::Value, seed: u64) -> PgAgent<Candle> {
+    let env = CartPole::new(0);
+    PgAgent::new(
+        PgConfig::parse(spec).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        seed,
+    )
+    .unwrap()
+}
+
+/// Runs episodes `first..first + n` (each reset with its own seed), updating every 8 steps;
+/// returns the episode returns and the losses.
+fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut env = CartPole::new(0);
+    let (mut returns, mut losses) = (vec![], vec![]);
+    let mut steps = 0u64;
+    for e in first..first + n {
+        let mut state = env.reset(Some(e));
+        let mut total = 0.0;
+        loop {
+            let action = agent
+                .get_actions(std::slice::from_ref(&state), true, 0.5)
+                .unwrap()
+                .remove(0);
+            let step = env.step(&action).unwrap();
+            total += step.reward;
+            let t = Transition {
+                state: state.clone(),
+                action,
+                reward: step.reward,
+                terminated: step.terminated,
+                truncated: step.truncated,
+                next_state: step.observation.clone(),
+            };
+            agent.observe(0, t).unwrap();
+            steps += 1;
+            if steps % 8 == 0 {
+                losses.extend(agent.update(0.5).unwrap());
+            }
+            if step.terminated || step.truncated {
+                break;
+            }
+            state = step.observation;
+        }
+        returns.push(total);
+    }
+    (returns, losses)
+}
+
+#[test]
+fn actions_lie_in_the_action_space_and_greedy_actions_repeat() {
+    let mut a = agent(&ppo_spec(), 1);
+    let env = CartPole::new(0);
+    let states: Vec<Value> = (0..5).map(|i| CartPole::new(i).reset(Some(i))).collect();
+    let actions = a.get_actions(&states, true, 0.0).unwrap();
+    assert_eq!(actions.len(), 5);
+    for action in &actions {
+        assert!(env.action_space().contains(action), "{action:?}");
+    }
+    let greedy = a.get_actions(&states, false, 0.0).unwrap();
+    assert_eq!(greedy, a.get_actions(&states, false, 0.0).unwrap());
+}
+
+#[test]
+fn gaussian_policies_act_in_continuous_spaces() {
+    let spec = serde_json::json!({
+        "type": "actor_critic",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}],
+        "update_spec": {"batch_size": 4}
+    });
+    let env = Pendulum::new(0);
+    let mut a = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0).unwrap();
+    let state = Pendulum::new(0).reset(Some(0));
+    let action = a
+        .get_actions(std::slice::from_ref(&state), true, 0.0)
+        .unwrap()
+        .remove(0);
+    match &action {
+        Value::Float32(x) => assert_eq!(x.shape(), &[1]),
+        other => panic!("{other:?}"),
+    }
+    // Log-likelihoods of a multi-dimensional action are one number per step.
+    let mut pg = PgAgent::<Candle>::new(
+        PgConfig::parse(&spec).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        0,
+    )
+    .unwrap();
+    let (log_probs, values) = pg.evaluate(&[state.clone(), state], &[action.clone(), action]).unwrap();
+    assert_eq!((log_probs.len(), values.len()), (2, 2));
+    assert_eq!(log_probs[0], log_probs[1]);
+}
+
+#[test]
+fn weights_round_trip_exactly() {
+    let mut a = agent(&ppo_spec(), 7);
+    let (_, losses) = run_episodes(&mut a, 0, 3);
+    assert!(!losses.is_empty(), "no update ran");
+    let mut b = agent(&ppo_spec(), 8);
+    let weights = a.get_weights().unwrap();
+    assert_ne!(b.get_weights().unwrap(), weights);
+    b.set_weights(&weights).unwrap();
+    assert_eq!(b.get_weights().unwrap(), weights);
+}
+
+#[test]
+fn a_restored_checkpoint_continues_exactly_as_the_uninterrupted_run() {
+    let mut ac = ppo_spec();
+    ac["type"] = "actor_critic".into();
+    for k in ["clip_ratio", "standardize_advantages"] {
+        ac.as_object_mut().unwrap().remove(k);
+    }
+    for (name, spec) in [("ppo", ppo_spec()), ("actor-critic", ac)] {
+        let dir = std::env::temp_dir().join(format!("rlgraph-pg-resume-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("checkpoint.safetensors");
+        let mut a = agent(&spec, 7);
+        run_episodes(&mut a, 0, 4);
+        a.save_checkpoint(&file).unwrap();
+        let continued = run_episodes(&mut a, 4, 4);
+        let mut b = agent(&spec, 99);
+        b.restore_checkpoint(&file).unwrap();
+        let resumed = run_episodes(&mut b, 4, 4);
+        assert!(!continued.1.is_empty(), "{name}: no update after the checkpoint");
+        assert_eq!(continued, resumed, "{name}");
+        assert_eq!(a.get_weights().unwrap(), b.get_weights().unwrap(), "{name}");
+        assert_eq!((a.timesteps(), a.updates()), (b.timesteps(), b.updates()), "{name}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn bad_configs_name_the_key() {
+    let dense = serde_json::json!([{"type": "dense", "units": 2}]);
+    let cases = [
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense, "bogus": 1}),
+            "config.bogus",
+        ),
+        (serde_json::json!({"type": "ppo"}), "config.network_spec"),
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense, "memory_spec": {"type": "replay"}}),
+            "config.memory_spec.type",
+        ),
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense, "clip_ratio": "wide"}),
+            "config.clip_ratio",
+        ),
+        (
+            serde_json::json!({"type": "actor_critic", "network_spec": dense, "clip_ratio": 0.2}),
+            "config.clip_ratio",
+        ),
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense, "update_spec": {"batch_size": 2000}}),
+            "config.update_spec.batch_size",
+        ),
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense, "update_spec": {"update_mode": "weekly"}}),
+            "config.update_spec.update_mode",
+        ),
+        (
+            serde_json::json!({"type": "ppo", "network_spec": dense,
+                "value_function_optimizer_spec": {"type": "sgd", "learning_rate": 0.1}}),
+            "config.value_function_optimizer_spec",
+        ),
+    ];
+    for (spec, key) in cases {
+        let err = PgConfig::parse(&spec).err().unwrap().to_string();
+        assert!(err.contains(key), "{key}: {err}");
+    }
+    let env = CartPole::new(0);
+    for (spec, key) in [
+        (serde_json::json!({"network_spec": dense}), "config.type"),
+        (
+            serde_json::json!({"type": "dqfd", "network_spec": dense}),
+            "config.type",
+        ),
+        (
+            serde_json::json!({"type": "random", "network_spec": dense}),
+            "config.network_spec",
+        ),
+    ] {
+        let err = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains(key), "{key}: {err}");
+    }
+}
+
+#[test]
+fn every_rlgraph_reference_config_builds_or_names_the_unsupported_key() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rlgraph");
+    let mut built = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let env_id = if name.contains("gridworld") {
+            "GridWorld-2x2"
+        } else if name.contains("pendulum") {
+            "Pendulum-v1"
+        } else {
+            "CartPole-v1"
+        };
+        let env = rlgraph_envs::make(env_id, 0).unwrap();
+        match build_agent::<Candle>(&json, env.state_space(), env.action_space(), 0) {
+            Ok(_) => built.push(name),
+            Err(e) => {
+                let text = e.to_string();
+                assert_eq!(text.lines().count(), 1, "{name}: {text}");
+                assert!(text.contains("config."), "{name} fails without naming a key: {text}");
+            }
+        }
+    }
+    built.sort();
+    for expected in [
+        "actor_critic_agent_for_cartpole.json",
+        "dqn_agent_for_2x2_gridworld.json",
+        "dqn_agent_for_cartpole.json",
+        "ppo_agent_for_cartpole.json",
+        "ppo_agent_for_pendulum.json",
+    ] {
+        assert!(
+            built.contains(&expected.to_string()),
+            "{expected} did not build: {built:?}"
+        );
+    }
+}
+
+#[test]
+fn the_random_agent_is_uniform_and_seeded() {
+    let env = CartPole::new(0);
+    let spec = serde_json::json!({"type": "random"});
+    let mut a = RandomAgent::new(&spec, env.action_space(), 5).unwrap();
+    let states = vec![Value::f32(0.0); 4000];
+    let actions = a.get_actions(&states, true, 0.0).unwrap();
+    let ones = actions
+        .iter()
+        .filter(|v| matches!(v, Value::Int32(x) if x.data()[0] == 1))
+        .count();
+    // Binomial(4000, 0.5): the standard deviation is 31.6; 5 sigma is 158.
+    assert!((ones as i64 - 2000).abs() < 158, "{ones}");
+    let mut b = RandomAgent::new(&spec, env.action_space(), 5).unwrap();
+    assert_eq!(b.get_actions(&states, true, 0.0).unwrap(), actions);
+    assert!(a.update(0.5).unwrap().is_none());
+    let continuous = Space::from(FloatBox::bounded([2], -1.0, 1.0).unwrap());
+    let mut c = RandomAgent::new(&spec, &continuous, 0).unwrap();
+    for v in c.get_actions(&states[..50], true, 0.0).unwrap() {
+        assert!(continuous.contains(&v), "{v:?}");
+    }
+}
