@@ -1,7 +1,12 @@
 //! Stacking per-environment values into one batched value and back.
 
-use rlgraph_core::spaces::{Array, Value};
+use std::collections::BTreeMap;
+
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::spaces::{BoolBox, FloatBox};
 use rlgraph_core::{CoreError, Result};
+
+use crate::agent::Transition;
 
 fn stack_leaf<T: Clone>(arrays: &[&Array<T>], wrap: fn(Array<T>) -> Value) -> Result<Value> {
     let shape = arrays[0].shape().to_vec();
@@ -107,4 +112,56 @@ pub fn unstack(value: &Value) -> Result<Vec<Value>> {
         Value::Text(a) => unstack_leaf(a, Value::Text),
         other => Err(mismatch(format!("cannot unstack a {}", other.kind_name()))),
     }
+}
+
+/// The record space of replayed transitions: a Dict of `states`, `actions`, `rewards`,
+/// `terminals` and `next_states`.
+pub(crate) fn transition_space(state_space: &Space, action_space: &Space) -> Result<Space> {
+    Ok(Space::dict([
+        ("states", state_space.with_batch_rank(false)),
+        ("actions", action_space.with_batch_rank(false)),
+        ("rewards", Space::from(FloatBox::new(Vec::<usize>::new()))),
+        ("terminals", Space::from(BoolBox::new(Vec::<usize>::new()))),
+        ("next_states", state_space.with_batch_rank(false)),
+    ])?)
+}
+
+/// Transitions as one batch of [`transition_space`] records.
+pub(crate) fn transitions_batch(transitions: &[Transition]) -> Result<Value> {
+    let n = transitions.len();
+    let column = |f: fn(&Transition) -> &Value| stack(&transitions.iter().map(|t| f(t).clone()).collect::<Vec<_>>());
+    Ok(Value::Dict(BTreeMap::from([
+        ("states".to_string(), column(|t| &t.state)?),
+        ("next_states".to_string(), column(|t| &t.next_state)?),
+        ("actions".to_string(), column(|t| &t.action)?),
+        (
+            "rewards".to_string(),
+            Value::Float32(Array::new([n], transitions.iter().map(|t| t.reward as f32).collect())?),
+        ),
+        (
+            "terminals".to_string(),
+            Value::Bool(Array::new([n], transitions.iter().map(|t| t.terminated).collect())?),
+        ),
+    ])))
+}
+
+/// Entry `key` of a batch of records.
+pub(crate) fn field(batch: &Value, key: &str) -> Result<Value> {
+    match batch {
+        Value::Dict(d) => d.get(key).cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| CoreError::Config {
+        at: "replay-memory".into(),
+        reason: format!("sampled records lack {key}"),
+    })
+}
+
+/// The five inputs of a replayed batch, in the order the agents' update methods take them:
+/// states, actions, rewards, terminals, next states.
+pub(crate) fn transition_inputs(batch: &Value) -> Result<Vec<Value>> {
+    ["states", "actions", "rewards", "terminals", "next_states"]
+        .iter()
+        .map(|k| field(batch, k))
+        .collect()
 }

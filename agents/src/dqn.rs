@@ -15,7 +15,7 @@ use rlgraph_core::{
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
-use crate::batch::stack;
+use crate::batch::{stack, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::observe_buffer::NStepBuffer;
@@ -184,13 +184,7 @@ impl<B: Backend> DqnAgent<B> {
         let mut exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
         // The target starts equal to the policy.
         exec.execute("sync_target", &[])?;
-        let record_space = Space::dict([
-            ("states", state_space.with_batch_rank(false)),
-            ("actions", action_space.with_batch_rank(false)),
-            ("rewards", Space::from(FloatBox::new(Vec::<usize>::new()))),
-            ("terminals", Space::from(BoolBox::new(Vec::<usize>::new()))),
-            ("next_states", state_space.with_batch_rank(false)),
-        ])?;
+        let record_space = transition_space(state_space, action_space)?;
         let memory = match config.memory {
             MemoryKind::Replay => Memory::Uniform(ReplayMemory::new("replay-memory", &record_space, config.capacity)?),
             MemoryKind::Prioritized { alpha, beta } => Memory::Prioritized(PrioritizedReplay::new(
@@ -300,22 +294,7 @@ impl<B: Backend> DqnAgent<B> {
             return Ok(());
         }
         let n = transitions.len();
-        let states: Vec<Value> = transitions.iter().map(|t| t.state.clone()).collect();
-        let next: Vec<Value> = transitions.iter().map(|t| t.next_state.clone()).collect();
-        let actions: Vec<Value> = transitions.iter().map(|t| t.action.clone()).collect();
-        let batch = Value::Dict(BTreeMap::from([
-            ("states".to_string(), stack(&states)?),
-            ("next_states".to_string(), stack(&next)?),
-            ("actions".to_string(), stack(&actions)?),
-            (
-                "rewards".to_string(),
-                Value::Float32(Array::new([n], transitions.iter().map(|t| t.reward as f32).collect())?),
-            ),
-            (
-                "terminals".to_string(),
-                Value::Bool(Array::new([n], transitions.iter().map(|t| t.terminated).collect())?),
-            ),
-        ]));
+        let batch = transitions_batch(&transitions)?;
         let Memory::Prioritized(m) = &mut self.memory else {
             return self.memory.insert(&batch);
         };
@@ -323,11 +302,8 @@ impl<B: Backend> DqnAgent<B> {
             return m.insert_records(&batch).map_err(Into::into);
         }
         // Ape-X: each record enters at its own TD error under the current weights.
-        let inputs = ["states", "actions", "rewards", "terminals", "next_states"]
-            .iter()
-            .map(|k| field(&batch, k))
-            .chain([Ok(Value::Float32(Array::new([n], vec![1.0; n])?))])
-            .collect::<Result<Vec<_>>>()?;
+        let mut inputs = transition_inputs(&batch)?;
+        inputs.push(Value::Float32(Array::new([n], vec![1.0; n])?));
         let td = self.exec.execute("td_errors", &inputs)?;
         let priorities = priorities_of(td.first())?;
         let first = m.index();
@@ -348,17 +324,6 @@ fn priorities_of(per_item: Option<&Value>) -> Result<Vec<f64>> {
             reason: format!("expected float per-item losses, got {other:?}"),
         }),
     }
-}
-
-fn field(batch: &Value, key: &str) -> Result<Value> {
-    match batch {
-        Value::Dict(d) => d.get(key).cloned(),
-        _ => None,
-    }
-    .ok_or_else(|| CoreError::Config {
-        at: "replay-memory".into(),
-        reason: format!("sampled records lack {key}"),
-    })
 }
 
 impl<B: Backend> Agent for DqnAgent<B> {
@@ -404,13 +369,7 @@ impl<B: Backend> Agent for DqnAgent<B> {
                 (s.records, Some(s.indices), Some(w))
             }
         };
-        let mut inputs = vec![
-            field(&records, "states")?,
-            field(&records, "actions")?,
-            field(&records, "rewards")?,
-            field(&records, "terminals")?,
-            field(&records, "next_states")?,
-        ];
+        let mut inputs = transition_inputs(&records)?;
         inputs.extend(weights);
         let _ = time_percentage;
         let out = self.exec.execute("update", &inputs)?;

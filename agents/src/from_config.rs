@@ -6,10 +6,10 @@ use serde_json::Value as Json;
 
 use crate::agent::{config, Agent};
 use crate::config_reader::Obj;
-use crate::{DqnAgent, DqnConfig, PgAgent, PgConfig, RandomAgent};
+use crate::{DqnAgent, DqnConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
-pub const AGENT_TYPES: [&str; 5] = ["dqn", "apex", "ppo", "actor_critic", "random"];
+pub const AGENT_TYPES: [&str; 6] = ["dqn", "apex", "ppo", "actor_critic", "sac", "random"];
 
 /// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
 /// spaces, with every random choice drawn from `seed`.
@@ -29,6 +29,12 @@ pub fn build_agent<B: Backend>(
         )?),
         "ppo" | "ppoagent" | "actorcritic" | "actorcriticagent" | "a2c" => Box::new(PgAgent::<B>::new(
             PgConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        "sac" | "sacagent" => Box::new(SacAgent::<B>::new(
+            SacConfig::parse(spec)?,
             state_space,
             action_space,
             seed,

@@ -2,8 +2,8 @@
 //! `get_actions`, `observe` (buffered per environment), `update`, weights, checkpoints.
 //!
 //! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
-//! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); and
-//! the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
+//! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); soft
+//! actor-critic for bounded continuous actions ([`SacAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
 //! root component (networks, loss, optimizer, ...) run by a `GraphExecutor`, plus host-side
 //! parts: memories or rollouts, per-environment buffers and schedules.
 
@@ -15,11 +15,14 @@ mod dqn;
 mod dqn_config;
 mod from_config;
 mod observe_buffer;
+mod per_item;
 mod pg_agent;
 mod pg_config;
 mod preprocessing;
 mod random_agent;
 mod rollout;
+mod sac_agent;
+mod sac_config;
 
 pub use agent::{Agent, Transition, UpdateMode, UpdateSpec};
 pub use batch::{stack, unstack};
@@ -31,3 +34,5 @@ pub use pg_agent::PgAgent;
 pub use pg_config::{PgAlgorithm, PgConfig};
 pub use random_agent::RandomAgent;
 pub use rollout::{Rollout, RolloutBatch};
+pub use sac_agent::SacAgent;
+pub use sac_config::SacConfig;

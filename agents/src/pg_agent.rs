@@ -16,13 +16,12 @@ use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::{layers_from_spec, optimizer, policy, shared_value_function_policy, value_function};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{
-    Backend, BuildOptions, Component, CoreError, GraphExecutor, GraphFn, HostTensor, MetaGraph, Param, Result,
-};
+use rlgraph_core::{Backend, BuildOptions, Component, CoreError, GraphExecutor, HostTensor, MetaGraph, Param, Result};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::batch::{stack, unstack};
 use crate::counters::Counters;
+use crate::per_item::sum_action_dims;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::rollout::{Rollout, RolloutBatch};
@@ -75,19 +74,7 @@ fn networks<B: Backend>(config: &PgConfig, action_space: &Space) -> Result<Compo
             Ok(vec![log_probs, values, entropy])
         },
     )
-    // A multi-dimensional action's log-likelihood and entropy are sums over its
-    // independent dimensions.
-    .graph_fn(
-        GraphFn::tensors("per_item", |_, xs| {
-            let rank = B::shape(xs[0]).len();
-            Ok(vec![if rank > 1 {
-                B::sum(xs[0], &(1..rank).collect::<Vec<_>>(), false)?
-            } else {
-                xs[0].clone()
-            }])
-        })
-        .infer(|_, s| Ok(vec![scalar_space().with_ranks(s[0].ranks().unwrap_or_default())])),
-    ))
+    .graph_fn(sum_action_dims::<B>("per_item")))
 }
 
 fn scalar_space() -> Space {

@@ -1,5 +1,5 @@
-//! Policy-gradient and baseline learning tests with RLgraph's configs and thresholds, seeded,
-//! on candle.
+//! PPO, actor-critic, SAC and random-baseline learning tests with RLgraph's configs and
+//! thresholds, seeded, on candle.
 
 use agents::{build_agent, Agent};
 use backend_candle::Candle;
@@ -38,4 +38,28 @@ fn actor_critic_learns_cartpole() {
         "{}",
         stats.to_json()
     );
+}
+
+#[test]
+fn sac_learns_pendulum() {
+    // RLgraph's test: 50 episodes, the mean of the last 10 > -700 (a random policy scores
+    // about -1200).
+    let mut w = worker("sac-pendulum.json", "Pendulum-v1", 1);
+    let stats = w.execute_episodes(50, 10_000, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    assert!(
+        stats.mean_episode_reward_last_10_episodes > -700.0,
+        "{}",
+        stats.to_json()
+    );
+}
+
+#[test]
+fn the_random_agent_scores_like_chance_on_cartpole() {
+    // A baseline check of the worker with the random agent: CartPole's random returns
+    // average about 22; nothing near a learned policy.
+    let mut w = worker("random-cartpole.json", "CartPole-v1", 1);
+    let stats = w.execute_episodes(100, 100_000, |_| {}).unwrap();
+    assert_eq!(stats.updates, 0);
+    assert!((12.0..35.0).contains(&stats.mean_episode_reward), "{}", stats.to_json());
 }

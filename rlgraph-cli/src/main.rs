@@ -2,7 +2,8 @@
 //!
 //! Subcommands: `space` parses an RLgraph space spec and shows its flat keys, samples and
 //! membership checks; `call` builds one component from its spec and runs API-method calls on
-//! it. `train`, `evaluate`, `graph` and `env` arrive with the agents issue.
+//! it; `env` steps an environment; `train`, `evaluate` and `graph` train, play and show
+//! agents built from RLgraph JSON configs.
 
 mod agent_commands;
 mod call_command;
@@ -14,10 +15,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Build, inspect and (soon) train reinforcement-learning agents from RLgraph JSON configs.
+/// Build, inspect and train reinforcement-learning agents from RLgraph JSON configs.
 #[derive(Parser)]
 #[command(name = "rlgraph", version, about)]
 struct Cli {
+    /// Threads for candle's CPU kernels (read from RAYON_NUM_THREADS when set). One is the
+    /// fastest for the small networks of classic-control RL: a matrix product of a 64-row
+    /// batch costs less than waking a second thread.
+    #[arg(long, global = true, env = "RAYON_NUM_THREADS", default_value_t = 1)]
+    threads: usize,
     #[command(subcommand)]
     command: Command,
 }
@@ -40,6 +46,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // candle sizes its kernels' parallelism from this variable. Set before any thread
+    // starts, so nothing reads the environment concurrently.
+    std::env::set_var("RAYON_NUM_THREADS", cli.threads.max(1).to_string());
     let result = match cli.command {
         Command::Space(args) => space_command::run(&args),
         Command::Call(args) => call_command::run(&args),

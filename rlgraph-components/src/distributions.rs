@@ -1,5 +1,6 @@
-//! Distributions over actions: Categorical (from logits), Bernoulli (from probabilities) and
-//! Normal (from a `(mean, stddev)` Tuple). Each samples stochastically (from the executor's
+//! Distributions over actions: Categorical (from logits), Bernoulli (from probabilities),
+//! Normal (from a `(mean, stddev)` Tuple) and SquashedNormal (a Normal through `tanh`, scaled
+//! into `[low, high]`, as SAC uses for bounded actions). Each samples stochastically (from the executor's
 //! seeded RNG) or deterministically, and gives log-probabilities, entropy and KL divergence,
 //! elementwise over the action dimensions as RLgraph's do.
 
@@ -9,7 +10,7 @@ use rlgraph_core::spaces::{BoolBox, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, KernelCtx, Param, Result, Tree};
 
 /// Which distribution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     /// Parameters: logits `[..., n]`; values: category indices `[...]`.
     Categorical,
@@ -17,7 +18,19 @@ pub enum Kind {
     Bernoulli,
     /// Parameters: a Tuple `(mean, stddev)` of equal shapes; values: floats of that shape.
     Normal,
+    /// `low + (tanh(u) + 1) (high - low) / 2` with `u ~ Normal(mean, stddev)`. Parameters
+    /// as Normal's. Entropy is the underlying Normal's (the squashed one has no closed form);
+    /// the KL divergence is exact (a bijection leaves it unchanged).
+    SquashedNormal {
+        /// The smallest action.
+        low: f64,
+        /// The largest action.
+        high: f64,
+    },
 }
+
+/// Keeps `tanh` away from +-1, where `atanh` and `log(1 - y^2)` blow up.
+const SQUASH_EPS: f64 = 1e-6;
 
 /// A scalar of `like`'s dtype and device.
 pub(crate) fn scalar<B: Backend>(like: &B::Tensor, v: f64) -> Result<B::Tensor> {
@@ -57,6 +70,54 @@ fn leaf<B: Backend>(p: &Tree<B::Tensor>) -> Result<&B::Tensor> {
     p.as_leaf().ok_or_else(|| bad("parameters must be a single tensor"))
 }
 
+/// `mean + stddev * n` with `n ~ N(0, 1)` from the executor's RNG (the mean when
+/// deterministic); differentiable in both parameters.
+fn normal_sample<B: Backend>(
+    ctx: &mut KernelCtx<'_, B>,
+    p: &Tree<B::Tensor>,
+    deterministic: bool,
+) -> Result<B::Tensor> {
+    let (mean, std) = normal_params::<B>(p)?;
+    if deterministic {
+        return Ok(mean.clone());
+    }
+    let n = B::normal(&B::shape(mean), 0.0, 1.0, B::dtype(mean), ctx.device(), ctx.rng())?;
+    B::add(mean, &B::mul(std, &n)?)
+}
+
+/// `-z^2/2 - ln(sigma) - ln(2 pi)/2` elementwise.
+fn normal_log_prob<B: Backend>(p: &Tree<B::Tensor>, values: &B::Tensor) -> Result<B::Tensor> {
+    let (mean, std) = normal_params::<B>(p)?;
+    let z = B::div(&B::sub(values, mean)?, std)?;
+    B::sub(
+        &B::affine(&B::square(&z)?, -0.5, -0.5 * (2.0 * PI).ln())?,
+        &B::log(std)?,
+    )
+}
+
+/// `low + (tanh(u) + 1) (high - low) / 2`.
+fn squash<B: Backend>(u: &B::Tensor, low: f64, high: f64) -> Result<B::Tensor> {
+    let half = (high - low) / 2.0;
+    B::affine(&B::tanh(u)?, half, low + half)
+}
+
+/// The change of variables: `log N(u) - log(1 - y^2) - log((high - low) / 2)` with
+/// `y = tanh(u)`.
+fn squashed_log_prob<B: Backend>(
+    p: &Tree<B::Tensor>,
+    u: &B::Tensor,
+    y: &B::Tensor,
+    low: f64,
+    high: f64,
+) -> Result<B::Tensor> {
+    let jacobian = B::log(&B::affine(&B::square(y)?, -1.0, 1.0 + SQUASH_EPS)?)?;
+    B::affine(
+        &B::sub(&normal_log_prob::<B>(p, u)?, &jacobian)?,
+        1.0,
+        -((high - low) / 2.0).ln(),
+    )
+}
+
 impl Kind {
     /// A sample: stochastic from `ctx`'s RNG, or the mode when `deterministic`.
     pub fn sample<B: Backend>(
@@ -85,13 +146,29 @@ impl Kind {
                 let u = B::uniform(&B::shape(probs), 0.0, 1.0, B::dtype(probs), ctx.device(), ctx.rng())?;
                 B::lt(&u, probs)
             }
-            Kind::Normal => {
-                let (mean, std) = normal_params::<B>(p)?;
-                if deterministic {
-                    return Ok(mean.clone());
-                }
-                let n = B::normal(&B::shape(mean), 0.0, 1.0, B::dtype(mean), ctx.device(), ctx.rng())?;
-                B::add(mean, &B::mul(std, &n)?)
+            Kind::Normal => normal_sample(ctx, p, deterministic),
+            Kind::SquashedNormal { low, high } => squash::<B>(&normal_sample(ctx, p, deterministic)?, *low, *high),
+        }
+    }
+
+    /// A sample and its log-probability. For the squashed Normal both come from the same
+    /// pre-squash draw, which is exact and keeps the reparameterized gradient.
+    pub fn sample_and_log_prob<B: Backend>(
+        &self,
+        ctx: &mut KernelCtx<'_, B>,
+        p: &Tree<B::Tensor>,
+        deterministic: bool,
+    ) -> Result<(B::Tensor, B::Tensor)> {
+        match *self {
+            Kind::SquashedNormal { low, high } => {
+                let u = normal_sample(ctx, p, deterministic)?;
+                let lp = squashed_log_prob::<B>(p, &u, &B::tanh(&u)?, low, high)?;
+                Ok((squash::<B>(&u, low, high)?, lp))
+            }
+            _ => {
+                let a = self.sample(ctx, p, deterministic)?;
+                let lp = self.log_prob::<B>(p, &a)?;
+                Ok((a, lp))
             }
         }
     }
@@ -114,14 +191,20 @@ impl Kind {
                     &B::mul(&not_v, &B::log(&B::affine(probs, -1.0, 1.0)?)?)?,
                 )
             }
-            Kind::Normal => {
-                let (mean, std) = normal_params::<B>(p)?;
-                let z = B::div(&B::sub(values, mean)?, std)?;
-                // -z^2/2 - ln(sigma) - ln(2 pi)/2
-                B::sub(
-                    &B::affine(&B::square(&z)?, -0.5, -0.5 * (2.0 * PI).ln())?,
-                    &B::log(std)?,
-                )
+            Kind::Normal => normal_log_prob::<B>(p, values),
+            Kind::SquashedNormal { low, high } => {
+                // y = 2 (a - low) / (high - low) - 1 in (-1, 1); u = atanh(y).
+                let y = B::clamp(
+                    &B::affine(values, 2.0 / (high - low), -2.0 * low / (high - low) - 1.0)?,
+                    -1.0 + SQUASH_EPS,
+                    1.0 - SQUASH_EPS,
+                )?;
+                let u = B::affine(
+                    &B::log(&B::div(&B::affine(&y, 1.0, 1.0)?, &B::affine(&y, -1.0, 1.0)?)?)?,
+                    0.5,
+                    0.0,
+                )?;
+                squashed_log_prob::<B>(p, &u, &y, *low, *high)
             }
         }
     }
@@ -139,7 +222,7 @@ impl Kind {
                 let q = B::affine(probs, -1.0, 1.0)?;
                 B::neg(&B::add(&B::mul(probs, &B::log(probs)?)?, &B::mul(&q, &B::log(&q)?)?)?)
             }
-            Kind::Normal => {
+            Kind::Normal | Kind::SquashedNormal { .. } => {
                 let (_, std) = normal_params::<B>(p)?;
                 B::affine(&B::log(std)?, 1.0, 0.5 + 0.5 * (2.0 * PI).ln())
             }
@@ -164,7 +247,7 @@ impl Kind {
                 let t2 = B::mul(&na, &B::sub(&B::log(&na)?, &B::log(&nb)?)?)?;
                 B::add(&t1, &t2)
             }
-            Kind::Normal => {
+            Kind::Normal | Kind::SquashedNormal { .. } => {
                 let ((m1, s1), (m2, s2)) = (normal_params::<B>(p)?, normal_params::<B>(q)?);
                 // ln(s2/s1) + (s1^2 + (m1 - m2)^2) / (2 s2^2) - 1/2
                 let ratio = B::log(&B::div(s2, s1)?)?;
@@ -194,6 +277,9 @@ impl Kind {
             (Kind::Bernoulli, Space::Float(_)) => Space::from(BoolBox::new(shape(params))).with_ranks(ranks),
             (Kind::Normal, Space::Tuple(t)) if t.items().len() == 2 => {
                 Space::from(FloatBox::new(shape(&t.items()[0]))).with_ranks(ranks)
+            }
+            (Kind::SquashedNormal { low, high }, Space::Tuple(t)) if t.items().len() == 2 => {
+                Space::from(FloatBox::bounded(shape(&t.items()[0]), *low, *high)?).with_ranks(ranks)
             }
             _ => return Err(bad("parameters do not fit the distribution")),
         })
@@ -229,6 +315,9 @@ pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
             vec![Param::new("parameters"), Param::new("values")],
             one("log_prob"),
         )
+        .api("sample_and_log_prob", vec![Param::new("parameters")], |ctx, args| {
+            ctx.graph_fn("sample_and_log_prob", &[args.get(0)?])
+        })
         .api("entropy", vec![Param::new("parameters")], one("entropy"))
         .api(
             "kl_divergence",
@@ -243,7 +332,7 @@ pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
                     match kind {
                         Kind::Categorical => "float logits with a category dimension",
                         Kind::Bernoulli => "float probabilities",
-                        Kind::Normal => "a Tuple (mean, stddev) of floats",
+                        Kind::Normal | Kind::SquashedNormal { .. } => "a Tuple (mean, stddev) of floats",
                     },
                 )
             })
@@ -259,6 +348,14 @@ pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
                 Ok(vec![Tree::Leaf(kind.sample(ctx, &xs[0], true)?)])
             })
             .infer(move |_, s| Ok(vec![kind.value_space(&s[0])?])),
+        )
+        .graph_fn(
+            GraphFn::new("sample_and_log_prob", move |ctx, xs| {
+                let (a, lp) = kind.sample_and_log_prob(ctx, &xs[0], false)?;
+                Ok(vec![Tree::Leaf(a), Tree::Leaf(lp)])
+            })
+            .outputs(2)
+            .infer(move |_, s| Ok(vec![kind.value_space(&s[0])?, kind.result_space(&s[0])?])),
         )
         .graph_fn(
             GraphFn::new("log_prob", move |_, xs| {

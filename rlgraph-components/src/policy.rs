@@ -33,7 +33,8 @@ impl ActionShape {
                 })
             }
             Space::Float(_) => Ok(ActionShape {
-                kind: Kind::Normal,
+                kind: squashed_bounds(action_space)
+                    .map_or(Kind::Normal, |(low, high)| Kind::SquashedNormal { low, high }),
                 shape,
                 categories: 0,
             }),
@@ -48,10 +49,21 @@ impl ActionShape {
     /// The adapter's output units.
     fn units(&self) -> usize {
         match self.kind {
-            Kind::Normal => 2 * self.elements(),
+            Kind::Normal | Kind::SquashedNormal { .. } => 2 * self.elements(),
             _ => self.elements() * self.categories,
         }
     }
+}
+
+/// Finite bounds shared by every element of a FloatBox `space`, which squash the policy's
+/// Normal into them (as SAC needs); `None` for other spaces, unbounded boxes and boxes whose
+/// elements differ.
+pub fn squashed_bounds(space: &Space) -> Option<(f64, f64)> {
+    let Space::Float(f) = space else { return None };
+    let n: usize = space.shape().unwrap_or(&[]).iter().product();
+    let (low, high) = f.bounds_of(0);
+    let same = (1..n.max(1)).all(|i| f.bounds_of(i) == (low, high));
+    (same && low.is_finite() && high.is_finite()).then_some((low, high))
 }
 
 fn unsupported(space: &Space) -> CoreError {
@@ -99,7 +111,7 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
                 let mut shape = vec![batch];
                 shape.extend_from_slice(&to_params.shape);
                 Ok(vec![match to_params.kind {
-                    Kind::Normal => {
+                    Kind::Normal | Kind::SquashedNormal { .. } => {
                         let n = to_params.elements();
                         let mean = B::reshape(&B::narrow(out, 1, 0, n)?, &shape)?;
                         // exp of a clamped log-std keeps the scale finite and positive.
@@ -116,7 +128,7 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
                 let ranks = spaces[0].ranks().unwrap_or_default();
                 let mut shape = infer_params.shape.clone();
                 Ok(vec![match infer_params.kind {
-                    Kind::Normal => {
+                    Kind::Normal | Kind::SquashedNormal { .. } => {
                         let s = Space::from(FloatBox::new(shape)).with_ranks(ranks);
                         Space::tuple(vec![s.clone(), s])
                     }
@@ -147,9 +159,7 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
         vec![Param::new("nn_inputs")],
         move |ctx, args| {
             let p = params(ctx, args.get(0)?)?;
-            let a = ctx.call("distribution", "sample_stochastic", &[p])?;
-            let lp = ctx.call("distribution", "log_prob", &[p, a[0]])?;
-            Ok(vec![a[0], lp[0]])
+            ctx.call("distribution", "sample_and_log_prob", &[p])
         },
     )
     .api(

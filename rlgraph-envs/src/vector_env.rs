@@ -28,7 +28,7 @@ impl VectorStep {
 pub enum Stepping {
     /// One after another on the caller's thread.
     Sequential,
-    /// In parallel on rayon's thread pool.
+    /// In parallel on a thread pool of the vector's own, one thread per core.
     Threaded,
 }
 
@@ -36,6 +36,10 @@ pub enum Stepping {
 pub struct VectorEnv {
     envs: Vec<Box<dyn Env>>,
     stepping: Stepping,
+    /// The threaded mode's pool: its own, so that `RAYON_NUM_THREADS=1` (which keeps
+    /// candle's small matrix products on one thread, where they are fastest) does not
+    /// serialize the environments too.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl VectorEnv {
@@ -54,7 +58,19 @@ impl VectorEnv {
                 reason: format!("{} and {} have different spaces", first.id(), other.id()),
             });
         }
-        Ok(VectorEnv { envs, stepping })
+        let pool = match stepping {
+            Stepping::Sequential => None,
+            Stepping::Threaded => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(std::thread::available_parallelism().map_or(1, usize::from))
+                    .build()
+                    .map_err(|e| EnvError::Unknown {
+                        id: "VectorEnv".into(),
+                        reason: format!("cannot start the stepping threads: {e}"),
+                    })?,
+            ),
+        };
+        Ok(VectorEnv { envs, stepping, pool })
     }
 
     /// The number of copies.
@@ -100,7 +116,13 @@ impl VectorEnv {
         };
         match self.stepping {
             Stepping::Sequential => self.envs.iter_mut().zip(actions).map(one).collect(),
-            Stepping::Threaded => self.envs.par_iter_mut().zip(actions.par_iter()).map(one).collect(),
+            Stepping::Threaded => {
+                let envs = &mut self.envs;
+                match &self.pool {
+                    Some(pool) => pool.install(|| envs.par_iter_mut().zip(actions.par_iter()).map(one).collect()),
+                    None => envs.par_iter_mut().zip(actions.par_iter()).map(one).collect(),
+                }
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Categorical, Bernoulli and Normal: log-probabilities, entropies and KL divergences against
+//! Categorical, Bernoulli, Normal and squashed Normal: log-probabilities, entropies and KL divergences against
 //! their textbook formulas, and seeded sampling frequencies against the probabilities
 //! (chi-square at significance 0.001), on candle and on tch.
 
@@ -94,6 +94,43 @@ both_backends! {
             let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
             assert!((mean - m[col]).abs() < 4.0 * s[col] / (n as f64).sqrt() && (sd - s[col]).abs() < 0.03 * s[col], "{col}: {mean} {sd}");
         }
+    }
+
+    fn squashed_normal<B>() {
+        // tanh-squashed Normal in [-2, 2]; element 0: N(0, 1), element 1: N(1, 0.5).
+        let one = r#"{"type": "float-box", "shape": [2]}"#;
+        let params = Space::tuple(vec![batch(one), batch(one)]);
+        let kind = DistributionKind::SquashedNormal { low: -2.0, high: 2.0 };
+        let mut t = ComponentTest::<B>::new(distribution("squashed", kind), [("parameters", params.clone()), ("values", batch(one)), ("other_parameters", params)], 4).unwrap();
+        let (m, s) = ([0.0, 1.0], [1.0, 0.5]);
+        let p = |n: usize| Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect())]);
+        // By hand for a = 1 under N(0, 1): y = 0.5, u = atanh(0.5) = 0.549306,
+        // log N(u) = -u^2/2 - ln(2 pi)/2 = -1.069807, minus ln(1 - y^2) = ln 0.75 = -0.287682,
+        // minus ln((2 - -2) / 2) = ln 2: -1.069807 + 0.287682 - 0.693147 = -1.475272.
+        // For a = -1.5 under N(1, 0.5): y = -0.75, u = atanh(-0.75) = -0.972955,
+        // z = (u - 1) / 0.5 = -3.945910, log N = -z^2/2 - ln 0.5 - ln(2 pi)/2
+        // = -7.785103 + 0.693147 - 0.918939 = -8.010895, minus ln(1 - 0.5625) = -0.826679, minus
+        // ln 2: -8.010895 + 0.826679 - 0.693147 = -7.877363.
+        t.assert_call("log_prob", &[p(1), floats(&[1, 2], vec![1.0, -1.5])], &[floats(&[1, 2], vec![-1.475272, -7.877363])], Tolerance::new(1e-4, 1e-4));
+        // Deterministic: the squashed mean, 2 tanh(m).
+        t.assert_call("sample_deterministic", &[p(1)], &[floats(&[1, 2], vec![0.0, 2.0 * 1f64.tanh()])], tol());
+        // Samples lie in the bounds, their log-probabilities agree with log_prob of the same
+        // samples, and the median of element 1 is the squashed median 2 tanh(1).
+        let n = 4000;
+        let out = t.call("sample_and_log_prob", &[p(n)]).unwrap();
+        let again = t.call("log_prob", &[p(n), out[0].clone()]).unwrap();
+        let (Value::Float32(a), Value::Float32(lp), Value::Float32(lp2)) = (&out[0], &out[1], &again[0]) else { panic!() };
+        assert!(a.data().iter().all(|x| (-2.0..=2.0).contains(x)));
+        for (x, y) in lp.data().iter().zip(lp2.data()).filter(|(x, _)| x.abs() < 8.0) {
+            assert!((x - y).abs() < 1e-2, "{x} vs {y}");
+        }
+        let mut col: Vec<f32> = a.data().iter().skip(1).step_by(2).copied().collect();
+        col.sort_by(f32::total_cmp);
+        let median = col[n / 2] as f64;
+        assert!((median - 2.0 * 1f64.tanh()).abs() < 0.05, "{median}");
+        // The entropy and KL are the underlying Normal's.
+        let h: Vec<f64> = s.iter().map(|x| 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln() + x.ln()).collect();
+        t.assert_call("entropy", &[p(1)], &[floats(&[1, 2], h)], tol());
     }
 
     fn wrong_parameters_name_the_place<B>() {

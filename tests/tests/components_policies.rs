@@ -44,7 +44,7 @@ both_backends! {
     }
 
     fn gaussian_policy<B>() {
-        let actions = batch(r#"{"type": "float-box", "shape": [1], "low": -2.0, "high": 2.0}"#);
+        let actions = batch(r#"{"type": "float-box", "shape": [1]}"#);
         let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
         let p = policy::<B>("policy", vec![], &actions).unwrap();
         let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 1).unwrap();
@@ -55,6 +55,25 @@ both_backends! {
         t.assert_call("get_deterministic_action", &[x()], &[floats(&[1, 1], vec![0.5])], tol());
         let lp = -0.5 * (0.5f64).powi(2) - 2f64.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
         t.assert_call("get_log_likelihood", &[x(), floats(&[1, 1], vec![1.5])], &[floats(&[1, 1], vec![lp])], tol());
+    }
+
+    fn bounded_actions_get_a_squashed_gaussian<B>() {
+        let actions = batch(r#"{"type": "float-box", "shape": [1], "low": -2.0, "high": 2.0}"#);
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let p = policy::<B>("policy", vec![], &actions).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 1).unwrap();
+        t.set_variable("action-adapter/kernel", &floats(&[2, 2], vec![0.5, 0.0, 0.0, 0.0])).unwrap();
+        t.set_variable("action-adapter/bias", &floats(&[2], vec![0.0, 2f64.ln()])).unwrap();
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        // mean 0.5, std 2 before squashing: the deterministic action is 2 tanh(0.5) = 0.924234.
+        t.assert_call("get_deterministic_action", &[x()], &[floats(&[1, 1], vec![0.924234])], tol());
+        // a = 1.5: y = 0.75, u = atanh(0.75) = 0.972955, z = (u - 0.5) / 2 = 0.236478,
+        // log N = -0.027961 - ln 2 - ln(2 pi)/2 = -1.640047; minus ln(1 - 0.5625), minus ln 2:
+        // -1.640047 + 0.826679 - 0.693147 = -1.506515.
+        t.assert_call("get_log_likelihood", &[x(), floats(&[1, 1], vec![1.5])], &[floats(&[1, 1], vec![-1.506515])], Tolerance::new(1e-4, 1e-4));
+        let out = t.call("get_action_and_log_likelihood", &[x()]).unwrap();
+        let Value::Float32(a) = &out[0] else { panic!() };
+        assert!((-2.0..=2.0).contains(&a.data()[0]));
     }
 
     fn dueling_policy_combines_value_and_advantages<B>() {

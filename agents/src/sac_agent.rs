@@ -1,0 +1,327 @@
+//! `SacAgent`: soft actor-critic (Haarnoja et al. 2018) for bounded continuous actions, as
+//! RLgraph's `SACAgent`: a tanh-squashed Gaussian policy, twin critics with Polyak-averaged
+//! targets, and a temperature alpha tuned toward a target entropy.
+//!
+//! Each update samples one replayed batch and makes two passes: the critics step on the
+//! critic loss, then the policy steps on the actor loss and alpha on the alpha loss, both
+//! against the freshly updated critics. The targets move by `sync_tau` every
+//! `sync_interval` steps.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rlgraph_components::losses::{sac_loss, SacLossSpec};
+use rlgraph_components::policy::squashed_bounds;
+use rlgraph_components::{layers_from_spec, optimizer, policy, synchronizable, value_function};
+use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
+use rlgraph_core::{
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, GraphExecutor, GraphFn, HostTensor, MetaGraph, Op,
+    Param, Result,
+};
+use rlgraph_memories::ReplayMemory;
+
+use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::batch::{stack, transition_inputs, transition_space, transitions_batch, unstack};
+use crate::counters::Counters;
+use crate::per_item::sum_action_dims;
+use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::sac_config::SacConfig;
+
+/// A SAC agent on backend `B`.
+pub struct SacAgent<B: Backend> {
+    exec: GraphExecutor<B>,
+    config: SacConfig,
+    memory: ReplayMemory,
+    counters: Counters,
+}
+
+/// Two Q networks under one scope (so one optimizer steps both):
+/// `q_values(states, actions)` -> `(q1, q2)`, each network reading the state and the action
+/// side by side.
+fn critics<B: Backend>(spec: &[serde_json::Value], state_size: usize, action_size: usize) -> Result<Component<B>> {
+    let q = |name: &str| -> Result<Component<B>> {
+        Ok(value_function::<B>(
+            name,
+            layers_from_spec::<B>(spec, "config.value_function_spec")?,
+        ))
+    };
+    Ok(Component::new("critics")
+        .with_sub(q("q1")?)
+        .with_sub(q("q2")?)
+        .api(
+            "q_values",
+            vec![Param::new("states"), Param::new("actions")],
+            |ctx, args| {
+                let x = ctx.graph_fn1("state_and_action", &[args.get(0)?, args.get(1)?])?;
+                let q1 = ctx.call("q1", "value_output", &[x])?[0];
+                let q2 = ctx.call("q2", "value_output", &[x])?[0];
+                Ok(vec![q1, q2])
+            },
+        )
+        .graph_fn(
+            GraphFn::tensors("state_and_action", |_, xs| {
+                let flat = |t: &B::Tensor| {
+                    let shape = B::shape(t);
+                    B::reshape(t, &[shape[0], shape[1..].iter().product()])
+                };
+                Ok(vec![B::concat(&[flat(xs[0])?, flat(xs[1])?], 1)?])
+            })
+            .infer(move |_, s| {
+                Ok(vec![
+                    Space::from(FloatBox::new([state_size + action_size])).with_ranks(s[0].ranks().unwrap_or_default())
+                ])
+            }),
+        ))
+}
+
+/// Everything both update passes need: `(actor, critic, alpha)` losses of a batch
+/// `(states, actions, rewards, terminals, next_states)`.
+fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool) -> Result<(Op, Op, Op)> {
+    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+    let sp = preprocess(ctx, has_pre, args.get(4)?)?;
+    let next = ctx.call("policy", "get_action_and_log_likelihood", &[sp])?;
+    let lp_next = ctx.graph_fn1("per_item", &[next[1]])?;
+    let qt = ctx.call("target-critics", "q_values", &[sp, next[0]])?;
+    let q = ctx.call("critics", "q_values", &[s, args.get(1)?])?;
+    let fresh = ctx.call("policy", "get_action_and_log_likelihood", &[s])?;
+    let lp_fresh = ctx.graph_fn1("per_item", &[fresh[1]])?;
+    let q_fresh = ctx.call("critics", "q_values", &[s, fresh[0]])?;
+    let out = ctx.call(
+        "loss",
+        "loss",
+        &[
+            args.get(2)?,
+            args.get(3)?,
+            q[0],
+            q[1],
+            qt[0],
+            qt[1],
+            lp_next,
+            lp_fresh,
+            q_fresh[0],
+            q_fresh[1],
+        ],
+    )?;
+    Ok((out[0], out[2], out[4]))
+}
+
+fn first_float(v: Option<&Value>, what: &str) -> Result<f64> {
+    match v {
+        Some(Value::Float32(a)) => Ok(a.data().first().copied().unwrap_or(f32::NAN) as f64),
+        other => Err(CoreError::Config {
+            at: format!("sac-agent/{what}"),
+            reason: format!("expected a float, got {other:?}"),
+        }),
+    }
+}
+
+impl<B: Backend> SacAgent<B> {
+    /// A SAC agent for `state_space` and a bounded FloatBox `action_space`, with every random
+    /// choice drawn from `seed`.
+    pub fn new(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        if squashed_bounds(action_space).is_none() {
+            return Err(CoreError::Config {
+                at: "action_space".into(),
+                reason: format!(
+                    "SAC needs a FloatBox action space with the same finite bounds for every element \
+                     (discrete SAC is not yet supported), got {}",
+                    action_space.describe()
+                ),
+            });
+        }
+        let size = |s: &Space| s.shape().unwrap_or(&[]).iter().product::<usize>();
+        let action_size = size(action_space);
+        let critics = critics::<B>(&config.value_function_spec, size(state_space), action_size)?;
+        let loss = sac_loss::<B>(
+            "loss",
+            SacLossSpec {
+                discount: config.discount,
+                initial_alpha: config.initial_alpha,
+                target_entropy: config.target_entropy.unwrap_or(-(action_size as f64)),
+            },
+        );
+        let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
+        let root = Component::<B>::new("sac-agent")
+            .with_sub(policy::<B>("policy", layers, action_space)?)
+            .with_sub(critics.copy_as("target-critics", false))
+            .with_sub(critics)
+            .with_sub(loss)
+            .with_sub(optimizer("policy-optimizer", config.optimizer.clone()))
+            .with_sub(optimizer("critic-optimizer", config.value_function_optimizer.clone()))
+            .with_sub(optimizer("alpha-optimizer", config.optimizer.clone()))
+            .with_sub(synchronizable("target-sync", config.update.sync_tau))
+            .with_sub(synchronizable("target-init", 1.0))
+            .graph_fn(sum_action_dims::<B>("per_item"));
+        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let update_params = || {
+            [
+                "states",
+                "actions",
+                "rewards",
+                "terminals",
+                "next_states",
+                "time_percentage",
+            ]
+            .into_iter()
+            .map(Param::new)
+            .collect::<Vec<_>>()
+        };
+        let sync = |sync: &'static str| {
+            move |ctx: &mut ApiCtx<'_, B>, _: &Args| {
+                let src = ctx.call("critics", "variables", &[])?;
+                let dst = ctx.call("target-critics", "variables", &[])?;
+                ctx.call(sync, "sync", &[src[0], dst[0]])?;
+                Ok(vec![])
+            }
+        };
+        let root = root
+            .api("get_action", vec![Param::new("states")], move |ctx, args| {
+                let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                ctx.call("policy", "get_action", &[s])
+            })
+            .api(
+                "get_deterministic_action",
+                vec![Param::new("states")],
+                move |ctx, args| {
+                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                    ctx.call("policy", "get_deterministic_action", &[s])
+                },
+            )
+            .api("update_critics", update_params(), move |ctx, args| {
+                let (_, critic, _) = sac_losses(ctx, args, has_pre)?;
+                let vars = ctx.call("critics", "variables", &[])?;
+                ctx.call("critic-optimizer", "step", &[vars[0], critic, args.get(5)?])
+            })
+            .api("update_policy_and_alpha", update_params(), move |ctx, args| {
+                let (actor, _, alpha) = sac_losses(ctx, args, has_pre)?;
+                let policy_vars = ctx.call("policy", "variables", &[])?;
+                let a = ctx.call("policy-optimizer", "step", &[policy_vars[0], actor, args.get(5)?])?;
+                let loss_vars = ctx.call("loss", "variables", &[])?;
+                let b = ctx.call("alpha-optimizer", "step", &[loss_vars[0], alpha, args.get(5)?])?;
+                Ok(vec![a[0], b[0]])
+            })
+            .api("get_alpha", vec![], |ctx, _| ctx.call("loss", "get_alpha", &[]))
+            .api("sync_targets", vec![], sync("target-sync"))
+            .api("init_targets", vec![], sync("target-init"));
+        let batch = |s: &Space| s.with_batch_rank(true);
+        let spaces = BTreeMap::from([
+            ("states".to_string(), batch(state_space)),
+            ("next_states".to_string(), batch(state_space)),
+            ("actions".to_string(), batch(action_space)),
+            (
+                "rewards".to_string(),
+                Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true),
+            ),
+            (
+                "terminals".to_string(),
+                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
+            ),
+            (
+                "time_percentage".to_string(),
+                Space::from(FloatBox::new(Vec::<usize>::new())),
+            ),
+        ]);
+        let mut exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        exec.execute("init_targets", &[])?;
+        let memory = ReplayMemory::new(
+            "replay-memory",
+            &transition_space(state_space, action_space)?,
+            config.capacity,
+        )?;
+        Ok(SacAgent {
+            exec,
+            memory,
+            counters: Counters::new(seed),
+            config,
+        })
+    }
+
+    /// The current temperature alpha.
+    pub fn alpha(&mut self) -> Result<f64> {
+        first_float(self.exec.execute("get_alpha", &[])?.first(), "get_alpha")
+    }
+
+    /// Environment steps observed.
+    pub fn timesteps(&self) -> u64 {
+        self.counters.timesteps
+    }
+
+    /// Updates done.
+    pub fn updates(&self) -> u64 {
+        self.counters.updates
+    }
+
+    /// The executor (for the meta graph and direct API calls).
+    pub fn executor(&self) -> &GraphExecutor<B> {
+        &self.exec
+    }
+}
+
+impl<B: Backend> Agent for SacAgent<B> {
+    fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
+        let method = if explore {
+            "get_action"
+        } else {
+            "get_deterministic_action"
+        };
+        let out = self.exec.execute(method, &[stack(states)?])?;
+        unstack(out.first().ok_or_else(|| CoreError::Config {
+            at: format!("sac-agent/{method}"),
+            reason: "no actions came back".into(),
+        })?)
+    }
+
+    fn observe(&mut self, _env_id: usize, transition: Transition) -> Result<()> {
+        self.counters.timesteps += 1;
+        self.memory.insert_records(&transitions_batch(&[transition])?)?;
+        Ok(())
+    }
+
+    fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
+        let batch_size = self.config.update.batch_size;
+        if self.memory.size() < batch_size {
+            return Ok(None);
+        }
+        let records = self.memory.get_records(batch_size, &mut self.counters.rng)?;
+        let mut inputs = transition_inputs(&records)?;
+        inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
+        let critic = self.exec.execute("update_critics", &inputs)?;
+        self.exec.execute("update_policy_and_alpha", &inputs)?;
+        self.counters.updates += 1;
+        self.counters.steps_since_sync += self.config.update.update_interval;
+        if self.counters.steps_since_sync >= self.config.update.sync_interval {
+            self.exec.execute("sync_targets", &[])?;
+            self.counters.steps_since_sync = 0;
+        }
+        first_float(critic.first(), "update_critics").map(Some)
+    }
+
+    fn update_spec(&self) -> &UpdateSpec {
+        &self.config.update
+    }
+
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        self.exec.variables()
+    }
+
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        self.exec.set_variables(weights)
+    }
+
+    /// Saves variables, the executor's RNG, the replay memory and the agent's counters.
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        self.exec
+            .save_with(path, &[("memory", &self.memory), ("agent", &self.counters)])
+    }
+
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        let SacAgent {
+            exec, memory, counters, ..
+        } = self;
+        exec.restore_with(path, &mut [("memory", memory), ("agent", counters)])
+    }
+
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        Some(self.exec.meta_graph())
+    }
+}

@@ -1,0 +1,157 @@
+//! The SAC agent: bounded actions, Polyak-averaged targets, weights and exact checkpoint
+//! resume.
+
+use agents::{Agent, SacAgent, SacConfig, Transition};
+use backend_candle::Candle;
+use rlgraph_core::spaces::{IntBox, Space, Value};
+use rlgraph_envs::{Env, Pendulum};
+
+fn spec(tau: f64) -> serde_json::Value {
+    serde_json::json!({
+        "type": "sac",
+        "memory_spec": {"type": "replay", "capacity": 500},
+        "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+        "value_function_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+        "update_spec": {"update_interval": 1, "sync_interval": 1, "sync_tau": tau, "batch_size": 16},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.001}
+    })
+}
+
+fn agent(tau: f64, seed: u64) -> SacAgent<Candle> {
+    let env = Pendulum::new(0);
+    SacAgent::new(
+        SacConfig::parse(&spec(tau)).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        seed,
+    )
+    .unwrap()
+}
+
+/// Plays `steps` steps from a reset with `seed`, updating after each; returns rewards and
+/// losses.
+fn run(agent: &mut SacAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut env = Pendulum::new(0);
+    let mut state = env.reset(Some(seed));
+    let (mut rewards, mut losses) = (vec![], vec![]);
+    for _ in 0..steps {
+        let action = agent
+            .get_actions(std::slice::from_ref(&state), true, 0.5)
+            .unwrap()
+            .remove(0);
+        let step = env.step(&action).unwrap();
+        rewards.push(step.reward);
+        let t = Transition {
+            state: state.clone(),
+            action,
+            reward: step.reward,
+            terminated: step.terminated,
+            truncated: step.truncated,
+            next_state: step.observation.clone(),
+        };
+        agent.observe(0, t).unwrap();
+        losses.extend(agent.update(0.5).unwrap());
+        state = step.observation;
+    }
+    (rewards, losses)
+}
+
+fn floats(v: &rlgraph_core::HostTensor) -> Vec<f64> {
+    v.data.to_f64()
+}
+
+#[test]
+fn actions_stay_in_the_bounds() {
+    let mut a = agent(0.01, 0);
+    let env = Pendulum::new(0);
+    let states: Vec<Value> = (0..200).map(|i| Pendulum::new(i).reset(Some(i))).collect();
+    for action in a.get_actions(&states, true, 0.0).unwrap() {
+        assert!(env.action_space().contains(&action), "{action:?}");
+    }
+}
+
+#[test]
+fn targets_move_by_tau_toward_the_critics() {
+    let tau = 0.25;
+    let mut a = agent(tau, 1);
+    let before = a.get_weights().unwrap();
+    let target_keys: Vec<String> = before
+        .keys()
+        .filter(|k| k.contains("target-critics"))
+        .cloned()
+        .collect();
+    assert!(!target_keys.is_empty(), "{:?}", before.keys().collect::<Vec<_>>());
+    // The targets start equal to the critics.
+    for k in &target_keys {
+        assert_eq!(before[k], before[&k.replace("target-critics", "critics")], "{k}");
+    }
+    // 16 steps fill the batch; the 16th update is the first, then one sync.
+    let (_, losses) = run(&mut a, 0, 16);
+    assert_eq!(losses.len(), 1);
+    let after = a.get_weights().unwrap();
+    for k in &target_keys {
+        let critic = k.replace("target-critics", "critics");
+        let want: Vec<f64> = floats(&before[k])
+            .iter()
+            .zip(floats(&after[&critic]))
+            .map(|(old, new)| tau * new + (1.0 - tau) * old)
+            .collect();
+        for (g, w) in floats(&after[k]).iter().zip(&want) {
+            assert!((g - w).abs() < 1e-6, "{k}: {g} vs {w}");
+        }
+    }
+    // The critics did learn.
+    let k = target_keys[0].replace("target-critics", "critics");
+    assert_ne!(before[&k], after[&k]);
+}
+
+#[test]
+fn a_restored_checkpoint_continues_exactly_and_weights_round_trip() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-sac-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("checkpoint.safetensors");
+    let mut a = agent(0.01, 7);
+    run(&mut a, 0, 40);
+    a.save_checkpoint(&file).unwrap();
+    let continued = run(&mut a, 1, 30);
+    let mut b = agent(0.01, 99);
+    b.restore_checkpoint(&file).unwrap();
+    let resumed = run(&mut b, 1, 30);
+    assert_eq!(continued, resumed);
+    assert_eq!(a.get_weights().unwrap(), b.get_weights().unwrap());
+    assert_eq!((a.timesteps(), a.updates()), (b.timesteps(), b.updates()));
+    let mut c = agent(0.01, 3);
+    c.set_weights(&a.get_weights().unwrap()).unwrap();
+    assert_eq!(c.get_weights().unwrap(), a.get_weights().unwrap());
+    assert!((a.alpha().unwrap() - 1.0).abs() > 1e-6, "alpha was tuned");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn unsupported_settings_are_named() {
+    let env = Pendulum::new(0);
+    let discrete = Space::from(IntBox::new(3).unwrap());
+    let err = SacAgent::<Candle>::new(SacConfig::parse(&spec(0.1)).unwrap(), env.state_space(), &discrete, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("action_space"), "{err}");
+    let mut s = spec(0.1);
+    s["double_q"] = false.into();
+    assert!(SacConfig::parse(&s)
+        .unwrap_err()
+        .to_string()
+        .contains("config.double_q"));
+    let mut s = spec(0.1);
+    s["memory_spec"]["type"] = "prioritized_replay".into();
+    assert!(SacConfig::parse(&s)
+        .unwrap_err()
+        .to_string()
+        .contains("config.memory_spec.type"));
+    let mut s = spec(0.1);
+    s["update_spec"]["sync_tau"] = 1.5.into();
+    assert!(SacConfig::parse(&s)
+        .unwrap_err()
+        .to_string()
+        .contains("config.update_spec.sync_tau"));
+}
