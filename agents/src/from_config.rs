@@ -6,10 +6,10 @@ use serde_json::Value as Json;
 
 use crate::agent::{config, Agent};
 use crate::config_reader::Obj;
-use crate::{DqnAgent, DqnConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
+use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
-pub const AGENT_TYPES: [&str; 6] = ["dqn", "apex", "ppo", "actor_critic", "sac", "random"];
+pub const AGENT_TYPES: [&str; 7] = ["dqn", "apex", "ppo", "actor_critic", "sac", "single-impala", "random"];
 
 /// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
 /// spaces, with every random choice drawn from `seed`.
@@ -35,6 +35,12 @@ pub fn build_agent<B: Backend>(
         )?),
         "sac" | "sacagent" => Box::new(SacAgent::<B>::new(
             SacConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        "impala" | "singleimpala" | "impalaagent" | "singleimpalaagent" => Box::new(ImpalaAgent::<B>::new(
+            ImpalaConfig::parse(spec)?,
             state_space,
             action_space,
             seed,

@@ -3,10 +3,12 @@
 //!
 //! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
 //! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); soft
-//! actor-critic for bounded continuous actions ([`SacAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
+//! actor-critic for bounded continuous actions ([`SacAgent`]); IMPALA in its single-process
+//! form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
 //! root component (networks, loss, optimizer, ...) run by a `GraphExecutor`, plus host-side
 //! parts: memories or rollouts, per-environment buffers and schedules.
 
+mod actor_critic_networks;
 mod agent;
 mod batch;
 mod config_reader;
@@ -14,6 +16,8 @@ mod counters;
 mod dqn;
 mod dqn_config;
 mod from_config;
+mod impala_agent;
+mod impala_config;
 mod observe_buffer;
 mod per_item;
 mod pg_agent;
@@ -29,6 +33,8 @@ pub use batch::{stack, unstack};
 pub use dqn::DqnAgent;
 pub use dqn_config::{DqnConfig, MemoryKind};
 pub use from_config::{build_agent, AGENT_TYPES};
+pub use impala_agent::ImpalaAgent;
+pub use impala_config::ImpalaConfig;
 pub use observe_buffer::NStepBuffer;
 pub use pg_agent::PgAgent;
 pub use pg_config::{PgAlgorithm, PgConfig};

@@ -14,14 +14,14 @@ use std::path::Path;
 
 use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
-use rlgraph_components::{layers_from_spec, optimizer, policy, shared_value_function_policy, value_function};
+use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{Backend, BuildOptions, Component, CoreError, GraphExecutor, HostTensor, MetaGraph, Param, Result};
 
+use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::batch::{stack, unstack};
 use crate::counters::Counters;
-use crate::per_item::sum_action_dims;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::rollout::{Rollout, RolloutBatch};
@@ -33,48 +33,6 @@ pub struct PgAgent<B: Backend> {
     rollout: Rollout,
     counters: Counters,
     state_space: Space,
-}
-
-/// The policy and value networks under one scope, so one optimizer steps both:
-/// `get_action`, `get_deterministic_action` and `evaluate(states, actions)` ->
-/// (log-likelihoods, state values, entropies), each one number per batch item.
-fn networks<B: Backend>(config: &PgConfig, action_space: &Space) -> Result<Component<B>> {
-    let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
-    let separate = !config.value_function_spec.is_empty();
-    let mut c = Component::new("networks");
-    if separate {
-        let vf_layers = layers_from_spec::<B>(&config.value_function_spec, "config.value_function_spec")?;
-        c = c
-            .with_sub(policy::<B>("policy", layers, action_space)?)
-            .with_sub(value_function::<B>("value-function", vf_layers));
-    } else {
-        c = c.with_sub(shared_value_function_policy::<B>("policy", layers, action_space)?);
-    }
-    let states = || vec![Param::new("states")];
-    Ok(c.api("get_action", states(), |ctx, args| {
-        ctx.call("policy", "get_action", &[args.get(0)?])
-    })
-    .api("get_deterministic_action", states(), |ctx, args| {
-        ctx.call("policy", "get_deterministic_action", &[args.get(0)?])
-    })
-    .api(
-        "evaluate",
-        vec![Param::new("states"), Param::new("actions")],
-        move |ctx, args| {
-            let (s, a) = (args.get(0)?, args.get(1)?);
-            let log_probs = ctx.call("policy", "get_log_likelihood", &[s, a])?[0];
-            let entropy = ctx.call("policy", "get_entropy", &[s])?[0];
-            let values = if separate {
-                ctx.call("value-function", "value_output", &[s])?[0]
-            } else {
-                ctx.call("policy", "get_state_values", &[s])?[0]
-            };
-            let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
-            let entropy = ctx.graph_fn1("per_item", &[entropy])?;
-            Ok(vec![log_probs, values, entropy])
-        },
-    )
-    .graph_fn(sum_action_dims::<B>("per_item")))
 }
 
 fn scalar_space() -> Space {
@@ -140,7 +98,11 @@ impl<B: Backend> PgAgent<B> {
         };
         let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
         let root = Component::<B>::new(name)
-            .with_sub(networks::<B>(&config, action_space)?)
+            .with_sub(actor_critic_networks::<B>(
+                &config.network_spec,
+                &config.value_function_spec,
+                action_space,
+            )?)
             .with_sub(loss)
             .with_sub(optimizer("optimizer", config.optimizer.clone()));
         let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;

@@ -63,3 +63,13 @@ fn the_random_agent_scores_like_chance_on_cartpole() {
     assert_eq!(stats.updates, 0);
     assert!((12.0..35.0).contains(&stats.mean_episode_reward), "{}", stats.to_json());
 }
+
+#[test]
+fn impala_learns_the_2x2_grid_world() {
+    // RLgraph's test: mean reward > -0.1 (the best return is 0.9: down, then right; a
+    // random walk averages about -3).
+    let mut w = worker("impala-gridworld-2x2.json", "GridWorld-2x2", 0);
+    let stats = w.execute_timesteps(3000, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    assert!(stats.mean_episode_reward > -0.1, "{}", stats.to_json());
+}

@@ -74,10 +74,11 @@ fn bad_configs_and_envs_are_one_line_errors() {
 
 #[test]
 fn every_agent_type_trains_checkpoints_and_evaluates() {
-    for config in [
-        "configs/ppo-cartpole.json",
-        "configs/actor-critic-cartpole.json",
-        "configs/random-cartpole.json",
+    for (config, env) in [
+        ("configs/ppo-cartpole.json", "CartPole-v1"),
+        ("configs/actor-critic-cartpole.json", "CartPole-v1"),
+        ("configs/random-cartpole.json", "CartPole-v1"),
+        ("configs/impala-gridworld-2x2.json", "GridWorld-2x2"),
     ] {
         let dir = std::env::temp_dir().join(format!("rlgraph-cli-agents-{}-{}", config.len(), std::process::id()));
         let out = dir.to_string_lossy().to_string();
@@ -85,7 +86,7 @@ fn every_agent_type_trains_checkpoints_and_evaluates() {
             "train",
             config,
             "--env",
-            "CartPole-v1",
+            env,
             "--timesteps",
             "1200",
             "--seed",
@@ -102,7 +103,7 @@ fn every_agent_type_trains_checkpoints_and_evaluates() {
         );
         let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out]].concat());
         assert_eq!(code, 0, "{config}: {stderr}");
-        let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", "CartPole-v1", "--episodes", "2"]);
+        let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", env, "--episodes", "2"]);
         assert_eq!(code, 0, "{config}: {stderr}");
         let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!(eval["returns"].as_array().unwrap().len(), 2, "{config}");

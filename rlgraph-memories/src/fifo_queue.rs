@@ -150,6 +150,11 @@ impl FifoQueue {
         self.not_full.notify_all();
     }
 
+    /// A copy of the waiting records, oldest first (for checkpoints).
+    pub fn records(&self) -> Vec<Value> {
+        self.lock().records.iter().cloned().collect()
+    }
+
     /// The number of records waiting.
     pub fn size(&self) -> usize {
         self.lock().records.len()

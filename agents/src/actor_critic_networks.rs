@@ -1,0 +1,67 @@
+//! The policy and value networks of the actor-critic family (PPO, A2C, IMPALA) under one
+//! scope, so one optimizer steps both.
+
+use rlgraph_components::{layers_from_spec, policy, shared_value_function_policy, value_function};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, Component, Param, Result};
+use serde_json::Value as Json;
+
+use crate::per_item::sum_action_dims;
+
+/// A component `networks` with a policy over `network_spec`, and a value function over
+/// `value_function_spec` (or, when that is empty, a value head on the policy's network).
+/// API: `get_action`, `get_deterministic_action`, `get_action_and_log_likelihood`,
+/// `state_values(states)` and `evaluate(states, actions)` -> (log-likelihoods, state values,
+/// entropies); every result is one number (or action) per batch item.
+pub(crate) fn actor_critic_networks<B: Backend>(
+    network_spec: &[Json],
+    value_function_spec: &[Json],
+    action_space: &Space,
+) -> Result<Component<B>> {
+    let layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
+    let separate = !value_function_spec.is_empty();
+    let mut c = Component::new("networks");
+    if separate {
+        let vf_layers = layers_from_spec::<B>(value_function_spec, "config.value_function_spec")?;
+        c = c
+            .with_sub(policy::<B>("policy", layers, action_space)?)
+            .with_sub(value_function::<B>("value-function", vf_layers));
+    } else {
+        c = c.with_sub(shared_value_function_policy::<B>("policy", layers, action_space)?);
+    }
+    let states = || vec![Param::new("states")];
+    let values = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, s| -> Result<rlgraph_core::Op> {
+        Ok(if separate {
+            ctx.call("value-function", "value_output", &[s])?[0]
+        } else {
+            ctx.call("policy", "get_state_values", &[s])?[0]
+        })
+    };
+    Ok(c.api("get_action", states(), |ctx, args| {
+        ctx.call("policy", "get_action", &[args.get(0)?])
+    })
+    .api("get_deterministic_action", states(), |ctx, args| {
+        ctx.call("policy", "get_deterministic_action", &[args.get(0)?])
+    })
+    .api("get_action_and_log_likelihood", states(), |ctx, args| {
+        let out = ctx.call("policy", "get_action_and_log_likelihood", &[args.get(0)?])?;
+        let log_probs = ctx.graph_fn1("per_item", &[out[1]])?;
+        Ok(vec![out[0], log_probs])
+    })
+    .api("state_values", states(), move |ctx, args| {
+        Ok(vec![values(ctx, args.get(0)?)?])
+    })
+    .api(
+        "evaluate",
+        vec![Param::new("states"), Param::new("actions")],
+        move |ctx, args| {
+            let (s, a) = (args.get(0)?, args.get(1)?);
+            let log_probs = ctx.call("policy", "get_log_likelihood", &[s, a])?[0];
+            let entropy = ctx.call("policy", "get_entropy", &[s])?[0];
+            let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
+            let entropy = ctx.graph_fn1("per_item", &[entropy])?;
+            Ok(vec![log_probs, values(ctx, s)?, entropy])
+        },
+    )
+    .graph_fn(sum_action_dims::<B>("per_item")))
+}
