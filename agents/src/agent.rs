@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{CoreError, HostTensor, MetaGraph, Result};
+use rlgraph_core::{CoreError, ErasedExecutor, HostTensor, MetaGraph, Result};
 use serde_json::Value as Json;
 
 /// One environment step as an agent observes it.
@@ -154,16 +154,35 @@ pub trait Agent {
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>>;
     /// When to update.
     fn update_spec(&self) -> &UpdateSpec;
-    /// Every variable by scope path.
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>>;
-    /// Overwrites variables by scope path; all are checked before any is written.
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()>;
     /// Saves everything a resumed run needs (variables, memories, counters, RNGs).
     fn save_checkpoint(&self, path: &Path) -> Result<()>;
     /// Restores a checkpoint written by `save_checkpoint`; on error nothing changes.
     fn restore_checkpoint(&mut self, path: &Path) -> Result<()>;
-    /// The agent's meta graph (`None` for agents without one, such as the random agent).
-    fn meta_graph(&self) -> Option<&MetaGraph>;
+    /// The agent's graph, backend erased (`None` for agents without one, such as the random
+    /// agent).
+    fn graph(&self) -> Option<&dyn ErasedExecutor>;
+    /// The agent's graph, to call its API methods directly (`rlgraph call`).
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor>;
+
+    /// Every variable by scope path (none without a graph).
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        self.graph().map_or(Ok(BTreeMap::new()), |g| g.variables())
+    }
+    /// Overwrites variables by scope path; all are checked before any is written.
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        match (self.graph(), weights.keys().next()) {
+            (Some(g), _) => g.set_variables(weights),
+            (None, None) => Ok(()),
+            (None, Some(k)) => Err(config(
+                &format!("set_weights.{k}"),
+                "this agent has no variables".into(),
+            )),
+        }
+    }
+    /// The agent's meta graph, if it has one.
+    fn meta_graph(&self) -> Option<&MetaGraph> {
+        self.graph().map(|g| g.meta_graph())
+    }
 }
 
 impl<A: Agent + ?Sized> Agent for Box<A> {
@@ -179,19 +198,16 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     fn update_spec(&self) -> &UpdateSpec {
         (**self).update_spec()
     }
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        (**self).get_weights()
-    }
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        (**self).set_weights(weights)
-    }
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         (**self).save_checkpoint(path)
     }
     fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
         (**self).restore_checkpoint(path)
     }
-    fn meta_graph(&self) -> Option<&MetaGraph> {
-        (**self).meta_graph()
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        (**self).graph()
+    }
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
+        (**self).graph_mut()
     }
 }

@@ -9,8 +9,8 @@ use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, GraphExecutor, HostState, HostTensor, MetaGraph, Op,
-    Param, Result,
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, HostState, HostTensor,
+    Op, Param, Result,
 };
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
@@ -393,14 +393,6 @@ impl<B: Backend> Agent for DqnAgent<B> {
         &self.config.update
     }
 
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        DqnAgent::get_weights(self)
-    }
-
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        DqnAgent::set_weights(self, weights)
-    }
-
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         DqnAgent::save_checkpoint(self, path)
     }
@@ -409,7 +401,11 @@ impl<B: Backend> Agent for DqnAgent<B> {
         DqnAgent::restore_checkpoint(self, path)
     }
 
-    fn meta_graph(&self) -> Option<&MetaGraph> {
-        Some(self.exec.meta_graph())
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        Some(&self.exec)
+    }
+
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
+        Some(&mut self.exec)
     }
 }

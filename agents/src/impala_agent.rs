@@ -16,8 +16,8 @@ use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{
-    Backend, BuildOptions, Component, CoreError, GraphExecutor, GraphFn, HostState, HostTensor, MetaGraph, Param,
-    Result, SavedState,
+    Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, HostState, Param, Result,
+    SavedState,
 };
 use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
@@ -447,14 +447,6 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         &self.config.update
     }
 
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        self.exec.variables()
-    }
-
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.exec.set_variables(weights)
-    }
-
     /// Saves variables, the executor's RNG, partial and queued rollouts and the counters.
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         self.exec
@@ -468,7 +460,11 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         exec.restore_with(path, &mut [("actors", actors), ("agent", counters)])
     }
 
-    fn meta_graph(&self) -> Option<&MetaGraph> {
-        Some(self.exec.meta_graph())
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        Some(&self.exec)
+    }
+
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
+        Some(&mut self.exec)
     }
 }

@@ -16,7 +16,7 @@ use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Backend, BuildOptions, Component, CoreError, GraphExecutor, HostTensor, MetaGraph, Param, Result};
+use rlgraph_core::{Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, Param, Result};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
@@ -347,14 +347,6 @@ impl<B: Backend> Agent for PgAgent<B> {
         &self.config.update
     }
 
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        self.exec.variables()
-    }
-
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.exec.set_variables(weights)
-    }
-
     /// Saves variables, the executor's RNG, the recent steps and the agent's counters.
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         self.exec
@@ -371,7 +363,11 @@ impl<B: Backend> Agent for PgAgent<B> {
         exec.restore_with(path, &mut [("rollout", rollout), ("agent", counters)])
     }
 
-    fn meta_graph(&self) -> Option<&MetaGraph> {
-        Some(self.exec.meta_graph())
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        Some(&self.exec)
+    }
+
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
+        Some(&mut self.exec)
     }
 }

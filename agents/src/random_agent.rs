@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{CoreError, HostState, HostTensor, MetaGraph, Result, SavedState};
+use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
 use serde_json::Value as Json;
 
 use crate::agent::{config, Agent, Transition, UpdateSpec};
@@ -60,20 +60,6 @@ impl Agent for RandomAgent {
         &self.update
     }
 
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        Ok(BTreeMap::new())
-    }
-
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        match weights.keys().next() {
-            None => Ok(()),
-            Some(k) => Err(CoreError::Config {
-                at: format!("random-agent/set_weights/{k}"),
-                reason: "a random agent has no variables".into(),
-            }),
-        }
-    }
-
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         let state = self.counters.save_state()?;
         std::fs::write(path, state.meta.to_string()).map_err(|e| CoreError::Checkpoint {
@@ -95,7 +81,11 @@ impl Agent for RandomAgent {
         })
     }
 
-    fn meta_graph(&self) -> Option<&MetaGraph> {
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        None
+    }
+
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
         None
     }
 }

@@ -15,8 +15,8 @@ use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{layers_from_spec, optimizer, policy, synchronizable, value_function};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, GraphExecutor, GraphFn, HostTensor, MetaGraph, Op,
-    Param, Result,
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, Op, Param,
+    Result,
 };
 use rlgraph_memories::ReplayMemory;
 
@@ -300,14 +300,6 @@ impl<B: Backend> Agent for SacAgent<B> {
         &self.config.update
     }
 
-    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
-        self.exec.variables()
-    }
-
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.exec.set_variables(weights)
-    }
-
     /// Saves variables, the executor's RNG, the replay memory and the agent's counters.
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         self.exec
@@ -321,7 +313,11 @@ impl<B: Backend> Agent for SacAgent<B> {
         exec.restore_with(path, &mut [("memory", memory), ("agent", counters)])
     }
 
-    fn meta_graph(&self) -> Option<&MetaGraph> {
-        Some(self.exec.meta_graph())
+    fn graph(&self) -> Option<&dyn ErasedExecutor> {
+        Some(&self.exec)
+    }
+
+    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
+        Some(&mut self.exec)
     }
 }

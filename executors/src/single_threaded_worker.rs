@@ -79,6 +79,7 @@ pub struct SingleThreadedWorker<A: Agent> {
     total_episodes: u64,
     seed: u64,
     target_return: Option<f64>,
+    checkpoint: Option<(u64, std::path::PathBuf)>,
 }
 
 impl<A: Agent> SingleThreadedWorker<A> {
@@ -94,6 +95,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             total_episodes: 0,
             seed,
             target_return: None,
+            checkpoint: None,
         }
     }
 
@@ -101,6 +103,13 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// counts as solved at 475).
     pub fn with_target_return(mut self, target: f64) -> Self {
         self.target_return = Some(target);
+        self
+    }
+
+    /// Saves the agent's checkpoint to `path` every `every` environment steps (overwriting
+    /// the last one), so a run that dies can resume.
+    pub fn with_checkpoints(mut self, every: u64, path: impl Into<std::path::PathBuf>) -> Self {
+        self.checkpoint = Some((every.max(1), path.into()));
         self
     }
 
@@ -193,6 +202,11 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 }
             }
             steps += n;
+            if let Some((every, path)) = &self.checkpoint {
+                if (self.total_timesteps + n) / every > self.total_timesteps / every {
+                    self.agent.save_checkpoint(path)?;
+                }
+            }
             self.total_timesteps += n;
             let finished = episode_rewards.len() as u64 - episodes_before;
             self.total_episodes += finished;

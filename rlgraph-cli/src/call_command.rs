@@ -1,9 +1,11 @@
-//! `rlgraph call SPEC.json`: ComponentTest from the command line.
+//! `rlgraph call SPEC.json`: ComponentTest from the command line, for components and agents.
 //!
-//! The spec is one JSON object: `component` (an RLgraph component spec), `input_spaces`
-//! (parameter name to space spec), optional `action_space`, `backend` (`"candle"`, the default,
-//! or `"tch"`), optional `seed`, optional `variables` (scope path to value, set before any
-//! call) and `calls` (a list of `{"method": ..., "inputs": [...] or {...}}`). It prints
+//! The spec is one JSON object: either `component` (an RLgraph component spec) with
+//! `input_spaces` (parameter name to space spec), optional `action_space` and optional
+//! `variables` (scope path to value, set before any call); or `agent` (an RLgraph agent
+//! config) with `env` (the environment id that fixes its spaces). Then `backend`
+//! (`"candle"`, the default, or `"tch"`), optional `seed`, and `calls` (a list of
+//! `{"method": ..., "inputs": [...] or {...}}`). It prints
 //! `{"results": [{"method": ..., "outputs": [...]}, ...]}`.
 
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ use serde_json::{json, Map, Value as Json};
 
 use rlgraph_components::from_spec_with;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
-use rlgraph_core::{Backend, ComponentTest, CoreError};
+use rlgraph_core::{Backend, ComponentTest, CoreError, ErasedExecutor};
 
 /// Arguments of `rlgraph call`.
 #[derive(Args)]
@@ -22,7 +24,9 @@ pub struct CallArgs {
     spec: PathBuf,
 }
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 9] = [
+    "agent",
+    "env",
     "component",
     "input_spaces",
     "action_space",
@@ -84,6 +88,32 @@ fn config(at: &str, reason: impl Into<String>) -> CoreError {
 }
 
 fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
+    let seed = match obj.get("seed") {
+        None => 0,
+        Some(j) => j
+            .as_u64()
+            .ok_or_else(|| config("seed", "must be a non-negative integer"))?,
+    };
+    if let Some(agent_spec) = obj.get("agent") {
+        for key in ["component", "input_spaces", "action_space", "variables"] {
+            if obj.contains_key(key) {
+                return Err(config(
+                    key,
+                    "belongs to component calls; an agent's spaces come from \"env\"",
+                ));
+            }
+        }
+        let env_id = obj
+            .get("env")
+            .and_then(Json::as_str)
+            .ok_or_else(|| config("env", "an agent call needs the environment id, e.g. \"CartPole-v1\""))?;
+        let env = rlgraph_envs::make(env_id, seed).map_err(|e| config("env", e.to_string()))?;
+        let mut agent = agents::build_agent::<B>(agent_spec, env.state_space(), env.action_space(), seed)?;
+        let graph = agent
+            .graph_mut()
+            .ok_or_else(|| config("agent", "this agent has no graph to call"))?;
+        return run_calls(graph, obj);
+    }
     let action_space = obj.get("action_space").map(Space::from_json).transpose()?;
     let component = from_spec_with::<B>(
         obj.get("component").ok_or_else(|| config("component", "missing"))?,
@@ -99,12 +129,6 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             spaces.push((name.as_str(), Space::from_json(spec)?));
         }
     }
-    let seed = match obj.get("seed") {
-        None => 0,
-        Some(j) => j
-            .as_u64()
-            .ok_or_else(|| config("seed", "must be a non-negative integer"))?,
-    };
     let mut test = ComponentTest::<B>::new(component, spaces, seed)?;
     if let Some(vars) = obj.get("variables") {
         let vars = vars
@@ -125,6 +149,11 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             test.set_variable(path, &v)?;
         }
     }
+    run_calls(test.executor(), obj)
+}
+
+/// Runs the spec's `calls` on `graph` and collects their outputs.
+fn run_calls(graph: &mut dyn ErasedExecutor, obj: &Map<String, Json>) -> Result<Json, CoreError> {
     let calls = obj
         .get("calls")
         .and_then(Json::as_array)
@@ -136,12 +165,7 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             .get("method")
             .and_then(Json::as_str)
             .ok_or_else(|| config(&at, "needs a \"method\" string"))?;
-        let params: Vec<(String, Space)> = test
-            .executor()
-            .plan(method)?
-            .inputs()
-            .map(|(p, s)| (p.to_string(), s.clone()))
-            .collect();
+        let params = graph.api_inputs(method)?;
         let inputs: Vec<Value> = match call.get("inputs") {
             None => vec![],
             Some(Json::Array(list)) => {
@@ -181,7 +205,7 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             }
             Some(_) => return Err(config(&format!("{at}.inputs"), "must be a list or an object")),
         };
-        let outputs = test.call(method, &inputs)?;
+        let outputs = graph.execute(method, &inputs)?;
         results.push(json!({"method": method, "outputs": outputs.iter().map(Value::to_json).collect::<Vec<_>>()}));
     }
     Ok(json!({ "results": results }))

@@ -9,6 +9,7 @@ mod agent_commands;
 mod call_command;
 mod env_command;
 mod space_command;
+mod tensorboard;
 mod train_command;
 
 use std::process::ExitCode;

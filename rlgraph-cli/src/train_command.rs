@@ -1,5 +1,6 @@
 //! `rlgraph train`: train an agent from an RLgraph JSON config on an environment, with a
-//! progress bar, per-episode metrics as CSV, a checkpoint, and a JSON summary at the end.
+//! progress bar, per-episode metrics as CSV and as a TensorBoard event file, periodic and
+//! final checkpoints, and a JSON summary at the end.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,8 @@ use executors::SingleThreadedWorker;
 use indicatif::{ProgressBar, ProgressStyle};
 use rlgraph_core::Backend;
 use rlgraph_envs::{make, Stepping, VectorEnv};
+
+use crate::tensorboard::EventWriter;
 use serde_json::Value as Json;
 
 /// Arguments of `rlgraph train`.
@@ -38,12 +41,16 @@ pub struct TrainArgs {
     /// Parallel environment copies.
     #[arg(long, default_value_t = 1)]
     num_envs: usize,
-    /// Where to write `episodes.csv`, `checkpoint.safetensors` and `summary.json`.
+    /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
+    /// `summary.json` and a TensorBoard event file (`events.out.tfevents.*`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Resume from the checkpoint in this directory (written by an earlier `--out`).
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// With `--out`: also save the checkpoint every this many steps (0: only at the end).
+    #[arg(long, default_value_t = 0, requires = "out")]
+    checkpoint_every: u64,
     /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
     #[arg(long)]
     target_return: Option<f64>,
@@ -93,6 +100,21 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
+    // With --out, the directory is resumable from the start: the config now, checkpoints as
+    // asked, and a TensorBoard event file written as episodes finish.
+    let mut events = match &args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
+            if args.checkpoint_every > 0 {
+                worker = worker.with_checkpoints(args.checkpoint_every, dir.join("checkpoint.safetensors"));
+            }
+            Some(EventWriter::create(dir)?)
+        }
+        None => None,
+    };
+    let mut event_error = None;
+    let mut logged_episodes = 0usize;
     let total = args
         .timesteps
         .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
@@ -103,6 +125,19 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     );
     let mut last_draw = 0u64;
     let progress = |p: &executors::Progress<'_>| {
+        if let Some(w) = events.as_mut() {
+            for r in &p.episode_rewards[logged_episodes..] {
+                if let Err(e) = w.scalar("episode/return", p.timesteps, *r) {
+                    event_error.get_or_insert(e);
+                }
+            }
+            logged_episodes = p.episode_rewards.len();
+            if let (Some(loss), true) = (p.loss, p.timesteps % 100 < args.num_envs.max(1) as u64) {
+                if let Err(e) = w.scalar("train/loss", p.timesteps, loss) {
+                    event_error.get_or_insert(e);
+                }
+            }
+        }
         if p.timesteps - last_draw >= 200 {
             last_draw = p.timesteps;
             let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
@@ -125,13 +160,18 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    if let Some(e) = event_error {
+        return Err(e);
+    }
+    if let Some(w) = events.as_mut() {
+        w.flush()?;
+    }
     let mut summary = stats.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
     if let Some(dir) = &args.out {
         write_outputs(dir, &stats, &summary, worker.agent().as_ref())?;
-        std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
     }
     Ok(summary.to_string())
 }

@@ -1,4 +1,4 @@
-//! `rlgraph call` end to end: a dense layer with set weights, errors as one line.
+//! `rlgraph call` end to end: a dense layer with set weights, an agent, errors as one line.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -120,4 +120,47 @@ fn the_readme_example_runs_and_its_greedy_actions_follow_its_q_values() {
         let best = if row[1] > row[0] { 1 } else { 0 };
         assert_eq!(action.as_i64().unwrap(), best, "{row:?}");
     }
+}
+
+#[test]
+fn agents_are_called_by_api_method() {
+    // A PPO agent on CartPole: its greedy action for two states, and the log-likelihoods and
+    // values `evaluate` gives; two categories, so the two actions' probabilities sum to one.
+    let agent = serde_json::json!({
+        "type": "ppo",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}],
+        "update_spec": {"batch_size": 16}
+    });
+    let state = [0.01, -0.02, 0.03, 0.04];
+    let spec = serde_json::json!({
+        "agent": agent,
+        "env": "CartPole-v1",
+        "seed": 5,
+        "calls": [
+            {"method": "get_deterministic_action", "inputs": [[state, state]]},
+            {"method": "evaluate", "inputs": {"states": [state, state], "actions": [0, 1]}}
+        ]
+    });
+    let (code, stdout, stderr) = call(&spec);
+    assert_eq!(code, 0, "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let actions = &out["results"][0]["outputs"][0];
+    assert_eq!(actions[0], actions[1], "{out}");
+    let log_probs = out["results"][1]["outputs"][0].as_array().unwrap();
+    let p: f64 = log_probs.iter().map(|l| l.as_f64().unwrap().exp()).sum();
+    assert!((p - 1.0).abs() < 1e-5, "{out}");
+    // Unknown methods and component keys are one-line errors that say what exists.
+    let mut bad = spec.clone();
+    bad["calls"] = serde_json::json!([{"method": "get_q_values", "inputs": [[state]]}]);
+    let (code, _, stderr) = call(&bad);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("get_q_values") && stderr.contains("evaluate"),
+        "{stderr}"
+    );
+    let mut bad = spec;
+    bad["input_spaces"] = serde_json::json!({});
+    let (code, _, stderr) = call(&bad);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("input_spaces"), "{stderr}");
 }

@@ -101,7 +101,32 @@ fn every_agent_type_trains_checkpoints_and_evaluates() {
             summary["timesteps_executed"].as_u64().unwrap() >= 1200,
             "{config}: {summary}"
         );
-        let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out]].concat());
+        // One TensorBoard record per finished episode, after the file-version record.
+        let events = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("events.out.tfevents.")
+            })
+            .unwrap_or_else(|| panic!("{config}: no event file"));
+        let bytes = std::fs::read(events).unwrap();
+        let mut records = 0;
+        let mut at = 0;
+        while at + 12 <= bytes.len() {
+            let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+            at += 12 + len + 4;
+            records += 1;
+        }
+        assert_eq!(at, bytes.len(), "{config}: records fill the file exactly");
+        let episodes = summary["episodes_executed"].as_u64().unwrap() as usize;
+        assert!(
+            records > episodes,
+            "{config}: {records} records for {episodes} episodes"
+        );
+        let (code, _, stderr) = rlgraph(&[&args[..], &["--resume", &out, "--checkpoint-every", "500"]].concat());
         assert_eq!(code, 0, "{config}: {stderr}");
         let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", env, "--episodes", "2"]);
         assert_eq!(code, 0, "{config}: {stderr}");

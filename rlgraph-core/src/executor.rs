@@ -118,11 +118,16 @@ impl<B: Backend> GraphExecutor<B> {
         CoreError::UnknownApiMethod {
             component: self.built.root.name.clone(),
             method: method.into(),
-            known: self.plans.keys().cloned().collect::<Vec<_>>().join(", "),
+            known: self.api_methods().join(", "),
         }
     }
 
-    /// The compiled plan of `method`.
+    /// The root API methods, sorted.
+    pub fn api_methods(&self) -> Vec<String> {
+        self.plans.keys().cloned().collect()
+    }
+
+    /// The compiled plan of API method `method`.
     pub fn plan(&self, method: &str) -> Result<&Plan<B>> {
         self.plans.get(method).ok_or_else(|| self.unknown(method))
     }
