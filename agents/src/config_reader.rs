@@ -2,7 +2,7 @@
 //! the key (`config.update_spec.batch_size: expected ...`), shared by every agent's config.
 
 use rlgraph_components::TimeDependent;
-use rlgraph_core::Result;
+use rlgraph_core::{Device, Result};
 use serde_json::{Map, Value as Json};
 
 use crate::agent::config;
@@ -106,18 +106,26 @@ impl<'a> Obj<'a> {
             .replace(['-', '_'], "")
     }
 
-    /// Refuses `execution_spec`, `summary_spec` and `saver_spec` entries, which are not
-    /// supported yet; empty objects pass.
-    pub fn refuse_unsupported_specs(&self) -> Result<()> {
+    /// The device of `execution_spec.default_device` (the CPU when absent), refusing every
+    /// other `execution_spec`, `summary_spec` and `saver_spec` entry, which are not supported
+    /// yet; empty objects pass.
+    pub fn execution_device(&self) -> Result<Device> {
+        let mut device = Device::Cpu;
         for key in ["execution_spec", "summary_spec", "saver_spec"] {
-            if let Some(v) = self.get(key) {
-                let path = self.path(key);
-                let o = Obj::new(v, &path)?;
-                if let Some(k) = o.map.keys().next() {
-                    return Err(config(&o.path(k), "not yet supported".into()));
+            let Some(v) = self.get(key) else { continue };
+            let path = self.path(key);
+            let o = Obj::new(v, &path)?;
+            for (k, value) in o.map {
+                match (key, k.as_str(), value.as_str()) {
+                    ("execution_spec", "default_device", Some(text)) => {
+                        device = Device::parse(text).ok_or_else(|| {
+                            config(&o.path(k), format!("{text:?} is not a device; use cpu or cuda:N"))
+                        })?;
+                    }
+                    _ => return Err(config(&o.path(k), "not yet supported".into())),
                 }
             }
         }
-        Ok(())
+        Ok(device)
     }
 }

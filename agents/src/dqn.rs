@@ -9,8 +9,8 @@ use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, HostState, HostTensor,
-    Op, Param, Result,
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, HostState,
+    HostTensor, Op, Param, Result,
 };
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
@@ -181,7 +181,15 @@ impl<B: Backend> DqnAgent<B> {
         if prioritized {
             spaces.insert("importance_weights".into(), scalar());
         }
-        let mut exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        let mut exec = GraphExecutor::build(
+            root,
+            &spaces,
+            &BuildOptions {
+                device_map: DeviceMap::new(config.device),
+                ..BuildOptions::default()
+            },
+            seed,
+        )?;
         // The target starts equal to the policy.
         exec.execute("sync_target", &[])?;
         let record_space = transition_space(state_space, action_space)?;

@@ -2,7 +2,7 @@
 //! (and Ape-X's, `{"type": "apex", ...}`) read with RLgraph's defaults; keys not yet supported are errors that name them.
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
-use rlgraph_core::Result;
+use rlgraph_core::{Device, Result};
 use serde_json::{json, Value as Json};
 
 use crate::agent::{config, UpdateSpec};
@@ -25,6 +25,8 @@ pub enum MemoryKind {
 /// A parsed DQN config.
 #[derive(Clone, Debug)]
 pub struct DqnConfig {
+    /// Where the graph runs (`execution_spec.default_device`).
+    pub device: Device,
     /// `network_spec`: the layer specs.
     pub network_spec: Vec<Json>,
     /// `preprocessing_spec`: the preprocessor specs (may be empty).
@@ -92,7 +94,7 @@ impl DqnConfig {
             }
         };
         obj.only(&KEYS)?;
-        obj.refuse_unsupported_specs()?;
+        let device = obj.execution_device()?;
         let network_spec = obj.list("network_spec")?;
         if network_spec.is_empty() {
             return Err(config("config.network_spec", "missing; a DQN needs a network".into()));
@@ -160,6 +162,7 @@ impl DqnConfig {
             "config.optimizer_spec",
         )?;
         Ok(DqnConfig {
+            device,
             network_spec,
             preprocessing_spec: obj.list("preprocessing_spec")?,
             dueling,

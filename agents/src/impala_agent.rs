@@ -16,8 +16,8 @@ use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{
-    Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, HostState, Param, Result,
-    SavedState,
+    Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, GraphFn, HostState, Param,
+    Result, SavedState,
 };
 use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
@@ -334,7 +334,15 @@ impl<B: Backend> ImpalaAgent<B> {
                 Space::from(FloatBox::new(Vec::<usize>::new())),
             ),
         ]);
-        let exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        let exec = GraphExecutor::build(
+            root,
+            &spaces,
+            &BuildOptions {
+                device_map: DeviceMap::new(config.device),
+                ..BuildOptions::default()
+            },
+            seed,
+        )?;
         let (state, action) = (state_space.with_batch_rank(false), action_space.with_batch_rank(false));
         let over_time = |s: &Space| s.with_time_rank(true, false);
         let record_space = Space::dict([

@@ -3,7 +3,7 @@
 //! name them.
 
 use rlgraph_components::OptimizerSpec;
-use rlgraph_core::Result;
+use rlgraph_core::{Device, Result};
 use serde_json::{json, Value as Json};
 
 use crate::agent::{config, UpdateSpec};
@@ -12,6 +12,8 @@ use crate::config_reader::Obj;
 /// A parsed IMPALA config.
 #[derive(Clone, Debug)]
 pub struct ImpalaConfig {
+    /// Where the graph runs (`execution_spec.default_device`).
+    pub device: Device,
     /// The policy network's layers (`network_spec`, as a list or as `{"layers": [...]}`).
     pub network_spec: Vec<Json>,
     /// A separate value network's layers (empty: a value head on the policy network).
@@ -84,7 +86,7 @@ impl ImpalaConfig {
             return Err(config("config.type", "not an IMPALA agent (single-impala)".into()));
         }
         obj.only(&KEYS)?;
-        obj.refuse_unsupported_specs()?;
+        let device = obj.execution_device()?;
         if obj.positive("num_workers", 1)? != 1 {
             return Err(config(
                 "config.num_workers",
@@ -141,6 +143,7 @@ impl ImpalaConfig {
             .cloned()
             .unwrap_or_else(|| json!({"type": "adam", "learning_rate": 0.0005}));
         Ok(ImpalaConfig {
+            device,
             network_spec,
             value_function_spec: layers(&obj, "value_function_spec")?,
             preprocessing_spec: obj.list("preprocessing_spec")?,

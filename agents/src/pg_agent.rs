@@ -16,7 +16,9 @@ use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, Param, Result};
+use rlgraph_core::{
+    Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, Param, Result,
+};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
@@ -195,7 +197,15 @@ impl<B: Backend> PgAgent<B> {
             spaces.insert("terminals".into(), bools());
             spaces.insert("sequence_indices".into(), bools());
         }
-        let exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        let exec = GraphExecutor::build(
+            root,
+            &spaces,
+            &BuildOptions {
+                device_map: DeviceMap::new(config.device),
+                ..BuildOptions::default()
+            },
+            seed,
+        )?;
         Ok(PgAgent {
             exec,
             rollout: Rollout::new(config.capacity, state_space, action_space),

@@ -3,7 +3,7 @@
 //! supported are errors that name them.
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
-use rlgraph_core::Result;
+use rlgraph_core::{Device, Result};
 use serde_json::{json, Value as Json};
 
 use crate::agent::{config, UpdateSpec};
@@ -31,6 +31,8 @@ pub enum PgAlgorithm {
 /// A parsed PPO or actor-critic config.
 #[derive(Clone, Debug)]
 pub struct PgConfig {
+    /// Where the graph runs (`execution_spec.default_device`).
+    pub device: Device,
     /// The algorithm and its own settings.
     pub algorithm: PgAlgorithm,
     /// `network_spec`: the policy network's layers.
@@ -99,7 +101,7 @@ impl PgConfig {
             }
         };
         obj.only(&KEYS)?;
-        obj.refuse_unsupported_specs()?;
+        let device = obj.execution_device()?;
         if let Some(p) = obj.get("policy_spec") {
             let p = Obj::new(p, "config.policy_spec")?;
             p.only(&["type"])?;
@@ -182,6 +184,7 @@ impl PgConfig {
             ));
         }
         Ok(PgConfig {
+            device,
             algorithm,
             capacity,
             network_spec,

@@ -28,7 +28,7 @@ impl RandomAgent {
             return Err(config("config.type", "not a random agent".into()));
         }
         obj.only(&["type", "execution_spec", "summary_spec", "saver_spec"])?;
-        obj.refuse_unsupported_specs()?;
+        obj.execution_device()?;
         let mut update = UpdateSpec::parse(None, "config.update_spec")?;
         update.do_updates = false;
         Ok(RandomAgent {

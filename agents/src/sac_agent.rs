@@ -15,8 +15,8 @@ use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{layers_from_spec, optimizer, policy, synchronizable, value_function};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, Op, Param,
-    Result,
+    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, GraphFn, Op,
+    Param, Result,
 };
 use rlgraph_memories::ReplayMemory;
 
@@ -221,7 +221,15 @@ impl<B: Backend> SacAgent<B> {
                 Space::from(FloatBox::new(Vec::<usize>::new())),
             ),
         ]);
-        let mut exec = GraphExecutor::build(root, &spaces, &BuildOptions::default(), seed)?;
+        let mut exec = GraphExecutor::build(
+            root,
+            &spaces,
+            &BuildOptions {
+                device_map: DeviceMap::new(config.device),
+                ..BuildOptions::default()
+            },
+            seed,
+        )?;
         exec.execute("init_targets", &[])?;
         let memory = ReplayMemory::new(
             "replay-memory",

@@ -2,7 +2,7 @@
 //! RLgraph's defaults; keys not yet supported are errors that name them.
 
 use rlgraph_components::OptimizerSpec;
-use rlgraph_core::Result;
+use rlgraph_core::{Device, Result};
 use serde_json::{json, Value as Json};
 
 use crate::agent::{config, UpdateSpec};
@@ -11,6 +11,8 @@ use crate::config_reader::Obj;
 /// A parsed SAC config.
 #[derive(Clone, Debug)]
 pub struct SacConfig {
+    /// Where the graph runs (`execution_spec.default_device`).
+    pub device: Device,
     /// `network_spec`: the policy network's layers.
     pub network_spec: Vec<Json>,
     /// `value_function_spec`: each Q network's layers (input: state and action, concatenated).
@@ -60,7 +62,7 @@ impl SacConfig {
             return Err(config("config.type", "not a SAC agent (sac)".into()));
         }
         obj.only(&KEYS)?;
-        obj.refuse_unsupported_specs()?;
+        let device = obj.execution_device()?;
         if !obj.flag("double_q", true)? {
             return Err(config(
                 "config.double_q",
@@ -101,6 +103,7 @@ impl SacConfig {
             .cloned()
             .unwrap_or(optimizer_json.clone());
         Ok(SacConfig {
+            device,
             network_spec,
             value_function_spec,
             preprocessing_spec: obj.list("preprocessing_spec")?,

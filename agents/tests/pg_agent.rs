@@ -278,3 +278,21 @@ fn the_random_agent_is_uniform_and_seeded() {
         assert!(continuous.contains(&v), "{v:?}");
     }
 }
+
+#[test]
+fn execution_spec_names_the_device() {
+    let env = CartPole::new(0);
+    let dense = serde_json::json!([{"type": "dense", "units": 4}]);
+    let cpu = serde_json::json!({"type": "ppo", "network_spec": dense, "execution_spec": {"default_device": "/cpu"}});
+    assert!(build_agent::<Candle>(&cpu, env.state_space(), env.action_space(), 0).is_ok());
+    let bad = serde_json::json!({"type": "ppo", "network_spec": dense, "execution_spec": {"default_device": "tpu:0"}});
+    let err = PgConfig::parse(&bad).unwrap_err().to_string();
+    assert!(err.contains("config.execution_spec.default_device"), "{err}");
+    // Candle here is CPU-only: a CUDA device fails the build with the place named.
+    let gpu = serde_json::json!({"type": "ppo", "network_spec": dense, "execution_spec": {"default_device": "cuda:0"}});
+    let err = build_agent::<Candle>(&gpu, env.state_space(), env.action_space(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("cuda:0") && err.contains("candle"), "{err}");
+}

@@ -10,10 +10,22 @@ use rlgraph_envs::make;
 use serde_json::{json, Value as Json};
 
 /// Builds the agent a config file describes (any type `agents::build_agent` knows), for the
-/// environment `env`.
-pub fn build_agent<B: Backend>(config: &std::path::Path, env: &str, seed: u64) -> Result<Box<dyn Agent>, String> {
+/// environment `env`; `device` (`cpu`, `cuda:N`) replaces the config's
+/// `execution_spec.default_device`.
+pub fn build_agent<B: Backend>(
+    config: &std::path::Path,
+    env: &str,
+    seed: u64,
+    device: Option<&str>,
+) -> Result<Box<dyn Agent>, String> {
     let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
-    let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
+    let mut json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
+    if let (Some(device), Some(obj)) = (device, json.as_object_mut()) {
+        let exec = obj.entry("execution_spec").or_insert_with(|| serde_json::json!({}));
+        if let Some(exec) = exec.as_object_mut() {
+            exec.insert("default_device".into(), device.into());
+        }
+    }
     let probe = make(env, seed).map_err(|e| e.to_string())?;
     agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
         .map_err(|e| format!("{}: {e}", config.display()))
@@ -34,7 +46,7 @@ pub struct GraphArgs {
 
 /// Prints the agent's meta graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
-    let agent = build_agent::<backend_candle::Candle>(&args.config, &args.env, 0)?;
+    let agent = build_agent::<backend_candle::Candle>(&args.config, &args.env, 0, None)?;
     let meta = agent
         .meta_graph()
         .ok_or_else(|| format!("{}: this agent has no graph", args.config.display()))?;
@@ -68,7 +80,8 @@ pub struct EvaluateArgs {
 
 /// Plays greedy episodes with a trained agent and prints their returns.
 pub fn evaluate(args: &EvaluateArgs) -> Result<String, String> {
-    let mut agent = build_agent::<backend_candle::Candle>(&args.checkpoint.join("config.json"), &args.env, args.seed)?;
+    let mut agent =
+        build_agent::<backend_candle::Candle>(&args.checkpoint.join("config.json"), &args.env, args.seed, None)?;
     agent
         .restore_checkpoint(&args.checkpoint.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())?;

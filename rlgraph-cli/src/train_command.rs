@@ -26,7 +26,8 @@ pub struct TrainArgs {
     /// The backend: candle (default) or tch (needs the `tch` feature).
     #[arg(long, default_value = "candle")]
     backend: String,
-    /// The device: only `cpu` is supported by this command so far.
+    /// The device: `cpu`, or `cuda:N` with the tch backend on a CUDA libtorch (replaces the
+    /// config's `execution_spec.default_device`).
     #[arg(long, default_value = "cpu")]
     device: String,
     /// Environment steps to train for.
@@ -58,11 +59,8 @@ pub struct TrainArgs {
 
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
 pub fn run(args: &TrainArgs) -> Result<String, String> {
-    if args.device != "cpu" {
-        return Err(format!(
-            "--device {}: only cpu is supported by `rlgraph train` so far",
-            args.device
-        ));
+    if rlgraph_core::Device::parse(&args.device).is_none() {
+        return Err(format!("--device {}: use cpu or cuda:N", args.device));
     }
     match args.backend.as_str() {
         "candle" => train::<backend_candle::Candle>(args),
@@ -85,7 +83,7 @@ fn train_tch(_: &TrainArgs) -> Result<String, String> {
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
-    let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed)?;
+    let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed, Some(&args.device))?;
     if let Some(dir) = &args.resume {
         agent
             .restore_checkpoint(&dir.join("checkpoint.safetensors"))
