@@ -28,6 +28,7 @@ pub mod common;
 pub mod distributions;
 pub mod exploration;
 pub mod helpers;
+pub mod image_preprocessors;
 pub mod initializer_spec;
 pub mod layers;
 pub mod losses;
@@ -37,6 +38,7 @@ pub mod policy;
 pub mod preprocessors;
 pub mod registry;
 pub mod spec;
+pub mod stateful_preprocessors;
 pub mod synchronizable;
 pub mod time_dependent;
 

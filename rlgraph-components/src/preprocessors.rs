@@ -1,12 +1,15 @@
-//! Preprocessors (clip, convert_type, divide, multiply, normalize) and the `PreprocessorStack`
-//! that chains them, each with API method `call(inputs)`.
+//! Preprocessors (clip, convert_type, divide, multiply, normalize; the image and stateful
+//! ones live in their own files) and the `PreprocessorStack` that chains them, each with API
+//! methods `call(inputs)` and `reset()`.
 
 use serde_json::Value as Json;
 
 use rlgraph_core::spaces::{BoolBox, Dtype, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Param, Result};
 
+use crate::image_preprocessors::{grayscale, image_crop, image_resize, transpose, GRAYSCALE_WEIGHTS};
 use crate::spec::{normalize_type, Spec};
+use crate::stateful_preprocessors::{moving_standardize, sequence};
 
 fn elementwise<B: Backend>(
     name: &str,
@@ -17,6 +20,7 @@ fn elementwise<B: Backend>(
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
+        .api("reset", vec![], |_, _| Ok(vec![]))
         .graph_fn(GraphFn::tensors("apply", move |_, xs| Ok(vec![f(xs[0])?])).infer(move |_, s| Ok(vec![out(&s[0])])))
 }
 
@@ -100,9 +104,11 @@ pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
 }
 
 /// A stack of preprocessors applied in order: `preprocess(inputs)`; `reset()` clears the state
-/// of stateful preprocessors (none of today's keep any, so it does nothing yet).
+/// of the stateful ones (frame stacks, running statistics) and returns one dummy output per
+/// stateful member, so the resets run.
 pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
     let names: Vec<String> = layers.iter().map(|l| l.name().to_string()).collect();
+    let reset_names = names.clone();
     layers
         .into_iter()
         .fold(Component::new(name), Component::with_sub)
@@ -113,7 +119,13 @@ pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> 
             }
             Ok(vec![x])
         })
-        .api("reset", vec![], |_, _| Ok(vec![]))
+        .api("reset", vec![], move |ctx, _| {
+            let mut outs = vec![];
+            for n in &reset_names {
+                outs.extend(ctx.call(n, "reset", &[])?);
+            }
+            Ok(outs)
+        })
 }
 
 /// Builds a preprocessor from its RLgraph spec, or `None` if the type is not a preprocessor.
@@ -142,6 +154,68 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 s.only(&["scope"])?;
                 normalize(scope("normalize")?)
             }
+            "grayscale" => {
+                s.only(&["keep_rank", "weights", "scope"])?;
+                if let Some(w) = s.get("weights") {
+                    let rgb: Option<Vec<f64>> = w.as_array().map(|a| a.iter().filter_map(Json::as_f64).collect());
+                    if rgb.as_deref() != Some(&GRAYSCALE_WEIGHTS[..]) {
+                        return Err(CoreError::Config {
+                            at: s.at("weights"),
+                            reason: format!("only RLgraph's default weights {GRAYSCALE_WEIGHTS:?} are supported"),
+                        });
+                    }
+                }
+                grayscale(scope("grayscale")?, s.bool_or("keep_rank", false)?)
+            }
+            "imagecrop" => {
+                s.only(&["x", "y", "width", "height", "scope"])?;
+                image_crop(
+                    scope("image-crop")?,
+                    s.usize_or("x", 0)?,
+                    s.usize_or("y", 0)?,
+                    s.usize("width")?,
+                    s.usize("height")?,
+                )
+            }
+            "imageresize" => {
+                s.only(&["width", "height", "interpolation", "scope"])?;
+                let how = s.str_or("interpolation", "bilinear")?;
+                if normalize_type(how) != "bilinear" {
+                    return Err(CoreError::Config {
+                        at: s.at("interpolation"),
+                        reason: format!("{how:?} is not supported; use \"bilinear\""),
+                    });
+                }
+                image_resize(scope("image-resize")?, s.usize("width")?, s.usize("height")?)
+            }
+            "transpose" => {
+                s.only(&["perm", "scope"])?;
+                let perm = match s.get("perm") {
+                    None => None,
+                    Some(p) => Some(
+                        p.as_array()
+                            .and_then(|a| a.iter().map(|d| d.as_u64().map(|d| d as usize)).collect())
+                            .ok_or_else(|| CoreError::Config {
+                                at: s.at("perm"),
+                                reason: "expected a list of dimension indices".into(),
+                            })?,
+                    ),
+                };
+                transpose(scope("transpose")?, perm)
+            }
+            "movingstandardize" => {
+                s.only(&["scope"])?;
+                moving_standardize(scope("moving-standardize")?)
+            }
+            "sequence" => {
+                s.only(&["sequence_length", "batch_size", "add_rank", "scope"])?;
+                sequence(
+                    scope("sequence")?,
+                    s.usize_or("sequence_length", 2)?,
+                    s.usize_or("batch_size", 1)?,
+                    s.bool_or("add_rank", true)?,
+                )
+            }
             _ => {
                 s.only(&["to_dtype", "scope"])?;
                 let name = s.str_or("to_dtype", "float")?;
@@ -155,7 +229,17 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
     };
     matches!(
         normalize_type(kind).as_str(),
-        "clip" | "divide" | "multiply" | "normalize" | "converttype"
+        "clip"
+            | "divide"
+            | "multiply"
+            | "normalize"
+            | "converttype"
+            | "grayscale"
+            | "imagecrop"
+            | "imageresize"
+            | "transpose"
+            | "movingstandardize"
+            | "sequence"
     )
     .then(build)
 }

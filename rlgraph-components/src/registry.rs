@@ -38,10 +38,17 @@ pub const KNOWN_TYPES: &[&str] = &[
     "divide",
     "multiply",
     "normalize",
+    "grayscale",
+    "image-crop",
+    "image-resize",
+    "transpose",
+    "moving-standardize",
+    "sequence",
     "sgd",
     "adam",
     "rmsprop",
     "adagrad",
+    "adadelta",
 ];
 
 /// Builds a component from its RLgraph spec (`{"type": "dense", "units": 2}`); a JSON array
@@ -264,7 +271,7 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             ))
         }
         "sgd" | "adam" | "rmsprop" | "adagrad" | "sgdoptimizer" | "adamoptimizer" | "rmspropoptimizer"
-        | "adagradoptimizer" => Ok(optimizer(
+        | "adagradoptimizer" | "adadelta" | "adadeltaoptimizer" => Ok(optimizer(
             s.str_or("scope", "optimizer")?,
             OptimizerSpec::parse(spec, at)?,
         )),

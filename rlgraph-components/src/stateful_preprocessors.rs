@@ -1,0 +1,212 @@
+//! Preprocessors with state between calls: `moving_standardize` (running mean and variance)
+//! and `sequence` (frame stacking). Each has `call(inputs)` and `reset()`; their state lives
+//! in non-trainable variables, so checkpoints carry it. Both compute on the host: they are
+//! a few additions per element, cheaper there than as a chain of kernel dispatches.
+
+use rlgraph_core::spaces::{FloatBox, Space};
+use rlgraph_core::{
+    Backend, Component, CoreError, GraphFn, HostData, HostTensor, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
+};
+
+/// RLgraph's `SMALL_NUMBER`, added to the standard deviation.
+const SMALL_NUMBER: f64 = 1e-6;
+
+fn host_f64<B: Backend>(t: &B::Tensor) -> Result<Vec<f64>> {
+    Ok(B::to_host(t)?.data.to_f64())
+}
+
+fn upload<B: Backend>(data: &[f64], shape: Vec<usize>, ctx: &KernelCtx<'_, B>) -> Result<B::Tensor> {
+    B::from_host(
+        &HostTensor {
+            shape,
+            data: HostData::F32(data.iter().map(|&v| v as f32).collect()),
+        },
+        ctx.device(),
+    )
+}
+
+fn set_var<B: Backend>(ctx: &KernelCtx<'_, B>, name: &str, data: &[f64]) -> Result<()> {
+    let var = ctx.var_handle(name)?;
+    let shape = B::shape(B::var_tensor(var));
+    B::var_set(var, &upload::<B>(data, shape, ctx)?)
+}
+
+fn item_shape(spaces: &rlgraph_core::InputSpaces) -> Result<Vec<usize>> {
+    Ok(spaces.get("inputs")?.shape().unwrap_or(&[]).to_vec())
+}
+
+fn bad(ctx: &KernelCtx<'_, impl Backend>, reason: String) -> CoreError {
+    CoreError::Component {
+        component: ctx.component().into(),
+        method: Some("call".into()),
+        reason,
+    }
+}
+
+/// The `reset` graph function: every variable back to zero; one dummy output, so the reset
+/// reaches the caller's outputs and runs.
+fn reset_fn<B: Backend>(vars: &'static [&'static str]) -> GraphFn<B> {
+    GraphFn::new("reset", move |ctx, _| {
+        for name in vars {
+            let var = ctx.var_handle(name)?;
+            let zeros = B::affine(B::var_tensor(var), 0.0, 0.0)?;
+            B::var_set(var, &B::detach(&zeros))?;
+        }
+        Ok(vec![Tree::Leaf(B::scalar(
+            0.0,
+            rlgraph_core::DType::F32,
+            ctx.device(),
+        )?)])
+    })
+    .infer(|_, _| Ok(vec![Space::from(FloatBox::new(Vec::<usize>::new()))]))
+}
+
+/// Standardizes each element by running estimates over every item seen since the last reset,
+/// RLgraph's `MovingStandardize`: per item, `n += 1`, `d = x - mean`, `mean += d / n`,
+/// `s += d^2 (n - 1) / n`; then `(x - mean) / (sqrt(s / (n - 1)) + 1e-6)` (with `mean^2` as
+/// the variance while `n = 1`), using the estimates after the whole batch.
+pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
+    Component::new(name)
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
+        .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
+        .variables(|spaces| {
+            let shape = item_shape(spaces)?;
+            Ok(vec![
+                VarDecl::new("count", [], Initializer::Zeros).frozen(),
+                VarDecl::new("mean", shape.clone(), Initializer::Zeros).frozen(),
+                VarDecl::new("sum_sq", shape, Initializer::Zeros).frozen(),
+            ])
+        })
+        .graph_fn(reset_fn::<B>(&["count", "mean", "sum_sq"]))
+        .graph_fn(
+            GraphFn::tensors("apply", |ctx, xs| {
+                let x = host_f64::<B>(xs[0])?;
+                let mut mean = host_f64::<B>(ctx.var("mean")?)?;
+                let mut sum_sq = host_f64::<B>(ctx.var("sum_sq")?)?;
+                let mut n = host_f64::<B>(ctx.var("count")?)?.first().copied().unwrap_or(0.0);
+                let width = mean.len().max(1);
+                if x.len() % width != 0 {
+                    return Err(bad(ctx, format!("{} elements are not whole items of {width}", x.len())));
+                }
+                for item in x.chunks(width) {
+                    n += 1.0;
+                    for ((m, s), v) in mean.iter_mut().zip(sum_sq.iter_mut()).zip(item) {
+                        let d = v - *m;
+                        *m += d / n;
+                        *s += d * d * (n - 1.0) / n;
+                    }
+                }
+                let std: Vec<f64> = mean
+                    .iter()
+                    .zip(&sum_sq)
+                    .map(|(m, s)| {
+                        let var = if n > 1.0 { s / (n - 1.0) } else { m * m };
+                        var.sqrt() + SMALL_NUMBER
+                    })
+                    .collect();
+                let out: Vec<f64> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v - mean[i % width]) / std[i % width])
+                    .collect();
+                set_var::<B>(ctx, "count", &[n])?;
+                set_var::<B>(ctx, "mean", &mean)?;
+                set_var::<B>(ctx, "sum_sq", &sum_sq)?;
+                Ok(vec![upload::<B>(&out, B::shape(xs[0]), ctx)?])
+            })
+            .infer(|_, s| {
+                Ok(vec![Space::from(FloatBox::new(s[0].shape().unwrap_or(&[]).to_vec()))
+                    .with_ranks(s[0].ranks().unwrap_or_default())])
+            }),
+        )
+}
+
+/// Frame stacking, RLgraph's `Sequence`: the last `length` inputs of each of `batch_size`
+/// streams, oldest first; right after construction or `reset` the first input fills every
+/// slot. With `add_rank` the frames form a new last dimension (`[..., length]`), otherwise
+/// they are concatenated along the last one. Output is float.
+pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_rank: bool) -> Component<B> {
+    let length = length.max(1);
+    Component::new(name)
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
+        .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
+        .variables(move |spaces| {
+            let mut shape = vec![batch_size, length];
+            shape.extend(item_shape(spaces)?);
+            Ok(vec![
+                VarDecl::new("frames", shape, Initializer::Zeros).frozen(),
+                // Steps since the last reset, per stream (0: the next input fills every slot).
+                VarDecl::new("steps", [batch_size], Initializer::Zeros).frozen(),
+            ])
+        })
+        .graph_fn(reset_fn::<B>(&["frames", "steps"]))
+        .graph_fn(
+            GraphFn::tensors("apply", move |ctx, xs| {
+                let shape = B::shape(xs[0]);
+                if shape.first() != Some(&batch_size) {
+                    return Err(bad(
+                        ctx,
+                        format!("expects batches of {batch_size} streams, got shape {shape:?}"),
+                    ));
+                }
+                let x = host_f64::<B>(xs[0])?;
+                let width = x.len() / batch_size;
+                let mut frames = host_f64::<B>(ctx.var("frames")?)?;
+                let mut steps = host_f64::<B>(ctx.var("steps")?)?;
+                let mut out = Vec::with_capacity(x.len() * length);
+                for b in 0..batch_size {
+                    let item = &x[b * width..(b + 1) * width];
+                    let stream = &mut frames[b * length * width..(b + 1) * length * width];
+                    if steps[b] == 0.0 {
+                        for slot in stream.chunks_mut(width) {
+                            slot.copy_from_slice(item);
+                        }
+                    } else {
+                        stream.copy_within(width.., 0);
+                        stream[(length - 1) * width..].copy_from_slice(item);
+                    }
+                    steps[b] += 1.0;
+                    if add_rank {
+                        // [..item, length]: element e of frame f at e * length + f.
+                        for e in 0..width {
+                            out.extend((0..length).map(|f| stream[f * width + e]));
+                        }
+                    } else {
+                        // Concatenated along the last dimension of size `last`.
+                        let last = shape.last().copied().filter(|_| shape.len() > 1).unwrap_or(1);
+                        for row in 0..width / last {
+                            for f in 0..length {
+                                let start = f * width + row * last;
+                                out.extend_from_slice(&stream[start..start + last]);
+                            }
+                        }
+                    }
+                }
+                set_var::<B>(ctx, "frames", &frames)?;
+                set_var::<B>(ctx, "steps", &steps)?;
+                let mut out_shape = shape.clone();
+                if add_rank {
+                    out_shape.push(length);
+                } else if out_shape.len() > 1 {
+                    *out_shape.last_mut().unwrap_or(&mut 0) *= length;
+                } else {
+                    out_shape.push(length);
+                }
+                Ok(vec![upload::<B>(&out, out_shape, ctx)?])
+            })
+            .infer(move |_, s| {
+                let mut shape = s[0].shape().unwrap_or(&[]).to_vec();
+                match shape.last_mut() {
+                    Some(last) if !add_rank => *last *= length,
+                    _ => shape.push(length),
+                }
+                Ok(vec![
+                    Space::from(FloatBox::new(shape)).with_ranks(s[0].ranks().unwrap_or_default())
+                ])
+            }),
+        )
+}
