@@ -1,6 +1,8 @@
 //! Distributions over actions: Categorical (from logits), Bernoulli (from probabilities),
-//! Normal (from a `(mean, stddev)` Tuple) and SquashedNormal (a Normal through `tanh`, scaled
-//! into `[low, high]`, as SAC uses for bounded actions). Each samples stochastically (from the executor's
+//! Normal (from a `(mean, stddev)` Tuple), SquashedNormal (a Normal through `tanh`, scaled
+//! into `[low, high]`, as SAC uses for bounded actions), Beta (from an `(alpha, beta)` Tuple,
+//! scaled into `[low, high]`) and GumbelSoftmax (the Concrete relaxation of a Categorical,
+//! over probability vectors). Each samples stochastically (from the executor's
 //! seeded RNG) or deterministically, and gives log-probabilities, entropy and KL divergence,
 //! elementwise over the action dimensions as RLgraph's do.
 
@@ -8,6 +10,8 @@ use std::f64::consts::PI;
 
 use rlgraph_core::spaces::{BoolBox, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, KernelCtx, Param, Result, Tree};
+
+use crate::special_functions::{digamma, ln_beta};
 
 /// Which distribution.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +30,22 @@ pub enum Kind {
         low: f64,
         /// The largest action.
         high: f64,
+    },
+    /// `low + (high - low) y` with `y ~ Beta(alpha, beta)`. Parameters: a Tuple
+    /// `(alpha, beta)` of positive floats. Sampling is not reparameterized.
+    Beta {
+        /// The smallest action.
+        low: f64,
+        /// The largest action.
+        high: f64,
+    },
+    /// The Concrete / Gumbel-softmax distribution (Maddison et al. 2017; Jang et al. 2017):
+    /// parameters are logits `[..., n]`, values probability vectors `softmax((logits + G) /
+    /// temperature)`. The deterministic sample is the one-hot argmax; entropy and KL are the
+    /// underlying Categorical's.
+    GumbelSoftmax {
+        /// The relaxation temperature (towards 0: one-hot samples).
+        temperature: f64,
     },
 }
 
@@ -83,6 +103,21 @@ fn normal_sample<B: Backend>(
     }
     let n = B::normal(&B::shape(mean), 0.0, 1.0, B::dtype(mean), ctx.device(), ctx.rng())?;
     B::add(mean, &B::mul(std, &n)?)
+}
+
+/// `Beta(a, b)` draws on the host from the executor's RNG (Gamma ratios, rand_distr's
+/// algorithm), as a tensor like `a`.
+fn beta_draws<B: Backend>(ctx: &mut KernelCtx<'_, B>, a: &B::Tensor, b: &B::Tensor) -> Result<B::Tensor> {
+    use rand_distr::Distribution;
+    let (av, bv) = (B::to_host(a)?.data.to_f64(), B::to_host(b)?.data.to_f64());
+    let mut draws = Vec::with_capacity(av.len());
+    for (&x, &y) in av.iter().zip(&bv) {
+        let beta = rand_distr::Beta::new(x, y)
+            .map_err(|e| bad(&format!("Beta parameters must be positive, got ({x}, {y}): {e}")))?;
+        draws.push(beta.sample(ctx.rng()));
+    }
+    let mut it = draws.into_iter();
+    B::from_draws(&B::shape(a), B::dtype(a), ctx.device(), || it.next().unwrap_or(0.5))
 }
 
 /// `-z^2/2 - ln(sigma) - ln(2 pi)/2` elementwise.
@@ -148,6 +183,27 @@ impl Kind {
             }
             Kind::Normal => normal_sample(ctx, p, deterministic),
             Kind::SquashedNormal { low, high } => squash::<B>(&normal_sample(ctx, p, deterministic)?, *low, *high),
+            Kind::Beta { low, high } => {
+                let (a, b) = normal_params::<B>(p)?;
+                let y = if deterministic {
+                    B::div(a, &B::add(a, b)?)?
+                } else {
+                    beta_draws::<B>(ctx, a, b)?
+                };
+                B::affine(&y, high - low, *low)
+            }
+            Kind::GumbelSoftmax { temperature } => {
+                let logits = leaf::<B>(p)?;
+                let d = last_dim::<B>(logits);
+                if deterministic {
+                    let n = B::shape(logits)[d];
+                    return B::one_hot(&B::argmax(logits, d, false)?, n, B::dtype(logits));
+                }
+                let u = B::uniform(&B::shape(logits), 1e-12, 1.0, B::dtype(logits), ctx.device(), ctx.rng())?;
+                let gumbel = B::neg(&B::log(&B::neg(&B::log(&u)?)?)?)?;
+                let z = B::affine(&B::add(logits, &gumbel)?, 1.0 / temperature, 0.0)?;
+                B::exp(&log_softmax::<B>(&z)?)
+            }
         }
     }
 
@@ -206,6 +262,47 @@ impl Kind {
                 )?;
                 squashed_log_prob::<B>(p, &u, &y, *low, *high)
             }
+            Kind::Beta { low, high } => {
+                // (a - 1) ln y + (b - 1) ln(1 - y) - ln B(a, b) - ln(high - low)
+                let (a, b) = normal_params::<B>(p)?;
+                let y = B::clamp(
+                    &B::affine(values, 1.0 / (high - low), -low / (high - low))?,
+                    1e-7,
+                    1.0 - 1e-7,
+                )?;
+                let t1 = B::mul(&B::affine(a, 1.0, -1.0)?, &B::log(&y)?)?;
+                let t2 = B::mul(&B::affine(b, 1.0, -1.0)?, &B::log(&B::affine(&y, -1.0, 1.0)?)?)?;
+                B::affine(
+                    &B::sub(&B::add(&t1, &t2)?, &ln_beta::<B>(a, b)?)?,
+                    1.0,
+                    -(high - low).ln(),
+                )
+            }
+            Kind::GumbelSoftmax { temperature } => {
+                // ln((n-1)!) + (n-1) ln t + sum_i (ln pi_i - (t + 1) ln y_i)
+                //   - n ln(sum_i pi_i y_i^-t)
+                let logits = leaf::<B>(p)?;
+                let d = last_dim::<B>(logits);
+                let n = B::shape(logits)[d];
+                let log_pi = log_softmax::<B>(logits)?;
+                let log_y = B::log(&B::clamp(values, 1e-12, 1.0)?)?;
+                let terms = B::sum(
+                    &B::sub(&log_pi, &B::affine(&log_y, temperature + 1.0, 0.0)?)?,
+                    &[d],
+                    false,
+                )?;
+                let mix = B::sum(
+                    &B::exp(&B::sub(&log_pi, &B::affine(&log_y, *temperature, 0.0)?)?)?,
+                    &[d],
+                    false,
+                )?;
+                let ln_fact: f64 = (1..n).map(|k| (k as f64).ln()).sum();
+                B::affine(
+                    &B::sub(&terms, &B::affine(&B::log(&mix)?, n as f64, 0.0)?)?,
+                    1.0,
+                    ln_fact + (n as f64 - 1.0) * temperature.ln(),
+                )
+            }
         }
     }
 
@@ -226,12 +323,42 @@ impl Kind {
                 let (_, std) = normal_params::<B>(p)?;
                 B::affine(&B::log(std)?, 1.0, 0.5 + 0.5 * (2.0 * PI).ln())
             }
+            Kind::Beta { low, high } => {
+                // ln B(a, b) - (a - 1) psi(a) - (b - 1) psi(b) + (a + b - 2) psi(a + b), plus
+                // ln(high - low) for the scaling.
+                let (a, b) = normal_params::<B>(p)?;
+                let ab = B::add(a, b)?;
+                let h = B::sub(
+                    &B::sub(
+                        &ln_beta::<B>(a, b)?,
+                        &B::mul(&B::affine(a, 1.0, -1.0)?, &digamma::<B>(a)?)?,
+                    )?,
+                    &B::mul(&B::affine(b, 1.0, -1.0)?, &digamma::<B>(b)?)?,
+                )?;
+                B::affine(
+                    &B::add(&h, &B::mul(&B::affine(&ab, 1.0, -2.0)?, &digamma::<B>(&ab)?)?)?,
+                    1.0,
+                    (high - low).ln(),
+                )
+            }
+            Kind::GumbelSoftmax { .. } => Kind::Categorical.entropy::<B>(p),
         }
     }
 
     /// `KL(p || q)`, elementwise (per distribution for Categorical).
     pub fn kl<B: Backend>(&self, p: &Tree<B::Tensor>, q: &Tree<B::Tensor>) -> Result<B::Tensor> {
         match self {
+            Kind::GumbelSoftmax { .. } => Kind::Categorical.kl::<B>(p, q),
+            Kind::Beta { .. } => {
+                // ln B(a2, b2) - ln B(a1, b1) + (a1 - a2) psi(a1) + (b1 - b2) psi(b1)
+                //   + (a2 - a1 + b2 - b1) psi(a1 + b1)
+                let ((a1, b1), (a2, b2)) = (normal_params::<B>(p)?, normal_params::<B>(q)?);
+                let s1 = B::add(a1, b1)?;
+                let t = B::sub(&ln_beta::<B>(a2, b2)?, &ln_beta::<B>(a1, b1)?)?;
+                let t = B::add(&t, &B::mul(&B::sub(a1, a2)?, &digamma::<B>(a1)?)?)?;
+                let t = B::add(&t, &B::mul(&B::sub(b1, b2)?, &digamma::<B>(b1)?)?)?;
+                B::add(&t, &B::mul(&B::sub(&B::add(a2, b2)?, &s1)?, &digamma::<B>(&s1)?)?)
+            }
             Kind::Categorical => {
                 let (lp, lq) = (log_softmax::<B>(leaf::<B>(p)?)?, log_softmax::<B>(leaf::<B>(q)?)?);
                 B::sum(
@@ -277,6 +404,12 @@ impl Kind {
             (Kind::Bernoulli, Space::Float(_)) => Space::from(BoolBox::new(shape(params))).with_ranks(ranks),
             (Kind::Normal, Space::Tuple(t)) if t.items().len() == 2 => {
                 Space::from(FloatBox::new(shape(&t.items()[0]))).with_ranks(ranks)
+            }
+            (Kind::GumbelSoftmax { .. }, Space::Float(_)) if !shape(params).is_empty() => {
+                Space::from(FloatBox::bounded(shape(params), 0.0, 1.0)?).with_ranks(ranks)
+            }
+            (Kind::Beta { low, high }, Space::Tuple(t)) if t.items().len() == 2 => {
+                Space::from(FloatBox::bounded(shape(&t.items()[0]), *low, *high)?).with_ranks(ranks)
             }
             (Kind::SquashedNormal { low, high }, Space::Tuple(t)) if t.items().len() == 2 => {
                 Space::from(FloatBox::bounded(shape(&t.items()[0]), *low, *high)?).with_ranks(ranks)
@@ -333,6 +466,8 @@ pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
                         Kind::Categorical => "float logits with a category dimension",
                         Kind::Bernoulli => "float probabilities",
                         Kind::Normal | Kind::SquashedNormal { .. } => "a Tuple (mean, stddev) of floats",
+                        Kind::Beta { .. } => "a Tuple (alpha, beta) of positive floats",
+                        Kind::GumbelSoftmax { .. } => "float logits with a category dimension",
                     },
                 )
             })

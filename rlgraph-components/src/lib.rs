@@ -38,6 +38,7 @@ pub mod policy;
 pub mod preprocessors;
 pub mod registry;
 pub mod spec;
+pub mod special_functions;
 pub mod stateful_preprocessors;
 pub mod synchronizable;
 pub mod time_dependent;

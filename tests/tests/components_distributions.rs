@@ -133,6 +133,61 @@ both_backends! {
         t.assert_call("entropy", &[p(1)], &[floats(&[1, 2], h)], tol());
     }
 
+    fn beta<B>() {
+        // Beta(2, 3) and Beta(0.5, 0.5) on [-1, 1], one element each.
+        let one = r#"{"type": "float-box", "shape": [1]}"#;
+        let params = Space::tuple(vec![batch(one), batch(one)]);
+        let kind = DistributionKind::Beta { low: -1.0, high: 1.0 };
+        let mut t = ComponentTest::<B>::new(distribution("beta", kind), [("parameters", params.clone()), ("values", batch(one)), ("other_parameters", params)], 6).unwrap();
+        let p = |a: f64, b: f64, n: usize| Value::Tuple(vec![floats(&[n, 1], vec![a; n]), floats(&[n, 1], vec![b; n])]);
+        // Beta(2, 3) at y = 0.5 (value 0): density 12 * 0.5 * 0.25 = 1.5, over the width 2:
+        // ln 1.5 - ln 2 = -0.287682. Beta(0.5, 0.5) at y = 0.5: B = pi, density
+        // 0.5^-0.5 0.5^-0.5 / pi = 2 / pi: ln(2 / pi) - ln 2 = -1.144730.
+        t.assert_call("log_prob", &[p(2.0, 3.0, 1), floats(&[1, 1], vec![0.0])], &[floats(&[1, 1], vec![-0.287682])], Tolerance::new(1e-5, 1e-5));
+        t.assert_call("log_prob", &[p(0.5, 0.5, 1), floats(&[1, 1], vec![0.0])], &[floats(&[1, 1], vec![-1.144730])], Tolerance::new(1e-5, 1e-5));
+        // Entropy of Beta(2, 3): ln B(2, 3) - psi(2) - 2 psi(3) + 3 psi(5) = -0.234907 with
+        // psi(2) = 1 - g, psi(3) = 1.5 - g, psi(5) = 25/12 - g; plus ln 2 for the width.
+        t.assert_call("entropy", &[p(2.0, 3.0, 1)], &[floats(&[1, 1], vec![-0.234907 + 2f64.ln()])], Tolerance::new(1e-5, 1e-5));
+        // KL(Beta(2, 3) || Beta(1, 1)) is minus the entropy on [0, 1]: 0.234907.
+        t.assert_call("kl_divergence", &[p(2.0, 3.0, 1), p(1.0, 1.0, 1)], &[floats(&[1, 1], vec![0.234907])], Tolerance::new(1e-5, 1e-5));
+        // The deterministic action is the mean 2/5 on [0, 1]: -1 + 2 * 0.4 = -0.2.
+        t.assert_call("sample_deterministic", &[p(2.0, 3.0, 1)], &[floats(&[1, 1], vec![-0.2])], tol());
+        // Samples: mean -0.2, standard deviation 2 * 0.2 = 0.4 (variance ab / ((a+b)^2 (a+b+1))).
+        let n = 20_000;
+        let out = t.call("sample_stochastic", &[p(2.0, 3.0, n)]).unwrap();
+        let Value::Float32(a) = &out[0] else { panic!() };
+        let mean = a.data().iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+        assert!((mean + 0.2).abs() < 4.0 * 0.4 / (n as f64).sqrt(), "{mean}");
+        assert!(a.data().iter().all(|x| (-1.0..=1.0).contains(x)));
+    }
+
+    fn gumbel_softmax<B>() {
+        let logits_space = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let kind = DistributionKind::GumbelSoftmax { temperature: 1.0 };
+        let mut t = ComponentTest::<B>::new(distribution("gumbel", kind), [("parameters", logits_space.clone()), ("values", logits_space.clone()), ("other_parameters", logits_space.clone())], 8).unwrap();
+        // Concrete density, n = 2, t = 1: (pi_1 pi_2 / (y_1 y_2)^2) / (pi_1 / y_1 + pi_2 / y_2)^2.
+        // pi = (1/4, 3/4), y = (1/2, 1/2): (3/16 * 16) / 2^2 = 3/4.
+        let logits = floats(&[1, 2], vec![0.0, 3f64.ln()]);
+        t.assert_call("log_prob", &[logits.clone(), floats(&[1, 2], vec![0.5, 0.5])], &[floats(&[1], vec![0.75f64.ln()])], Tolerance::new(1e-5, 1e-5));
+        // Uniform logits at t = 1: density 1 everywhere on the simplex, e.g. at (1/4, 3/4).
+        t.assert_call("log_prob", &[floats(&[1, 2], vec![0.0, 0.0]), floats(&[1, 2], vec![0.25, 0.75])], &[floats(&[1], vec![0.0])], Tolerance::new(1e-5, 1e-5));
+        t.assert_call("sample_deterministic", std::slice::from_ref(&logits), &[floats(&[1, 2], vec![0.0, 1.0])], tol());
+        // Entropy is the Categorical's: -(1/4 ln 1/4 + 3/4 ln 3/4) = 0.562335.
+        t.assert_call("entropy", &[logits], &[floats(&[1], vec![0.562335])], Tolerance::new(1e-5, 1e-5));
+        // At a low temperature samples are nearly one-hot, their argmax distributed as pi.
+        let cold = DistributionKind::GumbelSoftmax { temperature: 0.1 };
+        let mut t = ComponentTest::<B>::new(distribution("gumbel", cold), [("parameters", logits_space.clone()), ("values", logits_space.clone()), ("other_parameters", logits_space)], 8).unwrap();
+        let n = 4000;
+        let many = floats(&[n, 2], [0.0, 3f64.ln()].iter().copied().cycle().take(2 * n).collect());
+        let out = t.call("sample_stochastic", &[many]).unwrap();
+        let Value::Float32(a) = &out[0] else { panic!() };
+        let rows: Vec<&[f32]> = a.data().chunks(2).collect();
+        assert!(rows.iter().all(|r| (r[0] + r[1] - 1.0).abs() < 1e-5));
+        let second = rows.iter().filter(|r| r[1] > r[0]).count() as f64 / n as f64;
+        // Binomial(4000, 0.75): standard deviation 0.0068; 5 sigma.
+        assert!((second - 0.75).abs() < 0.035, "{second}");
+    }
+
     fn wrong_parameters_name_the_place<B>() {
         let flat = batch(r#"{"type": "float-box", "shape": [2]}"#);
         let spaces = [("parameters", flat.clone()), ("values", flat.clone()), ("other_parameters", flat)];
