@@ -1,19 +1,48 @@
-//! `NeuralNetwork`: layers applied in order, built from an RLgraph layer-spec list.
+//! `NeuralNetwork`, `Stack` and `BatchApply`: sub-components chained, and a sub-component
+//! applied over a folded time rank.
 
 use rlgraph_core::{Backend, Component, Param};
 
-/// A network named `name` whose `call(inputs)` runs each layer's `call` on the previous output.
-pub fn neural_network<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
-    let names: Vec<String> = layers.iter().map(|l| l.name().to_string()).collect();
-    layers.into_iter().fold(Component::new(name), Component::with_sub).api(
-        "call",
+use crate::layers::{fold_time_rank, unfold_time_rank};
+
+/// A stack named `name` (RLgraph's `Stack`): its API method `method(inputs)` runs each
+/// sub-component's `method` on the previous one's first output.
+pub fn stack<B: Backend>(name: &str, subs: Vec<Component<B>>, method: &str) -> Component<B> {
+    let names: Vec<String> = subs.iter().map(|l| l.name().to_string()).collect();
+    let m = method.to_string();
+    subs.into_iter().fold(Component::new(name), Component::with_sub).api(
+        method,
         vec![Param::new("inputs")],
         move |ctx, args| {
             let mut x = args.get(0)?;
             for n in &names {
-                x = ctx.call(n, "call", &[x])?[0];
+                x = ctx.call(n, &m, &[x])?[0];
             }
             Ok(vec![x])
         },
     )
+}
+
+/// A network named `name` whose `call(inputs)` runs each layer's `call` on the previous output.
+pub fn neural_network<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
+    stack(name, layers, "call")
+}
+
+/// RLgraph's `BatchApply`: `call(inputs)` folds the time rank of `[B, T, ...]` inputs into the
+/// batch rank, runs `sub`'s `method` on the `[B * T, ...]` result, and unfolds every output
+/// back to `[B, T, ...]`.
+pub fn batch_apply<B: Backend>(name: &str, sub: Component<B>, method: &str) -> Component<B> {
+    let (sub_name, m) = (sub.name().to_string(), method.to_string());
+    Component::new(name)
+        .with_sub(sub)
+        .with_sub(fold_time_rank("folder"))
+        .with_sub(unfold_time_rank("unfolder"))
+        .api("call", vec![Param::new("inputs")], move |ctx, args| {
+            let x = args.get(0)?;
+            let folded = ctx.call("folder", "call", &[x])?[0];
+            let outs = ctx.call(&sub_name, &m, &[folded])?;
+            outs.into_iter()
+                .map(|o| Ok(ctx.call("unfolder", "call", &[o, x])?[0]))
+                .collect()
+        })
 }

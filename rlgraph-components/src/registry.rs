@@ -9,7 +9,10 @@ use rlgraph_core::spaces::Space;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
-use crate::layers::{conv2d, dense, max_pool2d, reshape_with_categories, Conv2dSpec, DenseSpec, Padding};
+use crate::layers::{
+    conv2d, dense, fold_time_rank, max_pool2d, reshape_with_categories, unfold_time_rank, Conv2dSpec, DenseSpec,
+    Padding,
+};
 use crate::network::neural_network;
 use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::policy::{dueling_policy, policy, shared_value_function_policy};
@@ -149,11 +152,13 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             ))
         }
         "reshape" => {
-            if s.get("fold_time_rank").is_some() || s.get("unfold_time_rank").is_some() {
-                return Err(CoreError::Config {
-                    at: at.into(),
-                    reason: "reshape with fold_time_rank / unfold_time_rank is not yet supported".into(),
-                });
+            if s.bool_or("fold_time_rank", false)? {
+                s.only(&["fold_time_rank", "scope"])?;
+                return Ok(fold_time_rank(s.str_or("scope", "fold-time-rank")?));
+            }
+            if s.bool_or("unfold_time_rank", false)? {
+                s.only(&["unfold_time_rank", "scope"])?;
+                return Ok(unfold_time_rank(s.str_or("scope", "unfold-time-rank")?));
             }
             s.only(&["flatten", "flatten_categories", "new_shape", "scope"])?;
             let categories = match s.get("flatten_categories") {
