@@ -51,7 +51,7 @@ pub use losses::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
     ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
-pub use network::{batch_apply, neural_network, stack};
+pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
 pub use policy::{dueling_policy, policy, shared_value_function_policy, value_function};
 pub use preprocessors::preprocessor_stack;

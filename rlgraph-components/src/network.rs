@@ -6,21 +6,36 @@ use rlgraph_core::{Backend, Component, Param};
 use crate::layers::{fold_time_rank, unfold_time_rank};
 
 /// A stack named `name` (RLgraph's `Stack`): its API method `method(inputs)` runs each
-/// sub-component's `method` on the previous one's first output.
+/// sub-component's `method` on the previous one's first output, and returns every output of
+/// the last one.
 pub fn stack<B: Backend>(name: &str, subs: Vec<Component<B>>, method: &str) -> Component<B> {
+    stack_with_inputs(name, subs, method, 1)
+}
+
+/// A [`stack`] whose method takes `num_inputs` inputs (`inputs`, then optional `inputs_1`,
+/// ...), all given to the first member, as RLgraph's multi-input networks feed an LSTM its
+/// initial state.
+pub fn stack_with_inputs<B: Backend>(
+    name: &str,
+    subs: Vec<Component<B>>,
+    method: &str,
+    num_inputs: usize,
+) -> Component<B> {
     let names: Vec<String> = subs.iter().map(|l| l.name().to_string()).collect();
     let m = method.to_string();
-    subs.into_iter().fold(Component::new(name), Component::with_sub).api(
-        method,
-        vec![Param::new("inputs")],
-        move |ctx, args| {
-            let mut x = args.get(0)?;
-            for n in &names {
-                x = ctx.call(n, &m, &[x])?[0];
+    let params = std::iter::once(Param::new("inputs"))
+        .chain((1..num_inputs.max(1)).map(|i| Param::optional(format!("inputs_{i}"))))
+        .collect();
+    subs.into_iter()
+        .fold(Component::new(name), Component::with_sub)
+        .api(method, params, move |ctx, args| {
+            let mut outs = args.present();
+            for (k, n) in names.iter().enumerate() {
+                let inputs = if k == 0 { outs.clone() } else { outs[..1].to_vec() };
+                outs = ctx.call(n, &m, &inputs)?;
             }
-            Ok(vec![x])
-        },
-    )
+            Ok(outs)
+        })
 }
 
 /// A network named `name` whose `call(inputs)` runs each layer's `call` on the previous output.

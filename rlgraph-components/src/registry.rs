@@ -10,10 +10,10 @@ use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
 use crate::layers::{
-    conv2d, dense, fold_time_rank, max_pool2d, reshape_with_categories, unfold_time_rank, Conv2dSpec, DenseSpec,
-    Padding,
+    conv2d, dense, fold_time_rank, lstm, max_pool2d, reshape_with_categories, unfold_time_rank, Conv2dSpec, DenseSpec,
+    LstmSpec, Padding,
 };
-use crate::network::neural_network;
+use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::policy::{dueling_policy, policy, shared_value_function_policy};
 use crate::preprocessors::preprocessor_from_spec;
@@ -26,6 +26,7 @@ pub const KNOWN_TYPES: &[&str] = &[
     "conv2d",
     "max-pool2d",
     "reshape",
+    "lstm",
     "neural-network",
     "constant-decay",
     "linear-decay",
@@ -96,16 +97,63 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             };
             Ok(dense(s.str_or("scope", "dense")?, spec))
         }
+        "lstm" | "lstmlayer" => {
+            s.only(&[
+                "units",
+                "forget_bias",
+                "return_sequences",
+                "time_major",
+                "use_peepholes",
+                "cell_clip",
+                "static_loop",
+                "parallel_iterations",
+                "swap_inputs",
+                "stateful_batch_size",
+                "scope",
+            ])?;
+            for (key, ok) in [
+                ("use_peepholes", !s.bool_or("use_peepholes", false)?),
+                ("cell_clip", s.get("cell_clip").is_none_or(Json::is_null)),
+                ("swap_inputs", !s.bool_or("swap_inputs", false)?),
+            ] {
+                if !ok {
+                    return Err(CoreError::Config {
+                        at: s.at(key),
+                        reason: "not yet supported".into(),
+                    });
+                }
+            }
+            // static_loop and parallel_iterations steer TensorFlow's loop, not the result.
+            Ok(lstm(
+                s.str_or("scope", "lstm")?,
+                LstmSpec {
+                    units: s.usize("units")?,
+                    forget_bias: s.f64_or("forget_bias", 1.0)?,
+                    return_sequences: s.bool_or("return_sequences", true)?,
+                    stateful_batch: s
+                        .get("stateful_batch_size")
+                        .map(|_| s.usize("stateful_batch_size"))
+                        .transpose()?,
+                    time_major: s
+                        .get("time_major")
+                        .map(|_| s.bool_or("time_major", false))
+                        .transpose()?,
+                },
+            ))
+        }
         "neuralnetwork" | "network" => {
             s.only(&["layers", "scope", "num_inputs"])?;
-            if s.get("num_inputs").is_some_and(|n| n.as_u64() != Some(1)) {
-                return Err(CoreError::Config {
-                    at: s.at("num_inputs"),
-                    reason: "networks with more than one input are not yet supported".into(),
-                });
-            }
+            let num_inputs = s.usize_or("num_inputs", 1)?;
             match s.get("layers") {
-                Some(Json::Array(layers)) => network_from_layers(layers, s.str_or("scope", "neural-network")?, at),
+                Some(Json::Array(layers)) => {
+                    let layers = layers_from_spec::<B>(layers, &s.at("layers"))?;
+                    Ok(stack_with_inputs(
+                        s.str_or("scope", "neural-network")?,
+                        layers,
+                        "call",
+                        num_inputs,
+                    ))
+                }
                 _ => Err(CoreError::Config {
                     at: s.at("layers"),
                     reason: "a neural network needs a list of layer specs".into(),

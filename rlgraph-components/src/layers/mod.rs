@@ -4,6 +4,7 @@ pub mod combine;
 pub mod conv2d;
 pub mod dense;
 pub mod embedding;
+pub mod lstm;
 pub mod reshape;
 pub mod time_rank;
 
@@ -11,5 +12,6 @@ pub use combine::{concat, residual};
 pub use conv2d::{conv2d, max_pool2d, Conv2dSpec, Padding};
 pub use dense::{dense, DenseSpec};
 pub use embedding::embedding;
+pub use lstm::{lstm, sequence_length_space, LstmSpec};
 pub use reshape::{reshape, reshape_with_categories};
 pub use time_rank::{fold_time_rank, unfold_time_rank};
