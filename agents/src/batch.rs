@@ -100,9 +100,32 @@ fn unstack_leaf<T: Clone>(a: &Array<T>, wrap: fn(Array<T>) -> Value) -> Result<V
         .collect()
 }
 
-/// The rows of a batched leaf value (the inverse of `stack` for leaves).
+/// The rows of a batched value (the inverse of `stack`).
 pub fn unstack(value: &Value) -> Result<Vec<Value>> {
     match value {
+        Value::Dict(d) => {
+            let columns = d
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), unstack(v)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let n = columns.first().map_or(0, |(_, c)| c.len());
+            if columns.iter().any(|(_, c)| c.len() != n) {
+                return Err(mismatch("Dict entries with different batch sizes".into()));
+            }
+            Ok((0..n)
+                .map(|i| Value::Dict(columns.iter().map(|(k, c)| (k.clone(), c[i].clone())).collect()))
+                .collect())
+        }
+        Value::Tuple(t) => {
+            let columns = t.iter().map(unstack).collect::<Result<Vec<_>>>()?;
+            let n = columns.first().map_or(0, Vec::len);
+            if columns.iter().any(|c| c.len() != n) {
+                return Err(mismatch("Tuple entries with different batch sizes".into()));
+            }
+            Ok((0..n)
+                .map(|i| Value::Tuple(columns.iter().map(|c| c[i].clone()).collect()))
+                .collect())
+        }
         Value::Bool(a) => unstack_leaf(a, Value::Bool),
         Value::Int32(a) => unstack_leaf(a, Value::Int32),
         Value::Int64(a) => unstack_leaf(a, Value::Int64),
@@ -110,7 +133,6 @@ pub fn unstack(value: &Value) -> Result<Vec<Value>> {
         Value::Float32(a) => unstack_leaf(a, Value::Float32),
         Value::Float64(a) => unstack_leaf(a, Value::Float64),
         Value::Text(a) => unstack_leaf(a, Value::Text),
-        other => Err(mismatch(format!("cannot unstack a {}", other.kind_name()))),
     }
 }
 

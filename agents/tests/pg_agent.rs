@@ -296,3 +296,47 @@ fn execution_spec_names_the_device() {
         .to_string();
     assert!(err.contains("cuda:0") && err.contains("candle"), "{err}");
 }
+
+#[test]
+fn ppo_acts_and_learns_in_a_dict_action_space() {
+    // GridWorld with forward/turn/jump actions: a Dict of three IntBoxes.
+    let spec = serde_json::json!({
+        "type": "ppo",
+        "preprocessing_spec": [{"type": "reshape", "flatten": true, "flatten_categories": 4}],
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}],
+        "memory_spec": {"type": "ring_buffer", "capacity": 64},
+        "update_spec": {"update_interval": 8, "batch_size": 16, "num_iterations": 2, "sample_size": 8}
+    });
+    let mut env = rlgraph_envs::make("GridWorld-2x2-ftj", 0).unwrap();
+    let space = env.action_space().clone();
+    assert!(space.is_container());
+    let mut a = build_agent::<Candle>(&spec, env.state_space(), &space, 0).unwrap();
+    let mut state = env.reset(Some(0));
+    let mut losses = vec![];
+    for step in 1..=64 {
+        let action = a
+            .get_actions(std::slice::from_ref(&state), true, 0.5)
+            .unwrap()
+            .remove(0);
+        assert!(space.contains(&action), "{action:?}");
+        let s = env.step(&action).unwrap();
+        let next = if s.terminated || s.truncated {
+            env.reset(None)
+        } else {
+            s.observation.clone()
+        };
+        let t = Transition {
+            state: std::mem::replace(&mut state, next),
+            action,
+            reward: s.reward,
+            terminated: s.terminated,
+            truncated: s.truncated,
+            next_state: s.observation,
+        };
+        a.observe(0, t).unwrap();
+        if step % 8 == 0 {
+            losses.extend(a.update(0.5).unwrap());
+        }
+    }
+    assert!(losses.len() >= 6 && losses.iter().all(|l| l.is_finite()), "{losses:?}");
+}

@@ -1,6 +1,8 @@
 //! Policies: a neural network, an action adapter (a dense layer sized for the action space)
-//! and a distribution, for one discrete (IntBox: Categorical) or continuous (FloatBox: Normal)
-//! action space; and the dueling Q-network policy of Wang et al. (2016) for DQN.
+//! and a distribution, for one discrete (IntBox: Categorical) or continuous (FloatBox: Normal,
+//! or squashed into shared finite bounds) action space, or one of each per leaf of a Dict or
+//! Tuple action space (a joint distribution); and the dueling Q-network policy of Wang et al.
+//! (2016) for DQN.
 
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result, Tree};
@@ -69,7 +71,7 @@ pub fn squashed_bounds(space: &Space) -> Option<(f64, f64)> {
 fn unsupported(space: &Space) -> CoreError {
     CoreError::Config {
         at: "action_space".into(),
-        reason: format!("policies support a bounded IntBox or a FloatBox action space for now, not {space}"),
+        reason: format!("policies support a bounded IntBox, a FloatBox, or a Dict or Tuple of them, not {space}"),
     }
 }
 
@@ -78,10 +80,12 @@ fn unsupported(space: &Space) -> CoreError {
 /// `get_deterministic_action`, `get_action_and_log_likelihood`, `get_log_likelihood` and
 /// `get_entropy`, all taking `nn_inputs` (and `actions` where they need them).
 pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &Space) -> Result<Component<B>> {
+    if action_space.is_container() {
+        return joint_policy(name, layers, action_space);
+    }
     let a = ActionShape::of(action_space)?;
     let units = a.units();
-    let (kind, to_params) = (a.kind, a.clone());
-    let infer_params = a.clone();
+    let kind = a.kind;
     let c = Component::new(name)
         .with_sub(neural_network("neural-network", layers))
         .with_sub(dense(
@@ -100,45 +104,7 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
             let out = ctx.call("action-adapter", "call", &h)?;
             ctx.graph_fn("parameters", &out)
         })
-        .graph_fn(
-            GraphFn::new("parameters", move |_, xs| {
-                let out = xs[0].as_leaf().ok_or_else(|| CoreError::Component {
-                    component: "policy".into(),
-                    method: None,
-                    reason: "adapter output must be a tensor".into(),
-                })?;
-                let batch = B::shape(out)[0];
-                let mut shape = vec![batch];
-                shape.extend_from_slice(&to_params.shape);
-                Ok(vec![match to_params.kind {
-                    Kind::Normal | Kind::SquashedNormal { .. } => {
-                        let n = to_params.elements();
-                        let mean = B::reshape(&B::narrow(out, 1, 0, n)?, &shape)?;
-                        // exp of a clamped log-std keeps the scale finite and positive.
-                        let std = B::exp(&B::clamp(&B::narrow(out, 1, n, n)?, -20.0, 2.0)?)?;
-                        Tree::Tuple(vec![Tree::Leaf(mean), Tree::Leaf(B::reshape(&std, &shape)?)])
-                    }
-                    _ => {
-                        shape.push(to_params.categories);
-                        Tree::Leaf(B::reshape(out, &shape)?)
-                    }
-                }])
-            })
-            .infer(move |_, spaces| {
-                let ranks = spaces[0].ranks().unwrap_or_default();
-                let mut shape = infer_params.shape.clone();
-                Ok(vec![match infer_params.kind {
-                    Kind::Normal | Kind::SquashedNormal { .. } => {
-                        let s = Space::from(FloatBox::new(shape)).with_ranks(ranks);
-                        Space::tuple(vec![s.clone(), s])
-                    }
-                    _ => {
-                        shape.push(infer_params.categories);
-                        Space::from(FloatBox::new(shape)).with_ranks(ranks)
-                    }
-                }])
-            }),
-        );
+        .graph_fn(parameters_fn::<B>("parameters", a.clone()));
     let params = |ctx: &mut rlgraph_core::ApiCtx<'_, B>, x: rlgraph_core::Op| -> Result<rlgraph_core::Op> {
         Ok(ctx.call_own("get_adapter_outputs", &[x])?[0])
     };
@@ -174,6 +140,240 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
         let p = params(ctx, args.get(0)?)?;
         ctx.call("distribution", "entropy", &[p])
     }))
+}
+
+/// The graph function `name` that turns an action adapter's flat outputs into the
+/// distribution parameters of `shape`: `(mean, stddev)` for the Normals, logits otherwise.
+fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
+    let (to_params, infer_params) = (shape.clone(), shape);
+    GraphFn::new(name, move |_, xs| {
+        let out = xs[0].as_leaf().ok_or_else(|| CoreError::Component {
+            component: "policy".into(),
+            method: None,
+            reason: "adapter output must be a tensor".into(),
+        })?;
+        let batch = B::shape(out)[0];
+        let mut shape = vec![batch];
+        shape.extend_from_slice(&to_params.shape);
+        Ok(vec![match to_params.kind {
+            Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => {
+                let n = to_params.elements();
+                let mean = B::reshape(&B::narrow(out, 1, 0, n)?, &shape)?;
+                // exp of a clamped log-std keeps the scale finite and positive.
+                let std = B::exp(&B::clamp(&B::narrow(out, 1, n, n)?, -20.0, 2.0)?)?;
+                Tree::Tuple(vec![Tree::Leaf(mean), Tree::Leaf(B::reshape(&std, &shape)?)])
+            }
+            _ => {
+                shape.push(to_params.categories);
+                Tree::Leaf(B::reshape(out, &shape)?)
+            }
+        }])
+    })
+    .infer(move |_, spaces| {
+        let ranks = spaces[0].ranks().unwrap_or_default();
+        let mut shape = infer_params.shape.clone();
+        Ok(vec![match infer_params.kind {
+            Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => {
+                let s = Space::from(FloatBox::new(shape)).with_ranks(ranks);
+                Space::tuple(vec![s.clone(), s])
+            }
+            _ => {
+                shape.push(infer_params.categories);
+                Space::from(FloatBox::new(shape)).with_ranks(ranks)
+            }
+        }])
+    })
+}
+
+/// `leaves` (in flat-key order) nested like `space`.
+fn nest_like<T>(space: &Space, leaves: &mut impl Iterator<Item = T>) -> Option<Tree<T>> {
+    Some(match space {
+        Space::Dict(d) => Tree::Dict(
+            d.entries()
+                .iter()
+                .map(|(k, s)| Some((k.clone(), nest_like(s, leaves)?)))
+                .collect::<Option<_>>()?,
+        ),
+        Space::Tuple(t) => Tree::Tuple(t.items().iter().map(|s| nest_like(s, leaves)).collect::<Option<_>>()?),
+        _ => Tree::Leaf(leaves.next()?),
+    })
+}
+
+/// A policy over a Dict or Tuple action space: one action adapter and distribution per leaf
+/// (`action-adapter-0`, `distribution-0`, ... in flat-key order) on one shared network, and
+/// the joint distribution of independent leaves (RLgraph's `JointCumulativeDistribution`).
+/// Actions come as values of the container space; log-likelihoods and entropies are one
+/// number per batch item, summed over leaves and their elements.
+fn joint_policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &Space) -> Result<Component<B>> {
+    let leaves: Vec<(String, Space)> = action_space
+        .flatten()
+        .into_iter()
+        .map(|(k, s)| (k, s.with_batch_rank(false)))
+        .collect();
+    let shapes = leaves
+        .iter()
+        .map(|(k, s)| {
+            ActionShape::of(s).map_err(|_| CoreError::Config {
+                at: format!("action_space{k}"),
+                reason: format!("policies support bounded IntBox or FloatBox leaves, not {s}"),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = leaves.len();
+    let mut c = Component::new(name).with_sub(neural_network("neural-network", layers));
+    for (i, shape) in shapes.iter().enumerate() {
+        c = c
+            .with_sub(dense(
+                &format!("action-adapter-{i}"),
+                DenseSpec {
+                    activation: Activation::Linear,
+                    ..DenseSpec::new(shape.units())
+                },
+            ))
+            .with_sub(distribution(&format!("distribution-{i}"), shape.kind))
+            .graph_fn(parameters_fn::<B>(&format!("parameters-{i}"), shape.clone()));
+    }
+    let join_space = action_space.clone();
+    let split_space = action_space.clone();
+    let c = c
+        .graph_fn(
+            GraphFn::new("join", move |_, xs| {
+                let mut it = xs.iter().map(|t| t.as_leaf().cloned());
+                let mut leaves = std::iter::from_fn(|| it.next().flatten());
+                let tree = nest_like(&join_space, &mut leaves).ok_or_else(|| CoreError::Component {
+                    component: "policy".into(),
+                    method: Some("join".into()),
+                    reason: "fewer actions than the action space has leaves".into(),
+                })?;
+                Ok(vec![tree])
+            })
+            .infer(move |_, s| Ok(vec![split_space.with_ranks(s[0].ranks().unwrap_or_default())])),
+        )
+        .graph_fn(
+            GraphFn::new("split", move |_, xs: &[Tree<B::Tensor>]| {
+                Ok(xs[0]
+                    .flatten()
+                    .into_iter()
+                    .map(|(_, t)| Tree::Leaf(t.clone()))
+                    .collect())
+            })
+            .outputs(n)
+            .infer(|_, s| {
+                let ranks = s[0].flatten().first().and_then(|(_, l)| l.ranks()).unwrap_or_default();
+                Ok(s[0].flatten().into_iter().map(|(_, l)| l.with_ranks(ranks)).collect())
+            }),
+        )
+        .graph_fn(sum_dims::<B>("per_item"))
+        .graph_fn(
+            GraphFn::tensors("sum", |_, xs: &[&B::Tensor]| {
+                let mut total = xs[0].clone();
+                for x in &xs[1..] {
+                    total = B::add(&total, x)?;
+                }
+                Ok(vec![total])
+            })
+            .infer(|_, s| Ok(vec![s[0].clone()])),
+        );
+    // Per-leaf parameters from the shared network output.
+    fn params<B: Backend>(
+        ctx: &mut rlgraph_core::ApiCtx<'_, B>,
+        x: rlgraph_core::Op,
+        n: usize,
+    ) -> Result<Vec<rlgraph_core::Op>> {
+        let h = ctx.call("neural-network", "call", &[x])?;
+        (0..n)
+            .map(|i| {
+                let out = ctx.call(&format!("action-adapter-{i}"), "call", &h[..1])?;
+                ctx.graph_fn1(&format!("parameters-{i}"), &out)
+            })
+            .collect()
+    }
+    // The per-item sum over leaves of a per-leaf result.
+    fn summed<B: Backend>(
+        ctx: &mut rlgraph_core::ApiCtx<'_, B>,
+        per_leaf: Vec<rlgraph_core::Op>,
+    ) -> Result<rlgraph_core::Op> {
+        let items = per_leaf
+            .into_iter()
+            .map(|op| ctx.graph_fn1("per_item", &[op]))
+            .collect::<Result<Vec<_>>>()?;
+        ctx.graph_fn1("sum", &items)
+    }
+    let sample = move |method: &'static str| {
+        move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args| {
+            let p = params(ctx, args.get(0)?, n)?;
+            let actions = (0..n)
+                .map(|i| Ok(ctx.call(&format!("distribution-{i}"), method, &[p[i]])?[0]))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(vec![ctx.graph_fn1("join", &actions)?])
+        }
+    };
+    Ok(c.api("get_nn_outputs", vec![Param::new("nn_inputs")], |ctx, args| {
+        ctx.call("neural-network", "call", &[args.get(0)?])
+    })
+    .api(
+        "get_adapter_outputs",
+        vec![Param::new("nn_inputs")],
+        move |ctx, args| params(ctx, args.get(0)?, n),
+    )
+    .api("get_action", vec![Param::new("nn_inputs")], sample("sample_stochastic"))
+    .api(
+        "get_deterministic_action",
+        vec![Param::new("nn_inputs")],
+        sample("sample_deterministic"),
+    )
+    .api(
+        "get_action_and_log_likelihood",
+        vec![Param::new("nn_inputs")],
+        move |ctx, args| {
+            let p = params(ctx, args.get(0)?, n)?;
+            let (mut actions, mut lps) = (vec![], vec![]);
+            for (i, pi) in p.iter().enumerate() {
+                let out = ctx.call(&format!("distribution-{i}"), "sample_and_log_prob", &[*pi])?;
+                actions.push(out[0]);
+                lps.push(out[1]);
+            }
+            let joined = ctx.graph_fn1("join", &actions)?;
+            Ok(vec![joined, summed(ctx, lps)?])
+        },
+    )
+    .api(
+        "get_log_likelihood",
+        vec![Param::new("nn_inputs"), Param::new("actions")],
+        move |ctx, args| {
+            let p = params(ctx, args.get(0)?, n)?;
+            let actions = ctx.graph_fn("split", &[args.get(1)?])?;
+            let lps = (0..n)
+                .map(|i| Ok(ctx.call(&format!("distribution-{i}"), "log_prob", &[p[i], actions[i]])?[0]))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(vec![summed(ctx, lps)?])
+        },
+    )
+    .api("get_entropy", vec![Param::new("nn_inputs")], move |ctx, args| {
+        let p = params(ctx, args.get(0)?, n)?;
+        let hs = (0..n)
+            .map(|i| Ok(ctx.call(&format!("distribution-{i}"), "entropy", &[p[i]])?[0]))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(vec![summed(ctx, hs)?])
+    }))
+}
+
+/// A graph function `name` that sums every dimension after the batch dimension: one number
+/// per item.
+fn sum_dims<B: Backend>(name: &str) -> GraphFn<B> {
+    GraphFn::tensors(name, |_, xs| {
+        let rank = B::shape(xs[0]).len();
+        Ok(vec![if rank > 1 {
+            B::sum(xs[0], &(1..rank).collect::<Vec<_>>(), false)?
+        } else {
+            xs[0].clone()
+        }])
+    })
+    .infer(|_, s| {
+        Ok(vec![
+            Space::from(FloatBox::new(Vec::<usize>::new())).with_ranks(s[0].ranks().unwrap_or_default())
+        ])
+    })
 }
 
 /// The dueling Q-network policy named `name` for `num_actions` discrete actions:
