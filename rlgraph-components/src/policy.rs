@@ -22,21 +22,38 @@ struct ActionShape {
     categories: usize,
 }
 
+/// Which distribution a policy puts on bounded continuous and on discrete actions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PolicyOptions {
+    /// Bounded FloatBox actions get a Beta rather than a squashed Normal (RLgraph's
+    /// `bounded_distribution_type: "beta"`).
+    pub beta_for_bounded: bool,
+    /// IntBox actions get a Gumbel-softmax of this temperature rather than a Categorical;
+    /// its actions are then probability vectors over the categories.
+    pub gumbel_softmax_temperature: Option<f64>,
+}
+
 impl ActionShape {
-    fn of(action_space: &Space) -> Result<Self> {
+    fn with_options(action_space: &Space, options: PolicyOptions) -> Result<Self> {
         let shape = action_space.shape().unwrap_or(&[]).to_vec();
         match action_space {
             Space::Int(_) => {
                 let n = action_space.num_categories().ok_or_else(|| unsupported(action_space))?;
                 Ok(ActionShape {
-                    kind: Kind::Categorical,
+                    kind: match options.gumbel_softmax_temperature {
+                        Some(temperature) => Kind::GumbelSoftmax { temperature },
+                        None => Kind::Categorical,
+                    },
                     shape,
                     categories: n as usize,
                 })
             }
             Space::Float(_) => Ok(ActionShape {
-                kind: squashed_bounds(action_space)
-                    .map_or(Kind::Normal, |(low, high)| Kind::SquashedNormal { low, high }),
+                kind: match squashed_bounds(action_space) {
+                    Some((low, high)) if options.beta_for_bounded => Kind::Beta { low, high },
+                    Some((low, high)) => Kind::SquashedNormal { low, high },
+                    None => Kind::Normal,
+                },
                 shape,
                 categories: 0,
             }),
@@ -51,7 +68,7 @@ impl ActionShape {
     /// The adapter's output units.
     fn units(&self) -> usize {
         match self.kind {
-            Kind::Normal | Kind::SquashedNormal { .. } => 2 * self.elements(),
+            Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => 2 * self.elements(),
             _ => self.elements() * self.categories,
         }
     }
@@ -80,10 +97,20 @@ fn unsupported(space: &Space) -> CoreError {
 /// `get_deterministic_action`, `get_action_and_log_likelihood`, `get_log_likelihood` and
 /// `get_entropy`, all taking `nn_inputs` (and `actions` where they need them).
 pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &Space) -> Result<Component<B>> {
+    policy_with(name, layers, action_space, PolicyOptions::default())
+}
+
+/// A [`policy`] with other distributions for bounded or discrete actions.
+pub fn policy_with<B: Backend>(
+    name: &str,
+    layers: Vec<Component<B>>,
+    action_space: &Space,
+    options: PolicyOptions,
+) -> Result<Component<B>> {
     if action_space.is_container() {
-        return joint_policy(name, layers, action_space);
+        return joint_policy(name, layers, action_space, options);
     }
-    let a = ActionShape::of(action_space)?;
+    let a = ActionShape::with_options(action_space, options)?;
     let units = a.units();
     let kind = a.kind;
     let c = Component::new(name)
@@ -156,7 +183,19 @@ fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
         let mut shape = vec![batch];
         shape.extend_from_slice(&to_params.shape);
         Ok(vec![match to_params.kind {
-            Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => {
+            Kind::Beta { .. } => {
+                // alpha, beta = softplus(x) + 1 > 1: unimodal Betas (RLgraph's adapter).
+                let n = to_params.elements();
+                let positive = |t: B::Tensor| -> Result<B::Tensor> {
+                    let soft = B::log(&B::affine(&B::exp(&B::clamp(&t, -30.0, 30.0)?)?, 1.0, 1.0)?)?;
+                    B::reshape(&B::affine(&soft, 1.0, 1.0)?, &shape)
+                };
+                Tree::Tuple(vec![
+                    Tree::Leaf(positive(B::narrow(out, 1, 0, n)?)?),
+                    Tree::Leaf(positive(B::narrow(out, 1, n, n)?)?),
+                ])
+            }
+            Kind::Normal | Kind::SquashedNormal { .. } => {
                 let n = to_params.elements();
                 let mean = B::reshape(&B::narrow(out, 1, 0, n)?, &shape)?;
                 // exp of a clamped log-std keeps the scale finite and positive.
@@ -204,7 +243,12 @@ fn nest_like<T>(space: &Space, leaves: &mut impl Iterator<Item = T>) -> Option<T
 /// the joint distribution of independent leaves (RLgraph's `JointCumulativeDistribution`).
 /// Actions come as values of the container space; log-likelihoods and entropies are one
 /// number per batch item, summed over leaves and their elements.
-fn joint_policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &Space) -> Result<Component<B>> {
+fn joint_policy<B: Backend>(
+    name: &str,
+    layers: Vec<Component<B>>,
+    action_space: &Space,
+    options: PolicyOptions,
+) -> Result<Component<B>> {
     let leaves: Vec<(String, Space)> = action_space
         .flatten()
         .into_iter()
@@ -213,7 +257,7 @@ fn joint_policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space:
     let shapes = leaves
         .iter()
         .map(|(k, s)| {
-            ActionShape::of(s).map_err(|_| CoreError::Config {
+            ActionShape::with_options(s, options).map_err(|_| CoreError::Config {
                 at: format!("action_space{k}"),
                 reason: format!("policies support bounded IntBox or FloatBox leaves, not {s}"),
             })

@@ -15,7 +15,7 @@ use crate::layers::{
 };
 use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
-use crate::policy::{dueling_policy, policy, shared_value_function_policy};
+use crate::policy::{dueling_policy, policy_with, shared_value_function_policy, PolicyOptions};
 use crate::preprocessors::preprocessor_from_spec;
 use crate::spec::{normalize_type, Spec};
 use crate::time_dependent::TimeDependent;
@@ -249,7 +249,12 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
             let allowed: &[&str] = if dueling {
                 &["network_spec", "units_state_value_stream", "scope"]
             } else {
-                &["network_spec", "scope"]
+                &[
+                    "network_spec",
+                    "bounded_distribution_type",
+                    "gumbel_softmax_temperature",
+                    "scope",
+                ]
             };
             s.only(allowed)?;
             let layers = match s.get("network_spec") {
@@ -284,7 +289,31 @@ pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&S
                     ))
                 }
                 "sharedvaluefunctionpolicy" => shared_value_function_policy(scope, layers, action_space),
-                _ => policy(scope, layers, action_space),
+                _ => {
+                    let beta_for_bounded = match s.str_or("bounded_distribution_type", "squashed")? {
+                        "beta" => true,
+                        "squashed" | "squashed-normal" | "squashed_normal" => false,
+                        other => {
+                            return Err(CoreError::Config {
+                                at: s.at("bounded_distribution_type"),
+                                reason: format!("{other:?}: use \"beta\" or \"squashed\""),
+                            })
+                        }
+                    };
+                    let gumbel_softmax_temperature = s
+                        .get("gumbel_softmax_temperature")
+                        .map(|_| s.f64_or("gumbel_softmax_temperature", 1.0))
+                        .transpose()?;
+                    policy_with(
+                        scope,
+                        layers,
+                        action_space,
+                        PolicyOptions {
+                            beta_for_bounded,
+                            gumbel_softmax_temperature,
+                        },
+                    )
+                }
             }
         }
         "epsilonexploration" | "exploration" => {

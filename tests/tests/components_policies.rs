@@ -157,3 +157,33 @@ both_backends! {
         assert!(err.contains("action_space/t"), "{err}");
     }
 }
+
+both_backends! {
+    fn beta_and_gumbel_softmax_adapters_from_policy_specs<B>() {
+        use rlgraph_components::from_spec_with;
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let bounded = batch(r#"{"type": "float-box", "shape": [1], "low": -2.0, "high": 2.0}"#);
+        let spec = serde_json::json!({"type": "policy", "network_spec": [], "bounded_distribution_type": "beta"});
+        let p = from_spec_with::<B>(&spec, "policy_spec", Some(&bounded)).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states.clone()), ("actions", bounded.clone())], 1).unwrap();
+        // Adapter outputs [ln(e - 1), 0] give alpha = softplus + 1 = 2 and beta = 1 + ln 2; the
+        // mean 2 / 3.693147 = 0.541542 on [-2, 2] is -2 + 4 * 0.541542 = 0.166168.
+        t.set_variable("action-adapter/kernel", &floats(&[2, 2], vec![(std::f64::consts::E - 1.0).ln(), 0.0, 0.0, 0.0])).unwrap();
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        t.assert_call("get_deterministic_action", &[x()], &[floats(&[1, 1], vec![0.166168])], Tolerance::new(1e-5, 1e-5));
+        let out = t.call("get_action", &[x()]).unwrap();
+        assert!(bounded.contains(&out[0]), "{:?}", out[0]);
+        // Gumbel-softmax over three categories: the deterministic action is the one-hot argmax.
+        let discrete = batch(r#"{"type": "int-box", "high": 3}"#);
+        let spec = serde_json::json!({"type": "policy", "network_spec": [], "gumbel_softmax_temperature": 0.5});
+        let p = from_spec_with::<B>(&spec, "policy_spec", Some(&discrete)).unwrap();
+        // Its actions are probability vectors over the three categories.
+        let relaxed = batch(r#"{"type": "float-box", "shape": [3], "low": 0.0, "high": 1.0}"#);
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", relaxed)], 1).unwrap();
+        t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.0])).unwrap();
+        t.assert_call("get_deterministic_action", &[x()], &[floats(&[1, 3], vec![0.0, 1.0, 0.0])], tol());
+        let bad = serde_json::json!({"type": "policy", "network_spec": [], "bounded_distribution_type": "kumaraswamy"});
+        let err = from_spec_with::<B>(&bad, "policy_spec", Some(&bounded)).err().unwrap().to_string();
+        assert!(err.contains("policy_spec.bounded_distribution_type"), "{err}");
+    }
+}
