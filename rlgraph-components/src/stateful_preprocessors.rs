@@ -31,6 +31,14 @@ fn set_var<B: Backend>(ctx: &KernelCtx<'_, B>, name: &str, data: &[f64]) -> Resu
     B::var_set(var, &upload::<B>(data, shape, ctx)?)
 }
 
+/// Refuses containers and text: the state is per element of one numeric tensor.
+fn numeric_inputs(s: &rlgraph_core::InputSpaces) -> Result<()> {
+    match s.get("inputs")? {
+        Space::Float(_) | Space::Int(_) | Space::Bool(_) => Ok(()),
+        _ => Err(s.mismatch("inputs", "one numeric (float, int or bool) space")),
+    }
+}
+
 fn item_shape(spaces: &rlgraph_core::InputSpaces) -> Result<Vec<usize>> {
     Ok(spaces.get("inputs")?.shape().unwrap_or(&[]).to_vec())
 }
@@ -71,6 +79,7 @@ pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
         .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
+        .check_inputs(numeric_inputs)
         .variables(|spaces| {
             let shape = item_shape(spaces)?;
             Ok(vec![
@@ -134,6 +143,7 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
             ctx.graph_fn("apply", &[args.get(0)?])
         })
         .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
+        .check_inputs(numeric_inputs)
         .variables(move |spaces| {
             let mut shape = vec![batch_size, length];
             shape.extend(item_shape(spaces)?);

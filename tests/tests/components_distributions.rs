@@ -191,7 +191,13 @@ both_backends! {
     fn wrong_parameters_name_the_place<B>() {
         let flat = batch(r#"{"type": "float-box", "shape": [2]}"#);
         let spaces = [("parameters", flat.clone()), ("values", flat.clone()), ("other_parameters", flat)];
-        let err = ComponentTest::<B>::new(distribution("normal", DistributionKind::Normal), spaces, 0).err().unwrap().to_string();
+        let err = ComponentTest::<B>::new(distribution("normal", DistributionKind::Normal), spaces.clone(), 0).err().unwrap().to_string();
         assert!(err.contains("'normal'") && err.contains("'parameters'") && err.contains("Tuple (mean, stddev)"), "{err}");
+        let err = ComponentTest::<B>::new(distribution("beta", DistributionKind::Beta { low: 0.0, high: 1.0 }), spaces, 0).err().unwrap().to_string();
+        assert!(err.contains("'beta'") && err.contains("'parameters'") && err.contains("(alpha, beta)"), "{err}");
+        let scalar = batch(r#"{"type": "float-box", "shape": []}"#);
+        let spaces = [("parameters", scalar.clone()), ("values", scalar.clone()), ("other_parameters", scalar)];
+        let err = ComponentTest::<B>::new(distribution("gumbel", DistributionKind::GumbelSoftmax { temperature: 1.0 }), spaces, 0).err().unwrap().to_string();
+        assert!(err.contains("'gumbel'") && err.contains("'parameters'") && err.contains("category dimension"), "{err}");
     }
 }

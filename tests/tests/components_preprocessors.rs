@@ -85,6 +85,11 @@ both_backends! {
         // After a reset the statistics start again: one item 4 has mean 4 and variance 4^2.
         t.call("reset", &[]).unwrap();
         t.assert_call("call", &[floats(&[1, 1], &[4.0])], &[floats(&[1, 1], &[0.0])], tol());
+        // Text has no statistics.
+        let text = batch(r#"{"type": "text-box"}"#);
+        let spec = json!({"type": "moving_standardize", "scope": "standardize"});
+        let err = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", text)], 0).err().unwrap().to_string();
+        assert!(err.contains("standardize") && err.contains("inputs"), "{err}");
     }
 
     fn sequence_stacks_frames_and_resets<B>() {
