@@ -6,8 +6,6 @@ use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Component, Param, Result};
 use serde_json::Value as Json;
 
-use crate::per_item::sum_action_dims;
-
 /// A component `networks` with a policy over `network_spec`, and a value function over
 /// `value_function_spec` (or, when that is empty, a value head on the policy's network).
 /// API: `get_action`, `get_deterministic_action`, `get_action_and_log_likelihood`,
@@ -63,5 +61,5 @@ pub(crate) fn actor_critic_networks<B: Backend>(
             Ok(vec![log_probs, values(ctx, s)?, entropy])
         },
     )
-    .graph_fn(sum_action_dims::<B>("per_item")))
+    .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item")))
 }

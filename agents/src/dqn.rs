@@ -9,12 +9,13 @@ use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, HostState,
-    HostTensor, Op, Param, Result,
+    ApiCtx, Args, Backend, Component, CoreError, ErasedExecutor, GraphExecutor, HostState, HostTensor, Op, Param,
+    Result,
 };
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent_graph::build_graph;
 use crate::batch::{stack, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
@@ -181,15 +182,7 @@ impl<B: Backend> DqnAgent<B> {
         if prioritized {
             spaces.insert("importance_weights".into(), scalar());
         }
-        let mut exec = GraphExecutor::build(
-            root,
-            &spaces,
-            &BuildOptions {
-                device_map: DeviceMap::new(config.device),
-                ..BuildOptions::default()
-            },
-            seed,
-        )?;
+        let mut exec = build_graph(root, &spaces, config.device, seed)?;
         // The target starts equal to the policy.
         exec.execute("sync_target", &[])?;
         let record_space = transition_space(state_space, action_space)?;

@@ -16,14 +16,14 @@ use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{
-    Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, GraphFn, HostState, Param,
-    Result, SavedState,
+    Backend, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, HostState, Param, Result, SavedState,
 };
 use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent_graph::{act, build_graph, with_acting_apis};
 use crate::batch::{field, stack, unstack};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
@@ -276,19 +276,7 @@ impl<B: Backend> ImpalaAgent<B> {
         .into_iter()
         .map(Param::new)
         .collect();
-        let root = root
-            .api("get_action", vec![Param::new("states")], move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                ctx.call("networks", "get_action_and_log_likelihood", &[s])
-            })
-            .api(
-                "get_deterministic_action",
-                vec![Param::new("states")],
-                move |ctx, args| {
-                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                    ctx.call("networks", "get_deterministic_action", &[s])
-                },
-            )
+        let root = with_acting_apis(root, has_pre, "networks", "get_action_and_log_likelihood")
             // `states` ... `terminals` are time-major rollouts flattened to `[T * B]`.
             .api("update", params, move |ctx, args| {
                 let s = preprocess(ctx, has_pre, args.get(0)?)?;
@@ -334,15 +322,7 @@ impl<B: Backend> ImpalaAgent<B> {
                 Space::from(FloatBox::new(Vec::<usize>::new())),
             ),
         ]);
-        let exec = GraphExecutor::build(
-            root,
-            &spaces,
-            &BuildOptions {
-                device_map: DeviceMap::new(config.device),
-                ..BuildOptions::default()
-            },
-            seed,
-        )?;
+        let exec = build_graph(root, &spaces, config.device, seed)?;
         let (state, action) = (state_space.with_batch_rank(false), action_space.with_batch_rank(false));
         let over_time = |s: &Space| s.with_time_rank(true, false);
         let record_space = Space::dict([
@@ -391,20 +371,11 @@ impl<B: Backend> ImpalaAgent<B> {
 
 impl<B: Backend> Agent for ImpalaAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        let batch = stack(states)?;
-        if !explore {
-            let out = self.exec.execute("get_deterministic_action", &[batch])?;
-            return unstack(out.first().ok_or_else(|| CoreError::Config {
-                at: "impala-agent/get_deterministic_action".into(),
-                reason: "no actions came back".into(),
-            })?);
+        let (actions, rest) = act(&mut self.exec, states, explore)?;
+        if explore {
+            self.actors.pending_log_probs = floats_of(rest.first(), "get_action")?;
         }
-        let out = self.exec.execute("get_action", &[batch])?;
-        self.actors.pending_log_probs = floats_of(out.get(1), "get_action")?;
-        unstack(out.first().ok_or_else(|| CoreError::Config {
-            at: "impala-agent/get_action".into(),
-            reason: "no actions came back".into(),
-        })?)
+        Ok(actions)
     }
 
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {

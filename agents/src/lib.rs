@@ -10,6 +10,7 @@
 
 mod actor_critic_networks;
 mod agent;
+mod agent_graph;
 mod batch;
 mod config_reader;
 mod counters;
@@ -19,7 +20,6 @@ mod from_config;
 mod impala_agent;
 mod impala_config;
 mod observe_buffer;
-mod per_item;
 mod pg_agent;
 mod pg_config;
 mod preprocessing;

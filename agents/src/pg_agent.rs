@@ -16,13 +16,12 @@ use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{
-    Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, Param, Result,
-};
+use rlgraph_core::{Backend, Component, CoreError, ErasedExecutor, GraphExecutor, Param, Result};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
-use crate::batch::{stack, unstack};
+use crate::agent_graph::{act, build_graph, with_acting_apis};
+use crate::batch::stack;
 use crate::counters::Counters;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -132,19 +131,7 @@ impl<B: Backend> PgAgent<B> {
         .into_iter()
         .map(Param::new)
         .collect();
-        let root = root
-            .api("get_action", vec![Param::new("states")], move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                ctx.call("networks", "get_action", &[s])
-            })
-            .api(
-                "get_deterministic_action",
-                vec![Param::new("states")],
-                move |ctx, args| {
-                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                    ctx.call("networks", "get_deterministic_action", &[s])
-                },
-            )
+        let root = with_acting_apis(root, has_pre, "networks", "get_action")
             .api(
                 "evaluate",
                 vec![Param::new("states"), Param::new("actions")],
@@ -197,15 +184,7 @@ impl<B: Backend> PgAgent<B> {
             spaces.insert("terminals".into(), bools());
             spaces.insert("sequence_indices".into(), bools());
         }
-        let exec = GraphExecutor::build(
-            root,
-            &spaces,
-            &BuildOptions {
-                device_map: DeviceMap::new(config.device),
-                ..BuildOptions::default()
-            },
-            seed,
-        )?;
+        let exec = build_graph(root, &spaces, config.device, seed)?;
         Ok(PgAgent {
             exec,
             rollout: Rollout::new(config.capacity, state_space, action_space),
@@ -313,17 +292,7 @@ impl<B: Backend> PgAgent<B> {
 
 impl<B: Backend> Agent for PgAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        let method = if explore {
-            "get_action"
-        } else {
-            "get_deterministic_action"
-        };
-        let out = self.exec.execute(method, &[stack(states)?])?;
-        let actions = out.first().ok_or_else(|| CoreError::Config {
-            at: format!("pg-agent/{method}"),
-            reason: "no actions came back".into(),
-        })?;
-        unstack(actions)
+        Ok(act(&mut self.exec, states, explore)?.0)
     }
 
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {

@@ -15,15 +15,14 @@ use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{layers_from_spec, optimizer, policy, synchronizable, value_function};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, BuildOptions, Component, CoreError, DeviceMap, ErasedExecutor, GraphExecutor, GraphFn, Op,
-    Param, Result,
+    ApiCtx, Args, Backend, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, Op, Param, Result,
 };
 use rlgraph_memories::ReplayMemory;
 
 use crate::agent::{Agent, Transition, UpdateSpec};
-use crate::batch::{stack, transition_inputs, transition_space, transitions_batch, unstack};
+use crate::agent_graph::{act, build_graph, with_acting_apis};
+use crate::batch::{transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
-use crate::per_item::sum_action_dims;
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::sac_config::SacConfig;
 
@@ -151,7 +150,7 @@ impl<B: Backend> SacAgent<B> {
             .with_sub(optimizer("alpha-optimizer", config.optimizer.clone()))
             .with_sub(synchronizable("target-sync", config.update.sync_tau))
             .with_sub(synchronizable("target-init", 1.0))
-            .graph_fn(sum_action_dims::<B>("per_item"));
+            .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item"));
         let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
         let update_params = || {
             [
@@ -174,19 +173,7 @@ impl<B: Backend> SacAgent<B> {
                 Ok(vec![])
             }
         };
-        let root = root
-            .api("get_action", vec![Param::new("states")], move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                ctx.call("policy", "get_action", &[s])
-            })
-            .api(
-                "get_deterministic_action",
-                vec![Param::new("states")],
-                move |ctx, args| {
-                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                    ctx.call("policy", "get_deterministic_action", &[s])
-                },
-            )
+        let root = with_acting_apis(root, has_pre, "policy", "get_action")
             .api("update_critics", update_params(), move |ctx, args| {
                 let (_, critic, _) = sac_losses(ctx, args, has_pre)?;
                 let vars = ctx.call("critics", "variables", &[])?;
@@ -221,15 +208,7 @@ impl<B: Backend> SacAgent<B> {
                 Space::from(FloatBox::new(Vec::<usize>::new())),
             ),
         ]);
-        let mut exec = GraphExecutor::build(
-            root,
-            &spaces,
-            &BuildOptions {
-                device_map: DeviceMap::new(config.device),
-                ..BuildOptions::default()
-            },
-            seed,
-        )?;
+        let mut exec = build_graph(root, &spaces, config.device, seed)?;
         exec.execute("init_targets", &[])?;
         let memory = ReplayMemory::new(
             "replay-memory",
@@ -267,16 +246,7 @@ impl<B: Backend> SacAgent<B> {
 
 impl<B: Backend> Agent for SacAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        let method = if explore {
-            "get_action"
-        } else {
-            "get_deterministic_action"
-        };
-        let out = self.exec.execute(method, &[stack(states)?])?;
-        unstack(out.first().ok_or_else(|| CoreError::Config {
-            at: format!("sac-agent/{method}"),
-            reason: "no actions came back".into(),
-        })?)
+        Ok(act(&mut self.exec, states, explore)?.0)
     }
 
     fn observe(&mut self, _env_id: usize, transition: Transition) -> Result<()> {

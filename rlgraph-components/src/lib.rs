@@ -53,7 +53,9 @@ pub use losses::{
 };
 pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
-pub use policy::{dueling_policy, policy, policy_with, shared_value_function_policy, value_function, PolicyOptions};
+pub use policy::{
+    dueling_policy, policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions,
+};
 pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with, layers_from_spec};
 pub use synchronizable::synchronizable;

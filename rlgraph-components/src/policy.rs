@@ -307,7 +307,7 @@ fn joint_policy<B: Backend>(
                 Ok(s[0].flatten().into_iter().map(|(_, l)| l.with_ranks(ranks)).collect())
             }),
         )
-        .graph_fn(sum_dims::<B>("per_item"))
+        .graph_fn(sum_item_dims::<B>("per_item"))
         .graph_fn(
             GraphFn::tensors("sum", |_, xs: &[&B::Tensor]| {
                 let mut total = xs[0].clone();
@@ -403,8 +403,9 @@ fn joint_policy<B: Backend>(
 }
 
 /// A graph function `name` that sums every dimension after the batch dimension: one number
-/// per item.
-fn sum_dims<B: Backend>(name: &str) -> GraphFn<B> {
+/// per item (a multi-dimensional action's log-likelihood is the sum over its independent
+/// dimensions).
+pub fn sum_item_dims<B: Backend>(name: &str) -> GraphFn<B> {
     GraphFn::tensors(name, |_, xs| {
         let rank = B::shape(xs[0]).len();
         Ok(vec![if rank > 1 {
