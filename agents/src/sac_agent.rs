@@ -1,6 +1,8 @@
-//! `SacAgent`: soft actor-critic (Haarnoja et al. 2018) for bounded continuous actions, as
-//! RLgraph's `SACAgent`: a tanh-squashed Gaussian policy, twin critics with Polyak-averaged
-//! targets, and a temperature alpha tuned toward a target entropy.
+//! `SacAgent`: soft actor-critic (Haarnoja et al. 2018), as RLgraph's `SACAgent`: a
+//! tanh-squashed Gaussian policy for bounded continuous actions, or for discrete ones a
+//! Gumbel-softmax policy whose relaxed one-hot actions the critics read (RLgraph's
+//! `gumbel_softmax_temperature`; the environment gets their argmax); twin critics with
+//! Polyak-averaged targets, and a temperature alpha tuned toward a target entropy.
 //!
 //! Each update samples one replayed batch and makes two passes: the critics step on the
 //! critic loss, then the policy steps on the actor loss and alpha on the alpha loss, both
@@ -12,10 +14,10 @@ use std::path::Path;
 
 use rlgraph_components::losses::{sac_loss, SacLossSpec};
 use rlgraph_components::policy::squashed_bounds;
-use rlgraph_components::{layers_from_spec, optimizer, policy, synchronizable, value_function};
+use rlgraph_components::{layers_from_spec, optimizer, policy_with, synchronizable, value_function, PolicyOptions};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{
-    ApiCtx, Args, Backend, Component, CoreError, ErasedExecutor, GraphExecutor, GraphFn, Op, Param, Result,
+    ApiCtx, Args, Backend, Component, CoreError, DType, ErasedExecutor, GraphExecutor, GraphFn, Op, Param, Result,
 };
 use rlgraph_memories::ReplayMemory;
 
@@ -29,6 +31,9 @@ use crate::sac_config::SacConfig;
 /// A SAC agent on backend `B`.
 pub struct SacAgent<B: Backend> {
     exec: GraphExecutor<B>,
+    /// Discrete actions: the policy acts with probability vectors, the environment gets
+    /// their argmax.
+    discrete: bool,
     config: SacConfig,
     memory: ReplayMemory,
     counters: Counters,
@@ -37,7 +42,7 @@ pub struct SacAgent<B: Backend> {
 /// Two Q networks under one scope (so one optimizer steps both):
 /// `q_values(states, actions)` -> `(q1, q2)`, each network reading the state and the action
 /// side by side.
-fn critics<B: Backend>(spec: &[serde_json::Value], state_size: usize, action_size: usize) -> Result<Component<B>> {
+fn critics<B: Backend>(spec: &[serde_json::Value]) -> Result<Component<B>> {
     let q = |name: &str| -> Result<Component<B>> {
         Ok(value_function::<B>(
             name,
@@ -65,23 +70,30 @@ fn critics<B: Backend>(spec: &[serde_json::Value], state_size: usize, action_siz
                 };
                 Ok(vec![B::concat(&[flat(xs[0])?, flat(xs[1])?], 1)?])
             })
-            .infer(move |_, s| {
-                Ok(vec![
-                    Space::from(FloatBox::new([state_size + action_size])).with_ranks(s[0].ranks().unwrap_or_default())
-                ])
+            .infer(|_, s| {
+                let size = |s: &Space| s.shape().unwrap_or(&[]).iter().product::<usize>();
+                Ok(vec![Space::from(FloatBox::new([size(&s[0]) + size(&s[1])]))
+                    .with_ranks(s[0].ranks().unwrap_or_default())])
             }),
         ))
 }
 
 /// Everything both update passes need: `(actor, critic, alpha)` losses of a batch
 /// `(states, actions, rewards, terminals, next_states)`.
-fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool) -> Result<(Op, Op, Op)> {
+fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool, discrete: bool) -> Result<(Op, Op, Op)> {
     let s = preprocess(ctx, has_pre, args.get(0)?)?;
     let sp = preprocess(ctx, has_pre, args.get(4)?)?;
     let next = ctx.call("policy", "get_action_and_log_likelihood", &[sp])?;
     let lp_next = ctx.graph_fn1("per_item", &[next[1]])?;
     let qt = ctx.call("target-critics", "q_values", &[sp, next[0]])?;
-    let q = ctx.call("critics", "q_values", &[s, args.get(1)?])?;
+    // Discrete actions were stored as ints; the critics read them as one-hot vectors, the
+    // points of the simplex the relaxed (Gumbel-softmax) actions live in.
+    let actions = if discrete {
+        ctx.graph_fn1("one_hot", &[args.get(1)?])?
+    } else {
+        args.get(1)?
+    };
+    let q = ctx.call("critics", "q_values", &[s, actions])?;
     let fresh = ctx.call("policy", "get_action_and_log_likelihood", &[s])?;
     let lp_fresh = ctx.graph_fn1("per_item", &[fresh[1]])?;
     let q_fresh = ctx.call("critics", "q_values", &[s, fresh[0]])?;
@@ -118,19 +130,23 @@ impl<B: Backend> SacAgent<B> {
     /// A SAC agent for `state_space` and a bounded FloatBox `action_space`, with every random
     /// choice drawn from `seed`.
     pub fn new(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        if squashed_bounds(action_space).is_none() {
+        let categories = action_space
+            .num_categories()
+            .filter(|_| action_space.shape() == Some(&[][..]))
+            .map(|n| n as usize);
+        if squashed_bounds(action_space).is_none() && categories.is_none() {
             return Err(CoreError::Config {
                 at: "action_space".into(),
                 reason: format!(
-                    "SAC needs a FloatBox action space with the same finite bounds for every element \
-                     (discrete SAC is not yet supported), got {}",
+                    "SAC needs a FloatBox action space with the same finite bounds for every element, \
+                     or a scalar IntBox, got {}",
                     action_space.describe()
                 ),
             });
         }
-        let size = |s: &Space| s.shape().unwrap_or(&[]).iter().product::<usize>();
-        let action_size = size(action_space);
-        let critics = critics::<B>(&config.value_function_spec, size(state_space), action_size)?;
+        let discrete = categories.is_some();
+        let action_size = categories.unwrap_or_else(|| action_space.shape().unwrap_or(&[]).iter().product());
+        let critics = critics::<B>(&config.value_function_spec)?;
         let loss = sac_loss::<B>(
             "loss",
             SacLossSpec {
@@ -141,7 +157,15 @@ impl<B: Backend> SacAgent<B> {
         );
         let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
         let root = Component::<B>::new("sac-agent")
-            .with_sub(policy::<B>("policy", layers, action_space)?)
+            .with_sub(policy_with::<B>(
+                "policy",
+                layers,
+                action_space,
+                PolicyOptions {
+                    gumbel_softmax_temperature: discrete.then_some(config.gumbel_softmax_temperature),
+                    ..PolicyOptions::default()
+                },
+            )?)
             .with_sub(critics.copy_as("target-critics", false))
             .with_sub(critics)
             .with_sub(loss)
@@ -150,7 +174,17 @@ impl<B: Backend> SacAgent<B> {
             .with_sub(optimizer("alpha-optimizer", config.optimizer.clone()))
             .with_sub(synchronizable("target-sync", config.update.sync_tau))
             .with_sub(synchronizable("target-init", 1.0))
-            .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item"));
+            .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item"))
+            .graph_fn(
+                GraphFn::tensors("one_hot", move |_, xs| {
+                    Ok(vec![B::one_hot(&B::cast(xs[0], DType::I64)?, action_size, DType::F32)?])
+                })
+                .infer(move |_, s| {
+                    Ok(vec![
+                        Space::from(FloatBox::new([action_size])).with_ranks(s[0].ranks().unwrap_or_default())
+                    ])
+                }),
+            );
         let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
         let update_params = || {
             [
@@ -175,12 +209,12 @@ impl<B: Backend> SacAgent<B> {
         };
         let root = with_acting_apis(root, has_pre, "policy", "get_action")
             .api("update_critics", update_params(), move |ctx, args| {
-                let (_, critic, _) = sac_losses(ctx, args, has_pre)?;
+                let (_, critic, _) = sac_losses(ctx, args, has_pre, discrete)?;
                 let vars = ctx.call("critics", "variables", &[])?;
                 ctx.call("critic-optimizer", "step", &[vars[0], critic, args.get(5)?])
             })
             .api("update_policy_and_alpha", update_params(), move |ctx, args| {
-                let (actor, _, alpha) = sac_losses(ctx, args, has_pre)?;
+                let (actor, _, alpha) = sac_losses(ctx, args, has_pre, discrete)?;
                 let policy_vars = ctx.call("policy", "variables", &[])?;
                 let a = ctx.call("policy-optimizer", "step", &[policy_vars[0], actor, args.get(5)?])?;
                 let loss_vars = ctx.call("loss", "variables", &[])?;
@@ -217,6 +251,7 @@ impl<B: Backend> SacAgent<B> {
         )?;
         Ok(SacAgent {
             exec,
+            discrete,
             memory,
             counters: Counters::new(seed),
             config,
@@ -246,7 +281,30 @@ impl<B: Backend> SacAgent<B> {
 
 impl<B: Backend> Agent for SacAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        Ok(act(&mut self.exec, states, explore)?.0)
+        let actions = act(&mut self.exec, states, explore)?.0;
+        if !self.discrete {
+            return Ok(actions);
+        }
+        // The relaxed sample's argmax is a Categorical sample (Gumbel-max).
+        actions
+            .iter()
+            .map(|v| match v {
+                Value::Float32(a) => Ok(Value::i32(
+                    a.data()
+                        .iter()
+                        .enumerate()
+                        .fold(
+                            (0, f32::NEG_INFINITY),
+                            |best, (i, &p)| if p > best.1 { (i, p) } else { best },
+                        )
+                        .0 as i32,
+                )),
+                other => Err(CoreError::Config {
+                    at: "sac-agent/get_action".into(),
+                    reason: format!("expected a probability vector, got {other:?}"),
+                }),
+            })
+            .collect()
     }
 
     fn observe(&mut self, _env_id: usize, transition: Transition) -> Result<()> {

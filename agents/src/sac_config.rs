@@ -25,8 +25,11 @@ pub struct SacConfig {
     pub discount: f64,
     /// Alpha at the start (tuned toward the target entropy from there).
     pub initial_alpha: f64,
-    /// The entropy alpha is tuned toward (`None`: minus the number of action dimensions).
+    /// The entropy alpha is tuned toward (`None`: minus the number of action dimensions, or
+    /// of categories for discrete actions).
     pub target_entropy: Option<f64>,
+    /// The Gumbel-softmax temperature of discrete actions.
+    pub gumbel_softmax_temperature: f64,
     /// The update schedule; `sync_tau` moves the target critics (Polyak averaging).
     pub update: UpdateSpec,
     /// The policy's and alpha's optimizer.
@@ -35,7 +38,8 @@ pub struct SacConfig {
     pub value_function_optimizer: OptimizerSpec,
 }
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
+    "gumbel_softmax_temperature",
     "type",
     "network_spec",
     "value_function_spec",
@@ -110,6 +114,7 @@ impl SacConfig {
             capacity: m.positive("capacity", 1000)?,
             discount: obj.num("discount", 0.99)?,
             initial_alpha: obj.num("initial_alpha", 1.0)?,
+            gumbel_softmax_temperature: obj.num("gumbel_softmax_temperature", 1.0)?,
             target_entropy: obj
                 .get("target_entropy")
                 .map(|_| obj.num("target_entropy", 0.0))

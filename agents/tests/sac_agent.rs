@@ -130,8 +130,8 @@ fn a_restored_checkpoint_continues_exactly_and_weights_round_trip() {
 #[test]
 fn unsupported_settings_are_named() {
     let env = Pendulum::new(0);
-    let discrete = Space::from(IntBox::new(3).unwrap());
-    let err = SacAgent::<Candle>::new(SacConfig::parse(&spec(0.1)).unwrap(), env.state_space(), &discrete, 0)
+    let dict = Space::dict([("a", Space::from(IntBox::new(3).unwrap()))]).unwrap();
+    let err = SacAgent::<Candle>::new(SacConfig::parse(&spec(0.1)).unwrap(), env.state_space(), &dict, 0)
         .err()
         .unwrap()
         .to_string();
@@ -154,4 +154,50 @@ fn unsupported_settings_are_named() {
         .unwrap_err()
         .to_string()
         .contains("config.update_spec.sync_tau"));
+}
+
+#[test]
+fn discrete_actions_act_through_a_gumbel_softmax_and_learn() {
+    let env = rlgraph_envs::CartPole::new(0);
+    let mut a = SacAgent::<Candle>::new(
+        SacConfig::parse(&spec(0.1)).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        4,
+    )
+    .unwrap();
+    let mut env = rlgraph_envs::CartPole::new(0);
+    let mut state = env.reset(Some(0));
+    let mut losses = vec![];
+    let mut counts = [0usize; 2];
+    for _ in 0..64 {
+        let action = a
+            .get_actions(std::slice::from_ref(&state), true, 0.5)
+            .unwrap()
+            .remove(0);
+        assert!(env.action_space().contains(&action), "{action:?}");
+        if let Value::Int32(x) = &action {
+            counts[x.data()[0] as usize] += 1;
+        }
+        let step = env.step(&action).unwrap();
+        let next = if step.terminated || step.truncated {
+            env.reset(None)
+        } else {
+            step.observation.clone()
+        };
+        let t = Transition {
+            state: std::mem::replace(&mut state, next),
+            action,
+            reward: step.reward,
+            terminated: step.terminated,
+            truncated: step.truncated,
+            next_state: step.observation,
+        };
+        a.observe(0, t).unwrap();
+        losses.extend(a.update(0.5).unwrap());
+    }
+    // Both actions are tried, and the updates (from the 16th step on) give finite losses.
+    assert!(counts[0] > 0 && counts[1] > 0, "{counts:?}");
+    assert_eq!(losses.len(), 49);
+    assert!(losses.iter().all(|l| l.is_finite()));
 }
