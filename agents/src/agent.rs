@@ -183,6 +183,36 @@ pub trait Agent {
     fn meta_graph(&self) -> Option<&MetaGraph> {
         self.graph().map(|g| g.meta_graph())
     }
+    /// Writes the model (every variable) to a safetensors file.
+    fn export_model(&self, path: &Path) -> Result<()> {
+        self.graph()
+            .ok_or_else(|| config("export_model", "this agent has no model".into()))?
+            .save(path)
+    }
+    /// Reads a model written by `export_model`; on error nothing changes.
+    fn import_model(&mut self, path: &Path) -> Result<()> {
+        self.graph_mut()
+            .ok_or_else(|| config("import_model", "this agent has no model".into()))?
+            .restore(path)
+    }
+    /// One update from an external batch of records instead of the agent's own experience
+    /// (a Dict with the keys of the agent's update, such as `states`, `actions`, `rewards`,
+    /// `terminals`, `next_states`); returns the loss.
+    fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
+        let _ = (batch, time_percentage);
+        Err(config(
+            "update_from_batch",
+            "this agent learns from its own experience only".into(),
+        ))
+    }
+    /// Clears what is pending between episodes: preprocessor state (frame stacks, running
+    /// statistics) and per-environment buffers. Learned weights and memories stay.
+    fn reset(&mut self) -> Result<()> {
+        match self.graph_mut() {
+            Some(g) if g.api_methods().iter().any(|m| m == "reset") => g.execute("reset", &[]).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl<A: Agent + ?Sized> Agent for Box<A> {
@@ -209,5 +239,11 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     }
     fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
         (**self).graph_mut()
+    }
+    fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
+        (**self).update_from_batch(batch, time_percentage)
+    }
+    fn reset(&mut self) -> Result<()> {
+        (**self).reset()
     }
 }

@@ -16,7 +16,7 @@ use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::build_graph;
-use crate::batch::{stack, transition_inputs, transition_space, transitions_batch};
+use crate::batch::{field, stack, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::observe_buffer::NStepBuffer;
@@ -207,6 +207,23 @@ impl<B: Backend> DqnAgent<B> {
         })
     }
 
+    /// One gradient step on `inputs` (and a target sync when due); the loss and the per-item
+    /// losses.
+    fn learn(&mut self, inputs: &[Value]) -> Result<(f64, Option<Value>)> {
+        let mut out = self.exec.execute("update", inputs)?.into_iter();
+        let loss = match out.next() {
+            Some(Value::Float32(a)) => a.data().first().copied().unwrap_or(f32::NAN) as f64,
+            _ => f64::NAN,
+        };
+        self.counters.updates += 1;
+        self.counters.steps_since_sync += self.config.update.update_interval;
+        if self.counters.steps_since_sync >= self.config.update.sync_interval {
+            self.exec.execute("sync_target", &[])?;
+            self.counters.steps_since_sync = 0;
+        }
+        Ok((loss, out.next()))
+    }
+
     /// The Q-values of a batch of states (`[n, actions]`).
     pub fn q_values(&mut self, states: &[Value]) -> Result<Vec<Vec<f32>>> {
         let batch = stack(states)?;
@@ -228,16 +245,6 @@ impl<B: Backend> DqnAgent<B> {
     /// Overwrites variables by scope path; all are checked before any is written.
     pub fn set_weights(&self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
         self.exec.set_variables(weights)
-    }
-
-    /// Writes the policy's variables (the model) to a safetensors file.
-    pub fn export_model(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.exec.save(path)
-    }
-
-    /// Reads variables written by `export_model`.
-    pub fn import_model(&mut self, path: impl AsRef<Path>) -> Result<()> {
-        self.exec.restore(path)
     }
 
     /// Saves everything a resumed run needs: variables, the executor's RNG, the replay
@@ -373,21 +380,43 @@ impl<B: Backend> Agent for DqnAgent<B> {
         let mut inputs = transition_inputs(&records)?;
         inputs.extend(weights);
         let _ = time_percentage;
-        let out = self.exec.execute("update", &inputs)?;
-        let loss = match out.first() {
-            Some(Value::Float32(a)) => a.data().first().copied().unwrap_or(f32::NAN) as f64,
-            _ => f64::NAN,
-        };
+        let (loss, per_item) = self.learn(&inputs)?;
         if let (Some(indices), Memory::Prioritized(m)) = (indices, &mut self.memory) {
-            m.update_records(&indices, &priorities_of(out.get(1))?)?;
-        }
-        self.counters.updates += 1;
-        self.counters.steps_since_sync += self.config.update.update_interval;
-        if self.counters.steps_since_sync >= self.config.update.sync_interval {
-            self.exec.execute("sync_target", &[])?;
-            self.counters.steps_since_sync = 0;
+            m.update_records(&indices, &priorities_of(per_item.as_ref())?)?;
         }
         Ok(Some(loss))
+    }
+
+    /// Records as the agent's own replay holds them (`states`, `actions`, `rewards`,
+    /// `terminals`, `next_states`, and with prioritized replay optional
+    /// `importance_weights`, else ones); priorities are not touched.
+    fn update_from_batch(&mut self, batch: &Value, _time_percentage: f64) -> Result<f64> {
+        let mut inputs = transition_inputs(batch)?;
+        if matches!(self.memory, Memory::Prioritized(_)) {
+            let n = match &inputs[2] {
+                Value::Float32(r) => r.data().len(),
+                other => {
+                    return Err(CoreError::Config {
+                        at: "update_from_batch.rewards".into(),
+                        reason: format!("expected float rewards, got {}", other.kind_name()),
+                    })
+                }
+            };
+            inputs.push(match field(batch, "importance_weights") {
+                Ok(w) => w,
+                Err(_) => Value::Float32(Array::new([n], vec![1.0; n])?),
+            });
+        }
+        Ok(self.learn(&inputs)?.0)
+    }
+
+    /// Clears the n-step buffers and resets the preprocessors.
+    fn reset(&mut self) -> Result<()> {
+        self.buffer = NStepBuffer::new(self.config.n_step, self.config.discount);
+        if self.exec.api_methods().iter().any(|m| m == "reset") {
+            self.exec.execute("reset", &[])?;
+        }
+        Ok(())
     }
 
     fn update_spec(&self) -> &UpdateSpec {

@@ -21,7 +21,7 @@ use rlgraph_core::{Backend, Component, CoreError, ErasedExecutor, GraphExecutor,
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
-use crate::batch::stack;
+use crate::batch::{field, stack, unstack};
 use crate::counters::Counters;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -320,6 +320,68 @@ impl<B: Backend> Agent for PgAgent<B> {
         };
         self.counters.updates += 1;
         Ok(Some(loss))
+    }
+
+    /// Steps of one or more sequences: `states`, `actions`, `rewards`, `terminals`, and
+    /// optional `sequence_indices` (true at each sequence's last step; by default only the
+    /// batch's last step ends a sequence besides the terminals).
+    fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
+        let floats = |key: &str| -> Result<Vec<f64>> {
+            match field(batch, key)? {
+                Value::Float32(a) => Ok(a.data().iter().map(|&x| x as f64).collect()),
+                Value::Float64(a) => Ok(a.data().to_vec()),
+                other => Err(CoreError::Config {
+                    at: format!("update_from_batch.{key}"),
+                    reason: format!("expected floats, got {}", other.kind_name()),
+                }),
+            }
+        };
+        let flags = |key: &str| -> Result<Vec<bool>> {
+            match field(batch, key)? {
+                Value::Bool(a) => Ok(a.data().to_vec()),
+                other => Err(CoreError::Config {
+                    at: format!("update_from_batch.{key}"),
+                    reason: format!("expected bools, got {}", other.kind_name()),
+                }),
+            }
+        };
+        let rewards = floats("rewards")?;
+        let terminals = flags("terminals")?;
+        let n = rewards.len();
+        let sequence_indices = match field(batch, "sequence_indices") {
+            Ok(_) => flags("sequence_indices")?,
+            Err(_) => (0..n)
+                .map(|i| terminals.get(i).copied().unwrap_or(false) || i + 1 == n)
+                .collect(),
+        };
+        let rollout = RolloutBatch {
+            states: unstack(&field(batch, "states")?)?,
+            actions: unstack(&field(batch, "actions")?)?,
+            rewards,
+            terminals,
+            sequence_indices,
+        };
+        let lengths = [
+            rollout.states.len(),
+            rollout.actions.len(),
+            rollout.terminals.len(),
+            rollout.sequence_indices.len(),
+        ];
+        if lengths.iter().any(|&l| l != n) || n == 0 {
+            return Err(CoreError::Config {
+                at: "update_from_batch".into(),
+                reason: format!(
+                    "states, actions, terminals and sequence_indices must have one entry per reward ({n}), got {lengths:?}"
+                ),
+            });
+        }
+        let t = time_percentage.clamp(0.0, 1.0);
+        let loss = match self.config.algorithm {
+            PgAlgorithm::Ppo { .. } => self.update_ppo(rollout, t)?,
+            PgAlgorithm::ActorCritic { .. } => self.update_actor_critic(rollout, t)?,
+        };
+        self.counters.updates += 1;
+        Ok(loss)
     }
 
     fn update_spec(&self) -> &UpdateSpec {

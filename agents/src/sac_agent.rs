@@ -319,7 +319,13 @@ impl<B: Backend> Agent for SacAgent<B> {
             return Ok(None);
         }
         let records = self.memory.get_records(batch_size, &mut self.counters.rng)?;
-        let mut inputs = transition_inputs(&records)?;
+        self.update_from_batch(&records, time_percentage).map(Some)
+    }
+
+    /// Records as the replay memory holds them: `states`, `actions`, `rewards`, `terminals`,
+    /// `next_states`.
+    fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
+        let mut inputs = transition_inputs(batch)?;
         inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
         let critic = self.exec.execute("update_critics", &inputs)?;
         self.exec.execute("update_policy_and_alpha", &inputs)?;
@@ -329,7 +335,7 @@ impl<B: Backend> Agent for SacAgent<B> {
             self.exec.execute("sync_targets", &[])?;
             self.counters.steps_since_sync = 0;
         }
-        first_float(critic.first(), "update_critics").map(Some)
+        first_float(critic.first(), "update_critics")
     }
 
     fn update_spec(&self) -> &UpdateSpec {

@@ -197,3 +197,71 @@ fn ape_x_inserts_records_at_their_own_td_error() {
     // Not all at one value, as max-priority insertion would give.
     assert!(got.iter().any(|p| (p - got[0]).abs() > 1e-9), "{got:?}");
 }
+
+#[test]
+fn external_batches_models_and_resets() {
+    use rlgraph_core::spaces::Array;
+    let mut a = agent(true, 5);
+    let before = a.get_weights().unwrap();
+    // Two hand-made transitions of CartPole.
+    let floats =
+        |shape: &[usize], v: Vec<f32>| rlgraph_core::spaces::Value::Float32(Array::new(shape.to_vec(), v).unwrap());
+    let batch = rlgraph_core::spaces::Value::Dict(
+        [
+            (
+                "states".to_string(),
+                floats(&[2, 4], vec![0.01, 0.0, 0.02, 0.0, 0.0, 0.1, 0.0, -0.1]),
+            ),
+            (
+                "actions".to_string(),
+                rlgraph_core::spaces::Value::Int32(Array::new([2], vec![0, 1]).unwrap()),
+            ),
+            ("rewards".to_string(), floats(&[2], vec![1.0, 1.0])),
+            (
+                "terminals".to_string(),
+                rlgraph_core::spaces::Value::Bool(Array::new([2], vec![false, true]).unwrap()),
+            ),
+            ("next_states".to_string(), floats(&[2, 4], vec![0.0; 8])),
+        ]
+        .into(),
+    );
+    let loss = a.update_from_batch(&batch, 0.5).unwrap();
+    assert!(loss.is_finite() && a.updates() == 1);
+    assert_ne!(a.get_weights().unwrap(), before);
+    // A batch without next states names the missing key.
+    let mut partial = batch.clone();
+    if let rlgraph_core::spaces::Value::Dict(d) = &mut partial {
+        d.remove("next_states");
+    }
+    let err = a.update_from_batch(&partial, 0.5).unwrap_err().to_string();
+    assert!(err.contains("next_states"), "{err}");
+    // export_model / import_model round-trip through a file.
+    let dir = std::env::temp_dir().join(format!("rlgraph-dqn-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("model.safetensors");
+    Agent::export_model(&a, &file).unwrap();
+    let saved = a.get_weights().unwrap();
+    a.update_from_batch(&batch, 0.5).unwrap();
+    assert_ne!(a.get_weights().unwrap(), saved);
+    Agent::import_model(&mut a, &file).unwrap();
+    assert_eq!(a.get_weights().unwrap(), saved);
+    std::fs::remove_dir_all(&dir).ok();
+    // reset drops pending n-step transitions (n = 3): two steps, a reset, then a terminal
+    // step leave one record, not three.
+    let mut b = agent(false, 6);
+    let mut env = CartPole::new(0);
+    let s0 = env.reset(Some(0));
+    let step = |terminated| Transition {
+        state: s0.clone(),
+        action: rlgraph_core::spaces::Value::i32(0),
+        reward: 1.0,
+        terminated,
+        truncated: false,
+        next_state: s0.clone(),
+    };
+    b.observe(0, step(false)).unwrap();
+    b.observe(0, step(false)).unwrap();
+    Agent::reset(&mut b).unwrap();
+    b.observe(0, step(true)).unwrap();
+    assert_eq!(b.memory_size(), 1);
+}

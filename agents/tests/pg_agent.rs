@@ -340,3 +340,51 @@ fn ppo_acts_and_learns_in_a_dict_action_space() {
     }
     assert!(losses.len() >= 6 && losses.iter().all(|l| l.is_finite()), "{losses:?}");
 }
+
+#[test]
+fn an_external_batch_updates_ppo_and_bad_lengths_are_named() {
+    use rlgraph_core::spaces::Array;
+    let mut a = agent(&ppo_spec(), 2);
+    let before = a.get_weights().unwrap();
+    let states = Value::Float32(Array::new([3, 4], vec![0.01; 12]).unwrap());
+    let batch = |rewards: Vec<f32>| {
+        Value::Dict(
+            [
+                ("states".to_string(), states.clone()),
+                (
+                    "actions".to_string(),
+                    Value::Int32(Array::new([3], vec![0, 1, 0]).unwrap()),
+                ),
+                (
+                    "rewards".to_string(),
+                    Value::Float32(Array::new([rewards.len()], rewards).unwrap()),
+                ),
+                (
+                    "terminals".to_string(),
+                    Value::Bool(Array::new([3], vec![false, false, true]).unwrap()),
+                ),
+            ]
+            .into(),
+        )
+    };
+    let loss = a.update_from_batch(&batch(vec![1.0, 1.0, 1.0]), 0.5).unwrap();
+    assert!(loss.is_finite());
+    assert_ne!(a.get_weights().unwrap(), before);
+    let err = a
+        .update_from_batch(&batch(vec![1.0, 1.0]), 0.5)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("update_from_batch") && err.contains("(2)"), "{err}");
+    // The random agent has nothing to learn with.
+    let env = CartPole::new(0);
+    let mut r = RandomAgent::new(&serde_json::json!({"type": "random"}), env.action_space(), 0).unwrap();
+    assert!(r.update_from_batch(&batch(vec![1.0; 3]), 0.5).is_err());
+    // Stateful preprocessors are refused by agents, naming the spec.
+    let mut spec = ppo_spec();
+    spec["preprocessing_spec"] = serde_json::json!([{"type": "sequence", "sequence_length": 4}]);
+    let err = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("config.preprocessing_spec[0].type"), "{err}");
+}

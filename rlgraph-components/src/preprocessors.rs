@@ -108,7 +108,12 @@ pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
 /// stateful member, so the resets run.
 pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
     let names: Vec<String> = layers.iter().map(|l| l.name().to_string()).collect();
-    let reset_names = names.clone();
+    // Layers used as preprocessors (reshape) have no reset; they keep no state either.
+    let reset_names: Vec<String> = layers
+        .iter()
+        .filter(|l| l.api_methods().iter().any(|m| m.name == "reset"))
+        .map(|l| l.name().to_string())
+        .collect();
     layers
         .into_iter()
         .fold(Component::new(name), Component::with_sub)

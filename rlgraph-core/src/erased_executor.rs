@@ -2,6 +2,7 @@
 //! agents of either backend behind one trait object (the `rlgraph` command, workers).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::backend::{Backend, HostTensor};
 use crate::error::Result;
@@ -23,6 +24,10 @@ pub trait ErasedExecutor {
     fn variables(&self) -> Result<BTreeMap<String, HostTensor>>;
     /// Overwrites variables by scope path; all are checked before any is written.
     fn set_variables(&self, values: &BTreeMap<String, HostTensor>) -> Result<()>;
+    /// Writes every variable and the RNG to a safetensors file.
+    fn save(&self, path: &Path) -> Result<()>;
+    /// Reads a file written by `save`; on error nothing changes.
+    fn restore(&mut self, path: &Path) -> Result<()>;
 }
 
 impl<B: Backend> ErasedExecutor for GraphExecutor<B> {
@@ -52,5 +57,13 @@ impl<B: Backend> ErasedExecutor for GraphExecutor<B> {
 
     fn set_variables(&self, values: &BTreeMap<String, HostTensor>) -> Result<()> {
         GraphExecutor::set_variables(self, values)
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        GraphExecutor::save(self, path)
+    }
+
+    fn restore(&mut self, path: &Path) -> Result<()> {
+        GraphExecutor::restore(self, path)
     }
 }
