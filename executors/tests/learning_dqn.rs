@@ -42,3 +42,14 @@ fn double_dueling_dqn_learns_cartpole() {
     eprintln!("{}", stats.to_json());
     assert!(stats.mean_episode_reward >= 40.0, "{}", stats.to_json());
 }
+
+#[test]
+fn ape_x_learns_cartpole() {
+    // Single-process Ape-X (prioritized replay with worker-side priorities, 3-step returns,
+    // dueling heads): DQN's CartPole thresholds, 3000 steps, mean >= 25 and max >= 100.
+    let mut w = worker("apex-cartpole.json", "CartPole-v1", 1);
+    let stats = w.execute_timesteps(3000, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    assert!(stats.mean_episode_reward >= 25.0, "{}", stats.to_json());
+    assert!(stats.max_episode_reward >= 100.0, "{}", stats.to_json());
+}
