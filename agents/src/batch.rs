@@ -187,3 +187,33 @@ pub(crate) fn transition_inputs(batch: &Value) -> Result<Vec<Value>> {
         .map(|k| field(batch, k))
         .collect()
 }
+
+/// The floats of a graph output (`at` names it in the error).
+pub(crate) fn host_floats(v: Option<&Value>, at: &str) -> Result<Vec<f64>> {
+    match v {
+        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&x| x as f64).collect()),
+        Some(Value::Float64(a)) => Ok(a.data().to_vec()),
+        other => Err(CoreError::Config {
+            at: at.into(),
+            reason: format!("expected floats, got {other:?}"),
+        }),
+    }
+}
+
+/// The first float of a graph output (a loss), NaN when it is empty.
+pub(crate) fn host_scalar(v: Option<&Value>, at: &str) -> Result<f64> {
+    Ok(host_floats(v, at)?.first().copied().unwrap_or(f64::NAN))
+}
+
+/// A `[n]` float column.
+pub(crate) fn float_column(values: &[f64]) -> Result<Value> {
+    Ok(Value::Float32(Array::new(
+        [values.len()],
+        values.iter().map(|&v| v as f32).collect(),
+    )?))
+}
+
+/// A `[n]` bool column.
+pub(crate) fn flag_column(values: &[bool]) -> Result<Value> {
+    Ok(Value::Bool(Array::new([values.len()], values.to_vec())?))
+}

@@ -24,7 +24,7 @@ use serde_json::{json, Value as Json};
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
-use crate::batch::{field, stack, unstack};
+use crate::batch::{field, host_floats, host_scalar, stack, unstack};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -226,16 +226,6 @@ pub struct ImpalaAgent<B: Backend> {
     counters: Counters,
 }
 
-fn floats_of(v: Option<&Value>, what: &str) -> Result<Vec<f64>> {
-    match v {
-        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&x| x as f64).collect()),
-        other => Err(CoreError::Config {
-            at: format!("impala-agent/{what}"),
-            reason: format!("expected floats, got {other:?}"),
-        }),
-    }
-}
-
 impl<B: Backend> ImpalaAgent<B> {
     /// An IMPALA agent for `state_space` and `action_space`, with every random choice drawn
     /// from `seed`.
@@ -373,7 +363,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
         let (actions, rest) = act(&mut self.exec, states, explore)?;
         if explore {
-            self.actors.pending_log_probs = floats_of(rest.first(), "get_action")?;
+            self.actors.pending_log_probs = host_floats(rest.first(), "impala-agent/get_action")?;
         }
         Ok(actions)
     }
@@ -419,7 +409,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         ];
         let out = self.exec.execute("update", &inputs)?;
         self.counters.updates += 1;
-        Ok(floats_of(out.first(), "update")?.first().copied())
+        host_scalar(out.first(), "impala-agent/update").map(Some)
     }
 
     fn update_spec(&self) -> &UpdateSpec {

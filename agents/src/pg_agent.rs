@@ -15,13 +15,13 @@ use std::path::Path;
 use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::optimizer;
-use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
+use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, CoreError, ErasedExecutor, GraphExecutor, Param, Result};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
-use crate::batch::{field, stack, unstack};
+use crate::batch::{field, flag_column, float_column, host_floats, host_scalar, stack, unstack};
 use crate::counters::Counters;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -38,27 +38,6 @@ pub struct PgAgent<B: Backend> {
 
 fn scalar_space() -> Space {
     Space::from(FloatBox::new(Vec::<usize>::new()))
-}
-
-fn floats(values: &[f64]) -> Result<Value> {
-    Ok(Value::Float32(Array::new(
-        [values.len()],
-        values.iter().map(|&v| v as f32).collect(),
-    )?))
-}
-
-fn flags(values: &[bool]) -> Result<Value> {
-    Ok(Value::Bool(Array::new([values.len()], values.to_vec())?))
-}
-
-fn host_floats(v: Option<&Value>, what: &str) -> Result<Vec<f64>> {
-    match v {
-        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&x| x as f64).collect()),
-        other => Err(CoreError::Config {
-            at: format!("pg-agent/{what}"),
-            reason: format!("expected floats, got {other:?}"),
-        }),
-    }
 }
 
 impl<B: Backend> PgAgent<B> {
@@ -219,8 +198,8 @@ impl<B: Backend> PgAgent<B> {
     pub fn evaluate(&mut self, states: &[Value], actions: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
         let out = self.exec.execute("evaluate", &[stack(states)?, stack(actions)?])?;
         Ok((
-            host_floats(out.first(), "evaluate")?,
-            host_floats(out.get(1), "evaluate")?,
+            host_floats(out.first(), "pg-agent/evaluate")?,
+            host_floats(out.get(1), "pg-agent/evaluate")?,
         ))
     }
 
@@ -258,7 +237,7 @@ impl<B: Backend> PgAgent<B> {
         for _ in 0..self.config.update.num_iterations {
             let idx = rand::seq::index::sample(&mut self.counters.rng, n, m).into_vec();
             let pick = |v: &[Value]| stack(&idx.iter().map(|&i| v[i].clone()).collect::<Vec<_>>());
-            let pick_f = |v: &[f64]| floats(&idx.iter().map(|&i| v[i]).collect::<Vec<_>>());
+            let pick_f = |v: &[f64]| float_column(&idx.iter().map(|&i| v[i]).collect::<Vec<_>>());
             let inputs = [
                 pick(&batch.states)?,
                 pick(&batch.actions)?,
@@ -270,7 +249,7 @@ impl<B: Backend> PgAgent<B> {
                 Value::f32(t as f32),
             ];
             let out = self.exec.execute("update", &inputs)?;
-            total += host_floats(out.first(), "update")?.first().copied().unwrap_or(f64::NAN);
+            total += host_scalar(out.first(), "pg-agent/update")?;
         }
         Ok(total / self.config.update.num_iterations as f64)
     }
@@ -280,13 +259,13 @@ impl<B: Backend> PgAgent<B> {
         let inputs = [
             stack(&batch.states)?,
             stack(&batch.actions)?,
-            floats(&batch.rewards)?,
-            flags(&batch.terminals)?,
-            flags(&batch.sequence_indices)?,
+            float_column(&batch.rewards)?,
+            flag_column(&batch.terminals)?,
+            flag_column(&batch.sequence_indices)?,
             Value::f32(t as f32),
         ];
         let out = self.exec.execute("update", &inputs)?;
-        Ok(host_floats(out.first(), "update")?.first().copied().unwrap_or(f64::NAN))
+        host_scalar(out.first(), "pg-agent/update")
     }
 }
 

@@ -23,7 +23,7 @@ use rlgraph_memories::ReplayMemory;
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
-use crate::batch::{transition_inputs, transition_space, transitions_batch};
+use crate::batch::{host_scalar, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::sac_config::SacConfig;
@@ -114,16 +114,6 @@ fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool, d
         ],
     )?;
     Ok((out[0], out[2], out[4]))
-}
-
-fn first_float(v: Option<&Value>, what: &str) -> Result<f64> {
-    match v {
-        Some(Value::Float32(a)) => Ok(a.data().first().copied().unwrap_or(f32::NAN) as f64),
-        other => Err(CoreError::Config {
-            at: format!("sac-agent/{what}"),
-            reason: format!("expected a float, got {other:?}"),
-        }),
-    }
 }
 
 impl<B: Backend> SacAgent<B> {
@@ -260,7 +250,7 @@ impl<B: Backend> SacAgent<B> {
 
     /// The current temperature alpha.
     pub fn alpha(&mut self) -> Result<f64> {
-        first_float(self.exec.execute("get_alpha", &[])?.first(), "get_alpha")
+        host_scalar(self.exec.execute("get_alpha", &[])?.first(), "sac-agent/get_alpha")
     }
 
     /// Environment steps observed.
@@ -335,7 +325,7 @@ impl<B: Backend> Agent for SacAgent<B> {
             self.exec.execute("sync_targets", &[])?;
             self.counters.steps_since_sync = 0;
         }
-        first_float(critic.first(), "update_critics")
+        host_scalar(critic.first(), "sac-agent/update_critics")
     }
 
     fn update_spec(&self) -> &UpdateSpec {
