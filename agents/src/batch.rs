@@ -195,7 +195,10 @@ pub(crate) fn host_floats(v: Option<&Value>, at: &str) -> Result<Vec<f64>> {
         Some(Value::Float64(a)) => Ok(a.data().to_vec()),
         other => Err(CoreError::Config {
             at: at.into(),
-            reason: format!("expected floats, got {other:?}"),
+            reason: format!(
+                "expected floats, got {}",
+                other.map_or_else(|| "nothing".to_string(), Value::kind_name)
+            ),
         }),
     }
 }

@@ -16,7 +16,7 @@ use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::build_graph;
-use crate::batch::{field, stack, transition_inputs, transition_space, transitions_batch};
+use crate::batch::{field, host_floats, stack, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::observe_buffer::NStepBuffer;
@@ -325,13 +325,10 @@ impl<B: Backend> DqnAgent<B> {
 
 /// Replay priorities from per-item losses: `|loss| + 1e-6`, so no record becomes unreachable.
 fn priorities_of(per_item: Option<&Value>) -> Result<Vec<f64>> {
-    match per_item {
-        Some(Value::Float32(a)) => Ok(a.data().iter().map(|&l| (l as f64).abs() + 1e-6).collect()),
-        other => Err(CoreError::Config {
-            at: "dqn-agent/td_errors".into(),
-            reason: format!("expected float per-item losses, got {other:?}"),
-        }),
-    }
+    Ok(host_floats(per_item, "dqn-agent/td_errors")?
+        .iter()
+        .map(|l| l.abs() + 1e-6)
+        .collect())
 }
 
 impl<B: Backend> Agent for DqnAgent<B> {

@@ -305,16 +305,6 @@ impl<B: Backend> Agent for PgAgent<B> {
     /// optional `sequence_indices` (true at each sequence's last step; by default only the
     /// batch's last step ends a sequence besides the terminals).
     fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
-        let floats = |key: &str| -> Result<Vec<f64>> {
-            match field(batch, key)? {
-                Value::Float32(a) => Ok(a.data().iter().map(|&x| x as f64).collect()),
-                Value::Float64(a) => Ok(a.data().to_vec()),
-                other => Err(CoreError::Config {
-                    at: format!("update_from_batch.{key}"),
-                    reason: format!("expected floats, got {}", other.kind_name()),
-                }),
-            }
-        };
         let flags = |key: &str| -> Result<Vec<bool>> {
             match field(batch, key)? {
                 Value::Bool(a) => Ok(a.data().to_vec()),
@@ -324,7 +314,7 @@ impl<B: Backend> Agent for PgAgent<B> {
                 }),
             }
         };
-        let rewards = floats("rewards")?;
+        let rewards = host_floats(Some(&field(batch, "rewards")?), "update_from_batch.rewards")?;
         let terminals = flags("terminals")?;
         let n = rewards.len();
         let sequence_indices = match field(batch, "sequence_indices") {

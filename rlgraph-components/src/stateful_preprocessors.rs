@@ -3,6 +3,7 @@
 //! in non-trainable variables, so checkpoints carry it. Both compute on the host: they are
 //! a few additions per element, cheaper there than as a chain of kernel dispatches.
 
+use crate::helpers::{host, upload};
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{
     Backend, Component, CoreError, GraphFn, HostData, HostTensor, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
@@ -11,11 +12,8 @@ use rlgraph_core::{
 /// RLgraph's `SMALL_NUMBER`, added to the standard deviation.
 const SMALL_NUMBER: f64 = 1e-6;
 
-fn host_f64<B: Backend>(t: &B::Tensor) -> Result<Vec<f64>> {
-    Ok(B::to_host(t)?.data.to_f64())
-}
-
-fn upload<B: Backend>(data: &[f64], shape: Vec<usize>, ctx: &KernelCtx<'_, B>) -> Result<B::Tensor> {
+/// `data` as an F32 tensor of `shape` (outputs are float whatever the input's type).
+fn upload_f32<B: Backend>(data: &[f64], shape: Vec<usize>, ctx: &KernelCtx<'_, B>) -> Result<B::Tensor> {
     B::from_host(
         &HostTensor {
             shape,
@@ -27,8 +25,7 @@ fn upload<B: Backend>(data: &[f64], shape: Vec<usize>, ctx: &KernelCtx<'_, B>) -
 
 fn set_var<B: Backend>(ctx: &KernelCtx<'_, B>, name: &str, data: &[f64]) -> Result<()> {
     let var = ctx.var_handle(name)?;
-    let shape = B::shape(B::var_tensor(var));
-    B::var_set(var, &upload::<B>(data, shape, ctx)?)
+    B::var_set(var, &upload::<B>(data, B::var_tensor(var), ctx.device())?)
 }
 
 /// Refuses containers and text: the state is per element of one numeric tensor.
@@ -91,10 +88,10 @@ pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
         .graph_fn(reset_fn::<B>(&["count", "mean", "sum_sq"]))
         .graph_fn(
             GraphFn::tensors("apply", |ctx, xs| {
-                let x = host_f64::<B>(xs[0])?;
-                let mut mean = host_f64::<B>(ctx.var("mean")?)?;
-                let mut sum_sq = host_f64::<B>(ctx.var("sum_sq")?)?;
-                let mut n = host_f64::<B>(ctx.var("count")?)?.first().copied().unwrap_or(0.0);
+                let x = host::<B>(xs[0])?;
+                let mut mean = host::<B>(ctx.var("mean")?)?;
+                let mut sum_sq = host::<B>(ctx.var("sum_sq")?)?;
+                let mut n = host::<B>(ctx.var("count")?)?.first().copied().unwrap_or(0.0);
                 let width = mean.len().max(1);
                 if x.len() % width != 0 {
                     return Err(bad(ctx, format!("{} elements are not whole items of {width}", x.len())));
@@ -123,7 +120,7 @@ pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
                 set_var::<B>(ctx, "count", &[n])?;
                 set_var::<B>(ctx, "mean", &mean)?;
                 set_var::<B>(ctx, "sum_sq", &sum_sq)?;
-                Ok(vec![upload::<B>(&out, B::shape(xs[0]), ctx)?])
+                Ok(vec![upload_f32::<B>(&out, B::shape(xs[0]), ctx)?])
             })
             .infer(|_, s| {
                 Ok(vec![Space::from(FloatBox::new(s[0].shape().unwrap_or(&[]).to_vec()))
@@ -163,10 +160,10 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                         format!("expects batches of {batch_size} streams, got shape {shape:?}"),
                     ));
                 }
-                let x = host_f64::<B>(xs[0])?;
+                let x = host::<B>(xs[0])?;
                 let width = x.len() / batch_size;
-                let mut frames = host_f64::<B>(ctx.var("frames")?)?;
-                let mut steps = host_f64::<B>(ctx.var("steps")?)?;
+                let mut frames = host::<B>(ctx.var("frames")?)?;
+                let mut steps = host::<B>(ctx.var("steps")?)?;
                 let mut out = Vec::with_capacity(x.len() * length);
                 for b in 0..batch_size {
                     let item = &x[b * width..(b + 1) * width];
@@ -206,7 +203,7 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                 } else {
                     out_shape.push(length);
                 }
-                Ok(vec![upload::<B>(&out, out_shape, ctx)?])
+                Ok(vec![upload_f32::<B>(&out, out_shape, ctx)?])
             })
             .infer(move |_, s| {
                 let mut shape = s[0].shape().unwrap_or(&[]).to_vec();
