@@ -28,6 +28,7 @@ use crate::batch::{field, host_floats, host_scalar, stack, unstack};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
 use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::transition_json::{transition_to_json, Reader};
 
 /// One acted step: the transition and the behaviour policy's log-likelihood of its action.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,23 +106,13 @@ impl Actors {
     }
 }
 
-fn checkpoint_error(reason: String) -> CoreError {
-    CoreError::Checkpoint {
-        path: "(impala actors)".into(),
-        reason,
-    }
-}
-
 /// Partial rollouts, pending log-likelihoods and queued rollouts ride in checkpoints as JSON.
 impl HostState for Actors {
     fn save_state(&self) -> Result<SavedState> {
         let step = |s: &ActedStep| {
-            let t = &s.transition;
-            json!({
-                "state": t.state.to_json(), "action": t.action.to_json(), "reward": t.reward,
-                "terminated": t.terminated, "truncated": t.truncated,
-                "next_state": t.next_state.to_json(), "log_prob": s.log_prob,
-            })
+            let mut j = transition_to_json(&s.transition);
+            j.insert("log_prob".into(), s.log_prob.into());
+            Json::Object(j)
         };
         let partial: Vec<Json> = self.partial.iter().map(|p| p.iter().map(step).collect()).collect();
         let queue: Vec<Json> = self.queue.records().iter().map(Value::to_json).collect();
@@ -153,62 +144,32 @@ type ParsedActors = (Vec<Vec<ActedStep>>, Vec<f64>, Vec<Value>);
 
 impl Actors {
     fn parse(&self, state: &SavedState) -> Result<ParsedActors> {
+        let r = Reader {
+            label: "(impala actors)",
+            state_space: &self.state_space,
+            action_space: &self.action_space,
+        };
         let m = &state.meta;
-        let list = |k: &str| {
-            m[k].as_array()
-                .ok_or_else(|| checkpoint_error(format!("{k} is missing")))
-        };
-        let num = |j: &Json, at: String| {
-            j.as_f64()
-                .ok_or_else(|| checkpoint_error(format!("{at} is not a number")))
-        };
-        let flag = |j: &Json, at: String| {
-            j.as_bool()
-                .ok_or_else(|| checkpoint_error(format!("{at} is not a flag")))
-        };
-        let value = |space: &Space, j: &Json, at: String| {
-            space
-                .value_from_json(j)
-                .map_err(|e| checkpoint_error(format!("{at}: {e}")))
-        };
-        let partial = list("partial")?
-            .iter()
-            .enumerate()
-            .map(|(e, steps)| {
-                steps
-                    .as_array()
-                    .ok_or_else(|| checkpoint_error(format!("partial[{e}] is not a list")))?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
-                        let at = |k: &str| format!("partial[{e}][{i}].{k}");
-                        Ok(ActedStep {
-                            transition: Transition {
-                                state: value(&self.state_space, &s["state"], at("state"))?,
-                                action: value(&self.action_space, &s["action"], at("action"))?,
-                                reward: num(&s["reward"], at("reward"))?,
-                                terminated: flag(&s["terminated"], at("terminated"))?,
-                                truncated: flag(&s["truncated"], at("truncated"))?,
-                                next_state: value(&self.state_space, &s["next_state"], at("next_state"))?,
-                            },
-                            log_prob: num(&s["log_prob"], at("log_prob"))?,
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()
+        let partial = r.per_env(m, "partial", |j, at| {
+            Ok(ActedStep {
+                transition: r.transition(j, at)?,
+                log_prob: r.number(&j["log_prob"], &format!("{at}.log_prob"))?,
             })
-            .collect::<Result<Vec<_>>>()?;
-        let pending = list("pending_log_probs")?
+        })?;
+        let pending = r
+            .list(&m["pending_log_probs"], "pending_log_probs")?
             .iter()
             .enumerate()
-            .map(|(i, j)| num(j, format!("pending_log_probs[{i}]")))
+            .map(|(i, j)| r.number(j, &format!("pending_log_probs[{i}]")))
             .collect::<Result<Vec<_>>>()?;
-        let queue = list("queue")?
+        let queue = r
+            .list(&m["queue"], "queue")?
             .iter()
             .enumerate()
-            .map(|(i, j)| value(&self.record_space, j, format!("queue[{i}]")))
+            .map(|(i, j)| r.value(&self.record_space, j, &format!("queue[{i}]")))
             .collect::<Result<Vec<_>>>()?;
         if queue.len() > self.queue.capacity() {
-            return Err(checkpoint_error(format!(
+            return Err(r.error(format!(
                 "{} queued rollouts do not fit a queue of {}",
                 queue.len(),
                 self.queue.capacity()

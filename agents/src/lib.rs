@@ -27,6 +27,7 @@ mod random_agent;
 mod rollout;
 mod sac_agent;
 mod sac_config;
+mod transition_json;
 
 pub use agent::{Agent, Transition, UpdateMode, UpdateSpec};
 pub use batch::{stack, unstack};

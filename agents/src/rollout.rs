@@ -9,17 +9,7 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use serde_json::{json, Value as Json};
 
 use crate::agent::Transition;
-
-/// One step as the policy-gradient losses need it (no next state: values bootstrap from the
-/// following step).
-#[derive(Clone, Debug, PartialEq)]
-struct Step {
-    state: Value,
-    action: Value,
-    reward: f64,
-    terminated: bool,
-    truncated: bool,
-}
+use crate::transition_json::{transition_to_json, Reader};
 
 /// One flat batch: the sequences of every environment copy, one after another.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -48,7 +38,7 @@ impl RolloutBatch {
         self.rewards.is_empty()
     }
 
-    fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Step>) {
+    fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Transition>) {
         let n = steps.len();
         for (i, t) in steps.enumerate() {
             self.sequence_indices.push(t.terminated || t.truncated || i + 1 == n);
@@ -64,14 +54,14 @@ impl RolloutBatch {
 #[derive(Clone, Debug)]
 pub struct Rollout {
     capacity: usize,
-    /// Per copy: (global step number, step).
-    per_env: Vec<VecDeque<(u64, Step)>>,
+    /// Per copy: (global step number, transition).
+    per_env: Vec<VecDeque<(u64, Transition)>>,
     next_step: u64,
     state_space: Space,
     action_space: Space,
 }
 
-fn ends_episode(t: &Step) -> bool {
+fn ends_episode(t: &Transition) -> bool {
     t.terminated || t.truncated
 }
 
@@ -96,14 +86,7 @@ impl Rollout {
         }
         let share = self.capacity.div_ceil(self.per_env.len());
         let steps = &mut self.per_env[env_id];
-        let step = Step {
-            state: t.state,
-            action: t.action,
-            reward: t.reward,
-            terminated: t.terminated,
-            truncated: t.truncated,
-        };
-        steps.push_back((self.next_step, step));
+        steps.push_back((self.next_step, t));
         self.next_step += 1;
         while steps.len() > share {
             steps.pop_front();
@@ -161,48 +144,19 @@ impl Rollout {
         self.per_env.clear();
     }
 
-    fn parse_state(&self, state: &SavedState) -> Result<Vec<VecDeque<(u64, Step)>>> {
-        let bad = |reason: String| CoreError::Checkpoint {
-            path: "(rollout)".into(),
-            reason,
+    fn parse_state(&self, state: &SavedState) -> Result<Vec<VecDeque<(u64, Transition)>>> {
+        let r = Reader {
+            label: "(rollout)",
+            state_space: &self.state_space,
+            action_space: &self.action_space,
         };
-        let envs = state.meta["per_env"]
-            .as_array()
-            .ok_or_else(|| bad("per_env is missing".into()))?;
-        envs.iter()
-            .enumerate()
-            .map(|(e, steps)| {
-                let steps = steps
-                    .as_array()
-                    .ok_or_else(|| bad(format!("per_env[{e}] is not a list")))?;
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, j)| {
-                        let at = |k: &str| format!("per_env[{e}][{i}].{k}");
-                        let num = |k: &str| j[k].as_f64().ok_or_else(|| bad(format!("{} is not a number", at(k))));
-                        let flag = |k: &str| j[k].as_bool().ok_or_else(|| bad(format!("{} is not a flag", at(k))));
-                        let value = |space: &Space, k: &str| {
-                            space
-                                .value_from_json(&j[k])
-                                .map_err(|err| bad(format!("{}: {err}", at(k))))
-                        };
-                        Ok((
-                            j["step"]
-                                .as_u64()
-                                .ok_or_else(|| bad(format!("{} is not a count", at("step"))))?,
-                            Step {
-                                state: value(&self.state_space, "state")?,
-                                action: value(&self.action_space, "action")?,
-                                reward: num("reward")?,
-                                terminated: flag("terminated")?,
-                                truncated: flag("truncated")?,
-                            },
-                        ))
-                    })
-                    .collect()
-            })
-            .collect()
+        let per_env = r.per_env(&state.meta, "per_env", |j, at| {
+            let step = j["step"]
+                .as_u64()
+                .ok_or_else(|| r.error(format!("{at}.step is not a count")))?;
+            Ok((step, r.transition(j, at)?))
+        })?;
+        Ok(per_env.into_iter().map(VecDeque::from).collect())
     }
 }
 
@@ -217,14 +171,9 @@ impl HostState for Rollout {
                 steps
                     .iter()
                     .map(|(n, t)| {
-                        json!({
-                            "step": n,
-                            "state": t.state.to_json(),
-                            "action": t.action.to_json(),
-                            "reward": t.reward,
-                            "terminated": t.terminated,
-                            "truncated": t.truncated,
-                        })
+                        let mut j = transition_to_json(t);
+                        j.insert("step".into(), (*n).into());
+                        Json::Object(j)
                     })
                     .collect()
             })

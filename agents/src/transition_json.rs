@@ -1,0 +1,98 @@
+//! Transitions held outside the graph (rollouts, IMPALA's partial rollouts) as JSON in agent
+//! checkpoints: f32 values survive the trip exactly, and a bad entry is named by its place
+//! (`per_env[0][3].reward`).
+
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{CoreError, Result};
+use serde_json::{json, Map, Value as Json};
+
+use crate::agent::Transition;
+
+/// Reads the JSON of one checkpoint participant, naming it (`path`) in every error.
+pub(crate) struct Reader<'a> {
+    /// The participant's label, as checkpoint errors show it (`(rollout)`).
+    pub label: &'a str,
+    /// The space of states.
+    pub state_space: &'a Space,
+    /// The space of actions.
+    pub action_space: &'a Space,
+}
+
+/// `t` as a JSON object; callers add their own fields to it.
+pub(crate) fn transition_to_json(t: &Transition) -> Map<String, Json> {
+    let j = json!({
+        "state": t.state.to_json(),
+        "action": t.action.to_json(),
+        "reward": t.reward,
+        "terminated": t.terminated,
+        "truncated": t.truncated,
+        "next_state": t.next_state.to_json(),
+    });
+    match j {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+impl Reader<'_> {
+    /// A checkpoint error of this participant.
+    pub fn error(&self, reason: String) -> CoreError {
+        CoreError::Checkpoint {
+            path: self.label.into(),
+            reason,
+        }
+    }
+
+    /// The number at `j`, named `at` in the error.
+    pub fn number(&self, j: &Json, at: &str) -> Result<f64> {
+        j.as_f64().ok_or_else(|| self.error(format!("{at} is not a number")))
+    }
+
+    /// The list at `j`, named `at` in the error.
+    pub fn list<'j>(&self, j: &'j Json, at: &str) -> Result<&'j Vec<Json>> {
+        j.as_array()
+            .ok_or_else(|| self.error(format!("{at} is missing or not a list")))
+    }
+
+    /// A value of `space` at `j`, named `at` in the error.
+    pub fn value(&self, space: &Space, j: &Json, at: &str) -> Result<Value> {
+        space.value_from_json(j).map_err(|e| self.error(format!("{at}: {e}")))
+    }
+
+    /// A transition written by [`transition_to_json`]; `at` prefixes the fields' names.
+    pub fn transition(&self, j: &Json, at: &str) -> Result<Transition> {
+        let flag = |k: &str| {
+            j[k].as_bool()
+                .ok_or_else(|| self.error(format!("{at}.{k} is not a flag")))
+        };
+        Ok(Transition {
+            state: self.value(self.state_space, &j["state"], &format!("{at}.state"))?,
+            action: self.value(self.action_space, &j["action"], &format!("{at}.action"))?,
+            reward: self.number(&j["reward"], &format!("{at}.reward"))?,
+            terminated: flag("terminated")?,
+            truncated: flag("truncated")?,
+            next_state: self.value(self.state_space, &j["next_state"], &format!("{at}.next_state"))?,
+        })
+    }
+
+    /// `meta[key]`, a list per environment copy of entries, each read by `entry` (given the
+    /// entry and its place, `key[e][i]`).
+    pub fn per_env<T>(
+        &self,
+        meta: &Json,
+        key: &str,
+        mut entry: impl FnMut(&Json, &str) -> Result<T>,
+    ) -> Result<Vec<Vec<T>>> {
+        self.list(&meta[key], key)?
+            .iter()
+            .enumerate()
+            .map(|(e, steps)| {
+                self.list(steps, &format!("{key}[{e}]"))?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, j)| entry(j, &format!("{key}[{e}][{i}]")))
+                    .collect()
+            })
+            .collect()
+    }
+}
