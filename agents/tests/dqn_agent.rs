@@ -1,8 +1,11 @@
 //! The DQN agent's API: weights round-trip exactly, and a checkpointed run continues exactly
 //! as the uninterrupted one.
 
+mod common;
+
 use agents::{Agent, DqnAgent, DqnConfig, Transition};
 use backend_candle::Candle;
+use common::act_and_observe;
 use rlgraph_core::spaces::{FloatBox, IntBox, Space};
 use rlgraph_envs::{CartPole, Env};
 
@@ -37,28 +40,14 @@ fn run_episodes(agent: &mut DqnAgent<Candle>, first: u64, n: u64) -> Vec<f64> {
         let mut state = env.reset(Some(e));
         let mut total = 0.0;
         loop {
-            let action = agent
-                .get_actions(std::slice::from_ref(&state), true, 0.5)
-                .unwrap()
-                .remove(0);
-            let step = env.step(&action).unwrap();
+            let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
             total += step.reward;
-            let transition = Transition {
-                state: state.clone(),
-                action,
-                reward: step.reward,
-                terminated: step.terminated,
-                truncated: step.truncated,
-                next_state: step.observation.clone(),
-            };
-            agent.observe(0, transition).unwrap();
             if agent.timesteps() % 4 == 0 {
                 agent.update(0.5).unwrap();
             }
             if step.terminated || step.truncated {
                 break;
             }
-            state = step.observation;
         }
         returns.push(total);
     }

@@ -1,8 +1,11 @@
 //! The policy-gradient agents' API (weights, checkpoints, configs), `build_agent` over every
 //! RLgraph reference config, and the random agent.
 
-use agents::{build_agent, Agent, PgAgent, PgConfig, RandomAgent, Transition};
+mod common;
+
+use agents::{build_agent, Agent, PgAgent, PgConfig, RandomAgent};
 use backend_candle::Candle;
+use common::act_and_observe;
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_envs::{CartPole, Env, Pendulum};
 
@@ -42,21 +45,8 @@ fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64
         let mut state = env.reset(Some(e));
         let mut total = 0.0;
         loop {
-            let action = agent
-                .get_actions(std::slice::from_ref(&state), true, 0.5)
-                .unwrap()
-                .remove(0);
-            let step = env.step(&action).unwrap();
+            let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
             total += step.reward;
-            let t = Transition {
-                state: state.clone(),
-                action,
-                reward: step.reward,
-                terminated: step.terminated,
-                truncated: step.truncated,
-                next_state: step.observation.clone(),
-            };
-            agent.observe(0, t).unwrap();
             steps += 1;
             if steps % 8 == 0 {
                 losses.extend(agent.update(0.5).unwrap());
@@ -64,7 +54,6 @@ fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64
             if step.terminated || step.truncated {
                 break;
             }
-            state = step.observation;
         }
         returns.push(total);
     }
@@ -314,26 +303,8 @@ fn ppo_acts_and_learns_in_a_dict_action_space() {
     let mut state = env.reset(Some(0));
     let mut losses = vec![];
     for step in 1..=64 {
-        let action = a
-            .get_actions(std::slice::from_ref(&state), true, 0.5)
-            .unwrap()
-            .remove(0);
+        let (action, _) = act_and_observe(a.as_mut(), env.as_mut(), &mut state, 0);
         assert!(space.contains(&action), "{action:?}");
-        let s = env.step(&action).unwrap();
-        let next = if s.terminated || s.truncated {
-            env.reset(None)
-        } else {
-            s.observation.clone()
-        };
-        let t = Transition {
-            state: std::mem::replace(&mut state, next),
-            action,
-            reward: s.reward,
-            terminated: s.terminated,
-            truncated: s.truncated,
-            next_state: s.observation,
-        };
-        a.observe(0, t).unwrap();
         if step % 8 == 0 {
             losses.extend(a.update(0.5).unwrap());
         }

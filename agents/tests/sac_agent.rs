@@ -1,8 +1,11 @@
 //! The SAC agent: bounded actions, Polyak-averaged targets, weights and exact checkpoint
 //! resume.
 
-use agents::{Agent, SacAgent, SacConfig, Transition};
+mod common;
+
+use agents::{Agent, SacAgent, SacConfig};
 use backend_candle::Candle;
+use common::act_and_observe;
 use rlgraph_core::spaces::{IntBox, Space, Value};
 use rlgraph_envs::{Env, Pendulum};
 
@@ -35,23 +38,9 @@ fn run(agent: &mut SacAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, Vec<
     let mut state = env.reset(Some(seed));
     let (mut rewards, mut losses) = (vec![], vec![]);
     for _ in 0..steps {
-        let action = agent
-            .get_actions(std::slice::from_ref(&state), true, 0.5)
-            .unwrap()
-            .remove(0);
-        let step = env.step(&action).unwrap();
+        let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
         rewards.push(step.reward);
-        let t = Transition {
-            state: state.clone(),
-            action,
-            reward: step.reward,
-            terminated: step.terminated,
-            truncated: step.truncated,
-            next_state: step.observation.clone(),
-        };
-        agent.observe(0, t).unwrap();
         losses.extend(agent.update(0.5).unwrap());
-        state = step.observation;
     }
     (rewards, losses)
 }
@@ -171,29 +160,11 @@ fn discrete_actions_act_through_a_gumbel_softmax_and_learn() {
     let mut losses = vec![];
     let mut counts = [0usize; 2];
     for _ in 0..64 {
-        let action = a
-            .get_actions(std::slice::from_ref(&state), true, 0.5)
-            .unwrap()
-            .remove(0);
+        let (action, _) = act_and_observe(&mut a, &mut env, &mut state, 0);
         assert!(env.action_space().contains(&action), "{action:?}");
         if let Value::Int32(x) = &action {
             counts[x.data()[0] as usize] += 1;
         }
-        let step = env.step(&action).unwrap();
-        let next = if step.terminated || step.truncated {
-            env.reset(None)
-        } else {
-            step.observation.clone()
-        };
-        let t = Transition {
-            state: std::mem::replace(&mut state, next),
-            action,
-            reward: step.reward,
-            terminated: step.terminated,
-            truncated: step.truncated,
-            next_state: step.observation,
-        };
-        a.observe(0, t).unwrap();
         losses.extend(a.update(0.5).unwrap());
     }
     // Both actions are tried, and the updates (from the 16th step on) give finite losses.
