@@ -17,6 +17,8 @@
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 use tch::{Kind, Tensor};
 
+mod cuda_runtime;
+
 pub use tch;
 
 /// The libtorch backend.
@@ -49,13 +51,16 @@ fn ok(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result
 fn to_tdevice(device: Device) -> Result<tch::Device> {
     match device {
         Device::Cpu => Ok(tch::Device::Cpu),
-        Device::Cuda(i) if tch::Cuda::is_available() && (i as i64) < tch::Cuda::device_count() => {
-            Ok(tch::Device::Cuda(i))
-        }
-        Device::Cuda(i) => Err(CoreError::Device(format!(
-            "cuda:{i} is not available to libtorch ({} CUDA devices); use cpu, or a CUDA libtorch on a GPU machine",
-            tch::Cuda::device_count()
-        ))),
+        Device::Cuda(i) => match cuda_runtime::cuda_status() {
+            Ok(()) if (i as i64) < tch::Cuda::device_count() => Ok(tch::Device::Cuda(i)),
+            Ok(()) => Err(CoreError::Device(format!(
+                "cuda:{i} is not available to libtorch ({} CUDA devices); use cpu or a lower ordinal",
+                tch::Cuda::device_count()
+            ))),
+            Err(why) => Err(CoreError::Device(format!(
+                "cuda:{i} is not available to libtorch ({why}); use cpu, or a CUDA libtorch on a GPU machine"
+            ))),
+        },
     }
 }
 

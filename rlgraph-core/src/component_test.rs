@@ -8,10 +8,11 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::backend::{Backend, HostTensor};
+use crate::backend::{Backend, Device, HostTensor};
 use crate::builder::BuildOptions;
 use crate::component::Component;
 use crate::convert::{host_to_value, value_to_host};
+use crate::device_map::DeviceMap;
 use crate::error::Result;
 use crate::executor::GraphExecutor;
 
@@ -85,6 +86,18 @@ pub fn check_close(actual: &Value, expected: &Value, tol: Tolerance) -> std::res
     Ok(())
 }
 
+/// The device tests build on for backend `B`: the one `RLGRAPH_TEST_DEVICE` names (`cpu`,
+/// `cuda:N`) where `B` has it, else the CPU. So one test suite also runs on a GPU machine
+/// (`RLGRAPH_TEST_DEVICE=cuda:0`): the backends that have the GPU use it, the others compare
+/// from the CPU.
+pub fn test_device<B: Backend>() -> Device {
+    std::env::var("RLGRAPH_TEST_DEVICE")
+        .ok()
+        .and_then(|text| Device::parse(&text))
+        .filter(|device| B::device_available(*device))
+        .unwrap_or(Device::Cpu)
+}
+
 /// A component built alone, as the root, on backend `B`, ready to be called.
 pub struct ComponentTest<B: Backend> {
     exec: GraphExecutor<B>,
@@ -92,13 +105,18 @@ pub struct ComponentTest<B: Backend> {
 }
 
 impl<B: Backend> ComponentTest<B> {
-    /// Builds `component` from the spaces of its API methods' parameters, seeded by `seed`.
+    /// Builds `component` from the spaces of its API methods' parameters, seeded by `seed`,
+    /// on [`test_device`].
     pub fn new<'a>(
         component: Component<B>,
         input_spaces: impl IntoIterator<Item = (&'a str, Space)>,
         seed: u64,
     ) -> Result<Self> {
-        Self::with_options(component, input_spaces, seed, &BuildOptions::default())
+        let options = BuildOptions {
+            device_map: DeviceMap::new(test_device::<B>()),
+            ..Default::default()
+        };
+        Self::with_options(component, input_spaces, seed, &options)
     }
 
     /// Like `new`, with build options (device map, DOT on error).

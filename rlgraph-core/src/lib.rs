@@ -65,7 +65,7 @@ pub use assembly::{ApiCtx, Args, Op};
 pub use backend::{Backend, DType, Device, HostData, HostTensor};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
 pub use component::{ApiMethod, Component, InputSpaces, Param};
-pub use component_test::{check_close, ComponentTest, Tolerance};
+pub use component_test::{check_close, test_device, ComponentTest, Tolerance};
 pub use device_map::DeviceMap;
 pub use erased_executor::ErasedExecutor;
 pub use error::{CoreError, Result};

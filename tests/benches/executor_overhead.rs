@@ -2,12 +2,15 @@
 //! `GraphExecutor::execute_tensors`, against the same forward pass hand-written directly on
 //! candle and on tch, with the same weights, at batch sizes 1, 32 and 256. Both sides use
 //! the trainable variables as they are, so both record autograd history alike.
+//!
+//! With `RLGRAPH_TEST_DEVICE=cuda:0` and a CUDA libtorch, the tch side runs on the GPU and
+//! both of its sides wait for the result (a download), so queued kernels are counted.
 
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{Backend, BuildOptions, DType, Device, GraphExecutor, Tree};
+use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
 use rlgraph_tests::dummies::mlp;
 use rlgraph_tests::{Candle, Tch};
 
@@ -15,7 +18,19 @@ const WIDTHS: [usize; 3] = [64, 64, 4];
 
 fn executor<B: Backend>() -> GraphExecutor<B> {
     let spaces = BTreeMap::from([("x".to_string(), Space::from(FloatBox::new([8])).with_batch_rank(true))]);
-    GraphExecutor::build(mlp::<B>("mlp", &WIDTHS), &spaces, &BuildOptions::default(), 0).expect("builds")
+    let options = BuildOptions {
+        device_map: DeviceMap::new(test_device::<B>()),
+        ..Default::default()
+    };
+    GraphExecutor::build(mlp::<B>("mlp", &WIDTHS), &spaces, &options, 0).expect("builds")
+}
+
+/// Waits for a GPU result by downloading it; on the CPU the result is already there.
+fn finish<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
+    if on_gpu {
+        B::to_host(&t).expect("download");
+    }
+    t
 }
 
 fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
@@ -72,11 +87,16 @@ fn bench(c: &mut Criterion) {
         // tch
         let mut exec = executor::<Tch>();
         let w = weights(&exec);
-        let x = Tch::uniform(&[batch, 8], -1.0, 1.0, DType::F32, Device::Cpu, &mut rng).expect("x");
+        let device = test_device::<Tch>();
+        let on_gpu = device != Device::Cpu;
+        let x = Tch::uniform(&[batch, 8], -1.0, 1.0, DType::F32, device, &mut rng).expect("x");
         group.bench_with_input(BenchmarkId::new("tch/executor", batch), &x, |b, x| {
             b.iter_batched(
                 || vec![Tree::Leaf(x.clone())],
-                |inputs| exec.execute_tensors("run", inputs).expect("runs"),
+                |inputs| {
+                    let out = exec.execute_tensors("run", inputs).expect("runs");
+                    finish::<Tch>(out[0].as_leaf().expect("leaf").clone(), on_gpu)
+                },
                 BatchSize::SmallInput,
             )
         });
@@ -86,7 +106,7 @@ fn bench(c: &mut Criterion) {
                 |()| {
                     let h = (x.0.matmul(&w[0].0) + &w[1].0).relu();
                     let h = (h.matmul(&w[2].0) + &w[3].0).relu();
-                    h.matmul(&w[4].0) + &w[5].0
+                    finish::<Tch>(backend_tch::TchTensor(h.matmul(&w[4].0) + &w[5].0), on_gpu)
                 },
                 BatchSize::SmallInput,
             )

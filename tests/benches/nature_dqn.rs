@@ -1,13 +1,15 @@
 //! Forward pass of the Nature-DQN network (84x84x4 NHWC input) through the executor, built
 //! from its RLgraph layer specs, against the same computation hand-written on the backend
 //! (one NHWC -> NCHW permute, three convolutions, flatten, two dense layers), batch 1 and 32.
+//! With `RLGRAPH_TEST_DEVICE=cuda:0` the backends that have the GPU run there, and both sides
+//! wait for their result (a download).
 
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rlgraph_components::from_spec;
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, BuildOptions, DType, Device, GraphExecutor, Tree};
+use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
 use rlgraph_tests::{Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
@@ -18,7 +20,10 @@ fn network<B: Backend>() -> GraphExecutor<B> {
     GraphExecutor::build(
         root,
         &BTreeMap::from([("inputs".to_string(), space)]),
-        &BuildOptions::default(),
+        &BuildOptions {
+            device_map: DeviceMap::new(test_device::<B>()),
+            ..Default::default()
+        },
         0,
     )
     .expect("builds")
@@ -70,7 +75,16 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
         let mut exec = network::<B>();
         let w = weights(&exec);
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
-        let x = B::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, Device::Cpu, &mut rng).expect("x");
+        let device = test_device::<B>();
+        let on_gpu = device != Device::Cpu;
+        // On a GPU, wait for the result: the download synchronizes.
+        let finish = |t: B::Tensor| {
+            if on_gpu {
+                B::to_host(&t).expect("download");
+            }
+            t
+        };
+        let x = B::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("x");
         // Same weights, same input: the two paths must agree before they are timed.
         let a = B::to_host(
             exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs")[0]
@@ -86,10 +100,13 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
             .zip(b.data.to_f64())
             .all(|(p, q)| (p - q).abs() <= 1e-4 * (1.0 + q.abs())));
         group.bench_with_input(BenchmarkId::new("executor", batch), &x, |bch, x| {
-            bch.iter(|| exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs"))
+            bch.iter(|| {
+                let out = exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs");
+                finish(out[0].as_leaf().expect("leaf").clone())
+            })
         });
         group.bench_with_input(BenchmarkId::new("hand-written", batch), &x, |bch, x| {
-            bch.iter(|| hand_written::<B>(x, &w))
+            bch.iter(|| finish(hand_written::<B>(x, &w)))
         });
     }
     group.finish();

@@ -5,21 +5,21 @@
 //! [`REL_TOL`] (relative) / [`ABS_TOL`] (absolute, for values near zero), and must match
 //! the expected numbers written in the case, which come from hand calculation.
 
-use rlgraph_core::{Backend, Device, HostTensor, Result};
+use rlgraph_core::{test_device, Backend, HostTensor, Result};
 
 /// Relative tolerance between backends for f32 results.
 pub const REL_TOL: f64 = 1e-5;
 /// Absolute tolerance for results near zero, where a relative one means nothing.
 pub const ABS_TOL: f64 = 1e-6;
 
-/// Uploads an f32 tensor of `shape` to the CPU.
+/// Uploads an f32 tensor of `shape` to the test device ([`test_device`]).
 pub fn f32s<B: Backend>(shape: &[usize], data: &[f32]) -> Result<B::Tensor> {
-    B::from_host(&HostTensor::f32(shape, data.to_vec())?, Device::Cpu)
+    B::from_host(&HostTensor::f32(shape, data.to_vec())?, test_device::<B>())
 }
 
-/// Uploads an i64 tensor of `shape` to the CPU.
+/// Uploads an i64 tensor of `shape` to the test device.
 pub fn i64s<B: Backend>(shape: &[usize], data: &[i64]) -> Result<B::Tensor> {
-    B::from_host(&HostTensor::i64(shape, data.to_vec())?, Device::Cpu)
+    B::from_host(&HostTensor::i64(shape, data.to_vec())?, test_device::<B>())
 }
 
 /// Downloads tensors for comparison.

@@ -6,7 +6,7 @@ use backend_candle::Candle;
 use backend_tch::Tch;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
+use rlgraph_core::{test_device, Backend, CoreError, DType, HostTensor, Result};
 use rlgraph_tests::{assert_backends_agree, assert_expected, f32s, host, i64s};
 
 /// Defines a test that runs `$body` (generic over the backend `$B`) on both backends, checks
@@ -44,7 +44,7 @@ case!(host_round_trip_all_dtypes, vec![vec![1.0, 2.0, 3.0, 4.0], vec![0.5, -1.5]
         HostTensor::i64([2], vec![-3, 7])?,
         HostTensor::u8([2], vec![0, 255])?,
     ];
-    let ts: Vec<B::Tensor> = hosts.iter().map(|h| B::from_host(h, Device::Cpu)).collect::<Result<_>>()?;
+    let ts: Vec<B::Tensor> = hosts.iter().map(|h| B::from_host(h, test_device::<B>())).collect::<Result<_>>()?;
     let back = host::<B>(&ts)?;
     if back != hosts {
         return Err(CoreError::Backend { backend: B::NAME, op: "test", message: format!("{back:?}") });
@@ -53,14 +53,14 @@ case!(host_round_trip_all_dtypes, vec![vec![1.0, 2.0, 3.0, 4.0], vec![0.5, -1.5]
 });
 
 case!(full_and_scalar, vec![vec![2.5, 2.5], vec![3.0]], <B> {
-    let a = shaped::<B>(B::full(&[2], 2.5, DType::F32, Device::Cpu)?, &[2])?;
-    let b = shaped::<B>(B::scalar(3.0, DType::I64, Device::Cpu)?, &[])?;
+    let a = shaped::<B>(B::full(&[2], 2.5, DType::F32, test_device::<B>())?, &[2])?;
+    let b = shaped::<B>(B::scalar(3.0, DType::I64, test_device::<B>())?, &[])?;
     if B::dtype(&b) != DType::I64 { return Err(CoreError::Device("dtype".into())); }
     host::<B>(&[a, b])
 });
 
 case!(arange_counts_from_zero, vec![vec![0.0, 1.0, 2.0, 3.0]], <B> {
-    host::<B>(&[B::arange(4, Device::Cpu)?])
+    host::<B>(&[B::arange(4, test_device::<B>())?])
 });
 
 case!(cast_truncates_toward_zero, vec![vec![1.0, -1.0, 2.0], vec![3.0, -4.0]], <B> {
@@ -146,7 +146,7 @@ case!(comparisons_give_u8_masks, vec![
 });
 
 case!(where_cond_selects_and_broadcasts, vec![vec![1.0, 0.0, 3.0]], <B> {
-    let mask = B::from_host(&HostTensor::u8([3], vec![1, 0, 1])?, Device::Cpu)?;
+    let mask = B::from_host(&HostTensor::u8([3], vec![1, 0, 1])?, test_device::<B>())?;
     host::<B>(&[B::where_cond(&mask, &f32s::<B>(&[3], &[1.0, 2.0, 3.0])?, &f32s::<B>(&[], &[0.0])?)?])
 });
 
@@ -253,7 +253,7 @@ case!(gather_along_dim_1, vec![vec![3.0, 4.0]], <B> {
 });
 
 case!(scatter_add_accumulates, vec![vec![3.0, 0.0, 0.0, 0.0, 4.0, 3.0]], <B> {
-    let t = B::full(&[2, 3], 0.0, DType::F32, Device::Cpu)?;
+    let t = B::full(&[2, 3], 0.0, DType::F32, test_device::<B>())?;
     let idx = i64s::<B>(&[2, 2], &[0, 0, 2, 1])?;
     host::<B>(&[B::scatter_add(&t, 1, &idx, &f32s::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?)?])
 });
@@ -263,8 +263,8 @@ case!(one_hot_of_indices, vec![vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]], <B> {
 });
 
 case!(f64_precision_is_kept, vec![vec![1.0 + 1e-12]], <B> {
-    let a = B::from_host(&HostTensor::f64([1], vec![1.0])?, Device::Cpu)?;
-    let b = B::from_host(&HostTensor::f64([1], vec![1e-12])?, Device::Cpu)?;
+    let a = B::from_host(&HostTensor::f64([1], vec![1.0])?, test_device::<B>())?;
+    let b = B::from_host(&HostTensor::f64([1], vec![1e-12])?, test_device::<B>())?;
     let c = B::add(&a, &b)?;
     let h = B::to_host(&c)?;
     if h.data.to_f64()[0] == 1.0 { return Err(CoreError::Device("f64 lost precision".into())); }
@@ -383,7 +383,7 @@ case!(grad_of_mean_squared_error, vec![vec![(1.0 * 2.0 + 3.0 * 3.0), (2.0 * 2.0 
 // ---- seeded randomness, drawn on the host ----
 
 case!(uniform_is_seeded_and_in_range, vec![vec![1.0, 1.0]], <B> {
-    let u = B::uniform(&[10_000], -1.0, 3.0, DType::F32, Device::Cpu, &mut ChaCha8Rng::seed_from_u64(1))?;
+    let u = B::uniform(&[10_000], -1.0, 3.0, DType::F32, test_device::<B>(), &mut ChaCha8Rng::seed_from_u64(1))?;
     let v = B::to_host(&u)?.data.to_f64();
     let in_range = v.iter().all(|&x| (-1.0..3.0).contains(&x));
     let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -393,7 +393,7 @@ case!(uniform_is_seeded_and_in_range, vec![vec![1.0, 1.0]], <B> {
 });
 
 case!(normal_is_seeded_with_the_right_moments, vec![vec![1.0, 1.0]], <B> {
-    let n = B::normal(&[10_000], 2.0, 0.5, DType::F64, Device::Cpu, &mut ChaCha8Rng::seed_from_u64(2))?;
+    let n = B::normal(&[10_000], 2.0, 0.5, DType::F64, test_device::<B>(), &mut ChaCha8Rng::seed_from_u64(2))?;
     let v = B::to_host(&n)?.data.to_f64();
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
@@ -408,7 +408,7 @@ fn same_seed_gives_the_same_numbers_on_both_backends() {
         0.0,
         1.0,
         DType::F32,
-        Device::Cpu,
+        test_device::<Candle>(),
         &mut ChaCha8Rng::seed_from_u64(9),
     )
     .unwrap();
@@ -417,7 +417,7 @@ fn same_seed_gives_the_same_numbers_on_both_backends() {
         0.0,
         1.0,
         DType::F32,
-        Device::Cpu,
+        test_device::<Tch>(),
         &mut ChaCha8Rng::seed_from_u64(9),
     )
     .unwrap();

@@ -208,7 +208,10 @@ both_backends! {
         let mut updated = vec![];
         for towers in [1, 2] {
             let strategy = MultiGpuSync { towers, learning_rate: lr };
-            assert_eq!(strategy.devices::<B>(), vec![Device::Cpu; towers]);
+            // Each tower on its own GPU where there are enough, else all on the CPU.
+            let gpus: Vec<Device> = (0..towers).map(Device::Cuda).collect();
+            let expected = if gpus.iter().all(|d| B::device_available(*d)) { gpus } else { vec![Device::Cpu; towers] };
+            assert_eq!(strategy.devices::<B>(), expected);
             let root = strategy.apply("multi", &learner, "loss", &["x", "y"]).unwrap();
             let mut t = ComponentTest::<B>::new(root, batch.clone(), 1).unwrap();
             t.call("update", &[x.clone(), y.clone()]).unwrap();
