@@ -288,6 +288,11 @@ impl Backend for Candle {
     }
 
     fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        // candle's matmul refuses some strided layouts (transposed operands, say); only then
+        // copy the operands, so the common contiguous case pays no copy and no checks twice.
+        if let Ok(product) = a.matmul(b) {
+            return Ok(product);
+        }
         a.contiguous()
             .and_then(|a| a.matmul(&b.contiguous()?))
             .map_err(err("matmul"))

@@ -12,7 +12,7 @@ use crate::component::Component;
 use crate::convert::{tree_to_value, value_to_tree};
 use crate::error::{CoreError, Result};
 use crate::meta_graph::MetaGraph;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scratch};
 use crate::tree::Tree;
 use crate::variables::{VarInfo, VariableStore};
 
@@ -22,7 +22,7 @@ pub struct GraphExecutor<B: Backend> {
     pub(crate) store: VariableStore<B>,
     pub(crate) plans: BTreeMap<String, Plan<B>>,
     pub(crate) rng: ChaCha8Rng,
-    slots: Vec<Option<Tree<B::Tensor>>>,
+    scratch: Scratch<B>,
 }
 
 impl<B: Backend> GraphExecutor<B> {
@@ -61,7 +61,7 @@ impl<B: Backend> GraphExecutor<B> {
             store,
             plans,
             rng,
-            slots: vec![],
+            scratch: Scratch::default(),
         })
     }
 
@@ -111,7 +111,7 @@ impl<B: Backend> GraphExecutor<B> {
     /// Executes API method `method` on backend tensors, with no host conversion and no space checks.
     pub fn execute_tensors(&mut self, method: &str, inputs: Vec<Tree<B::Tensor>>) -> Result<Vec<Tree<B::Tensor>>> {
         let plan = self.plans.get(method).ok_or_else(|| self.unknown(method))?;
-        plan.run(inputs, &self.store, &mut self.rng, &mut self.slots)
+        plan.run(inputs, &self.store, &mut self.rng, &mut self.scratch)
     }
 
     fn unknown(&self, method: &str) -> CoreError {

@@ -17,6 +17,11 @@ pub type Kernel<B> = Arc<
         + Sync,
 >;
 
+/// A kernel on single tensors (from [`GraphFn::tensors`]); plans call it directly when every
+/// operand is a leaf, which spares wrapping operands and results in trees on each call.
+pub type LeafKernel<B> =
+    Arc<dyn Fn(&mut KernelCtx<'_, B>, &[&<B as Backend>::Tensor]) -> Result<Vec<<B as Backend>::Tensor>> + Send + Sync>;
+
 /// Output-space inference: input spaces in, output spaces out.
 pub type Infer = Arc<dyn Fn(&InferCtx<'_>, &[Space]) -> Result<Vec<Space>> + Send + Sync>;
 
@@ -40,6 +45,7 @@ pub struct GraphFn<B: Backend> {
     pub(crate) outputs: usize,
     pub(crate) mode: ContainerMode,
     pub(crate) kernel: Kernel<B>,
+    pub(crate) leaf_kernel: Option<LeafKernel<B>>,
     pub(crate) infer: Option<Infer>,
 }
 
@@ -55,6 +61,7 @@ impl<B: Backend> GraphFn<B> {
             outputs: 1,
             mode: ContainerMode::AsIs,
             kernel: Arc::new(kernel),
+            leaf_kernel: None,
             infer: None,
         }
     }
@@ -66,26 +73,18 @@ impl<B: Backend> GraphFn<B> {
     ) -> Self {
         let name = name.into();
         let fn_name = name.clone();
-        Self::new(name, move |ctx, inputs| {
-            let leaf = |i: usize| -> Result<&B::Tensor> {
-                inputs[i].as_leaf().ok_or_else(|| CoreError::Component {
-                    component: ctx.component().into(),
-                    method: Some(fn_name.clone()),
-                    reason: format!(
-                        "input {i} is a container; this graph function takes single tensors (use split mode)"
-                    ),
-                })
-            };
-            // Small argument lists live on the stack: this runs once per kernel call.
-            let outputs = match inputs.len() {
-                0 => kernel(ctx, &[])?,
-                1 => kernel(ctx, &[leaf(0)?])?,
-                2 => kernel(ctx, &[leaf(0)?, leaf(1)?])?,
-                3 => kernel(ctx, &[leaf(0)?, leaf(1)?, leaf(2)?])?,
-                n => kernel(ctx, &(0..n).map(leaf).collect::<Result<Vec<_>>>()?)?,
-            };
-            Ok(outputs.into_iter().map(Tree::Leaf).collect())
-        })
+        let leaf_kernel: LeafKernel<B> = Arc::new(kernel);
+        let inner = leaf_kernel.clone();
+        let mut f = Self::new(name, move |ctx, inputs| match call_leaf_kernel(&inner, ctx, inputs) {
+            Some(outputs) => Ok(outputs?.into_iter().map(Tree::Leaf).collect()),
+            None => Err(CoreError::Component {
+                component: ctx.component().into(),
+                method: Some(fn_name.clone()),
+                reason: "an input is a container; this graph function takes single tensors (use split mode)".into(),
+            }),
+        });
+        f.leaf_kernel = Some(leaf_kernel);
+        f
     }
 
     /// The same function with `n` outputs.
@@ -144,15 +143,27 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
     /// The handle of this component's variable `name` (for gradients and updates).
     pub fn var_handle(&self, name: &str) -> Result<&'a B::Var> {
         let store: &'a VariableStore<B> = self.store;
-        match self.var_names.iter().position(|n| n == name) {
-            Some(i) => Ok(store.var(self.var_ids[i])),
-            None => Err(CoreError::Variable {
-                path: format!("{}/{name}", self.component),
-                reason: format!(
-                    "component declares no such variable (it has: {})",
-                    self.var_names.join(", ")
-                ),
-            }),
+        match self
+            .var_names
+            .iter()
+            .zip(self.var_ids.iter())
+            .find(|(n, _)| n.as_str() == name)
+        {
+            Some((_, &id)) => Ok(store.var(id)),
+            None => Err(self.no_such_variable(name)),
+        }
+    }
+
+    // Kept out of line so the lookup above, which runs on every kernel call, stays small.
+    #[cold]
+    #[inline(never)]
+    fn no_such_variable(&self, name: &str) -> CoreError {
+        CoreError::Variable {
+            path: format!("{}/{name}", self.component),
+            reason: format!(
+                "component declares no such variable (it has: {})",
+                self.var_names.join(", ")
+            ),
         }
     }
 
@@ -217,4 +228,20 @@ impl InferCtx<'_> {
     pub fn flat_key(&self) -> &str {
         self.flat_key
     }
+}
+
+/// Calls a leaf kernel on `inputs`, or gives `None` when one of them is a container.
+pub(crate) fn call_leaf_kernel<B: Backend>(
+    kernel: &LeafKernel<B>,
+    ctx: &mut KernelCtx<'_, B>,
+    inputs: &[Tree<B::Tensor>],
+) -> Option<Result<Vec<B::Tensor>>> {
+    // Short operand lists live on the stack: this runs once per kernel call.
+    Some(match inputs {
+        [] => kernel(ctx, &[]),
+        [Tree::Leaf(a)] => kernel(ctx, &[a]),
+        [Tree::Leaf(a), Tree::Leaf(b)] => kernel(ctx, &[a, b]),
+        [Tree::Leaf(a), Tree::Leaf(b), Tree::Leaf(c)] => kernel(ctx, &[a, b, c]),
+        _ => kernel(ctx, &inputs.iter().map(Tree::as_leaf).collect::<Option<Vec<_>>>()?),
+    })
 }

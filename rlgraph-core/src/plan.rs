@@ -14,7 +14,7 @@ use crate::backend::{Backend, Device};
 use crate::builder::BuiltGraph;
 use crate::convert::value_to_tree;
 use crate::error::{CoreError, Result};
-use crate::graph_fn::{ContainerMode, Kernel, KernelCtx};
+use crate::graph_fn::{call_leaf_kernel, ContainerMode, Kernel, KernelCtx, LeafKernel};
 use crate::meta_graph::NodeKind;
 use crate::tree::Tree;
 use crate::variables::VariableStore;
@@ -22,6 +22,8 @@ use crate::variables::VariableStore;
 /// One kernel call of a plan.
 pub(crate) struct Step<B: Backend> {
     pub(crate) kernel: Kernel<B>,
+    /// The same kernel on single tensors, where the graph function has one.
+    pub(crate) leaf_kernel: Option<LeafKernel<B>>,
     pub(crate) mode: ContainerMode,
     pub(crate) inputs: Vec<usize>,
     /// Whether this step is the last reader of each input slot, so it can move the value out.
@@ -38,6 +40,22 @@ pub(crate) struct Step<B: Backend> {
     pub(crate) in_spaces: Arc<[Space]>,
 }
 
+/// Buffers a plan runs in, kept by the executor between calls: operand slots and the
+/// argument list of the current kernel.
+pub(crate) struct Scratch<B: Backend> {
+    slots: Vec<Option<Tree<B::Tensor>>>,
+    args: Vec<Tree<B::Tensor>>,
+}
+
+impl<B: Backend> Default for Scratch<B> {
+    fn default() -> Self {
+        Scratch {
+            slots: vec![],
+            args: vec![],
+        }
+    }
+}
+
 /// A compiled root API method.
 pub struct Plan<B: Backend> {
     pub(crate) steps: Vec<Step<B>>,
@@ -48,6 +66,9 @@ pub struct Plan<B: Backend> {
     pub(crate) output_slots: Vec<usize>,
     pub(crate) output_spaces: Vec<Space>,
     pub(crate) consts: Vec<(usize, Tree<B::Tensor>)>,
+    /// Slots still holding a value after the steps and outputs (constants, unread results),
+    /// emptied at the end of each call so that no call sees another's values.
+    pub(crate) leftover_slots: Vec<usize>,
 }
 
 impl<B: Backend> Plan<B> {
@@ -103,11 +124,17 @@ impl<B: Backend> Plan<B> {
             output_slots: vec![],
             output_spaces: vec![],
             consts: vec![],
+            leftover_slots: vec![],
         };
-        let fresh = |plan: &mut Plan<B>| {
+        // Where each slot's value lives: API entries and exits only alias slots, so a
+        // kernel's operand must be compared with the device of the kernel that made it.
+        let mut slot_device: Vec<Device> = vec![];
+        let fresh = |plan: &mut Plan<B>, slot_device: &mut Vec<Device>, device: Device| {
             plan.num_slots += 1;
+            slot_device.push(device);
             plan.num_slots - 1
         };
+        let root_device = built.comps.get(&built.root.name).map(|c| c.device).unwrap_or_default();
         // Node indices are creation order, which is topological: operands exist before use.
         for n in meta.graph.node_indices().filter(|n| needed[n.index()]) {
             let node = &meta.graph[n];
@@ -127,11 +154,12 @@ impl<B: Backend> Plan<B> {
                 .collect::<Result<_>>()?;
             match &node.kind {
                 NodeKind::Input { .. } => {
-                    let s = fresh(&mut plan);
+                    // Host values are uploaded to the root's device (`GraphExecutor::execute`).
+                    let s = fresh(&mut plan, &mut slot_device, root_device);
                     slot_of.insert((n.index(), 0), s);
                 }
                 NodeKind::Const { value } => {
-                    let s = fresh(&mut plan);
+                    let s = fresh(&mut plan, &mut slot_device, node.device);
                     plan.consts.push((s, value_to_tree::<B>(value, node.device)?));
                     slot_of.insert((n.index(), 0), s);
                 }
@@ -144,23 +172,26 @@ impl<B: Backend> Plan<B> {
                     let comp = built.component(&node.component)?;
                     let f = comp.find_graph_fn(name, &node.component)?;
                     let state = &built.comps[&node.component];
-                    let outputs: Vec<usize> = (0..node.spaces.len()).map(|_| fresh(&mut plan)).collect();
+                    let transfers: Vec<(usize, Device)> = in_slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| slot_device[**s] != node.device)
+                        .map(|(i, _)| (i, node.device))
+                        .collect();
+                    let outputs: Vec<usize> = (0..node.spaces.len())
+                        .map(|_| fresh(&mut plan, &mut slot_device, node.device))
+                        .collect();
                     for (i, s) in outputs.iter().enumerate() {
                         slot_of.insert((n.index(), i), *s);
                     }
                     plan.steps.push(Step {
                         kernel: f.kernel.clone(),
+                        leaf_kernel: f.leaf_kernel.clone(),
                         mode: f.mode,
                         last_use: vec![false; in_slots.len()],
                         inputs: in_slots,
                         outputs,
-                        transfers: node
-                            .inputs
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, op)| meta.graph[op.node].device != node.device)
-                            .map(|(i, _)| (i, node.device))
-                            .collect(),
+                        transfers,
                         component: node.component.as_str().into(),
                         name: name.as_str().into(),
                         var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
@@ -190,10 +221,11 @@ impl<B: Backend> Plan<B> {
                                 .collect(),
                         )])
                     });
-                    let s = fresh(&mut plan);
+                    let s = fresh(&mut plan, &mut slot_device, node.device);
                     slot_of.insert((n.index(), 0), s);
                     plan.steps.push(Step {
                         kernel,
+                        leaf_kernel: None,
                         mode: ContainerMode::AsIs,
                         inputs: vec![],
                         last_use: vec![],
@@ -230,27 +262,64 @@ impl<B: Backend> Plan<B> {
                 step.last_use[i] = !again_in_step && later.insert(s);
             }
         }
+        let mut taken: std::collections::BTreeSet<usize> = plan.output_slots.iter().copied().collect();
+        for step in &plan.steps {
+            taken.extend(
+                step.inputs
+                    .iter()
+                    .zip(&step.last_use)
+                    .filter(|(_, last)| **last)
+                    .map(|(s, _)| *s),
+            );
+        }
+        let written = plan
+            .input_slots
+            .iter()
+            .chain(plan.consts.iter().map(|(s, _)| s))
+            .chain(plan.steps.iter().flat_map(|step| &step.outputs));
+        plan.leftover_slots = written.filter(|s| !taken.contains(s)).copied().collect();
+        plan.leftover_slots.sort_unstable();
+        plan.leftover_slots.dedup();
         Ok(plan)
     }
 
-    /// Runs the plan on `inputs`, using `slots` as scratch space (kept between calls).
+    /// Runs the plan on `inputs`, using `scratch` for operands (kept between calls, so a call
+    /// allocates nothing of its own beyond its results).
     pub(crate) fn run(
         &self,
         inputs: Vec<Tree<B::Tensor>>,
         store: &VariableStore<B>,
         rng: &mut ChaCha8Rng,
-        slots: &mut Vec<Option<Tree<B::Tensor>>>,
+        scratch: &mut Scratch<B>,
     ) -> Result<Vec<Tree<B::Tensor>>> {
-        slots.clear();
-        slots.resize(self.num_slots, None);
+        let Scratch { slots, args } = scratch;
+        // Every slot is empty between calls (see the end), so only a new size needs work.
+        if slots.len() != self.num_slots {
+            slots.clear();
+            slots.resize(self.num_slots, None);
+        }
+        let result = self.run_steps(inputs, store, rng, slots, args);
+        if result.is_err() {
+            slots.iter_mut().for_each(|s| *s = None);
+            args.clear();
+        }
+        result
+    }
+
+    fn run_steps(
+        &self,
+        inputs: Vec<Tree<B::Tensor>>,
+        store: &VariableStore<B>,
+        rng: &mut ChaCha8Rng,
+        slots: &mut [Option<Tree<B::Tensor>>],
+        args: &mut Vec<Tree<B::Tensor>>,
+    ) -> Result<Vec<Tree<B::Tensor>>> {
         for (s, t) in &self.consts {
             slots[*s] = Some(t.clone());
         }
         for (s, t) in self.input_slots.iter().zip(inputs) {
             slots[*s] = Some(t);
         }
-        // One argument buffer for all steps: no allocation per kernel call.
-        let mut args: Vec<Tree<B::Tensor>> = Vec::new();
         for step in &self.steps {
             args.clear();
             for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
@@ -274,7 +343,24 @@ impl<B: Backend> Plan<B> {
                 flat_key: "",
                 in_spaces: &step.in_spaces,
             };
-            let outs = run_kernel(step, &mut ctx, &args).map_err(|e| match e {
+            // Leaf kernels on leaf operands skip the trees; anything else takes the general path.
+            let leaf_outs = step
+                .leaf_kernel
+                .as_ref()
+                .and_then(|k| call_leaf_kernel(k, &mut ctx, args));
+            let outs = match leaf_outs {
+                Some(outs) => outs.map(|outs| {
+                    for (o, s) in outs.into_iter().zip(&step.outputs) {
+                        slots[*s] = Some(Tree::Leaf(o));
+                    }
+                }),
+                None => run_kernel(step, &mut ctx, args).map(|outs| {
+                    for (o, s) in outs.into_iter().zip(&step.outputs) {
+                        slots[*s] = Some(o);
+                    }
+                }),
+            };
+            outs.map_err(|e| match e {
                 e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,
                 other => CoreError::Component {
                     component: step.component.to_string(),
@@ -282,20 +368,29 @@ impl<B: Backend> Plan<B> {
                     reason: other.to_string(),
                 },
             })?;
-            for (o, s) in outs.into_iter().zip(&step.outputs) {
-                slots[*s] = Some(o);
-            }
         }
-        self.output_slots
+        let outputs = self
+            .output_slots
             .iter()
-            .map(|&s| {
-                slots[s].take().or_else(|| None).ok_or_else(|| CoreError::Component {
+            .enumerate()
+            .map(|(i, &s)| {
+                // A value returned twice is cloned for all but its last place.
+                let value = if self.output_slots[i + 1..].contains(&s) {
+                    slots[s].clone()
+                } else {
+                    slots[s].take()
+                };
+                value.ok_or_else(|| CoreError::Component {
                     component: "(plan)".into(),
                     method: None,
                     reason: "an output was never computed".into(),
                 })
             })
-            .collect()
+            .collect();
+        for &s in &self.leftover_slots {
+            slots[s] = None;
+        }
+        outputs
     }
 }
 
