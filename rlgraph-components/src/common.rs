@@ -118,7 +118,7 @@ pub fn batch_splitter<B: Backend>(name: &str, shards: usize) -> Component<B> {
                         start += len;
                         B::narrow(xs[0], 0, start - len, len)
                     })
-                    .collect()
+                    .collect::<Result<Vec<_>>>()
             })
             .outputs(shards)
             .infer(move |_, s| Ok(vec![s[0].clone(); shards])),

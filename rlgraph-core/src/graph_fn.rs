@@ -17,10 +17,14 @@ pub type Kernel<B> = Arc<
         + Sync,
 >;
 
-/// A kernel on single tensors (from [`GraphFn::tensors`]); plans call it directly when every
-/// operand is a leaf, which spares wrapping operands and results in trees on each call.
-pub type LeafKernel<B> =
-    Arc<dyn Fn(&mut KernelCtx<'_, B>, &[&<B as Backend>::Tensor]) -> Result<Vec<<B as Backend>::Tensor>> + Send + Sync>;
+/// A kernel on single tensors (from [`GraphFn::tensors`]), appending its results to the
+/// buffer given; plans call it directly when every operand is a leaf, which spares wrapping
+/// operands and results in trees, and (for kernels returning arrays) any allocation.
+pub type LeafKernel<B> = Arc<
+    dyn Fn(&mut KernelCtx<'_, B>, &[&<B as Backend>::Tensor], &mut Vec<<B as Backend>::Tensor>) -> Result<()>
+        + Send
+        + Sync,
+>;
 
 /// Output-space inference: input spaces in, output spaces out.
 pub type Infer = Arc<dyn Fn(&InferCtx<'_>, &[Space]) -> Result<Vec<Space>> + Send + Sync>;
@@ -66,22 +70,32 @@ impl<B: Backend> GraphFn<B> {
         }
     }
 
-    /// A graph function on single tensors (every input and output a leaf).
-    pub fn tensors(
+    /// A graph function on single tensors (every input and output a leaf). The kernel returns
+    /// its results as any list: a `Vec`, or an array (`Ok([y])`), which costs no allocation.
+    pub fn tensors<O>(
         name: impl Into<String>,
-        kernel: impl Fn(&mut KernelCtx<'_, B>, &[&B::Tensor]) -> Result<Vec<B::Tensor>> + Send + Sync + 'static,
-    ) -> Self {
+        kernel: impl Fn(&mut KernelCtx<'_, B>, &[&B::Tensor]) -> Result<O> + Send + Sync + 'static,
+    ) -> Self
+    where
+        O: IntoIterator<Item = B::Tensor>,
+    {
         let name = name.into();
         let fn_name = name.clone();
-        let leaf_kernel: LeafKernel<B> = Arc::new(kernel);
+        let leaf_kernel: LeafKernel<B> = Arc::new(move |ctx, xs, out| {
+            out.extend(kernel(ctx, xs)?);
+            Ok(())
+        });
         let inner = leaf_kernel.clone();
-        let mut f = Self::new(name, move |ctx, inputs| match call_leaf_kernel(&inner, ctx, inputs) {
-            Some(outputs) => Ok(outputs?.into_iter().map(Tree::Leaf).collect()),
-            None => Err(CoreError::Component {
-                component: ctx.component().into(),
-                method: Some(fn_name.clone()),
-                reason: "an input is a container; this graph function takes single tensors (use split mode)".into(),
-            }),
+        let mut f = Self::new(name, move |ctx, inputs| {
+            let mut outputs = vec![];
+            match call_leaf_kernel(&inner, ctx, inputs, &mut outputs) {
+                Some(done) => done.map(|()| outputs.into_iter().map(Tree::Leaf).collect()),
+                None => Err(CoreError::Component {
+                    component: ctx.component().into(),
+                    method: Some(fn_name.clone()),
+                    reason: "an input is a container; this graph function takes single tensors (use split mode)".into(),
+                }),
+            }
         });
         f.leaf_kernel = Some(leaf_kernel);
         f
@@ -230,18 +244,20 @@ impl InferCtx<'_> {
     }
 }
 
-/// Calls a leaf kernel on `inputs`, or gives `None` when one of them is a container.
+/// Calls a leaf kernel on `inputs`, appending its results to `out`, or gives `None` when one
+/// of the inputs is a container.
 pub(crate) fn call_leaf_kernel<B: Backend>(
     kernel: &LeafKernel<B>,
     ctx: &mut KernelCtx<'_, B>,
     inputs: &[Tree<B::Tensor>],
-) -> Option<Result<Vec<B::Tensor>>> {
+    out: &mut Vec<B::Tensor>,
+) -> Option<Result<()>> {
     // Short operand lists live on the stack: this runs once per kernel call.
     Some(match inputs {
-        [] => kernel(ctx, &[]),
-        [Tree::Leaf(a)] => kernel(ctx, &[a]),
-        [Tree::Leaf(a), Tree::Leaf(b)] => kernel(ctx, &[a, b]),
-        [Tree::Leaf(a), Tree::Leaf(b), Tree::Leaf(c)] => kernel(ctx, &[a, b, c]),
-        _ => kernel(ctx, &inputs.iter().map(Tree::as_leaf).collect::<Option<Vec<_>>>()?),
+        [] => kernel(ctx, &[], out),
+        [Tree::Leaf(a)] => kernel(ctx, &[a], out),
+        [Tree::Leaf(a), Tree::Leaf(b)] => kernel(ctx, &[a, b], out),
+        [Tree::Leaf(a), Tree::Leaf(b), Tree::Leaf(c)] => kernel(ctx, &[a, b, c], out),
+        _ => kernel(ctx, &inputs.iter().map(Tree::as_leaf).collect::<Option<Vec<_>>>()?, out),
     })
 }

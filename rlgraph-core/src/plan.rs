@@ -45,6 +45,7 @@ pub(crate) struct Step<B: Backend> {
 pub(crate) struct Scratch<B: Backend> {
     slots: Vec<Option<Tree<B::Tensor>>>,
     args: Vec<Tree<B::Tensor>>,
+    outs: Vec<B::Tensor>,
 }
 
 impl<B: Backend> Default for Scratch<B> {
@@ -52,6 +53,7 @@ impl<B: Backend> Default for Scratch<B> {
         Scratch {
             slots: vec![],
             args: vec![],
+            outs: vec![],
         }
     }
 }
@@ -292,16 +294,17 @@ impl<B: Backend> Plan<B> {
         rng: &mut ChaCha8Rng,
         scratch: &mut Scratch<B>,
     ) -> Result<Vec<Tree<B::Tensor>>> {
-        let Scratch { slots, args } = scratch;
+        let Scratch { slots, args, outs } = scratch;
         // Every slot is empty between calls (see the end), so only a new size needs work.
         if slots.len() != self.num_slots {
             slots.clear();
             slots.resize(self.num_slots, None);
         }
-        let result = self.run_steps(inputs, store, rng, slots, args);
+        let result = self.run_steps(inputs, store, rng, slots, args, outs);
         if result.is_err() {
             slots.iter_mut().for_each(|s| *s = None);
             args.clear();
+            outs.clear();
         }
         result
     }
@@ -313,6 +316,7 @@ impl<B: Backend> Plan<B> {
         rng: &mut ChaCha8Rng,
         slots: &mut [Option<Tree<B::Tensor>>],
         args: &mut Vec<Tree<B::Tensor>>,
+        outs: &mut Vec<B::Tensor>,
     ) -> Result<Vec<Tree<B::Tensor>>> {
         for (s, t) in &self.consts {
             slots[*s] = Some(t.clone());
@@ -321,18 +325,6 @@ impl<B: Backend> Plan<B> {
             slots[*s] = Some(t);
         }
         for step in &self.steps {
-            args.clear();
-            for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
-                let value = if last { slots[s].take() } else { slots[s].clone() };
-                args.push(value.ok_or_else(|| CoreError::Component {
-                    component: step.component.to_string(),
-                    method: Some(step.name.to_string()),
-                    reason: "an operand was never computed (plan bug)".into(),
-                })?);
-            }
-            for (i, device) in &step.transfers {
-                args[*i] = args[*i].try_map(&mut |_, t| B::to_device(t, *device))?;
-            }
             let mut ctx = KernelCtx {
                 component: &step.component,
                 var_names: &step.var_names,
@@ -343,24 +335,27 @@ impl<B: Backend> Plan<B> {
                 flat_key: "",
                 in_spaces: &step.in_spaces,
             };
-            // Leaf kernels on leaf operands skip the trees; anything else takes the general path.
-            let leaf_outs = step
-                .leaf_kernel
-                .as_ref()
-                .and_then(|k| call_leaf_kernel(k, &mut ctx, args));
-            let outs = match leaf_outs {
-                Some(outs) => outs.map(|outs| {
-                    for (o, s) in outs.into_iter().zip(&step.outputs) {
+            // The fast path: a leaf kernel whose operands are single tensors already on its
+            // device reads them where they lie; nothing is moved, cloned or wrapped.
+            outs.clear();
+            let fast = match &step.leaf_kernel {
+                Some(kernel) if step.transfers.is_empty() => call_on_slots(kernel, &mut ctx, slots, &step.inputs, outs),
+                _ => None,
+            };
+            let done = match fast {
+                Some(done) => done.map(|()| {
+                    for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
+                        if last {
+                            slots[s] = None;
+                        }
+                    }
+                    for (o, s) in outs.drain(..).zip(&step.outputs) {
                         slots[*s] = Some(Tree::Leaf(o));
                     }
                 }),
-                None => run_kernel(step, &mut ctx, args).map(|outs| {
-                    for (o, s) in outs.into_iter().zip(&step.outputs) {
-                        slots[*s] = Some(o);
-                    }
-                }),
+                None => general_step(step, &mut ctx, slots, args),
             };
-            outs.map_err(|e| match e {
+            done.map_err(|e| match e {
                 e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,
                 other => CoreError::Component {
                     component: step.component.to_string(),
@@ -392,6 +387,65 @@ impl<B: Backend> Plan<B> {
         }
         outputs
     }
+}
+
+/// Calls a leaf kernel on references to its operands' slots, or gives `None` when an operand
+/// is a container or missing (the general path then handles it, or names the problem).
+fn call_on_slots<B: Backend>(
+    kernel: &LeafKernel<B>,
+    ctx: &mut KernelCtx<'_, B>,
+    slots: &[Option<Tree<B::Tensor>>],
+    inputs: &[usize],
+    out: &mut Vec<B::Tensor>,
+) -> Option<Result<()>> {
+    let leaf = |s: usize| slots.get(s)?.as_ref()?.as_leaf();
+    Some(match *inputs {
+        [] => kernel(ctx, &[], out),
+        [a] => kernel(ctx, &[leaf(a)?], out),
+        [a, b] => kernel(ctx, &[leaf(a)?, leaf(b)?], out),
+        [a, b, c] => kernel(ctx, &[leaf(a)?, leaf(b)?, leaf(c)?], out),
+        _ => kernel(ctx, &inputs.iter().map(|&s| leaf(s)).collect::<Option<Vec<_>>>()?, out),
+    })
+}
+
+/// Runs one step the general way: operands moved (or cloned) out of their slots, moved to the
+/// step's device, passed as trees; results stored in the step's output slots.
+fn general_step<B: Backend>(
+    step: &Step<B>,
+    ctx: &mut KernelCtx<'_, B>,
+    slots: &mut [Option<Tree<B::Tensor>>],
+    args: &mut Vec<Tree<B::Tensor>>,
+) -> Result<()> {
+    args.clear();
+    for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
+        let value = if last { slots[s].take() } else { slots[s].clone() };
+        args.push(value.ok_or_else(|| CoreError::Component {
+            component: step.component.to_string(),
+            method: Some(step.name.to_string()),
+            reason: "an operand was never computed (plan bug)".into(),
+        })?);
+    }
+    for (i, device) in &step.transfers {
+        args[*i] = args[*i].try_map(&mut |_, t| B::to_device(t, *device))?;
+    }
+    let leaf_outs = step.leaf_kernel.as_ref().map(|k| {
+        let mut outs = vec![];
+        call_leaf_kernel(k, ctx, args, &mut outs).map(|done| done.map(|()| outs))
+    });
+    match leaf_outs {
+        Some(Some(outs)) => {
+            for (o, s) in outs?.into_iter().zip(&step.outputs) {
+                slots[*s] = Some(Tree::Leaf(o));
+            }
+        }
+        _ => {
+            for (o, s) in run_kernel(step, ctx, args)?.into_iter().zip(&step.outputs) {
+                slots[*s] = Some(o);
+            }
+        }
+    }
+    args.clear();
+    Ok(())
 }
 
 fn run_kernel<B: Backend>(

@@ -103,7 +103,7 @@ pub fn dense<B: Backend>(name: &str, units: usize, relu: bool) -> Component<B> {
         .graph_fn(
             GraphFn::tensors("apply", move |ctx, xs| {
                 let y = B::add(&B::matmul(xs[0], ctx.var("kernel")?)?, ctx.var("bias")?)?;
-                Ok(vec![if relu { B::relu(&y)? } else { y }])
+                Ok([if relu { B::relu(&y)? } else { y }])
             })
             .infer(move |_, spaces| {
                 let s = &spaces[0];

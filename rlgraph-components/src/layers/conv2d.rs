@@ -163,7 +163,7 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
                         Ok(y)
                     }
                 })?;
-                Ok(vec![activation.apply::<B>(&y)?])
+                Ok([activation.apply::<B>(&y)?])
             })
             .infer(move |_, spaces| {
                 let [h, w, _] = image_dims(&spaces[0], "conv2d").map_err(|e| CoreError::Component {

@@ -87,7 +87,7 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
                     }
                     y = B::reshape(&y, &out_shape)?;
                 }
-                Ok(vec![act.apply::<B>(&y)?])
+                Ok([act.apply::<B>(&y)?])
             })
             .infer(move |ctx, spaces| {
                 let s = &spaces[0];
