@@ -2,7 +2,8 @@
 //!
 //! libtorch comes from the `torch==2.13.0` wheel on PyPI: `scripts/install-libtorch.sh` puts a
 //! CPU build of it in `.libtorch/` and `.cargo/config.toml` points `LIBTORCH` there. With a
-//! CUDA libtorch (`LIBTORCH` pointing at a full install), `Device::Cuda(n)` works too.
+//! CUDA libtorch (`LIBTORCH` pointing at a full install), `Device::Cuda(n)` works too: the
+//! backend loads `libtorch_cuda.so` itself before the first GPU query.
 //!
 //! ```
 //! use backend_tch::Tch;

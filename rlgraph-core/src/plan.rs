@@ -94,6 +94,19 @@ impl<B: Backend> Plan<B> {
         &self.output_spaces
     }
 
+    /// The values that cross devices on each call: the kernel (`component/graph_fn`), its
+    /// operand index, and the device the operand is moved to. For checking a device map.
+    pub fn transfers(&self) -> Vec<(String, usize, Device)> {
+        self.steps
+            .iter()
+            .flat_map(|step| {
+                step.transfers
+                    .iter()
+                    .map(move |(i, device)| (format!("{}/{}", step.component, step.name), *i, *device))
+            })
+            .collect()
+    }
+
     /// Compiles root API method `method` of a built graph.
     pub(crate) fn compile(built: &BuiltGraph<B>, method: &str) -> Result<Self> {
         let meta = &built.meta;

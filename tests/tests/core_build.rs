@@ -94,6 +94,20 @@ both_backends! {
         }
     }
 
+    fn values_move_where_their_kernel_runs<B>() {
+        // B alone on the GPU: its operand comes from A (CPU) through B's API entry, which is
+        // on B's device, so only where the value was made tells that it must move; D (CPU)
+        // then needs B's result back. Planning needs no GPU.
+        let options = BuildOptions { device_map: DeviceMap::new(Device::Cpu).assign("diamond/B", Device::Cuda(0)), ..Default::default() };
+        let built = build(diamond::<B>(), &spaces(&[("input", float())]), &options).unwrap();
+        let exec = GraphExecutor::new(built, 0).unwrap();
+        let transfers = exec.plan("run").unwrap().transfers();
+        assert_eq!(
+            transfers,
+            vec![("diamond/B/add_one".to_string(), 0, Device::Cuda(0)), ("diamond/D/sum".to_string(), 0, Device::Cpu)]
+        );
+    }
+
     fn meta_graph_prints_as_dot_and_json<B>() {
         let options = BuildOptions { device_map: DeviceMap::new(Device::Cpu).assign("diamond/B", Device::Cuda(0)), ..Default::default() };
         let built = build(diamond::<B>(), &spaces(&[("input", float())]), &options).unwrap();
