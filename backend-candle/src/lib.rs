@@ -261,6 +261,9 @@ impl Backend for Candle {
             .and_then(|x| x.contiguous())
             .map_err(err("transpose"))
     }
+    fn permute(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
+        t.permute(dims).and_then(|x| x.contiguous()).map_err(err("permute"))
+    }
     fn concat(ts: &[Tensor], dim: usize) -> Result<Tensor> {
         Tensor::cat(ts, dim).map_err(err("concat"))
     }

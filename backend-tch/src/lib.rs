@@ -287,6 +287,10 @@ impl Backend for Tch {
             "transpose",
         )
     }
+    fn permute(t: &TchTensor, dims: &[usize]) -> Result<TchTensor> {
+        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        ok(t.0.f_permute(&dims).and_then(|x| x.f_contiguous()), "permute")
+    }
     fn concat(ts: &[TchTensor], dim: usize) -> Result<TchTensor> {
         let inner: Vec<&Tensor> = ts.iter().map(|t| &t.0).collect();
         ok(Tensor::f_cat(&inner, dim as i64), "concat")

@@ -33,7 +33,7 @@ fn hand_written<B: Backend>(x: &B::Tensor, w: &[B::Tensor]) -> B::Tensor {
     let run = || -> rlgraph_core::Result<B::Tensor> {
         let batch = B::shape(x)[0];
         // NHWC -> NCHW once; the kernels are stored OIHW already.
-        let mut h = B::transpose(&B::transpose(x, 1, 3)?, 2, 3)?;
+        let mut h = B::permute(x, &[0, 3, 1, 2])?;
         for (i, stride) in [(0, 4), (2, 2), (4, 1)] {
             h = B::relu(&B::add(
                 &B::conv2d(&h, &w[i], stride, 0)?,
@@ -41,7 +41,7 @@ fn hand_written<B: Backend>(x: &B::Tensor, w: &[B::Tensor]) -> B::Tensor {
             )?)?;
         }
         // Flatten in NHWC order, as the layer does, so the same dense weights apply.
-        let h = B::transpose(&B::transpose(&h, 1, 3)?, 1, 2)?;
+        let h = B::permute(&h, &[0, 2, 3, 1])?;
         let h = B::reshape(&h, &[batch, 3136])?;
         let h = B::relu(&B::add(&B::matmul(&h, &w[6])?, &w[7])?)?;
         B::add(&B::matmul(&h, &w[8])?, &w[9])

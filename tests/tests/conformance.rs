@@ -182,6 +182,21 @@ case!(reshape_and_transpose, vec![vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], vec![1.0, 
     host::<B>(&[shaped::<B>(B::reshape(&a, &[3, 2])?, &[3, 2])?, shaped::<B>(B::transpose(&a, 0, 1)?, &[3, 2])?])
 });
 
+// permute([2, 3, 4] of 0..24, [2, 0, 1]) has shape [4, 2, 3] and element (k, i, j) = x[i][j][k]
+// = 12 i + 4 j + k, written out by hand below; a non-permutation is an error.
+case!(permute_reorders_dimensions, vec![vec![
+    0.0, 4.0, 8.0, 12.0, 16.0, 20.0,
+    1.0, 5.0, 9.0, 13.0, 17.0, 21.0,
+    2.0, 6.0, 10.0, 14.0, 18.0, 22.0,
+    3.0, 7.0, 11.0, 15.0, 19.0, 23.0,
+]], <B> {
+    let a = f32s::<B>(&[2, 3, 4], &(0..24).map(|v| v as f32).collect::<Vec<_>>())?;
+    if B::permute(&a, &[0, 0, 1]).is_ok() || B::permute(&a, &[1, 0]).is_ok() {
+        return Err(CoreError::Device("a non-permutation must fail".into()));
+    }
+    host::<B>(&[shaped::<B>(B::permute(&a, &[2, 0, 1])?, &[4, 2, 3])?])
+});
+
 case!(concat_along_each_dim, vec![vec![1.0, 2.0, 3.0], vec![1.0, 2.0, 5.0, 3.0, 4.0, 6.0]], <B> {
     let a = B::concat(&[f32s::<B>(&[2], &[1.0, 2.0])?, f32s::<B>(&[1], &[3.0])?], 0)?;
     let b = B::concat(&[f32s::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?, f32s::<B>(&[2, 1], &[5.0, 6.0])?], 1)?;

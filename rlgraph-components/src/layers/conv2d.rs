@@ -63,14 +63,14 @@ pub struct Conv2dSpec {
     pub biases: Initializer,
 }
 
-/// NHWC -> NCHW.
+/// NHWC -> NCHW (one copy).
 fn to_nchw<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
-    B::transpose(&B::transpose(x, 1, 3)?, 2, 3)
+    B::permute(x, &[0, 3, 1, 2])
 }
 
-/// NCHW -> NHWC.
+/// NCHW -> NHWC (one copy).
 fn to_nhwc<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
-    B::transpose(&B::transpose(x, 1, 3)?, 1, 2)
+    B::permute(x, &[0, 2, 3, 1])
 }
 
 /// Pads H and W (dims 2 and 3 of NCHW) with `fill` as `plan` says.
@@ -106,10 +106,18 @@ fn on_padded_nchw<B: Backend>(
     let lead = shape.len().saturating_sub(3);
     let rows: usize = shape[..lead].iter().product();
     let (h, w, c) = (shape[lead], shape[lead + 1], shape[lead + 2]);
-    let nchw = to_nchw::<B>(&B::reshape(x, &[rows, h, w, c])?)?;
+    // Only extra leading (batch and time) dimensions need folding; a reshape is a dispatch.
+    let nchw = if lead == 1 {
+        to_nchw::<B>(x)?
+    } else {
+        to_nchw::<B>(&B::reshape(x, &[rows, h, w, c])?)?
+    };
     let (_, hb, ha) = padding.plan(h, k, s);
     let (_, wb, wa) = padding.plan(w, k, s);
     let y = to_nhwc::<B>(&op(&pad_hw::<B>(&nchw, [(hb, ha), (wb, wa)], fill)?)?)?;
+    if lead == 1 {
+        return Ok(y);
+    }
     let mut full = shape[..lead].to_vec();
     full.extend_from_slice(&B::shape(&y)[1..]);
     B::reshape(&y, &full)
