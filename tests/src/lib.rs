@@ -57,6 +57,7 @@ pub fn assert_expected(case: &str, got: &[HostTensor], expected: &[Vec<f64>]) {
 }
 
 pub mod dummies;
+pub mod values;
 
 pub use backend_candle::Candle;
 pub use backend_tch::Tch;

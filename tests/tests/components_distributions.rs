@@ -6,14 +6,7 @@ use rlgraph_components::{distribution, DistributionKind};
 use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
-
-fn floats(shape: &[usize], data: Vec<f64>) -> Value {
-    Value::Float32(Array::new(shape.to_vec(), data.into_iter().map(|x| x as f32).collect()).unwrap())
-}
-
-fn batch(spec: &str) -> Space {
-    Space::from_json_str(spec).unwrap().with_batch_rank(true)
-}
+use rlgraph_tests::values::{batch, floats};
 
 fn tol() -> Tolerance {
     Tolerance::new(1e-5, 1e-5)
@@ -26,10 +19,10 @@ both_backends! {
         let params = batch(r#"{"type": "float-box", "shape": [3]}"#);
         let values = batch(r#"{"type": "int-box", "high": 3}"#);
         let mut t = ComponentTest::<B>::new(distribution("categorical", DistributionKind::Categorical), [("parameters", params.clone()), ("values", values), ("other_parameters", params)], 7).unwrap();
-        let rows = |n: usize| floats(&[n, 3], logits.iter().copied().cycle().take(3 * n).collect());
+        let rows = |n: usize| floats(&[n, 3], logits.iter().copied().cycle().take(3 * n).collect::<Vec<_>>());
         t.assert_call("sample_deterministic", &[rows(2)], &[Value::Int32(Array::new([2], vec![2, 2]).unwrap())], tol());
         let v = Value::Int32(Array::new([3], vec![0, 1, 2]).unwrap());
-        t.assert_call("log_prob", &[rows(3), v], &[floats(&[3], p.iter().map(|x| x.ln()).collect())], tol());
+        t.assert_call("log_prob", &[rows(3), v], &[floats(&[3], p.iter().map(|x| x.ln()).collect::<Vec<_>>())], tol());
         let h: f64 = -p.iter().map(|x| x * x.ln()).sum::<f64>();
         t.assert_call("entropy", &[rows(1)], &[floats(&[1], vec![h])], tol());
         let kl: f64 = p.iter().map(|x| x * (x / (1.0 / 3.0)).ln()).sum();
@@ -59,7 +52,7 @@ both_backends! {
         let kl = |a: f64, b: f64| a * (a / b).ln() + (1.0 - a) * ((1.0 - a) / (1.0 - b)).ln();
         t.assert_call("kl_divergence", &[p(), floats(&[1, 2], vec![0.5, 0.5])], &[floats(&[1, 2], vec![kl(0.2, 0.5), kl(0.7, 0.5)])], tol());
         let n = 20_000;
-        let out = t.call("sample_stochastic", &[floats(&[n, 2], [0.2, 0.7].iter().copied().cycle().take(2 * n).collect())]).unwrap();
+        let out = t.call("sample_stochastic", &[floats(&[n, 2], [0.2, 0.7].iter().copied().cycle().take(2 * n).collect::<Vec<_>>())]).unwrap();
         let Value::Bool(a) = &out[0] else { panic!() };
         for (col, p) in [(0, 0.2), (1, 0.7)] {
             let freq = a.data().iter().skip(col).step_by(2).filter(|b| **b).count() as f64 / n as f64;
@@ -73,19 +66,19 @@ both_backends! {
         let params = Space::tuple(vec![batch(one), batch(one)]);
         let mut t = ComponentTest::<B>::new(distribution("normal", DistributionKind::Normal), [("parameters", params.clone()), ("values", batch(one)), ("other_parameters", params)], 9).unwrap();
         let (m, s) = ([0.0, 1.0], [1.0, 2.0]);
-        let p = || Value::Tuple(vec![floats(&[1, 2], m.to_vec()), floats(&[1, 2], s.to_vec())]);
+        let p = || Value::Tuple(vec![floats(&[1, 2], m), floats(&[1, 2], s)]);
         let v = [0.5, -1.0];
         let lp: Vec<f64> = (0..2).map(|i| -((v[i] - m[i]) / s[i]).powi(2) / 2.0 - s[i].ln() - 0.5 * (2.0 * std::f64::consts::PI).ln()).collect();
-        t.assert_call("log_prob", &[p(), floats(&[1, 2], v.to_vec())], &[floats(&[1, 2], lp)], tol());
+        t.assert_call("log_prob", &[p(), floats(&[1, 2], v)], &[floats(&[1, 2], lp)], tol());
         let h: Vec<f64> = s.iter().map(|x| 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln() + x.ln()).collect();
         t.assert_call("entropy", &[p()], &[floats(&[1, 2], h)], tol());
         // KL(N(m, s) || N(0, 1)) = ln(1 / s) + (s^2 + m^2) / 2 - 1/2
         let kl: Vec<f64> = (0..2).map(|i| (1.0 / s[i]).ln() + (s[i] * s[i] + m[i] * m[i]) / 2.0 - 0.5).collect();
         let std_normal = Value::Tuple(vec![floats(&[1, 2], vec![0.0, 0.0]), floats(&[1, 2], vec![1.0, 1.0])]);
         t.assert_call("kl_divergence", &[p(), std_normal], &[floats(&[1, 2], kl)], tol());
-        t.assert_call("sample_deterministic", &[p()], &[floats(&[1, 2], m.to_vec())], tol());
+        t.assert_call("sample_deterministic", &[p()], &[floats(&[1, 2], m)], tol());
         let n = 20_000;
-        let many = Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect())]);
+        let many = Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect::<Vec<_>>()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect::<Vec<_>>())]);
         let out = t.call("sample_stochastic", &[many]).unwrap();
         let Value::Float32(a) = &out[0] else { panic!() };
         for col in 0..2 {
@@ -102,8 +95,8 @@ both_backends! {
         let params = Space::tuple(vec![batch(one), batch(one)]);
         let kind = DistributionKind::SquashedNormal { low: -2.0, high: 2.0 };
         let mut t = ComponentTest::<B>::new(distribution("squashed", kind), [("parameters", params.clone()), ("values", batch(one)), ("other_parameters", params)], 4).unwrap();
-        let (m, s) = ([0.0, 1.0], [1.0, 0.5]);
-        let p = |n: usize| Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect())]);
+        let (m, s): ([f64; 2], [f64; 2]) = ([0.0, 1.0], [1.0, 0.5]);
+        let p = |n: usize| Value::Tuple(vec![floats(&[n, 2], m.iter().copied().cycle().take(2 * n).collect::<Vec<_>>()), floats(&[n, 2], s.iter().copied().cycle().take(2 * n).collect::<Vec<_>>())]);
         // By hand for a = 1 under N(0, 1): y = 0.5, u = atanh(0.5) = 0.549306,
         // log N(u) = -u^2/2 - ln(2 pi)/2 = -1.069807, minus ln(1 - y^2) = ln 0.75 = -0.287682,
         // minus ln((2 - -2) / 2) = ln 2: -1.069807 + 0.287682 - 0.693147 = -1.475272.
@@ -178,7 +171,7 @@ both_backends! {
         let cold = DistributionKind::GumbelSoftmax { temperature: 0.1 };
         let mut t = ComponentTest::<B>::new(distribution("gumbel", cold), [("parameters", logits_space.clone()), ("values", logits_space.clone()), ("other_parameters", logits_space)], 8).unwrap();
         let n = 4000;
-        let many = floats(&[n, 2], [0.0, 3f64.ln()].iter().copied().cycle().take(2 * n).collect());
+        let many = floats(&[n, 2], [0.0, 3f64.ln()].iter().copied().cycle().take(2 * n).collect::<Vec<_>>());
         let out = t.call("sample_stochastic", &[many]).unwrap();
         let Value::Float32(a) = &out[0] else { panic!() };
         let rows: Vec<&[f32]> = a.data().chunks(2).collect();

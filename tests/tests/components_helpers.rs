@@ -6,17 +6,10 @@ use rlgraph_components::layers::{concat, dense, embedding, residual, DenseSpec};
 use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{ComponentTest, Initializer, Tolerance};
 use rlgraph_tests::both_backends;
-
-fn floats(shape: &[usize], data: Vec<f64>) -> Value {
-    Value::Float32(Array::new(shape.to_vec(), data.into_iter().map(|x| x as f32).collect()).unwrap())
-}
-
-fn batch(spec: &str) -> Space {
-    Space::from_json_str(spec).unwrap().with_batch_rank(true)
-}
+use rlgraph_tests::values::{batch, floats};
 
 fn rows(n: usize) -> Value {
-    floats(&[n, 2], (0..2 * n).map(|i| i as f64).collect())
+    floats(&[n, 2], (0..2 * n).map(|i| i as f64).collect::<Vec<_>>())
 }
 
 fn tol() -> Tolerance {
@@ -57,7 +50,7 @@ both_backends! {
         let mut t = ComponentTest::<B>::new(softmax("softmax"), [("logits", s)], 0).unwrap();
         let z: f64 = [0.0f64, 1.0, 2.0].iter().map(|x| x.exp()).sum();
         let p: Vec<f64> = [0.0f64, 1.0, 2.0].iter().map(|x| x.exp() / z).collect();
-        t.assert_call("softmax", &[floats(&[1, 3], vec![0.0, 1.0, 2.0])], &[floats(&[1, 3], p.clone()), floats(&[1, 3], p.iter().map(|x| x.ln()).collect())], tol());
+        t.assert_call("softmax", &[floats(&[1, 3], vec![0.0, 1.0, 2.0])], &[floats(&[1, 3], p.clone()), floats(&[1, 3], p.iter().map(|x| x.ln()).collect::<Vec<_>>())], tol());
     }
 
     fn concat_residual_and_embedding<B>() {

@@ -4,24 +4,11 @@
 
 use rlgraph_components::from_spec;
 use rlgraph_components::layers::{lstm, sequence_length_space, LstmSpec};
-use rlgraph_core::spaces::{Array, Ranks, Space, Value};
+use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{check_close, ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
+use rlgraph_tests::values::{floats, sequences};
 use serde_json::json;
-
-fn floats(shape: &[usize], data: &[f64]) -> Value {
-    Value::Float32(Array::new(shape.to_vec(), data.iter().map(|&x| x as f32).collect()).unwrap())
-}
-
-fn sequences(features: usize, time_major: bool) -> Space {
-    Space::from_json_str(&format!(r#"{{"type": "float-box", "shape": [{features}]}}"#))
-        .unwrap()
-        .with_ranks(Ranks {
-            batch: true,
-            time: true,
-            time_major,
-        })
-}
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -80,10 +67,10 @@ both_backends! {
         // units 1, x = 1, all weights 0.5, bias 0: every gate is 0.5.
         // c = sigmoid(1.5) * 0 + sigmoid(0.5) tanh(0.5) = 0.287649, h = sigmoid(0.5) tanh(c) = 0.174270.
         let mut t = ComponentTest::<B>::new(lstm::<B>("lstm", LstmSpec::new(1)), [("inputs", sequences(1, false))], 0).unwrap();
-        t.set_variable("kernel", &floats(&[2, 4], &[0.5; 8])).unwrap();
-        let out = t.call("call", &[floats(&[1, 1, 1], &[1.0])]).unwrap();
-        check_close(&out[0], &floats(&[1, 1, 1], &[0.174270]), tol()).unwrap();
-        check_close(&out[1], &Value::Tuple(vec![floats(&[1, 1], &[0.287649]), floats(&[1, 1], &[0.174270])]), tol()).unwrap();
+        t.set_variable("kernel", &floats(&[2, 4], [0.5; 8])).unwrap();
+        let out = t.call("call", &[floats(&[1, 1, 1], [1.0])]).unwrap();
+        check_close(&out[0], &floats(&[1, 1, 1], [0.174270]), tol()).unwrap();
+        check_close(&out[1], &Value::Tuple(vec![floats(&[1, 1], [0.287649]), floats(&[1, 1], [0.174270])]), tol()).unwrap();
     }
 
     fn sequences_and_lengths_against_brute_force<B>() {
@@ -113,14 +100,14 @@ both_backends! {
         let spec = json!({"type": "lstm", "units": 2, "time_major": true, "scope": "lstm"});
         let mut t = ComponentTest::<B>::new(from_spec(&spec, "l").unwrap(), [("inputs", sequences(1, true))], 3).unwrap();
         // [T = 2, B = 2, 1]: the batch-major run of the same data, transposed.
-        let tm = floats(&[2, 2, 1], &[0.1, 0.2, 0.3, 0.4]);
+        let tm = floats(&[2, 2, 1], [0.1, 0.2, 0.3, 0.4]);
         let out_tm = t.call("call", &[tm]).unwrap();
         let Value::Float32(a) = &out_tm[0] else { panic!() };
         let kernel = t.get_variable("kernel").unwrap();
         let spec_bm = json!({"type": "lstm", "units": 2, "scope": "lstm"});
         let mut u = ComponentTest::<B>::new(from_spec(&spec_bm, "l").unwrap(), [("inputs", sequences(1, false))], 3).unwrap();
         u.set_variable("kernel", &kernel).unwrap();
-        let out_bm = u.call("call", &[floats(&[2, 2, 1], &[0.1, 0.3, 0.2, 0.4])]).unwrap();
+        let out_bm = u.call("call", &[floats(&[2, 2, 1], [0.1, 0.3, 0.2, 0.4])]).unwrap();
         let Value::Float32(b) = &out_bm[0] else { panic!() };
         // a[t][b] == b[b][t]
         for t_ in 0..2 {
@@ -138,21 +125,21 @@ both_backends! {
     fn the_stateful_mode_carries_state_until_reset<B>() {
         let spec = LstmSpec { stateful_batch: Some(1), ..LstmSpec::new(2) };
         let mut t = ComponentTest::<B>::new(lstm::<B>("lstm", spec.clone()), [("inputs", sequences(1, false))], 5).unwrap();
-        let whole = t.call("call", &[floats(&[1, 2, 1], &[0.5, -1.0])]).unwrap();
+        let whole = t.call("call", &[floats(&[1, 2, 1], [0.5, -1.0])]).unwrap();
         t.call("reset", &[]).unwrap();
         // Two one-step calls continue where the last stopped: the same final state.
-        t.call("call", &[floats(&[1, 1, 1], &[0.5])]).unwrap();
-        let second = t.call("call", &[floats(&[1, 1, 1], &[-1.0])]).unwrap();
+        t.call("call", &[floats(&[1, 1, 1], [0.5])]).unwrap();
+        let second = t.call("call", &[floats(&[1, 1, 1], [-1.0])]).unwrap();
         check_close(&second[1], &whole[1], tol()).unwrap();
         // After a reset the first step repeats.
-        let first = t.call("reset", &[]).and_then(|_| t.call("call", &[floats(&[1, 1, 1], &[0.5])])).unwrap();
+        let first = t.call("reset", &[]).and_then(|_| t.call("call", &[floats(&[1, 1, 1], [0.5])])).unwrap();
         let again = {
             t.call("reset", &[]).unwrap();
-            t.call("call", &[floats(&[1, 1, 1], &[0.5])]).unwrap()
+            t.call("call", &[floats(&[1, 1, 1], [0.5])]).unwrap()
         };
         assert_eq!(first, again);
         // A batch other than the one kept is refused, naming the layer.
-        let err = t.call("call", &[floats(&[2, 1, 1], &[0.0, 0.0])]).unwrap_err().to_string();
+        let err = t.call("call", &[floats(&[2, 1, 1], [0.0, 0.0])]).unwrap_err().to_string();
         assert!(err.contains("lstm") && err.contains("keeps 1"), "{err}");
         // A batch-only input is refused at build.
         let flat = Space::from_json_str(r#"{"type": "float-box", "shape": [1], "add_batch_rank": true}"#).unwrap();

@@ -1,24 +1,11 @@
 //! Stack, BatchApply and the time-rank fold/unfold reshapes, by hand, on candle and on tch.
 
 use rlgraph_components::{batch_apply, from_spec, stack};
-use rlgraph_core::spaces::{Array, Ranks, Space, Value};
+use rlgraph_core::spaces::{Ranks, Space};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
+use rlgraph_tests::values::{floats, sequences};
 use serde_json::json;
-
-fn floats(shape: &[usize], data: &[f64]) -> Value {
-    Value::Float32(Array::new(shape.to_vec(), data.iter().map(|&x| x as f32).collect()).unwrap())
-}
-
-fn sequences(features: usize, time_major: bool) -> Space {
-    Space::from_json_str(&format!(r#"{{"type": "float-box", "shape": [{features}]}}"#))
-        .unwrap()
-        .with_ranks(Ranks {
-            batch: true,
-            time: true,
-            time_major,
-        })
-}
 
 fn unit_dense() -> serde_json::Value {
     // Sums the two features: weights 1, no bias.
@@ -51,9 +38,9 @@ both_backends! {
         let unfold = from_spec(&json!({"type": "reshape", "unfold_time_rank": true}), "u").unwrap();
         let folded = Space::from_json_str(r#"{"type": "float-box", "shape": [1], "add_batch_rank": true}"#).unwrap();
         let mut t = ComponentTest::<B>::new(unfold, [("inputs", folded), ("input_before_time_rank_folding", sequences(1, true))], 0).unwrap();
-        t.assert_call("call", &[floats(&[6, 1], &x), floats(&[2, 3, 1], &[0.0; 6])], &[floats(&[2, 3, 1], &x)], Tolerance::decimals(6));
+        t.assert_call("call", &[floats(&[6, 1], &x), floats(&[2, 3, 1], [0.0; 6])], &[floats(&[2, 3, 1], &x)], Tolerance::decimals(6));
         // Rows that do not fill [T, B] are refused with the counts.
-        let err = t.call("call", &[floats(&[5, 1], &x[..5]), floats(&[2, 3, 1], &[0.0; 6])]).unwrap_err().to_string();
+        let err = t.call("call", &[floats(&[5, 1], &x[..5]), floats(&[2, 3, 1], [0.0; 6])]).unwrap_err().to_string();
         assert!(err.contains("unfold") && err.contains('6'), "{err}");
     }
 
@@ -62,6 +49,6 @@ both_backends! {
         let c = stack::<B>("stack", vec![from_spec(&json!({"type": "dense", "units": 1, "weights_spec": 1.0, "use_bias": false, "scope": "a"}), "a").unwrap(), from_spec(&json!({"type": "dense", "units": 1, "weights_spec": 1.0, "use_bias": false, "scope": "b"}), "b").unwrap()], "call");
         let s = Space::from_json_str(r#"{"type": "float-box", "shape": [2], "add_batch_rank": true}"#).unwrap();
         let mut t = ComponentTest::<B>::new(c, [("inputs", s)], 0).unwrap();
-        t.assert_call("call", &[floats(&[1, 2], &[1.0, 2.0])], &[floats(&[1, 1], &[3.0])], Tolerance::decimals(6));
+        t.assert_call("call", &[floats(&[1, 2], [1.0, 2.0])], &[floats(&[1, 1], [3.0])], Tolerance::decimals(6));
     }
 }

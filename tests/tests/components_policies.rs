@@ -5,17 +5,10 @@ use rlgraph_components::{dueling_policy, policy};
 use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
-
-fn floats(shape: &[usize], data: Vec<f64>) -> Value {
-    Value::Float32(Array::new(shape.to_vec(), data.into_iter().map(|x| x as f32).collect()).unwrap())
-}
+use rlgraph_tests::values::{batch, floats};
 
 fn ints(data: Vec<i32>) -> Value {
     Value::Int32(Array::new([data.len()], data).unwrap())
-}
-
-fn batch(spec: &str) -> Space {
-    Space::from_json_str(spec).unwrap().with_batch_rank(true)
 }
 
 fn tol() -> Tolerance {
