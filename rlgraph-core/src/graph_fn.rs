@@ -88,7 +88,7 @@ impl<B: Backend> GraphFn<B> {
         let inner = leaf_kernel.clone();
         let mut f = Self::new(name, move |ctx, inputs| {
             let mut outputs = vec![];
-            match call_leaf_kernel(&inner, ctx, inputs, &mut outputs) {
+            match call_leaf_kernel(&inner, ctx, inputs.len(), |i| inputs[i].as_leaf(), &mut outputs) {
                 Some(done) => done.map(|()| outputs.into_iter().map(Tree::Leaf).collect()),
                 None => Err(CoreError::Component {
                     component: ctx.component().into(),
@@ -244,20 +244,24 @@ impl InferCtx<'_> {
     }
 }
 
-/// Calls a leaf kernel on `inputs`, appending its results to `out`, or gives `None` when one
-/// of the inputs is a container.
-pub(crate) fn call_leaf_kernel<B: Backend>(
+/// Calls a leaf kernel on `count` operands, the `i`-th given by `leaf(i)`, appending its
+/// results to `out`; gives `None` when an operand is not a single tensor.
+pub(crate) fn call_leaf_kernel<'t, B: Backend>(
     kernel: &LeafKernel<B>,
     ctx: &mut KernelCtx<'_, B>,
-    inputs: &[Tree<B::Tensor>],
+    count: usize,
+    leaf: impl Fn(usize) -> Option<&'t B::Tensor>,
     out: &mut Vec<B::Tensor>,
-) -> Option<Result<()>> {
+) -> Option<Result<()>>
+where
+    B::Tensor: 't,
+{
     // Short operand lists live on the stack: this runs once per kernel call.
-    Some(match inputs {
-        [] => kernel(ctx, &[], out),
-        [Tree::Leaf(a)] => kernel(ctx, &[a], out),
-        [Tree::Leaf(a), Tree::Leaf(b)] => kernel(ctx, &[a, b], out),
-        [Tree::Leaf(a), Tree::Leaf(b), Tree::Leaf(c)] => kernel(ctx, &[a, b, c], out),
-        _ => kernel(ctx, &inputs.iter().map(Tree::as_leaf).collect::<Option<Vec<_>>>()?, out),
+    Some(match count {
+        0 => kernel(ctx, &[], out),
+        1 => kernel(ctx, &[leaf(0)?], out),
+        2 => kernel(ctx, &[leaf(0)?, leaf(1)?], out),
+        3 => kernel(ctx, &[leaf(0)?, leaf(1)?, leaf(2)?], out),
+        n => kernel(ctx, &(0..n).map(leaf).collect::<Option<Vec<_>>>()?, out),
     })
 }

@@ -352,7 +352,10 @@ impl<B: Backend> Plan<B> {
             // device reads them where they lie; nothing is moved, cloned or wrapped.
             outs.clear();
             let fast = match &step.leaf_kernel {
-                Some(kernel) if step.transfers.is_empty() => call_on_slots(kernel, &mut ctx, slots, &step.inputs, outs),
+                Some(kernel) if step.transfers.is_empty() => {
+                    let leaf = |i: usize| slots.get(step.inputs[i])?.as_ref()?.as_leaf();
+                    call_leaf_kernel(kernel, &mut ctx, step.inputs.len(), leaf, outs)
+                }
                 _ => None,
             };
             let done = match fast {
@@ -402,25 +405,6 @@ impl<B: Backend> Plan<B> {
     }
 }
 
-/// Calls a leaf kernel on references to its operands' slots, or gives `None` when an operand
-/// is a container or missing (the general path then handles it, or names the problem).
-fn call_on_slots<B: Backend>(
-    kernel: &LeafKernel<B>,
-    ctx: &mut KernelCtx<'_, B>,
-    slots: &[Option<Tree<B::Tensor>>],
-    inputs: &[usize],
-    out: &mut Vec<B::Tensor>,
-) -> Option<Result<()>> {
-    let leaf = |s: usize| slots.get(s)?.as_ref()?.as_leaf();
-    Some(match *inputs {
-        [] => kernel(ctx, &[], out),
-        [a] => kernel(ctx, &[leaf(a)?], out),
-        [a, b] => kernel(ctx, &[leaf(a)?, leaf(b)?], out),
-        [a, b, c] => kernel(ctx, &[leaf(a)?, leaf(b)?, leaf(c)?], out),
-        _ => kernel(ctx, &inputs.iter().map(|&s| leaf(s)).collect::<Option<Vec<_>>>()?, out),
-    })
-}
-
 /// Runs one step the general way: operands moved (or cloned) out of their slots, moved to the
 /// step's device, passed as trees; results stored in the step's output slots.
 fn general_step<B: Backend>(
@@ -441,21 +425,8 @@ fn general_step<B: Backend>(
     for (i, device) in &step.transfers {
         args[*i] = args[*i].try_map(&mut |_, t| B::to_device(t, *device))?;
     }
-    let leaf_outs = step.leaf_kernel.as_ref().map(|k| {
-        let mut outs = vec![];
-        call_leaf_kernel(k, ctx, args, &mut outs).map(|done| done.map(|()| outs))
-    });
-    match leaf_outs {
-        Some(Some(outs)) => {
-            for (o, s) in outs?.into_iter().zip(&step.outputs) {
-                slots[*s] = Some(Tree::Leaf(o));
-            }
-        }
-        _ => {
-            for (o, s) in run_kernel(step, ctx, args)?.into_iter().zip(&step.outputs) {
-                slots[*s] = Some(o);
-            }
-        }
+    for (o, s) in run_kernel(step, ctx, args)?.into_iter().zip(&step.outputs) {
+        slots[*s] = Some(o);
     }
     args.clear();
     Ok(())
