@@ -12,7 +12,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
 use rlgraph_tests::dummies::mlp;
-use rlgraph_tests::{Candle, Tch};
+use rlgraph_tests::{finished, Candle, Tch};
 
 const WIDTHS: [usize; 3] = [64, 64, 4];
 
@@ -23,14 +23,6 @@ fn executor<B: Backend>() -> GraphExecutor<B> {
         ..Default::default()
     };
     GraphExecutor::build(mlp::<B>("mlp", &WIDTHS), &spaces, &options, 0).expect("builds")
-}
-
-/// Waits for a GPU result by downloading it; on the CPU the result is already there.
-fn finish<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
-    if on_gpu {
-        B::to_host(&t).expect("download");
-    }
-    t
 }
 
 fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
@@ -95,7 +87,7 @@ fn bench(c: &mut Criterion) {
                 || vec![Tree::Leaf(x.clone())],
                 |inputs| {
                     let out = exec.execute_tensors("run", inputs).expect("runs");
-                    finish::<Tch>(out[0].as_leaf().expect("leaf").clone(), on_gpu)
+                    finished::<Tch>(out[0].as_leaf().expect("leaf").clone(), on_gpu)
                 },
                 BatchSize::SmallInput,
             )
@@ -106,7 +98,7 @@ fn bench(c: &mut Criterion) {
                 |()| {
                     let h = (x.0.matmul(&w[0].0) + &w[1].0).relu();
                     let h = (h.matmul(&w[2].0) + &w[3].0).relu();
-                    finish::<Tch>(backend_tch::TchTensor(h.matmul(&w[4].0) + &w[5].0), on_gpu)
+                    finished::<Tch>(backend_tch::TchTensor(h.matmul(&w[4].0) + &w[5].0), on_gpu)
                 },
                 BatchSize::SmallInput,
             )

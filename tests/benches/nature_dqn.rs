@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rlgraph_components::from_spec;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
-use rlgraph_tests::{Candle, Tch};
+use rlgraph_tests::{finished, Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
     let spec = rlgraph_tests::dummies::nature_dqn_spec();
@@ -77,13 +77,6 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
         let device = test_device::<B>();
         let on_gpu = device != Device::Cpu;
-        // On a GPU, wait for the result: the download synchronizes.
-        let finish = |t: B::Tensor| {
-            if on_gpu {
-                B::to_host(&t).expect("download");
-            }
-            t
-        };
         let x = B::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("x");
         // Same weights, same input: the two paths must agree before they are timed.
         let a = B::to_host(
@@ -102,11 +95,11 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("executor", batch), &x, |bch, x| {
             bch.iter(|| {
                 let out = exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs");
-                finish(out[0].as_leaf().expect("leaf").clone())
+                finished::<B>(out[0].as_leaf().expect("leaf").clone(), on_gpu)
             })
         });
         group.bench_with_input(BenchmarkId::new("hand-written", batch), &x, |bch, x| {
-            bch.iter(|| finish(hand_written::<B>(x, &w)))
+            bch.iter(|| finished::<B>(hand_written::<B>(x, &w), on_gpu))
         });
     }
     group.finish();

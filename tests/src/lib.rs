@@ -27,6 +27,15 @@ pub fn host<B: Backend>(ts: &[B::Tensor]) -> Result<Vec<HostTensor>> {
     ts.iter().map(B::to_host).collect()
 }
 
+/// `t`, once computed: on a GPU it is downloaded, which waits for the queued kernels, so a
+/// benchmark times the work and not only its launch. On the CPU it is returned as it is.
+pub fn finished<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
+    if on_gpu {
+        B::to_host(&t).expect("download");
+    }
+    t
+}
+
 /// Whether `a` and `b` agree within the conformance tolerances.
 pub fn close(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= ABS_TOL.max(REL_TOL * a.abs().max(b.abs()))

@@ -13,9 +13,9 @@ use rlgraph_tests::Tch;
 
 const GPU: Device = Device::Cuda(0);
 
-fn mlp_on(options: &BuildOptions) -> GraphExecutor<Tch> {
+fn mlp_on(options: &BuildOptions, seed: u64) -> GraphExecutor<Tch> {
     let spaces = BTreeMap::from([("x".to_string(), Space::from(FloatBox::new([8])).with_batch_rank(true))]);
-    GraphExecutor::build(mlp::<Tch>("mlp", &[32, 32, 4]), &spaces, options, 7).expect("builds")
+    GraphExecutor::build(mlp::<Tch>("mlp", &[32, 32, 4]), &spaces, options, seed).expect("builds")
 }
 
 fn on(device_map: DeviceMap) -> BuildOptions {
@@ -70,12 +70,12 @@ fn the_test_device_variable_moves_component_tests_to_the_gpu() {
 #[test]
 #[ignore = "needs a CUDA GPU and a CUDA libtorch"]
 fn a_graph_on_the_gpu_or_split_across_devices_gives_the_cpu_result() {
-    let cpu = forward(&mut mlp_on(&on(DeviceMap::new(Device::Cpu))), Device::Cpu);
-    let mut gpu = mlp_on(&on(DeviceMap::new(GPU)));
+    let cpu = forward(&mut mlp_on(&on(DeviceMap::new(Device::Cpu)), 7), Device::Cpu);
+    let mut gpu = mlp_on(&on(DeviceMap::new(GPU)), 7);
     assert!(gpu.variable_infos().iter().all(|v| v.device == GPU));
     assert_close(&forward(&mut gpu, GPU), &cpu);
     // The middle layer alone on the GPU: the plan moves activations there and back.
-    let mut split = mlp_on(&on(DeviceMap::new(Device::Cpu).assign("mlp/dense-1", GPU)));
+    let mut split = mlp_on(&on(DeviceMap::new(Device::Cpu).assign("mlp/dense-1", GPU)), 7);
     let devices: Vec<(String, Device)> = split
         .variable_infos()
         .iter()
@@ -96,12 +96,11 @@ fn gpu_variables_survive_a_checkpoint() {
     let dir = std::env::temp_dir().join(format!("rlgraph-gpu-checkpoint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("mlp.ckpt");
-    let mut a = mlp_on(&on(DeviceMap::new(GPU)));
+    let mut a = mlp_on(&on(DeviceMap::new(GPU)), 7);
     let before = forward(&mut a, GPU);
     a.save(&file).unwrap();
     // Another seed gives other initial weights, until the restore brings the saved ones back.
-    let spaces = BTreeMap::from([("x".to_string(), Space::from(FloatBox::new([8])).with_batch_rank(true))]);
-    let mut b = GraphExecutor::build(mlp::<Tch>("mlp", &[32, 32, 4]), &spaces, &on(DeviceMap::new(GPU)), 99).unwrap();
+    let mut b = mlp_on(&on(DeviceMap::new(GPU)), 99);
     assert!(forward(&mut b, GPU) != before);
     b.restore(&file).unwrap();
     assert!(b.variable_infos().iter().all(|v| v.device == GPU));
