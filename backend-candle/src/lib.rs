@@ -145,15 +145,19 @@ impl Backend for Candle {
         t.to_dtype(to_cdtype(dtype)).map_err(err("cast"))
     }
 
+    #[inline]
     fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         a.broadcast_add(b).map_err(err("add"))
     }
+    #[inline]
     fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         a.broadcast_sub(b).map_err(err("sub"))
     }
+    #[inline]
     fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         a.broadcast_mul(b).map_err(err("mul"))
     }
+    #[inline]
     fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         a.broadcast_div(b).map_err(err("div"))
     }
@@ -199,6 +203,7 @@ impl Backend for Candle {
             .and_then(|x| x.recip())
             .map_err(err("sigmoid"))
     }
+    #[inline]
     fn relu(t: &Tensor) -> Result<Tensor> {
         t.relu().map_err(err("relu"))
     }
@@ -290,6 +295,7 @@ impl Backend for Candle {
         t.pad_with_zeros(dim, before, after).map_err(err("pad_zeros"))
     }
 
+    #[inline]
     fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         // candle's matmul refuses some strided layouts (transposed operands, say); only then
         // copy the operands, so the common contiguous case pays no copy and no checks twice.

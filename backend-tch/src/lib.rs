@@ -170,15 +170,19 @@ impl Backend for Tch {
         ok(t.0.f_to_kind(to_kind(dtype)), "cast")
     }
 
+    #[inline]
     fn add(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         ok(a.0.f_add(&b.0), "add")
     }
+    #[inline]
     fn sub(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         ok(a.0.f_sub(&b.0), "sub")
     }
+    #[inline]
     fn mul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         ok(a.0.f_mul(&b.0), "mul")
     }
+    #[inline]
     fn div(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         // Integer division truncates toward zero, as candle's does.
         if a.0.is_floating_point() {
@@ -230,6 +234,7 @@ impl Backend for Tch {
     fn sigmoid(t: &TchTensor) -> Result<TchTensor> {
         ok(t.0.f_sigmoid(), "sigmoid")
     }
+    #[inline]
     fn relu(t: &TchTensor) -> Result<TchTensor> {
         ok(t.0.f_relu(), "relu")
     }
@@ -325,6 +330,7 @@ impl Backend for Tch {
         ok(t.0.f_constant_pad_nd(pad.as_slice()), "pad_zeros")
     }
 
+    #[inline]
     fn matmul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         ok(a.0.f_matmul(&b.0), "matmul")
     }

@@ -16,7 +16,7 @@ use crate::component::{Component, InputSpaces};
 use crate::convert::zeros_tree;
 use crate::device_map::DeviceMap;
 use crate::error::{CoreError, Result};
-use crate::graph_fn::{ContainerMode, GraphFn, InferCtx, KernelCtx};
+use crate::graph_fn::{ContainerMode, GraphFn, InferCtx, KernelCtx, KernelMeta};
 use crate::meta_graph::{MetaGraph, MethodIo, NodeKind};
 use crate::tree::Tree;
 use crate::variables::{VarDecl, VarInfo, VariableStore};
@@ -591,17 +591,18 @@ fn infer_one<B: Backend>(
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let store = VariableStore::<B>::create(infos, &mut rng)?;
-    let names: Vec<String> = state.decls.iter().map(|d| d.name.clone()).collect();
-    let ids: Vec<usize> = (0..names.len()).collect();
+    let meta = KernelMeta {
+        component: path.into(),
+        var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
+        var_ids: (0..state.decls.len()).collect(),
+        device: Device::Cpu,
+        in_spaces: ins.into(),
+    };
     let mut ctx = KernelCtx {
-        component: path,
-        var_names: &names,
-        var_ids: &ids,
+        meta: &meta,
         store: &store,
         rng: &mut rng,
-        device: Device::Cpu,
         flat_key: key,
-        in_spaces: ins,
     };
     let outs = (f.kernel)(&mut ctx, &inputs)?;
     outs.iter()

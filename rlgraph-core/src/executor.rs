@@ -12,7 +12,7 @@ use crate::component::Component;
 use crate::convert::{tree_to_value, value_to_tree};
 use crate::error::{CoreError, Result};
 use crate::meta_graph::MetaGraph;
-use crate::plan::{Plan, Scratch};
+use crate::plan::{Outputs, Plan, Scratch};
 use crate::tree::Tree;
 use crate::variables::{VarInfo, VariableStore};
 
@@ -108,8 +108,13 @@ impl<B: Backend> GraphExecutor<B> {
         calls.iter().map(|(m, inputs)| self.execute(m, inputs)).collect()
     }
 
-    /// Executes API method `method` on backend tensors, with no host conversion and no space checks.
-    pub fn execute_tensors(&mut self, method: &str, inputs: Vec<Tree<B::Tensor>>) -> Result<Vec<Tree<B::Tensor>>> {
+    /// Executes API method `method` on backend tensors, with no host conversion and no space
+    /// checks. The inputs may be any list (an array costs no allocation); a wrong count is an error.
+    pub fn execute_tensors(
+        &mut self,
+        method: &str,
+        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
+    ) -> Result<Outputs<B::Tensor>> {
         let plan = self.plans.get(method).ok_or_else(|| self.unknown(method))?;
         plan.run(inputs, &self.store, &mut self.rng, &mut self.scratch)
     }

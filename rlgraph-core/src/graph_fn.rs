@@ -88,9 +88,9 @@ impl<B: Backend> GraphFn<B> {
         let inner = leaf_kernel.clone();
         let mut f = Self::new(name, move |ctx, inputs| {
             let mut outputs = vec![];
-            match call_leaf_kernel(&inner, ctx, inputs.len(), |i| inputs[i].as_leaf(), &mut outputs) {
-                Some(done) => done.map(|()| outputs.into_iter().map(Tree::Leaf).collect()),
-                None => Err(CoreError::Component {
+            match call_leaf_kernel(&inner, ctx, inputs.len(), |i| inputs[i].as_leaf(), &mut outputs)? {
+                true => Ok(outputs.into_iter().map(Tree::Leaf).collect()),
+                false => Err(CoreError::Component {
                     component: ctx.component().into(),
                     method: Some(fn_name.clone()),
                     reason: "an input is a container; this graph function takes single tensors (use split mode)".into(),
@@ -131,22 +131,28 @@ impl<B: Backend> GraphFn<B> {
     }
 }
 
+/// Where a kernel call runs: its component, the component's variables, the device and the
+/// input spaces. Plans make one per kernel when they are compiled, so a call passes one pointer.
+pub(crate) struct KernelMeta {
+    pub(crate) component: Arc<str>,
+    pub(crate) var_names: Arc<[String]>,
+    pub(crate) var_ids: Arc<[usize]>,
+    pub(crate) device: Device,
+    pub(crate) in_spaces: Arc<[Space]>,
+}
+
 /// What a kernel can reach while it runs: its component's variables, the seeded RNG, the device.
 pub struct KernelCtx<'a, B: Backend> {
-    pub(crate) component: &'a str,
-    pub(crate) var_names: &'a [String],
-    pub(crate) var_ids: &'a [usize],
+    pub(crate) meta: &'a KernelMeta,
     pub(crate) store: &'a VariableStore<B>,
     pub(crate) rng: &'a mut ChaCha8Rng,
-    pub(crate) device: Device,
     pub(crate) flat_key: &'a str,
-    pub(crate) in_spaces: &'a [Space],
 }
 
 impl<'a, B: Backend> KernelCtx<'a, B> {
     /// The space of input `i` as the build inferred it (batch and time sizes aside).
     pub fn input_space(&self, i: usize) -> Option<&'a Space> {
-        self.in_spaces.get(i)
+        self.meta.in_spaces.get(i)
     }
 
     /// The tensor of this component's variable `name`.
@@ -157,10 +163,11 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
     /// The handle of this component's variable `name` (for gradients and updates).
     pub fn var_handle(&self, name: &str) -> Result<&'a B::Var> {
         let store: &'a VariableStore<B> = self.store;
-        match self
+        let meta: &'a KernelMeta = self.meta;
+        match meta
             .var_names
             .iter()
-            .zip(self.var_ids.iter())
+            .zip(meta.var_ids.iter())
             .find(|(n, _)| n.as_str() == name)
         {
             Some((_, &id)) => Ok(store.var(id)),
@@ -173,10 +180,10 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
     #[inline(never)]
     fn no_such_variable(&self, name: &str) -> CoreError {
         CoreError::Variable {
-            path: format!("{}/{name}", self.component),
+            path: format!("{}/{name}", self.meta.component),
             reason: format!(
                 "component declares no such variable (it has: {})",
-                self.var_names.join(", ")
+                self.meta.var_names.join(", ")
             ),
         }
     }
@@ -193,7 +200,7 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
 
     /// The device this kernel runs on.
     pub fn device(&self) -> Device {
-        self.device
+        self.meta.device
     }
 
     /// The flat key of the current call in split mode (`""` otherwise).
@@ -203,19 +210,15 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
 
     /// The component's scope path.
     pub fn component(&self) -> &str {
-        self.component
+        &self.meta.component
     }
 
     pub(crate) fn with_key<'b>(&'b mut self, key: &'b str) -> KernelCtx<'b, B> {
         KernelCtx {
-            component: self.component,
-            var_names: self.var_names,
-            var_ids: self.var_ids,
+            meta: self.meta,
             store: self.store,
             rng: self.rng,
-            device: self.device,
             flat_key: key,
-            in_spaces: self.in_spaces,
         }
     }
 }
@@ -245,23 +248,38 @@ impl InferCtx<'_> {
 }
 
 /// Calls a leaf kernel on `count` operands, the `i`-th given by `leaf(i)`, appending its
-/// results to `out`; gives `None` when an operand is not a single tensor.
+/// results to `out`; gives `Ok(false)`, calling nothing, when an operand is not a single tensor.
+#[inline]
 pub(crate) fn call_leaf_kernel<'t, B: Backend>(
     kernel: &LeafKernel<B>,
     ctx: &mut KernelCtx<'_, B>,
     count: usize,
     leaf: impl Fn(usize) -> Option<&'t B::Tensor>,
     out: &mut Vec<B::Tensor>,
-) -> Option<Result<()>>
+) -> Result<bool>
 where
     B::Tensor: 't,
 {
-    // Short operand lists live on the stack: this runs once per kernel call.
-    Some(match count {
-        0 => kernel(ctx, &[], out),
-        1 => kernel(ctx, &[leaf(0)?], out),
-        2 => kernel(ctx, &[leaf(0)?, leaf(1)?], out),
-        3 => kernel(ctx, &[leaf(0)?, leaf(1)?, leaf(2)?], out),
-        n => kernel(ctx, &(0..n).map(leaf).collect::<Option<Vec<_>>>()?, out),
-    })
+    // Short operand lists live on the stack: this runs once per kernel call. The result is a
+    // plain `Result<bool>`, not an `Option<Result<()>>`, which would copy the error's bytes.
+    match count {
+        0 => kernel(ctx, &[], out)?,
+        1 => match leaf(0) {
+            Some(a) => kernel(ctx, &[a], out)?,
+            None => return Ok(false),
+        },
+        2 => match (leaf(0), leaf(1)) {
+            (Some(a), Some(b)) => kernel(ctx, &[a, b], out)?,
+            _ => return Ok(false),
+        },
+        3 => match (leaf(0), leaf(1), leaf(2)) {
+            (Some(a), Some(b), Some(c)) => kernel(ctx, &[a, b, c], out)?,
+            _ => return Ok(false),
+        },
+        n => match (0..n).map(leaf).collect::<Option<Vec<_>>>() {
+            Some(xs) => kernel(ctx, &xs, out)?,
+            None => return Ok(false),
+        },
+    }
+    Ok(true)
 }

@@ -14,30 +14,44 @@ use crate::backend::{Backend, Device};
 use crate::builder::BuiltGraph;
 use crate::convert::value_to_tree;
 use crate::error::{CoreError, Result};
-use crate::graph_fn::{call_leaf_kernel, ContainerMode, Kernel, KernelCtx, LeafKernel};
+use crate::graph_fn::{call_leaf_kernel, ContainerMode, Kernel, KernelCtx, KernelMeta, LeafKernel};
 use crate::meta_graph::NodeKind;
 use crate::tree::Tree;
 use crate::variables::VariableStore;
 
+/// The results of one API method call: one tree per output, held inline for up to two, so
+/// a call allocates no list of its own.
+pub type Outputs<T> = smallvec::SmallVec<[Tree<T>; 2]>;
+
 /// One kernel call of a plan.
 pub(crate) struct Step<B: Backend> {
     pub(crate) kernel: Kernel<B>,
-    /// The same kernel on single tensors, where the graph function has one.
+    /// The same kernel on single tensors, where the graph function has one and no operand
+    /// crosses devices: the plan then calls it on the operands where they lie.
     pub(crate) leaf_kernel: Option<LeafKernel<B>>,
     pub(crate) mode: ContainerMode,
     pub(crate) inputs: Vec<usize>,
     /// Whether this step is the last reader of each input slot, so it can move the value out.
     pub(crate) last_use: Vec<bool>,
+    /// The input slots this step reads last, emptied after it (the fast path's `last_use`).
+    pub(crate) release: Vec<usize>,
     pub(crate) outputs: Vec<usize>,
     /// Inputs produced on another device, moved before the call.
     pub(crate) transfers: Vec<(usize, Device)>,
-    pub(crate) component: Arc<str>,
+    /// The graph function's name, for errors.
     pub(crate) name: Arc<str>,
-    pub(crate) var_names: Arc<[String]>,
-    pub(crate) var_ids: Arc<[usize]>,
-    pub(crate) device: Device,
-    /// The spaces of the inputs, for kernels whose work depends on them (reshape, one-hot).
-    pub(crate) in_spaces: Arc<[Space]>,
+    /// The component, its variables, the device and the input spaces, which the kernel sees.
+    pub(crate) meta: KernelMeta,
+    /// Leaf kernels fused behind this one (see `fuse_chains`): each runs on the single result
+    /// of the kernel before, and the last one's result goes to `outputs`.
+    pub(crate) chain: Vec<Link<B>>,
+}
+
+/// A leaf kernel fused behind a step: it reads the previous kernel's result directly.
+pub(crate) struct Link<B: Backend> {
+    kernel: LeafKernel<B>,
+    name: Arc<str>,
+    meta: KernelMeta,
 }
 
 /// Buffers a plan runs in, kept by the executor between calls: operand slots and the
@@ -60,12 +74,18 @@ impl<B: Backend> Default for Scratch<B> {
 
 /// A compiled root API method.
 pub struct Plan<B: Backend> {
+    /// The root component and the method, for errors.
+    pub(crate) root: String,
+    pub(crate) method: String,
     pub(crate) steps: Vec<Step<B>>,
     pub(crate) num_slots: usize,
     pub(crate) input_slots: Vec<usize>,
     pub(crate) input_params: Vec<String>,
     pub(crate) input_spaces: Vec<Space>,
     pub(crate) output_slots: Vec<usize>,
+    /// Whether each output is cloned out of its slot: a value returned twice is cloned for
+    /// all but its last place, and moved there.
+    pub(crate) output_clone: Vec<bool>,
     pub(crate) output_spaces: Vec<Space>,
     pub(crate) consts: Vec<(usize, Tree<B::Tensor>)>,
     /// Slots still holding a value after the steps and outputs (constants, unread results),
@@ -76,6 +96,12 @@ pub struct Plan<B: Backend> {
 impl<B: Backend> Plan<B> {
     /// How many kernel calls one execution makes.
     pub fn len(&self) -> usize {
+        self.steps.iter().map(|step| 1 + step.chain.len()).sum()
+    }
+
+    /// How many steps the plan loop takes per execution: kernel calls less those fused into
+    /// the step before (see `fuse_chains`).
+    pub fn steps(&self) -> usize {
         self.steps.len()
     }
 
@@ -102,7 +128,7 @@ impl<B: Backend> Plan<B> {
             .flat_map(|step| {
                 step.transfers
                     .iter()
-                    .map(move |(i, device)| (format!("{}/{}", step.component, step.name), *i, *device))
+                    .map(move |(i, device)| (format!("{}/{}", step.meta.component, step.name), *i, *device))
             })
             .collect()
     }
@@ -131,12 +157,15 @@ impl<B: Backend> Plan<B> {
         }
         let mut slot_of: BTreeMap<(usize, usize), usize> = BTreeMap::new();
         let mut plan = Plan {
+            root: built.root.name.clone(),
+            method: method.into(),
             steps: vec![],
             num_slots: 0,
             input_slots: vec![],
             input_params: io.params.clone(),
             input_spaces: vec![],
             output_slots: vec![],
+            output_clone: vec![],
             output_spaces: vec![],
             consts: vec![],
             leftover_slots: vec![],
@@ -201,22 +230,26 @@ impl<B: Backend> Plan<B> {
                     }
                     plan.steps.push(Step {
                         kernel: f.kernel.clone(),
-                        leaf_kernel: f.leaf_kernel.clone(),
+                        leaf_kernel: f.leaf_kernel.clone().filter(|_| transfers.is_empty()),
                         mode: f.mode,
                         last_use: vec![false; in_slots.len()],
+                        release: vec![],
                         inputs: in_slots,
                         outputs,
                         transfers,
-                        component: node.component.as_str().into(),
+                        chain: vec![],
                         name: name.as_str().into(),
-                        var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
-                        var_ids: state.var_ids.clone().into(),
-                        device: node.device,
-                        in_spaces: node
-                            .inputs
-                            .iter()
-                            .map(|op| meta.space(*op).cloned().unwrap_or_else(|| Space::tuple(vec![])))
-                            .collect(),
+                        meta: KernelMeta {
+                            component: node.component.as_str().into(),
+                            var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
+                            var_ids: state.var_ids.clone().into(),
+                            device: node.device,
+                            in_spaces: node
+                                .inputs
+                                .iter()
+                                .map(|op| meta.space(*op).cloned().unwrap_or_else(|| Space::tuple(vec![])))
+                                .collect(),
+                        },
                     });
                 }
                 NodeKind::Variables => {
@@ -244,14 +277,18 @@ impl<B: Backend> Plan<B> {
                         mode: ContainerMode::AsIs,
                         inputs: vec![],
                         last_use: vec![],
+                        release: vec![],
                         outputs: vec![s],
                         transfers: vec![],
-                        component: node.component.as_str().into(),
+                        chain: vec![],
                         name: "variables".into(),
-                        var_names: Arc::new([]),
-                        var_ids: Arc::new([]),
-                        device: node.device,
-                        in_spaces: Arc::new([]),
+                        meta: KernelMeta {
+                            component: node.component.as_str().into(),
+                            var_names: Arc::new([]),
+                            var_ids: Arc::new([]),
+                            device: node.device,
+                            in_spaces: Arc::new([]),
+                        },
                     });
                 }
             }
@@ -276,16 +313,20 @@ impl<B: Backend> Plan<B> {
                 let again_in_step = step.inputs[i + 1..].contains(&s);
                 step.last_use[i] = !again_in_step && later.insert(s);
             }
+            step.release = step
+                .inputs
+                .iter()
+                .zip(&step.last_use)
+                .filter(|(_, last)| **last)
+                .map(|(s, _)| *s)
+                .collect();
         }
+        plan.output_clone = (0..plan.output_slots.len())
+            .map(|i| plan.output_slots[i + 1..].contains(&plan.output_slots[i]))
+            .collect();
         let mut taken: std::collections::BTreeSet<usize> = plan.output_slots.iter().copied().collect();
         for step in &plan.steps {
-            taken.extend(
-                step.inputs
-                    .iter()
-                    .zip(&step.last_use)
-                    .filter(|(_, last)| **last)
-                    .map(|(s, _)| *s),
-            );
+            taken.extend(&step.release);
         }
         let written = plan
             .input_slots
@@ -295,118 +336,264 @@ impl<B: Backend> Plan<B> {
         plan.leftover_slots = written.filter(|s| !taken.contains(s)).copied().collect();
         plan.leftover_slots.sort_unstable();
         plan.leftover_slots.dedup();
+        plan.fuse_chains();
         Ok(plan)
+    }
+
+    /// Fuses each step into the one before when it is a leaf kernel whose only operand is the
+    /// previous leaf kernel's only result, read by nothing else: a layer stack then runs as one
+    /// step, its values passed from kernel to kernel without going through slots.
+    fn fuse_chains(&mut self) {
+        let steps = std::mem::take(&mut self.steps);
+        let mut fused: Vec<Step<B>> = Vec::with_capacity(steps.len());
+        for step in steps {
+            let head = match fused.last_mut() {
+                Some(head) if fuses_behind(head, &step) => head,
+                _ => {
+                    fused.push(step);
+                    continue;
+                }
+            };
+            let Step {
+                leaf_kernel,
+                name,
+                meta,
+                outputs,
+                ..
+            } = step;
+            if let Some(kernel) = leaf_kernel {
+                head.chain.push(Link { kernel, name, meta });
+                head.outputs = outputs;
+            }
+        }
+        self.steps = fused;
     }
 
     /// Runs the plan on `inputs`, using `scratch` for operands (kept between calls, so a call
     /// allocates nothing of its own beyond its results).
     pub(crate) fn run(
         &self,
-        inputs: Vec<Tree<B::Tensor>>,
+        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
         store: &VariableStore<B>,
         rng: &mut ChaCha8Rng,
         scratch: &mut Scratch<B>,
-    ) -> Result<Vec<Tree<B::Tensor>>> {
+    ) -> Result<Outputs<B::Tensor>> {
         let Scratch { slots, args, outs } = scratch;
         // Every slot is empty between calls (see the end), so only a new size needs work.
         if slots.len() != self.num_slots {
             slots.clear();
             slots.resize(self.num_slots, None);
         }
-        let result = self.run_steps(inputs, store, rng, slots, args, outs);
-        if result.is_err() {
-            slots.iter_mut().for_each(|s| *s = None);
-            args.clear();
-            outs.clear();
+        match self.run_steps(inputs, store, rng, slots, args, outs) {
+            Ok(outputs) => Ok(outputs),
+            Err(e) => {
+                slots.iter_mut().for_each(|s| *s = None);
+                args.clear();
+                outs.clear();
+                Err(e)
+            }
         }
-        result
     }
 
     fn run_steps(
         &self,
-        inputs: Vec<Tree<B::Tensor>>,
+        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
         store: &VariableStore<B>,
         rng: &mut ChaCha8Rng,
         slots: &mut [Option<Tree<B::Tensor>>],
         args: &mut Vec<Tree<B::Tensor>>,
         outs: &mut Vec<B::Tensor>,
-    ) -> Result<Vec<Tree<B::Tensor>>> {
+    ) -> Result<Outputs<B::Tensor>> {
         for (s, t) in &self.consts {
             slots[*s] = Some(t.clone());
         }
-        for (s, t) in self.input_slots.iter().zip(inputs) {
-            slots[*s] = Some(t);
+        let mut given = 0;
+        for t in inputs {
+            if let Some(&s) = self.input_slots.get(given) {
+                slots[s] = Some(t);
+            }
+            given += 1;
+        }
+        if given != self.input_slots.len() {
+            return Err(self.wrong_input_count(given));
         }
         for step in &self.steps {
             let mut ctx = KernelCtx {
-                component: &step.component,
-                var_names: &step.var_names,
-                var_ids: &step.var_ids,
+                meta: &step.meta,
                 store,
                 rng,
-                device: step.device,
                 flat_key: "",
-                in_spaces: &step.in_spaces,
             };
-            // The fast path: a leaf kernel whose operands are single tensors already on its
-            // device reads them where they lie; nothing is moved, cloned or wrapped.
+            // The fast path: a leaf kernel whose operands are single tensors (and on its
+            // device: see `compile`) reads them where they lie; nothing is moved, cloned or wrapped.
             outs.clear();
             let fast = match &step.leaf_kernel {
-                Some(kernel) if step.transfers.is_empty() => {
+                Some(kernel) => {
                     let leaf = |i: usize| slots.get(step.inputs[i])?.as_ref()?.as_leaf();
                     call_leaf_kernel(kernel, &mut ctx, step.inputs.len(), leaf, outs)
                 }
-                _ => None,
+                None => Ok(false),
             };
             let done = match fast {
-                Some(done) => done.map(|()| {
-                    for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
-                        if last {
-                            slots[s] = None;
+                Ok(true) if outs.len() == step.outputs.len() => {
+                    for &s in &step.release {
+                        slots[s] = None;
+                    }
+                    if step.chain.is_empty() {
+                        while let Some(o) = outs.pop() {
+                            slots[step.outputs[outs.len()]] = Some(Tree::Leaf(o));
                         }
+                        Ok(())
+                    } else {
+                        finish_chain(step, outs.pop(), store, rng, slots, outs)
                     }
-                    for (o, s) in outs.drain(..).zip(&step.outputs) {
-                        slots[*s] = Some(Tree::Leaf(o));
+                }
+                Ok(true) => Err(step.wrong_output_count(outs.len())),
+                Ok(false) => general_step(step, &mut ctx, slots, args).and_then(|()| {
+                    if step.chain.is_empty() {
+                        return Ok(());
                     }
+                    let x = slots[step.outputs[0]].take().and_then(Tree::into_leaf);
+                    finish_chain(step, x, store, rng, slots, outs)
                 }),
-                None => general_step(step, &mut ctx, slots, args),
+                Err(e) => Err(e),
             };
-            done.map_err(|e| match e {
-                e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,
-                other => CoreError::Component {
-                    component: step.component.to_string(),
-                    method: Some(step.name.to_string()),
-                    reason: other.to_string(),
-                },
-            })?;
+            if let Err(e) = done {
+                return Err(step.located(e));
+            }
         }
-        let outputs = self
-            .output_slots
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                // A value returned twice is cloned for all but its last place.
-                let value = if self.output_slots[i + 1..].contains(&s) {
-                    slots[s].clone()
-                } else {
-                    slots[s].take()
-                };
-                value.ok_or_else(|| CoreError::Component {
-                    component: "(plan)".into(),
-                    method: None,
-                    reason: "an output was never computed".into(),
-                })
-            })
-            .collect();
+        let mut outputs = Outputs::with_capacity(self.output_slots.len());
+        for (&s, &clone) in self.output_slots.iter().zip(&self.output_clone) {
+            let value = if clone { slots[s].clone() } else { slots[s].take() };
+            outputs.push(value.ok_or_else(|| CoreError::Component {
+                component: self.root.clone(),
+                method: Some(self.method.clone()),
+                reason: "an output was never computed (plan bug)".into(),
+            })?);
+        }
         for &s in &self.leftover_slots {
             slots[s] = None;
         }
-        outputs
+        Ok(outputs)
     }
+
+    #[cold]
+    fn wrong_input_count(&self, given: usize) -> CoreError {
+        CoreError::BadArguments {
+            component: self.root.clone(),
+            method: self.method.clone(),
+            reason: format!(
+                "{given} inputs given, the method takes {} ({})",
+                self.input_slots.len(),
+                self.input_params.join(", ")
+            ),
+        }
+    }
+}
+
+/// Whether `next` can run fused behind `head` (see `Plan::fuse_chains`). Both must be leaf
+/// kernels outside split mode, which only ever make single tensors, so the value passed along
+/// is always a leaf.
+fn fuses_behind<B: Backend>(head: &Step<B>, next: &Step<B>) -> bool {
+    let leafy = |s: &Step<B>| s.leaf_kernel.is_some() && s.mode != ContainerMode::Split && s.outputs.len() == 1;
+    leafy(head) && leafy(next) && next.inputs == head.outputs && next.last_use == [true]
+}
+
+/// Runs the leaf kernels fused behind a step on its result `x`, each on the one before's.
+fn run_chain<B: Backend>(
+    chain: &[Link<B>],
+    mut x: B::Tensor,
+    store: &VariableStore<B>,
+    rng: &mut ChaCha8Rng,
+    outs: &mut Vec<B::Tensor>,
+) -> Result<B::Tensor> {
+    for link in chain {
+        let mut ctx = KernelCtx {
+            meta: &link.meta,
+            store,
+            rng,
+            flat_key: "",
+        };
+        outs.clear();
+        if let Err(e) = (link.kernel)(&mut ctx, &[&x], outs) {
+            return Err(located(&link.meta, &link.name, e));
+        }
+        x = match outs.pop() {
+            Some(y) if outs.is_empty() => y,
+            y => {
+                return Err(wrong_output_count(
+                    &link.meta,
+                    &link.name,
+                    outs.len() + usize::from(y.is_some()),
+                    1,
+                ))
+            }
+        };
+    }
+    Ok(x)
+}
+
+/// `e` with the place of kernel `name` of `meta.component`, unless it names one already.
+#[cold]
+fn located(meta: &KernelMeta, name: &str, e: CoreError) -> CoreError {
+    match e {
+        e @ (CoreError::Component { .. } | CoreError::Variable { .. } | CoreError::SpaceMismatch { .. }) => e,
+        other => CoreError::Component {
+            component: meta.component.to_string(),
+            method: Some(name.into()),
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// A kernel returned another number of results than it declares.
+#[cold]
+fn wrong_output_count(meta: &KernelMeta, name: &str, returned: usize, declared: usize) -> CoreError {
+    CoreError::Component {
+        component: meta.component.to_string(),
+        method: Some(name.into()),
+        reason: format!("the graph function returned {returned} outputs; it declares {declared}"),
+    }
+}
+
+impl<B: Backend> Step<B> {
+    /// `e` with this step's place, unless it names one already.
+    fn located(&self, e: CoreError) -> CoreError {
+        located(&self.meta, &self.name, e)
+    }
+
+    /// The step's kernel returned `returned` results, not the number it declares.
+    fn wrong_output_count(&self, returned: usize) -> CoreError {
+        let declared = if self.chain.is_empty() { self.outputs.len() } else { 1 };
+        wrong_output_count(&self.meta, &self.name, returned, declared)
+    }
+}
+
+/// Runs the chain fused behind `step` on the head kernel's result `x` and stores the last
+/// result; `x` is `None` when the head made no single tensor, which fusion rules out.
+fn finish_chain<B: Backend>(
+    step: &Step<B>,
+    x: Option<B::Tensor>,
+    store: &VariableStore<B>,
+    rng: &mut ChaCha8Rng,
+    slots: &mut [Option<Tree<B::Tensor>>],
+    outs: &mut Vec<B::Tensor>,
+) -> Result<()> {
+    let x = x.ok_or_else(|| {
+        step.located(CoreError::Component {
+            component: step.meta.component.to_string(),
+            method: Some(step.name.to_string()),
+            reason: "a fused kernel made no single tensor (plan bug)".into(),
+        })
+    })?;
+    slots[step.outputs[0]] = Some(Tree::Leaf(run_chain(&step.chain, x, store, rng, outs)?));
+    Ok(())
 }
 
 /// Runs one step the general way: operands moved (or cloned) out of their slots, moved to the
 /// step's device, passed as trees; results stored in the step's output slots.
+// Out of line: the plan's loop stays small, so it leaves the instruction cache to the kernels.
+#[inline(never)]
 fn general_step<B: Backend>(
     step: &Step<B>,
     ctx: &mut KernelCtx<'_, B>,
@@ -417,7 +604,7 @@ fn general_step<B: Backend>(
     for (&s, &last) in step.inputs.iter().zip(&step.last_use) {
         let value = if last { slots[s].take() } else { slots[s].clone() };
         args.push(value.ok_or_else(|| CoreError::Component {
-            component: step.component.to_string(),
+            component: step.meta.component.to_string(),
             method: Some(step.name.to_string()),
             reason: "an operand was never computed (plan bug)".into(),
         })?);
@@ -425,7 +612,11 @@ fn general_step<B: Backend>(
     for (i, device) in &step.transfers {
         args[*i] = args[*i].try_map(&mut |_, t| B::to_device(t, *device))?;
     }
-    for (o, s) in run_kernel(step, ctx, args)?.into_iter().zip(&step.outputs) {
+    let outs = run_kernel(step, ctx, args)?;
+    if outs.len() != step.outputs.len() {
+        return Err(step.wrong_output_count(outs.len()));
+    }
+    for (o, s) in outs.into_iter().zip(&step.outputs) {
         slots[*s] = Some(o);
     }
     args.clear();
@@ -453,7 +644,7 @@ fn run_kernel<B: Backend>(
                             .find(|(k, _)| k == key)
                             .map(|(_, t)| Tree::Leaf(t.clone()))
                             .ok_or_else(|| CoreError::Component {
-                                component: step.component.to_string(),
+                                component: step.meta.component.to_string(),
                                 method: Some(step.name.to_string()),
                                 reason: format!("split inputs do not share flat key {key}"),
                             }),
@@ -463,7 +654,7 @@ fn run_kernel<B: Backend>(
                 per_output.resize_with(outs.len(), Vec::new);
                 for (i, o) in outs.into_iter().enumerate() {
                     let leaf = o.into_leaf().ok_or_else(|| CoreError::Component {
-                        component: step.component.to_string(),
+                        component: step.meta.component.to_string(),
                         method: Some(step.name.to_string()),
                         reason: "a split graph function must return single tensors per flat key".into(),
                     })?;
@@ -495,7 +686,7 @@ fn run_kernel<B: Backend>(
                         match pairs {
                             Some(p) => Tree::from_flat(p),
                             None => Err(CoreError::Component {
-                                component: step.component.to_string(),
+                                component: step.meta.component.to_string(),
                                 method: Some(step.name.to_string()),
                                 reason: "a flat output Dict must hold single tensors".into(),
                             }),

@@ -51,7 +51,7 @@ fn bench(c: &mut Criterion) {
         // The executor takes its inputs by value; making that handle is the caller's, not timed.
         group.bench_with_input(BenchmarkId::new("candle/executor", batch), &x, |b, x| {
             b.iter_batched(
-                || vec![Tree::Leaf(x.clone())],
+                || [Tree::Leaf(x.clone())],
                 |inputs| exec.execute_tensors("run", inputs).expect("runs"),
                 BatchSize::SmallInput,
             )
@@ -84,7 +84,7 @@ fn bench(c: &mut Criterion) {
         let x = Tch::uniform(&[batch, 8], -1.0, 1.0, DType::F32, device, &mut rng).expect("x");
         group.bench_with_input(BenchmarkId::new("tch/executor", batch), &x, |b, x| {
             b.iter_batched(
-                || vec![Tree::Leaf(x.clone())],
+                || [Tree::Leaf(x.clone())],
                 |inputs| {
                     let out = exec.execute_tensors("run", inputs).expect("runs");
                     finished::<Tch>(out[0].as_leaf().expect("leaf").clone(), on_gpu)

@@ -193,6 +193,70 @@ both_backends! {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    fn a_layer_stack_runs_as_one_fused_step_with_the_layers_results<B>() {
+        let batch = Space::from(FloatBox::new([2])).with_batch_rank(true);
+        let mut t = ComponentTest::<B>::new(mlp::<B>("mlp", &[3, 2]), [("x", batch)], 1).unwrap();
+        let plan = t.executor().plan("run").unwrap();
+        assert_eq!((plan.len(), plan.steps()), (2, 1), "two kernels, fused into one step");
+        for (path, shape, data) in [
+            ("dense-0/kernel", vec![2, 3], vec![1.0, -1.0, 0.5, 2.0, 0.0, -1.0]),
+            ("dense-0/bias", vec![3], vec![0.1, 0.2, -0.3]),
+            ("dense-1/kernel", vec![3, 2], vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0]),
+            ("dense-1/bias", vec![2], vec![0.5, -0.5]),
+        ] {
+            t.executor().set_variable(&format!("mlp/{path}"), &HostTensor::f32(shape, data).unwrap()).unwrap();
+        }
+        // By hand: row [1, 1] -> relu([3.1, -0.8, -0.8]) = [3.1, 0, 0] -> [3.1, 0] + b1;
+        // row [-1, 0.5] -> relu([0.1, 1.2, -1.3]) = [0.1, 1.2, 0] -> [0.1, 1.2] + b1.
+        let out = t.call("run", &[matrix(2, &[1.0, 1.0, -1.0, 0.5])]).unwrap();
+        rlgraph_core::check_close(&out[0], &matrix(2, &[3.6, -0.5, 0.6, 0.7]), Tolerance::new(1e-6, 1e-6)).unwrap();
+        // A value read twice (A feeds B and C) is not fused away.
+        let exec = GraphExecutor::build(diamond::<B>(), &spaces(&[("input", float())]), &BuildOptions::default(), 0).unwrap();
+        let plan = exec.plan("run").unwrap();
+        assert_eq!(plan.steps(), plan.len());
+    }
+
+    fn a_failing_fused_kernel_is_named_and_later_calls_still_work<B>() {
+        // Fails on negative inputs only, so the same executor can be called again afterwards.
+        let picky = Component::<B>::new("picky")
+            .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("check", &[args.get(0)?]))
+            .graph_fn(
+                GraphFn::tensors("check", |_, xs| {
+                    if B::to_host(xs[0])?.data.to_f64().iter().any(|v| *v < 0.0) {
+                        return Err(CoreError::Backend { backend: B::NAME, op: "check", message: "negative input".into() });
+                    }
+                    Ok([xs[0].clone()])
+                })
+                .infer_same(),
+            );
+        let root = chain::<B>("root", vec![dummy_1to1("a"), picky]);
+        let mut t = ComponentTest::<B>::new(root, [("x", float())], 1).unwrap();
+        assert_eq!(t.executor().plan("run").unwrap().steps(), 1);
+        let err = t.call("run", &[Value::f32(-3.0)]).unwrap_err().to_string();
+        assert!(err.contains("root/picky") && err.contains("check") && err.contains("negative input"), "{err}");
+        assert_eq!(t.call("run", &[Value::f32(1.0)]).unwrap(), vec![Value::f32(2.0)]);
+    }
+
+    fn a_kernel_returning_more_results_than_it_declares_is_an_error<B>() {
+        let twice = Component::<B>::new("twice")
+            .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("dup", &[args.get(0)?]))
+            .graph_fn(GraphFn::tensors("dup", |_, xs: &[&B::Tensor]| Ok([xs[0].clone(), xs[0].clone()])).infer_same());
+        let mut t = ComponentTest::<B>::new(twice, [("x", float())], 1).unwrap();
+        let err = t.call("run", &[Value::f32(1.0)]).unwrap_err().to_string();
+        assert!(err.contains("twice") && err.contains("returned 2 outputs; it declares 1"), "{err}");
+    }
+
+    fn execute_tensors_with_the_wrong_input_count_is_an_error<B>() {
+        let mut exec = GraphExecutor::build(dummy_1to1::<B>("one"), &spaces(&[("input", float())]), &BuildOptions::default(), 0).unwrap();
+        let x = || rlgraph_core::Tree::Leaf(rlgraph_tests::f32s::<B>(&[], &[1.0]).unwrap());
+        for inputs in [vec![], vec![x(), x()]] {
+            let err = exec.execute_tensors("run", inputs).unwrap_err();
+            assert!(matches!(&err, CoreError::BadArguments { method, .. } if method == "run"), "{err}");
+        }
+        let out = exec.execute_tensors("run", [x()]).unwrap();
+        assert_eq!(B::to_host(out[0].as_leaf().unwrap()).unwrap().data.to_f64(), vec![2.0]);
+    }
+
     fn set_variable_of_the_wrong_shape_changes_nothing<B>() {
         let t = ComponentTest::<B>::new(dummy_0to1("d", 5.0), [], 1).unwrap();
         let mut t = t;
