@@ -62,6 +62,26 @@ pub(crate) struct Scratch<B: Backend> {
     outs: Vec<B::Tensor>,
 }
 
+// Out of line and cold: the plan's loop stays small, leaving the instruction cache to kernels.
+impl<B: Backend> Scratch<B> {
+    /// Empties every buffer (after a failed call, so that no value outlives it).
+    #[cold]
+    #[inline(never)]
+    fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.args.clear();
+        self.outs.clear();
+    }
+
+    /// Makes room for a plan with `n` slots.
+    #[cold]
+    #[inline(never)]
+    fn resize(&mut self, n: usize) {
+        self.slots.clear();
+        self.slots.resize(n, None);
+    }
+}
+
 impl<B: Backend> Default for Scratch<B> {
     fn default() -> Self {
         Scratch {
@@ -378,18 +398,15 @@ impl<B: Backend> Plan<B> {
         rng: &mut ChaCha8Rng,
         scratch: &mut Scratch<B>,
     ) -> Result<Outputs<B::Tensor>> {
-        let Scratch { slots, args, outs } = scratch;
         // Every slot is empty between calls (see the end), so only a new size needs work.
-        if slots.len() != self.num_slots {
-            slots.clear();
-            slots.resize(self.num_slots, None);
+        if scratch.slots.len() != self.num_slots {
+            scratch.resize(self.num_slots);
         }
+        let Scratch { slots, args, outs } = scratch;
         match self.run_steps(inputs, store, rng, slots, args, outs) {
             Ok(outputs) => Ok(outputs),
             Err(e) => {
-                slots.iter_mut().for_each(|s| *s = None);
-                args.clear();
-                outs.clear();
+                scratch.clear();
                 Err(e)
             }
         }
@@ -462,7 +479,7 @@ impl<B: Backend> Plan<B> {
                 return Err(step.located(e));
             }
         }
-        let mut outputs = Outputs::with_capacity(self.output_slots.len());
+        let mut outputs = Outputs::new();
         for (&s, &clone) in self.output_slots.iter().zip(&self.output_clone) {
             let value = if clone { slots[s].clone() } else { slots[s].take() };
             outputs.push(value.ok_or_else(|| CoreError::Component {

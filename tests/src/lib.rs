@@ -66,6 +66,7 @@ pub fn assert_expected(case: &str, got: &[HostTensor], expected: &[Vec<f64>]) {
 }
 
 pub mod dummies;
+pub mod overhead;
 pub mod values;
 
 pub use backend_candle::Candle;
