@@ -593,8 +593,12 @@ fn infer_one<B: Backend>(
     let store = VariableStore::<B>::create(infos, &mut rng)?;
     let meta = KernelMeta {
         component: path.into(),
-        var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
-        var_ids: (0..state.decls.len()).collect(),
+        vars: state
+            .decls
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.as_str().into(), i))
+            .collect(),
         device: Device::Cpu,
         in_spaces: ins.into(),
     };

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
 use rand_chacha::ChaCha8Rng;
 use rlgraph_spaces::Space;
 
@@ -135,8 +137,9 @@ impl<B: Backend> GraphFn<B> {
 /// input spaces. Plans make one per kernel when they are compiled, so a call passes one pointer.
 pub(crate) struct KernelMeta {
     pub(crate) component: Arc<str>,
-    pub(crate) var_names: Arc<[String]>,
-    pub(crate) var_ids: Arc<[usize]>,
+    /// The component's variables: name and index in the store. Names are held inline (up to
+    /// 24 bytes), so a lookup, which runs on every kernel call, reads one small table.
+    pub(crate) vars: Box<[(CompactString, usize)]>,
     pub(crate) device: Device,
     pub(crate) in_spaces: Arc<[Space]>,
 }
@@ -164,13 +167,8 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
     pub fn var_handle(&self, name: &str) -> Result<&'a B::Var> {
         let store: &'a VariableStore<B> = self.store;
         let meta: &'a KernelMeta = self.meta;
-        match meta
-            .var_names
-            .iter()
-            .zip(meta.var_ids.iter())
-            .find(|(n, _)| n.as_str() == name)
-        {
-            Some((_, &id)) => Ok(store.var(id)),
+        match meta.vars.iter().find(|(n, _)| n.as_str() == name) {
+            Some((_, id)) => Ok(store.var(*id)),
             None => Err(self.no_such_variable(name)),
         }
     }
@@ -183,7 +181,12 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
             path: format!("{}/{name}", self.meta.component),
             reason: format!(
                 "component declares no such variable (it has: {})",
-                self.meta.var_names.join(", ")
+                self.meta
+                    .vars
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }

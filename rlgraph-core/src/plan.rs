@@ -261,8 +261,12 @@ impl<B: Backend> Plan<B> {
                         name: name.as_str().into(),
                         meta: KernelMeta {
                             component: node.component.as_str().into(),
-                            var_names: state.decls.iter().map(|d| d.name.clone()).collect(),
-                            var_ids: state.var_ids.clone().into(),
+                            vars: state
+                                .decls
+                                .iter()
+                                .map(|d| d.name.as_str().into())
+                                .zip(state.var_ids.iter().copied())
+                                .collect(),
                             device: node.device,
                             in_spaces: node
                                 .inputs
@@ -304,8 +308,7 @@ impl<B: Backend> Plan<B> {
                         name: "variables".into(),
                         meta: KernelMeta {
                             component: node.component.as_str().into(),
-                            var_names: Arc::new([]),
-                            var_ids: Arc::new([]),
+                            vars: Box::new([]),
                             device: node.device,
                             in_spaces: Arc::new([]),
                         },

@@ -246,6 +246,16 @@ both_backends! {
         assert!(err.contains("twice") && err.contains("returned 2 outputs; it declares 1"), "{err}");
     }
 
+    fn a_kernel_asking_for_an_undeclared_variable_gets_the_declared_names<B>() {
+        let asks = Component::<B>::new("asks")
+            .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("scale", &[args.get(0)?]))
+            .variables(|_| Ok(vec![VarDecl::new("weight", [], Initializer::Constant(2.0)), VarDecl::new("bias", [], Initializer::Zeros)]))
+            .graph_fn(GraphFn::tensors("scale", |ctx, xs| Ok([B::mul(xs[0], ctx.var("wieght")?)?])).infer_same());
+        let mut t = ComponentTest::<B>::new(asks, [("x", float())], 1).unwrap();
+        let err = t.call("run", &[Value::f32(1.0)]).unwrap_err().to_string();
+        assert!(err.contains("asks/wieght") && err.contains("it has: weight, bias"), "{err}");
+    }
+
     fn execute_tensors_with_the_wrong_input_count_is_an_error<B>() {
         let mut exec = GraphExecutor::build(dummy_1to1::<B>("one"), &spaces(&[("input", float())]), &BuildOptions::default(), 0).unwrap();
         let x = || rlgraph_core::Tree::Leaf(rlgraph_tests::f32s::<B>(&[], &[1.0]).unwrap());
