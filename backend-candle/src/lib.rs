@@ -23,7 +23,14 @@ pub use candle_core;
 pub struct Candle;
 
 fn err(op: &'static str) -> impl FnOnce(candle_core::Error) -> CoreError {
-    move |e| CoreError::Backend {
+    move |e| backend_error(op, e)
+}
+
+// Out of line and cold: every inlined op wrapper carries only a call to it.
+#[cold]
+#[inline(never)]
+fn backend_error(op: &'static str, e: candle_core::Error) -> CoreError {
+    CoreError::Backend {
         backend: Candle::NAME,
         op,
         message: e.to_string(),

@@ -38,7 +38,14 @@ impl Clone for TchTensor {
 }
 
 fn err(op: &'static str) -> impl FnOnce(tch::TchError) -> CoreError {
-    move |e| CoreError::Backend {
+    move |e| backend_error(op, e)
+}
+
+// Out of line and cold: every inlined op wrapper carries only a call to it.
+#[cold]
+#[inline(never)]
+fn backend_error(op: &'static str, e: tch::TchError) -> CoreError {
+    CoreError::Backend {
         backend: Tch::NAME,
         op,
         message: e.to_string(),

@@ -12,8 +12,7 @@ use crate::component::Component;
 use crate::convert::{tree_to_value, value_to_tree};
 use crate::error::{CoreError, Result};
 use crate::meta_graph::MetaGraph;
-use crate::plan::{Outputs, Plan, Scratch};
-use crate::tree::Tree;
+use crate::plan::{Outputs, Plan, Scratch, TreeInput};
 use crate::variables::{VarInfo, VariableStore};
 
 /// Runs a built component graph: API methods by name, variables by scope path, checkpoints.
@@ -109,11 +108,12 @@ impl<B: Backend> GraphExecutor<B> {
     }
 
     /// Executes API method `method` on backend tensors, with no host conversion and no space
-    /// checks. The inputs may be any list (an array costs no allocation); a wrong count is an error.
+    /// checks. The inputs may be any list (an array costs no allocation) of trees, owned or
+    /// borrowed (`[&x]` spares a handle clone); a wrong count is an error.
     pub fn execute_tensors(
         &mut self,
         method: &str,
-        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
+        inputs: impl IntoIterator<Item = impl TreeInput<B::Tensor>>,
     ) -> Result<Outputs<B::Tensor>> {
         let plan = self.plans.get(method).ok_or_else(|| self.unknown(method))?;
         plan.run(inputs, &self.store, &mut self.rng, &mut self.scratch)

@@ -23,6 +23,34 @@ use crate::variables::VariableStore;
 /// a call allocates no list of its own.
 pub type Outputs<T> = smallvec::SmallVec<[Tree<T>; 2]>;
 
+/// An input to [`GraphExecutor::execute_tensors`](crate::GraphExecutor::execute_tensors): a
+/// tree given by value, or borrowed, which is cloned only where the plan must keep it (a
+/// straight plan, like a network's forward pass, only reads it).
+pub trait TreeInput<T> {
+    /// The tree, borrowed.
+    fn as_tree(&self) -> &Tree<T>;
+    /// The tree, owned.
+    fn into_tree(self) -> Tree<T>;
+}
+
+impl<T> TreeInput<T> for Tree<T> {
+    fn as_tree(&self) -> &Tree<T> {
+        self
+    }
+    fn into_tree(self) -> Tree<T> {
+        self
+    }
+}
+
+impl<T: Clone> TreeInput<T> for &Tree<T> {
+    fn as_tree(&self) -> &Tree<T> {
+        self
+    }
+    fn into_tree(self) -> Tree<T> {
+        self.clone()
+    }
+}
+
 /// One kernel call of a plan.
 pub(crate) struct Step<B: Backend> {
     pub(crate) kernel: Kernel<B>,
@@ -111,6 +139,9 @@ pub struct Plan<B: Backend> {
     /// Slots still holding a value after the steps and outputs (constants, unread results),
     /// emptied at the end of each call so that no call sees another's values.
     pub(crate) leftover_slots: Vec<usize>,
+    /// Whether the method is one input through one (fused) leaf-kernel step to one output,
+    /// as a network's forward pass is: then a single-tensor input never touches a slot.
+    pub(crate) straight: bool,
 }
 
 impl<B: Backend> Plan<B> {
@@ -189,6 +220,7 @@ impl<B: Backend> Plan<B> {
             output_spaces: vec![],
             consts: vec![],
             leftover_slots: vec![],
+            straight: false,
         };
         // Where each slot's value lives: API entries and exits only alias slots, so a
         // kernel's operand must be compared with the device of the kernel that made it.
@@ -360,6 +392,17 @@ impl<B: Backend> Plan<B> {
         plan.leftover_slots.sort_unstable();
         plan.leftover_slots.dedup();
         plan.fuse_chains();
+        plan.straight = match plan.steps.as_slice() {
+            [step] => {
+                step.leaf_kernel.is_some()
+                    && plan.consts.is_empty()
+                    && plan.input_slots.len() == 1
+                    && step.inputs == plan.input_slots
+                    && plan.output_slots.len() == 1
+                    && step.outputs == plan.output_slots
+            }
+            _ => false,
+        };
         Ok(plan)
     }
 
@@ -396,7 +439,7 @@ impl<B: Backend> Plan<B> {
     /// allocates nothing of its own beyond its results).
     pub(crate) fn run(
         &self,
-        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
+        inputs: impl IntoIterator<Item = impl TreeInput<B::Tensor>>,
         store: &VariableStore<B>,
         rng: &mut ChaCha8Rng,
         scratch: &mut Scratch<B>,
@@ -417,20 +460,32 @@ impl<B: Backend> Plan<B> {
 
     fn run_steps(
         &self,
-        inputs: impl IntoIterator<Item = Tree<B::Tensor>>,
+        inputs: impl IntoIterator<Item = impl TreeInput<B::Tensor>>,
         store: &VariableStore<B>,
         rng: &mut ChaCha8Rng,
         slots: &mut [Option<Tree<B::Tensor>>],
         args: &mut Vec<Tree<B::Tensor>>,
         outs: &mut Vec<B::Tensor>,
     ) -> Result<Outputs<B::Tensor>> {
+        let mut inputs = inputs.into_iter();
+        let mut first = None;
+        if self.straight {
+            match (inputs.next(), inputs.next()) {
+                (Some(input), None) if input.as_tree().as_leaf().is_some() => {
+                    let y = self.run_straight(input, store, rng, outs)?;
+                    return Ok(smallvec::smallvec![Tree::Leaf(y)]);
+                }
+                // A container, or a wrong count: the general path handles (or reports) it.
+                (a, b) => first = Some([a, b]),
+            }
+        }
         for (s, t) in &self.consts {
             slots[*s] = Some(t.clone());
         }
         let mut given = 0;
-        for t in inputs {
+        for t in first.into_iter().flatten().flatten().chain(inputs) {
             if let Some(&s) = self.input_slots.get(given) {
-                slots[s] = Some(t);
+                slots[s] = Some(t.into_tree());
             }
             given += 1;
         }
@@ -497,6 +552,53 @@ impl<B: Backend> Plan<B> {
         Ok(outputs)
     }
 
+    /// Runs a straight plan (see `straight`) on its single-tensor input.
+    fn run_straight(
+        &self,
+        input: impl TreeInput<B::Tensor>,
+        store: &VariableStore<B>,
+        rng: &mut ChaCha8Rng,
+        outs: &mut Vec<B::Tensor>,
+    ) -> Result<B::Tensor> {
+        let (step, kernel) = match self.steps.first() {
+            Some(
+                step @ Step {
+                    leaf_kernel: Some(kernel),
+                    ..
+                },
+            ) => (step, kernel),
+            _ => return Err(self.not_straight()),
+        };
+        let mut ctx = KernelCtx {
+            meta: &step.meta,
+            store,
+            rng,
+            flat_key: "",
+        };
+        outs.clear();
+        let Some(x) = input.as_tree().as_leaf() else {
+            return Err(self.not_straight());
+        };
+        if let Err(e) = kernel(&mut ctx, &[x], outs) {
+            return Err(step.located(e));
+        }
+        drop(input);
+        let y = match outs.pop() {
+            Some(y) if outs.is_empty() => y,
+            y => return Err(step.wrong_output_count(outs.len() + usize::from(y.is_some()))),
+        };
+        run_chain(&step.chain, y, store, rng, outs)
+    }
+
+    #[cold]
+    fn not_straight(&self) -> CoreError {
+        CoreError::Component {
+            component: self.root.clone(),
+            method: Some(self.method.clone()),
+            reason: "the plan is not straight (plan bug)".into(),
+        }
+    }
+
     #[cold]
     fn wrong_input_count(&self, given: usize) -> CoreError {
         CoreError::BadArguments {
@@ -527,13 +629,17 @@ fn run_chain<B: Backend>(
     rng: &mut ChaCha8Rng,
     outs: &mut Vec<B::Tensor>,
 ) -> Result<B::Tensor> {
+    let Some(first) = chain.first() else {
+        return Ok(x);
+    };
+    let mut ctx = KernelCtx {
+        meta: &first.meta,
+        store,
+        rng,
+        flat_key: "",
+    };
     for link in chain {
-        let mut ctx = KernelCtx {
-            meta: &link.meta,
-            store,
-            rng,
-            flat_key: "",
-        };
+        ctx.meta = &link.meta;
         outs.clear();
         if let Err(e) = (link.kernel)(&mut ctx, &[&x], outs) {
             return Err(located(&link.meta, &link.name, e));

@@ -79,8 +79,9 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
         let on_gpu = device != Device::Cpu;
         let x = B::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("x");
         // Same weights, same input: the two paths must agree before they are timed.
+        let input = Tree::Leaf(x.clone());
         let a = B::to_host(
-            exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs")[0]
+            exec.execute_tensors("call", [&input]).expect("runs")[0]
                 .as_leaf()
                 .expect("leaf"),
         )
@@ -92,9 +93,9 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
             .iter()
             .zip(b.data.to_f64())
             .all(|(p, q)| (p - q).abs() <= 1e-4 * (1.0 + q.abs())));
-        group.bench_with_input(BenchmarkId::new("executor", batch), &x, |bch, x| {
+        group.bench_with_input(BenchmarkId::new("executor", batch), &input, |bch, input| {
             bch.iter(|| {
-                let out = exec.execute_tensors("call", vec![Tree::Leaf(x.clone())]).expect("runs");
+                let out = exec.execute_tensors("call", [input]).expect("runs");
                 finished::<B>(out[0].as_leaf().expect("leaf").clone(), on_gpu)
             })
         });

@@ -265,6 +265,15 @@ both_backends! {
         }
         let out = exec.execute_tensors("run", [x()]).unwrap();
         assert_eq!(B::to_host(out[0].as_leaf().unwrap()).unwrap().data.to_f64(), vec![2.0]);
+        // Borrowed inputs give the same result and stay the caller's.
+        let input = x();
+        let out = exec.execute_tensors("run", [&input]).unwrap();
+        assert_eq!(B::to_host(out[0].as_leaf().unwrap()).unwrap().data.to_f64(), vec![2.0]);
+        assert_eq!(B::to_host(input.as_leaf().unwrap()).unwrap().data.to_f64(), vec![1.0]);
+        // A container where the single-tensor kernel wants a tensor is an error, not a panic.
+        let pair = rlgraph_core::Tree::Tuple(vec![x(), x()]);
+        let err = exec.execute_tensors("run", [&pair]).unwrap_err().to_string();
+        assert!(err.contains("one") && err.contains("container"), "{err}");
     }
 
     fn set_variable_of_the_wrong_shape_changes_nothing<B>() {
