@@ -153,6 +153,16 @@ pub struct KernelCtx<'a, B: Backend> {
 }
 
 impl<'a, B: Backend> KernelCtx<'a, B> {
+    /// The context of a kernel call outside split mode (no flat key).
+    pub(crate) fn new(meta: &'a KernelMeta, store: &'a VariableStore<B>, rng: &'a mut ChaCha8Rng) -> Self {
+        KernelCtx {
+            meta,
+            store,
+            rng,
+            flat_key: "",
+        }
+    }
+
     /// The space of input `i` as the build inferred it (batch and time sizes aside).
     pub fn input_space(&self, i: usize) -> Option<&'a Space> {
         self.meta.in_spaces.get(i)

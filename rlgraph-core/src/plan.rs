@@ -493,12 +493,7 @@ impl<B: Backend> Plan<B> {
             return Err(self.wrong_input_count(given));
         }
         for step in &self.steps {
-            let mut ctx = KernelCtx {
-                meta: &step.meta,
-                store,
-                rng,
-                flat_key: "",
-            };
+            let mut ctx = KernelCtx::new(&step.meta, store, rng);
             // The fast path: a leaf kernel whose operands are single tensors (and on its
             // device: see `compile`) reads them where they lie; nothing is moved, cloned or wrapped.
             outs.clear();
@@ -569,12 +564,7 @@ impl<B: Backend> Plan<B> {
             ) => (step, kernel),
             _ => return Err(self.not_straight()),
         };
-        let mut ctx = KernelCtx {
-            meta: &step.meta,
-            store,
-            rng,
-            flat_key: "",
-        };
+        let mut ctx = KernelCtx::new(&step.meta, store, rng);
         outs.clear();
         let Some(x) = input.as_tree().as_leaf() else {
             return Err(self.not_straight());
@@ -632,12 +622,7 @@ fn run_chain<B: Backend>(
     let Some(first) = chain.first() else {
         return Ok(x);
     };
-    let mut ctx = KernelCtx {
-        meta: &first.meta,
-        store,
-        rng,
-        flat_key: "",
-    };
+    let mut ctx = KernelCtx::new(&first.meta, store, rng);
     for link in chain {
         ctx.meta = &link.meta;
         outs.clear();
