@@ -196,18 +196,11 @@ pub fn transpose<B: Backend>(name: &str, perm: Option<Vec<usize>>) -> Component<
         name,
         move |x, lead| {
             let rank = B::shape(x).len();
-            let target: Vec<usize> = order(&p_kernel, rank - lead).iter().map(|&d| d + lead).collect();
-            // The permutation as a sequence of swaps: bring each wanted dimension into place.
-            let mut current: Vec<usize> = (0..rank).collect();
-            let mut t = x.clone();
-            for (offset, &want) in target.iter().enumerate() {
-                let pos = offset + lead;
-                if let Some(at) = current.iter().position(|&d| d == want).filter(|&at| at != pos) {
-                    t = B::transpose(&t, pos, at)?;
-                    current.swap(pos, at);
-                }
-            }
-            Ok(t)
+            // Batch and time dimensions stay in front; the item's are permuted, in one copy.
+            let dims: Vec<usize> = (0..lead)
+                .chain(order(&p_kernel, rank - lead).iter().map(|&d| d + lead))
+                .collect();
+            B::permute(x, &dims)
         },
         move |s| {
             let shape = item_shape(s);
