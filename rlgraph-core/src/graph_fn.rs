@@ -95,7 +95,10 @@ impl<B: Backend> GraphFn<B> {
                 false => Err(CoreError::Component {
                     component: ctx.component().into(),
                     method: Some(fn_name.clone()),
-                    reason: "an input is a container; this graph function takes single tensors (use split mode)".into(),
+                    reason: format!(
+                        "input {} is a container; this graph function takes single tensors (use split mode)",
+                        inputs.iter().position(|t| t.as_leaf().is_none()).unwrap_or_default()
+                    ),
                 }),
             }
         });

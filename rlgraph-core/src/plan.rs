@@ -564,19 +564,11 @@ impl<B: Backend> Plan<B> {
             ) => (step, kernel),
             _ => return Err(self.not_straight()),
         };
-        let mut ctx = KernelCtx::new(&step.meta, store, rng);
-        outs.clear();
         let Some(x) = input.as_tree().as_leaf() else {
             return Err(self.not_straight());
         };
-        if let Err(e) = kernel(&mut ctx, &[x], outs) {
-            return Err(step.located(e));
-        }
+        let y = call_on_one(kernel, &mut KernelCtx::new(&step.meta, store, rng), &step.name, x, outs)?;
         drop(input);
-        let y = match outs.pop() {
-            Some(y) if outs.is_empty() => y,
-            y => return Err(step.wrong_output_count(outs.len() + usize::from(y.is_some()))),
-        };
         run_chain(&step.chain, y, store, rng, outs)
     }
 
@@ -625,23 +617,35 @@ fn run_chain<B: Backend>(
     let mut ctx = KernelCtx::new(&first.meta, store, rng);
     for link in chain {
         ctx.meta = &link.meta;
-        outs.clear();
-        if let Err(e) = (link.kernel)(&mut ctx, &[&x], outs) {
-            return Err(located(&link.meta, &link.name, e));
-        }
-        x = match outs.pop() {
-            Some(y) if outs.is_empty() => y,
-            y => {
-                return Err(wrong_output_count(
-                    &link.meta,
-                    &link.name,
-                    outs.len() + usize::from(y.is_some()),
-                    1,
-                ))
-            }
-        };
+        x = call_on_one(&link.kernel, &mut ctx, &link.name, &x, outs)?;
     }
     Ok(x)
+}
+
+/// Calls leaf kernel `name` (of `ctx`'s component) on the single tensor `x` for its single
+/// result, which fused and straight kernels make.
+// Always inlined: out of line, each call would hand a large `Result` back through memory.
+#[inline(always)]
+fn call_on_one<B: Backend>(
+    kernel: &LeafKernel<B>,
+    ctx: &mut KernelCtx<'_, B>,
+    name: &str,
+    x: &B::Tensor,
+    outs: &mut Vec<B::Tensor>,
+) -> Result<B::Tensor> {
+    outs.clear();
+    if let Err(e) = kernel(ctx, &[x], outs) {
+        return Err(located(ctx.meta, name, e));
+    }
+    match outs.pop() {
+        Some(y) if outs.is_empty() => Ok(y),
+        y => Err(wrong_output_count(
+            ctx.meta,
+            name,
+            outs.len() + usize::from(y.is_some()),
+            1,
+        )),
+    }
 }
 
 /// `e` with the place of kernel `name` of `meta.component`, unless it names one already.
@@ -690,12 +694,10 @@ fn finish_chain<B: Backend>(
     slots: &mut [Option<Tree<B::Tensor>>],
     outs: &mut Vec<B::Tensor>,
 ) -> Result<()> {
-    let x = x.ok_or_else(|| {
-        step.located(CoreError::Component {
-            component: step.meta.component.to_string(),
-            method: Some(step.name.to_string()),
-            reason: "a fused kernel made no single tensor (plan bug)".into(),
-        })
+    let x = x.ok_or_else(|| CoreError::Component {
+        component: step.meta.component.to_string(),
+        method: Some(step.name.to_string()),
+        reason: "a fused kernel made no single tensor (plan bug)".into(),
     })?;
     slots[step.outputs[0]] = Some(Tree::Leaf(run_chain(&step.chain, x, store, rng, outs)?));
     Ok(())

@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rlgraph_components::from_spec;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
-use rlgraph_tests::{finished, Candle, Tch};
+use rlgraph_tests::{finished, variable_tensors, Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
     let spec = rlgraph_tests::dummies::nature_dqn_spec();
@@ -50,8 +50,7 @@ fn hand_written<B: Backend>(x: &B::Tensor, w: &[B::Tensor]) -> B::Tensor {
 }
 
 fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
-    let store = exec.store();
-    [
+    let vars = [
         "conv1/kernel",
         "conv1/bias",
         "conv2/kernel",
@@ -62,10 +61,8 @@ fn weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
         "fc/bias",
         "q/kernel",
         "q/bias",
-    ]
-    .iter()
-    .map(|p| B::var_tensor(store.var(store.index(&format!("neural-network/{p}")).expect("exists"))).clone())
-    .collect()
+    ];
+    variable_tensors(exec, vars.map(|p| format!("neural-network/{p}")))
 }
 
 fn bench_backend<B: Backend>(c: &mut Criterion) {

@@ -5,7 +5,7 @@
 //! [`REL_TOL`] (relative) / [`ABS_TOL`] (absolute, for values near zero), and must match
 //! the expected numbers written in the case, which come from hand calculation.
 
-use rlgraph_core::{test_device, Backend, HostTensor, Result};
+use rlgraph_core::{test_device, Backend, GraphExecutor, HostTensor, Result};
 
 /// Relative tolerance between backends for f32 results.
 pub const REL_TOL: f64 = 1e-5;
@@ -34,6 +34,19 @@ pub fn finished<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
         B::to_host(&t).expect("download");
     }
     t
+}
+
+/// Handles to the variables at scope paths `paths` of `exec` (the tensors themselves, not
+/// copies), for benchmarks that compute with the executor's own weights by hand.
+pub fn variable_tensors<B: Backend>(
+    exec: &GraphExecutor<B>,
+    paths: impl IntoIterator<Item = String>,
+) -> Vec<B::Tensor> {
+    let store = exec.store();
+    paths
+        .into_iter()
+        .map(|path| B::var_tensor(store.var(store.index(&path).expect("the variable exists"))).clone())
+        .collect()
 }
 
 /// Whether `a` and `b` agree within the conformance tolerances.

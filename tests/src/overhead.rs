@@ -27,11 +27,8 @@ pub fn mlp_executor<B: Backend>(device: Device) -> GraphExecutor<B> {
 /// The executor's weights, kernel and bias of each layer in order: handles to the same
 /// trainable variables, so both sides record autograd history alike.
 pub fn mlp_weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
-    let store = exec.store();
-    (0..WIDTHS.len())
-        .flat_map(|i| ["kernel", "bias"].map(|v| format!("mlp/dense-{i}/{v}")))
-        .map(|path| B::var_tensor(store.var(store.index(&path).expect("the variable exists"))).clone())
-        .collect()
+    let paths = (0..WIDTHS.len()).flat_map(|i| ["kernel", "bias"].map(|v| format!("mlp/dense-{i}/{v}")));
+    crate::variable_tensors(exec, paths)
 }
 
 /// The forward pass written directly on candle.

@@ -273,7 +273,7 @@ both_backends! {
         // A container where the single-tensor kernel wants a tensor is an error, not a panic.
         let pair = rlgraph_core::Tree::Tuple(vec![x(), x()]);
         let err = exec.execute_tensors("run", [&pair]).unwrap_err().to_string();
-        assert!(err.contains("one") && err.contains("container"), "{err}");
+        assert!(err.contains("one") && err.contains("input 0 is a container"), "{err}");
     }
 
     fn set_variable_of_the_wrong_shape_changes_nothing<B>() {
