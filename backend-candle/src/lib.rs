@@ -202,6 +202,15 @@ impl Backend for Candle {
     fn tanh(t: &Tensor) -> Result<Tensor> {
         t.tanh().map_err(err("tanh"))
     }
+    fn sin(t: &Tensor) -> Result<Tensor> {
+        t.sin().map_err(err("sin"))
+    }
+    fn cos(t: &Tensor) -> Result<Tensor> {
+        t.cos().map_err(err("cos"))
+    }
+    fn floor(t: &Tensor) -> Result<Tensor> {
+        t.floor().map_err(err("floor"))
+    }
     fn sigmoid(t: &Tensor) -> Result<Tensor> {
         // 1 / (1 + e^-t): e^-t overflowing to inf still gives the right limit 0.
         t.neg()

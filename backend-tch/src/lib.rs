@@ -238,6 +238,15 @@ impl Backend for Tch {
     fn tanh(t: &TchTensor) -> Result<TchTensor> {
         ok(t.0.f_tanh(), "tanh")
     }
+    fn sin(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_sin(), "sin")
+    }
+    fn cos(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_cos(), "cos")
+    }
+    fn floor(t: &TchTensor) -> Result<TchTensor> {
+        ok(t.0.f_floor(), "floor")
+    }
     fn sigmoid(t: &TchTensor) -> Result<TchTensor> {
         ok(t.0.f_sigmoid(), "sigmoid")
     }

@@ -257,6 +257,12 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     fn abs(t: &Self::Tensor) -> Result<Self::Tensor>;
     /// Hyperbolic tangent.
     fn tanh(t: &Self::Tensor) -> Result<Self::Tensor>;
+    /// Sine (radians).
+    fn sin(t: &Self::Tensor) -> Result<Self::Tensor>;
+    /// Cosine (radians).
+    fn cos(t: &Self::Tensor) -> Result<Self::Tensor>;
+    /// The largest integer not above each element (floats).
+    fn floor(t: &Self::Tensor) -> Result<Self::Tensor>;
     /// Logistic sigmoid `1 / (1 + e^-t)`.
     fn sigmoid(t: &Self::Tensor) -> Result<Self::Tensor>;
     /// `max(t, 0)`.

@@ -8,18 +8,30 @@ use rlgraph_spaces::{Space, Value};
 
 use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
-const DT: f64 = 0.2;
-const L1: f64 = 1.0;
-const M1: f64 = 1.0;
-const M2: f64 = 1.0;
-const LC1: f64 = 0.5;
-const LC2: f64 = 0.5;
-const I1: f64 = 1.0;
-const I2: f64 = 1.0;
-const G: f64 = 9.8;
-const MAX_VEL_1: f64 = 4.0 * PI;
-const MAX_VEL_2: f64 = 9.0 * PI;
-const TORQUES: [f64; 3] = [-1.0, 0.0, 1.0];
+/// Seconds per step (one RK4 step).
+pub const DT: f64 = 0.2;
+/// Length of link 1.
+pub const L1: f64 = 1.0;
+/// Mass of link 1.
+pub const M1: f64 = 1.0;
+/// Mass of link 2.
+pub const M2: f64 = 1.0;
+/// Position of link 1's centre of mass.
+pub const LC1: f64 = 0.5;
+/// Position of link 2's centre of mass.
+pub const LC2: f64 = 0.5;
+/// Moment of inertia of link 1.
+pub const I1: f64 = 1.0;
+/// Moment of inertia of link 2.
+pub const I2: f64 = 1.0;
+/// Gravity.
+pub const G: f64 = 9.8;
+/// Speed limit of joint 1.
+pub const MAX_VEL_1: f64 = 4.0 * PI;
+/// Speed limit of joint 2.
+pub const MAX_VEL_2: f64 = 9.0 * PI;
+/// The torque of each action.
+pub const TORQUES: [f64; 3] = [-1.0, 0.0, 1.0];
 
 /// Two links hanging down; torque -1, 0 or +1 on the joint between them; -1 per step until
 /// the tip swings above the bar (`-cos(t1) - cos(t1 + t2) > 1`).
@@ -77,6 +89,11 @@ impl Acrobot {
         }
     }
 
+    /// A start state as `reset` draws it: each element uniform in [-0.1, 0.1).
+    pub fn start_state(rng: &mut impl Rng) -> [f64; 4] {
+        std::array::from_fn(|_| rng.random_range(-0.1..0.1))
+    }
+
     fn observe(&self) -> Value {
         let [t1, t2, d1, d2] = self.state;
         observation(&[t1.cos(), t1.sin(), t2.cos(), t2.sin(), d1, d2])
@@ -87,8 +104,7 @@ impl Env for Acrobot {
     core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        let rng = self.core.begin(seed);
-        self.state = std::array::from_fn(|_| rng.random_range(-0.1..0.1));
+        self.state = Self::start_state(self.core.begin(seed));
         self.observe()
     }
 
@@ -111,6 +127,10 @@ impl Env for Acrobot {
             terminated,
             truncated,
         })
+    }
+
+    fn state(&self) -> Option<Vec<f64>> {
+        Some(self.state.to_vec())
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {

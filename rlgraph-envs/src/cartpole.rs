@@ -5,16 +5,26 @@ use rlgraph_spaces::{Space, Value};
 
 use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
-const GRAVITY: f64 = 9.8;
-const MASS_CART: f64 = 1.0;
-const MASS_POLE: f64 = 0.1;
-const TOTAL_MASS: f64 = MASS_CART + MASS_POLE;
-const LENGTH: f64 = 0.5; // half the pole's length
-const POLE_MASS_LENGTH: f64 = MASS_POLE * LENGTH;
-const FORCE_MAG: f64 = 10.0;
-const TAU: f64 = 0.02;
-const X_THRESHOLD: f64 = 2.4;
-const THETA_THRESHOLD: f64 = 12.0 * 2.0 * std::f64::consts::PI / 360.0;
+/// Gravity (m/s^2).
+pub const GRAVITY: f64 = 9.8;
+/// Mass of the cart (kg).
+pub const MASS_CART: f64 = 1.0;
+/// Mass of the pole (kg).
+pub const MASS_POLE: f64 = 0.1;
+/// Cart plus pole.
+pub const TOTAL_MASS: f64 = MASS_CART + MASS_POLE;
+/// Half the pole's length (m).
+pub const LENGTH: f64 = 0.5; // half the pole's length
+/// Pole mass times half length.
+pub const POLE_MASS_LENGTH: f64 = MASS_POLE * LENGTH;
+/// The push of either action (N).
+pub const FORCE_MAG: f64 = 10.0;
+/// Seconds per step (explicit Euler).
+pub const TAU: f64 = 0.02;
+/// The cart position that ends an episode.
+pub const X_THRESHOLD: f64 = 2.4;
+/// The pole angle (radians, 12 degrees) that ends an episode.
+pub const THETA_THRESHOLD: f64 = 12.0 * 2.0 * std::f64::consts::PI / 360.0;
 
 /// A pole on a cart: push left (0) or right (1); +1 per step until the pole falls past 12
 /// degrees or the cart leaves [-2.4, 2.4].
@@ -35,6 +45,11 @@ impl CartPole {
         }
     }
 
+    /// A start state as `reset` draws it: each element uniform in [-0.05, 0.05).
+    pub fn start_state(rng: &mut impl Rng) -> [f64; 4] {
+        std::array::from_fn(|_| rng.random_range(-0.05..0.05))
+    }
+
     /// `(x, x_dot, theta, theta_dot)`.
     pub fn state(&self) -> [f64; 4] {
         self.state
@@ -45,8 +60,7 @@ impl Env for CartPole {
     core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        let rng = self.core.begin(seed);
-        self.state = std::array::from_fn(|_| rng.random_range(-0.05..0.05));
+        self.state = Self::start_state(self.core.begin(seed));
         observation(&self.state)
     }
 
@@ -75,6 +89,10 @@ impl Env for CartPole {
             terminated,
             truncated,
         })
+    }
+
+    fn state(&self) -> Option<Vec<f64>> {
+        Some(self.state.to_vec())
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {

@@ -70,6 +70,10 @@ pub trait Env: Send {
     fn reset(&mut self, seed: Option<u64>) -> Value;
     /// Applies `action`.
     fn step(&mut self, action: &Value) -> Result<Step>;
+    /// The internal state as `set_state` takes it, where the environment has one.
+    fn state(&self) -> Option<Vec<f64>> {
+        None
+    }
     /// Sets the internal state directly (a testing aid, like `env.unwrapped.state = ...`).
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
         let _ = state;

@@ -108,7 +108,28 @@ pub const GOAL_REWARD: f64 = 1.0;
 /// Any other step (a wall bump included).
 pub const STEP_REWARD: f64 = -0.1;
 
+/// A grid world as lookup tables (see [`GridWorld::tables`]); entry `[s * num_actions + a]`
+/// of the per-transition tables is action `a` taken in state `s`.
+#[derive(Clone, Debug)]
+pub struct GridTables {
+    /// States: fields times four orientations.
+    pub num_states: usize,
+    /// Flat actions.
+    pub num_actions: usize,
+    /// The state every episode starts in.
+    pub start_state: usize,
+    /// The state after each transition.
+    pub next_state: Vec<usize>,
+    /// The reward of each transition.
+    pub reward: Vec<f64>,
+    /// Whether each transition ends the episode.
+    pub terminal: Vec<bool>,
+    /// The observation of each state.
+    pub observations: Vec<Value>,
+}
+
 /// A grid world.
+#[derive(Clone)]
 pub struct GridWorld {
     id: String,
     world: Vec<Vec<u8>>,
@@ -139,6 +160,33 @@ impl GridWorld {
                 ),
             })?;
         Self::from_rows(&format!("GridWorld-{map}"), &rows, action_type, representation)
+    }
+
+    /// The world named by the part of an id after `GridWorld-`: a map of [`MAPS`], optionally
+    /// followed by `-ftj` or `-ftjb` and by `-xy`, `-xy+orientation` or `-camera`.
+    pub fn from_id_suffix(rest: &str) -> Result<Self> {
+        let mut map = rest;
+        let mut representation = StateRepresentation::Discrete;
+        for (suffix, r) in [
+            ("-xy+orientation", StateRepresentation::XyOrientation),
+            ("-xy", StateRepresentation::Xy),
+            ("-camera", StateRepresentation::Camera),
+        ] {
+            if let Some(m) = map.strip_suffix(suffix) {
+                map = m;
+                representation = r;
+                break;
+            }
+        }
+        let mut action_type = ActionType::Udlr;
+        for (suffix, a) in [("-ftjb", ActionType::Ftjb), ("-ftj", ActionType::Ftj)] {
+            if let Some(m) = map.strip_suffix(suffix) {
+                map = m;
+                action_type = a;
+                break;
+            }
+        }
+        GridWorld::new(map, action_type, representation)
     }
 
     /// A world from its rows (`["S ", " G"]`); exactly one `S` and at least one `G`.
@@ -239,6 +287,82 @@ impl GridWorld {
         }
     }
 
+    /// The move of one action from field `pos` facing `orientation` (degrees): the new field,
+    /// the new orientation, the reward and whether the episode terminates. `action` is
+    /// `(direction, 0, 0)` for udlr, `(forward, turn, jump)` otherwise.
+    fn transition(&self, pos: usize, orientation: u32, action: (usize, usize, usize)) -> (usize, u32, f64, bool) {
+        let (direction, orientation, jump) = match self.action_type {
+            ActionType::Udlr => (Some(action.0 as u32), orientation, false),
+            _ => {
+                let (forward, turn, jump) = action;
+                let orientation = (orientation + 360 + (turn as u32) * 90 - 90) % 360;
+                let ahead = orientation / 90;
+                let direction = match forward {
+                    2 => Some(ahead),
+                    0 => Some((ahead + 2) % 4),
+                    _ => None,
+                };
+                (direction, orientation, jump == 1)
+            }
+        };
+        let mut pos = pos;
+        if let Some(d) = direction {
+            pos = self.next_pos(pos, d, false);
+        }
+        if jump {
+            let ahead = orientation / 90;
+            pos = self.next_pos(pos, ahead, false);
+            pos = self.next_pos(pos, ahead, true);
+        }
+        let (reward, terminated) = match self.field(pos) {
+            b'H' => (HOLE_REWARD, true),
+            b'F' => (FIRE_REWARD, false),
+            b'G' => (GOAL_REWARD, true),
+            _ => (STEP_REWARD, false),
+        };
+        (pos, orientation, reward, terminated)
+    }
+
+    /// The whole world as lookup tables over the states `pos * 4 + orientation / 90` and the
+    /// flat actions (udlr `0..4`, or ftjb's `0..18`), for steppers that work on tables (the
+    /// device-resident grid world).
+    pub fn tables(&self) -> Result<GridTables> {
+        let actions: Vec<(usize, usize, usize)> = match self.action_type {
+            ActionType::Udlr => (0..4).map(|d| (d, 0, 0)).collect(),
+            ActionType::Ftjb => (0..18).map(|a| ((a % 6) / 2, a / 6, a % 2)).collect(),
+            ActionType::Ftj => {
+                return Err(EnvError::Unknown {
+                    id: self.id.clone(),
+                    reason: "a table needs flat actions; use the ftjb form of the ftj actions".into(),
+                })
+            }
+        };
+        let num_states = self.rows * self.cols * 4;
+        let mut tables = GridTables {
+            num_states,
+            num_actions: actions.len(),
+            start_state: self.start * 4,
+            next_state: Vec::with_capacity(num_states * actions.len()),
+            reward: Vec::with_capacity(num_states * actions.len()),
+            terminal: Vec::with_capacity(num_states * actions.len()),
+            observations: Vec::with_capacity(num_states),
+        };
+        let mut probe = self.clone();
+        for state in 0..num_states {
+            let (pos, orientation) = (state / 4, (state % 4) as u32 * 90);
+            for &action in &actions {
+                let (p, o, r, t) = self.transition(pos, orientation, action);
+                tables.next_state.push(p * 4 + (o / 90) as usize);
+                tables.reward.push(r);
+                tables.terminal.push(t);
+            }
+            probe.pos = pos;
+            probe.orientation = orientation;
+            tables.observations.push(probe.observe());
+        }
+        Ok(tables)
+    }
+
     fn observe(&self) -> Value {
         let (x, y) = self.xy(self.pos);
         let ints = |v: Vec<i32>| Value::Int32(Array::new([v.len()], v).unwrap_or_else(|_| unreachable!()));
@@ -308,38 +432,14 @@ impl Env for GridWorld {
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let (direction, jump) = match self.action_type {
-            ActionType::Udlr => (
-                Some(discrete_action(&self.id, &self.action_space, action, 4)? as u32),
-                false,
-            ),
-            _ => {
-                let (forward, turn, jump) = self.ftj(action)?;
-                self.orientation = (self.orientation + 360 + (turn as u32) * 90 - 90) % 360;
-                let ahead = self.orientation / 90;
-                let direction = match forward {
-                    2 => Some(ahead),
-                    0 => Some((ahead + 2) % 4),
-                    _ => None,
-                };
-                (direction, jump == 1)
-            }
+        let (forward, turn, jump) = match self.action_type {
+            ActionType::Udlr => (discrete_action(&self.id, &self.action_space, action, 4)?, 0, 0),
+            _ => self.ftj(action)?,
         };
         self.episode.tick()?;
-        if let Some(d) = direction {
-            self.pos = self.next_pos(self.pos, d, false);
-        }
-        if jump {
-            let ahead = self.orientation / 90;
-            self.pos = self.next_pos(self.pos, ahead, false);
-            self.pos = self.next_pos(self.pos, ahead, true);
-        }
-        let (reward, terminated) = match self.field(self.pos) {
-            b'H' => (HOLE_REWARD, true),
-            b'F' => (FIRE_REWARD, false),
-            b'G' => (GOAL_REWARD, true),
-            _ => (STEP_REWARD, false),
-        };
+        let (pos, orientation, reward, terminated) = self.transition(self.pos, self.orientation, (forward, turn, jump));
+        self.pos = pos;
+        self.orientation = orientation;
         let truncated = self.episode.finish(terminated);
         Ok(Step {
             observation: self.observe(),
@@ -347,6 +447,11 @@ impl Env for GridWorld {
             terminated,
             truncated,
         })
+    }
+
+    /// `[discrete_pos]`.
+    fn state(&self) -> Option<Vec<f64>> {
+        Some(vec![self.pos as f64])
     }
 
     /// `[discrete_pos]`, or `[x, y]`.

@@ -13,12 +13,12 @@
 //! assert_eq!(step.reward, 1.0);
 //! ```
 
-mod acrobot;
-mod cartpole;
+pub mod acrobot;
+pub mod cartpole;
 mod env;
 mod grid_world;
-mod mountain_car;
-mod pendulum;
+pub mod mountain_car;
+pub mod pendulum;
 mod test_envs;
 mod vector_env;
 
@@ -26,7 +26,7 @@ pub use acrobot::Acrobot;
 pub use cartpole::CartPole;
 pub use env::{Env, EnvError, Result, Step};
 pub use grid_world::{
-    ActionType, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
+    ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
 };
 pub use mountain_car::MountainCar;
 pub use pendulum::{angle_normalize, Pendulum};
@@ -54,30 +54,7 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
         "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
         _ => match id.strip_prefix("GridWorld-") {
-            Some(rest) => {
-                let mut map = rest;
-                let mut representation = StateRepresentation::Discrete;
-                for (suffix, r) in [
-                    ("-xy+orientation", StateRepresentation::XyOrientation),
-                    ("-xy", StateRepresentation::Xy),
-                    ("-camera", StateRepresentation::Camera),
-                ] {
-                    if let Some(m) = map.strip_suffix(suffix) {
-                        map = m;
-                        representation = r;
-                        break;
-                    }
-                }
-                let mut action_type = ActionType::Udlr;
-                for (suffix, a) in [("-ftjb", ActionType::Ftjb), ("-ftj", ActionType::Ftj)] {
-                    if let Some(m) = map.strip_suffix(suffix) {
-                        map = m;
-                        action_type = a;
-                        break;
-                    }
-                }
-                Box::new(GridWorld::new(map, action_type, representation)?)
-            }
+            Some(rest) => Box::new(GridWorld::from_id_suffix(rest)?),
             None => {
                 return Err(EnvError::Unknown {
                     id: id.into(),

@@ -5,12 +5,18 @@ use rlgraph_spaces::{Space, Value};
 
 use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
 
-const MIN_POSITION: f64 = -1.2;
-const MAX_POSITION: f64 = 0.6;
-const MAX_SPEED: f64 = 0.07;
-const GOAL_POSITION: f64 = 0.5;
-const FORCE: f64 = 0.001;
-const GRAVITY: f64 = 0.0025;
+/// Leftmost position.
+pub const MIN_POSITION: f64 = -1.2;
+/// Rightmost position.
+pub const MAX_POSITION: f64 = 0.6;
+/// Speed limit either way.
+pub const MAX_SPEED: f64 = 0.07;
+/// The position that ends an episode.
+pub const GOAL_POSITION: f64 = 0.5;
+/// The push of the left and right actions.
+pub const FORCE: f64 = 0.001;
+/// The slope's pull.
+pub const GRAVITY: f64 = 0.0025;
 
 /// An underpowered car in a valley: push left (0), nothing (1) or right (2); -1 per step
 /// until the car reaches position 0.5.
@@ -30,11 +36,18 @@ impl MountainCar {
     }
 }
 
+impl MountainCar {
+    /// A start state as `reset` draws it: position uniform in [-0.6, -0.4), velocity 0.
+    pub fn start_state(rng: &mut impl Rng) -> [f64; 2] {
+        [rng.random_range(-0.6..-0.4), 0.0]
+    }
+}
+
 impl Env for MountainCar {
     core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        self.state = [self.core.begin(seed).random_range(-0.6..-0.4), 0.0];
+        self.state = Self::start_state(self.core.begin(seed));
         observation(&self.state)
     }
 
@@ -58,6 +71,10 @@ impl Env for MountainCar {
             terminated,
             truncated,
         })
+    }
+
+    fn state(&self) -> Option<Vec<f64>> {
+        Some(self.state.to_vec())
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {

@@ -7,12 +7,18 @@ use rlgraph_spaces::{Space, Value};
 
 use crate::env::{core_accessors, float_action, float_box, observation, Core, Env, Result, Step};
 
-const MAX_SPEED: f64 = 8.0;
-const MAX_TORQUE: f64 = 2.0;
-const DT: f64 = 0.05;
-const G: f64 = 10.0;
-const M: f64 = 1.0;
-const L: f64 = 1.0;
+/// Angular speed limit.
+pub const MAX_SPEED: f64 = 8.0;
+/// Torque limit either way.
+pub const MAX_TORQUE: f64 = 2.0;
+/// Seconds per step.
+pub const DT: f64 = 0.05;
+/// Gravity.
+pub const G: f64 = 10.0;
+/// Mass.
+pub const M: f64 = 1.0;
+/// Length.
+pub const L: f64 = 1.0;
 
 /// An inverted pendulum swung up by a torque in [-2, 2]; the reward is
 /// `-(angle^2 + 0.1 speed^2 + 0.001 torque^2)`, and episodes only end at the time limit.
@@ -37,6 +43,11 @@ impl Pendulum {
         }
     }
 
+    /// A start state as `reset` draws it: angle uniform in [-pi, pi), speed in [-1, 1).
+    pub fn start_state(rng: &mut impl Rng) -> [f64; 2] {
+        [rng.random_range(-PI..PI), rng.random_range(-1.0..1.0)]
+    }
+
     fn observe(&self) -> Value {
         let [th, thdot] = self.state;
         observation(&[th.cos(), th.sin(), thdot])
@@ -47,8 +58,7 @@ impl Env for Pendulum {
     core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
-        let rng = self.core.begin(seed);
-        self.state = [rng.random_range(-PI..PI), rng.random_range(-1.0..1.0)];
+        self.state = Self::start_state(self.core.begin(seed));
         self.observe()
     }
 
@@ -67,6 +77,10 @@ impl Env for Pendulum {
             terminated: false,
             truncated,
         })
+    }
+
+    fn state(&self) -> Option<Vec<f64>> {
+        Some(self.state.to_vec())
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {

@@ -131,6 +131,16 @@ case!(tanh_and_sigmoid, vec![vec![0.5f64.tanh(), (-1f64).tanh()], vec![0.5, 1.0 
     host::<B>(&[B::tanh(&f32s::<B>(&[2], &[0.5, -1.0])?)?, B::sigmoid(&f32s::<B>(&[2], &[0.0, 2.0])?)?])
 });
 
+// sin(pi/6) = 1/2, sin(-pi/2) = -1, cos(pi/3) = 1/2, cos(pi) = -1; floor rounds toward -inf.
+case!(sin_cos_and_floor, vec![vec![0.5, -1.0], vec![0.5, -1.0], vec![2.0, -3.0, -1.0, 0.0]], <B> {
+    use std::f32::consts::PI;
+    host::<B>(&[
+        B::sin(&f32s::<B>(&[2], &[PI / 6.0, -PI / 2.0])?)?,
+        B::cos(&f32s::<B>(&[2], &[PI / 3.0, PI])?)?,
+        B::floor(&f32s::<B>(&[4], &[2.7, -2.5, -1.0, 0.3])?)?,
+    ])
+});
+
 case!(relu_and_clamp, vec![vec![0.0, 0.5], vec![-1.0, 0.2, 1.0]], <B> {
     host::<B>(&[B::relu(&f32s::<B>(&[2], &[-1.0, 0.5])?)?, B::clamp(&f32s::<B>(&[3], &[-3.0, 0.2, 5.0])?, -1.0, 1.0)?])
 });

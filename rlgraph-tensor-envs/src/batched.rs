@@ -1,0 +1,198 @@
+//! `Batched`: the part every tensor environment shares (step clocks, time limits, resets
+//! inside the step), around a [`Dynamics`] that says how one step changes the state.
+
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
+
+use crate::reset_stream::ResetStream;
+use crate::tensor_env::{TensorEnv, TensorStep};
+
+/// How one environment's state changes, written as tensor ops over all copies at once.
+pub trait Dynamics<B: Backend>: Send {
+    /// The environment's id.
+    fn id(&self) -> &str;
+    /// Values in one copy's physical state.
+    fn width(&self) -> usize;
+    /// The element type of the state.
+    fn state_dtype(&self) -> DType {
+        DType::F32
+    }
+    /// The time limit in steps, if any.
+    fn limit(&self) -> Option<usize>;
+    /// One start state, drawn as the host environment's `reset` draws it.
+    fn start_state(&self, rng: &mut ChaCha8Rng) -> Vec<f64>;
+    /// The actions as this environment uses them, or an error naming what is wrong.
+    fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor>;
+    /// `(next_state, reward, terminated)` from `state` `[n, width]` and the prepared actions.
+    fn advance(&self, state: &B::Tensor, actions: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
+    /// The observations of `state`.
+    fn observe(&self, state: &B::Tensor) -> Result<B::Tensor>;
+}
+
+/// N copies of the environment `D` on one device.
+pub struct Batched<B: Backend, D: Dynamics<B>> {
+    dynamics: D,
+    n: usize,
+    device: Device,
+    state: B::Tensor,
+    elapsed: B::Tensor,
+    limit: Option<B::Tensor>,
+    zero: B::Tensor,
+    zero_flag: B::Tensor,
+    no_flags: B::Tensor,
+    stream: ResetStream<B>,
+    state_space: Space,
+    action_space: Space,
+}
+
+impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
+    /// `n` copies of `dynamics` on `device`, with start states streamed from `seed` (`depth`
+    /// per copy), observed in `state_space` and acting in `action_space`.
+    pub fn new(dynamics: D, n: usize, device: Device, seed: u64, depth: usize, spaces: (Space, Space)) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::Config {
+                at: format!("tensor env {}", dynamics.id()),
+                reason: "num_envs must be at least 1".into(),
+            });
+        }
+        if !B::device_available(device) {
+            return Err(CoreError::Device(format!(
+                "tensor env {}: backend {} cannot use {device} here",
+                dynamics.id(),
+                B::NAME
+            )));
+        }
+        let mut stream = ResetStream::new(
+            n,
+            depth,
+            dynamics.width(),
+            dynamics.state_dtype(),
+            device,
+            seed,
+            |rng| dynamics.start_state(rng),
+        )?;
+        let state = stream.next_all()?;
+        Ok(Batched {
+            limit: dynamics
+                .limit()
+                .map(|l| B::scalar(l as f64, DType::F32, device))
+                .transpose()?,
+            n,
+            device,
+            state,
+            elapsed: B::full(&[n], 0.0, DType::F32, device)?,
+            zero: B::scalar(0.0, DType::F32, device)?,
+            zero_flag: B::scalar(0.0, DType::U8, device)?,
+            no_flags: B::full(&[n], 0.0, DType::U8, device)?,
+            stream,
+            dynamics,
+            state_space: spaces.0,
+            action_space: spaces.1,
+        })
+    }
+
+    /// The physical state of every copy, `[n, width]`.
+    pub fn state(&self) -> &B::Tensor {
+        &self.state
+    }
+}
+
+impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
+    fn id(&self) -> &str {
+        self.dynamics.id()
+    }
+
+    fn num_envs(&self) -> usize {
+        self.n
+    }
+
+    fn device(&self) -> Device {
+        self.device
+    }
+
+    fn state_space(&self) -> &Space {
+        &self.state_space
+    }
+
+    fn action_space(&self) -> &Space {
+        &self.action_space
+    }
+
+    fn reset(&mut self) -> Result<B::Tensor> {
+        self.state = self.stream.next_all()?;
+        self.elapsed = B::full(&[self.n], 0.0, DType::F32, self.device)?;
+        self.dynamics.observe(&self.state)
+    }
+
+    fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>> {
+        if B::device(actions) != self.device {
+            return Err(CoreError::Config {
+                at: format!("tensor env {}: step", self.dynamics.id()),
+                reason: format!(
+                    "actions are on {}, the environment on {}; move them first",
+                    B::device(actions),
+                    self.device
+                ),
+            });
+        }
+        let actions = self.dynamics.actions(actions, self.n)?;
+        let (next, reward, terminated) = self.dynamics.advance(&self.state, &actions)?;
+        let elapsed = B::affine(&self.elapsed, 1.0, 1.0)?;
+        let (truncated, done) = match &self.limit {
+            Some(limit) => {
+                let truncated = B::where_cond(&terminated, &self.zero_flag, &B::ge(&elapsed, limit)?)?;
+                let done = B::maximum(&terminated, &truncated)?;
+                (truncated, done)
+            }
+            None => (self.no_flags.clone(), terminated.clone()),
+        };
+        self.elapsed = B::where_cond(&done, &self.zero, &elapsed)?;
+        let restart = self.stream.next(&done)?;
+        self.state = B::where_cond(&B::unsqueeze(&done, 1)?, &restart, &next)?;
+        Ok(TensorStep {
+            observation: self.dynamics.observe(&self.state)?,
+            reward,
+            terminated,
+            truncated,
+        })
+    }
+
+    fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor> {
+        let expected = [self.n, self.dynamics.width()];
+        if state.shape != expected || elapsed.len() != self.n {
+            return Err(CoreError::Config {
+                at: format!("tensor env {}: set_state", self.dynamics.id()),
+                reason: format!(
+                    "expected a state of shape {expected:?} and {} step counts, got {:?} and {}",
+                    self.n,
+                    state.shape,
+                    elapsed.len()
+                ),
+            });
+        }
+        let state = B::cast(&B::from_host(state, self.device)?, self.dynamics.state_dtype())?;
+        let counts: Vec<f32> = elapsed.iter().map(|&e| e as f32).collect();
+        self.elapsed = B::from_host(&HostTensor::f32([self.n], counts)?, self.device)?;
+        self.state = state;
+        self.dynamics.observe(&self.state)
+    }
+}
+
+/// The columns `i..i+1` of `state` (`[n, 1]` each), for dynamics written per variable.
+pub fn column<B: Backend>(state: &B::Tensor, i: usize) -> Result<B::Tensor> {
+    B::narrow(state, 1, i, 1)
+}
+
+/// Discrete actions `[n]` (any dtype) as F32 `[n, 1]`, clamped into `0..count`.
+pub fn discrete_actions<B: Backend>(id: &str, actions: &B::Tensor, n: usize, count: usize) -> Result<B::Tensor> {
+    let shape = B::shape(actions);
+    if shape != [n] {
+        return Err(CoreError::Config {
+            at: format!("tensor env {id}: step"),
+            reason: format!("expected one discrete action per copy, shape [{n}], got {shape:?}"),
+        });
+    }
+    let a = B::clamp(&B::cast(actions, DType::F32)?, 0.0, (count - 1) as f64)?;
+    B::unsqueeze(&a, 1)
+}

@@ -1,0 +1,89 @@
+//! CartPole-v1 as a tensor program: the host version's explicit Euler step over all copies.
+
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::{Backend, DType, Device, Result};
+use rlgraph_envs::cartpole::{
+    FORCE_MAG, GRAVITY, LENGTH, MASS_POLE, POLE_MASS_LENGTH, TAU, THETA_THRESHOLD, TOTAL_MASS, X_THRESHOLD,
+};
+use rlgraph_envs::CartPole;
+
+use crate::batched::{column, discrete_actions, Dynamics};
+
+/// CartPole-v1's dynamics over `[n, 4]` states `(x, x_dot, theta, theta_dot)`.
+pub struct CartPoleDynamics<B: Backend> {
+    x_limit: B::Tensor,
+    theta_limit: B::Tensor,
+    ones: B::Tensor,
+}
+
+impl<B: Backend> CartPoleDynamics<B> {
+    /// The dynamics for `n` copies on `device`.
+    pub fn new(n: usize, device: Device) -> Result<Self> {
+        Ok(CartPoleDynamics {
+            x_limit: B::scalar(X_THRESHOLD, DType::F32, device)?,
+            theta_limit: B::scalar(THETA_THRESHOLD, DType::F32, device)?,
+            ones: B::full(&[n], 1.0, DType::F32, device)?,
+        })
+    }
+}
+
+impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
+    fn id(&self) -> &str {
+        "CartPole-v1"
+    }
+
+    fn width(&self) -> usize {
+        4
+    }
+
+    fn limit(&self) -> Option<usize> {
+        Some(500)
+    }
+
+    fn start_state(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        CartPole::start_state(rng).to_vec()
+    }
+
+    fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
+        discrete_actions::<B>(self.id(), actions, n, 2)
+    }
+
+    fn advance(&self, s: &B::Tensor, a: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+        let (x, x_dot, theta, theta_dot) = (
+            column::<B>(s, 0)?,
+            column::<B>(s, 1)?,
+            column::<B>(s, 2)?,
+            column::<B>(s, 3)?,
+        );
+        let force = B::affine(a, 2.0 * FORCE_MAG, -FORCE_MAG)?;
+        let (sin, cos) = (B::sin(&theta)?, B::cos(&theta)?);
+        let spin = B::affine(&B::mul(&B::square(&theta_dot)?, &sin)?, POLE_MASS_LENGTH, 0.0)?;
+        let temp = B::affine(&B::add(&force, &spin)?, 1.0 / TOTAL_MASS, 0.0)?;
+        let numerator = B::sub(&B::affine(&sin, GRAVITY, 0.0)?, &B::mul(&cos, &temp)?)?;
+        let denominator = B::affine(&B::square(&cos)?, -LENGTH * MASS_POLE / TOTAL_MASS, LENGTH * 4.0 / 3.0)?;
+        let theta_acc = B::div(&numerator, &denominator)?;
+        let x_acc = B::sub(
+            &temp,
+            &B::affine(&B::mul(&theta_acc, &cos)?, POLE_MASS_LENGTH / TOTAL_MASS, 0.0)?,
+        )?;
+        let euler = |v: &B::Tensor, dv: &B::Tensor| B::add(v, &B::affine(dv, TAU, 0.0)?);
+        let (x, theta) = (euler(&x, &x_dot)?, euler(&theta, &theta_dot)?);
+        let next = B::concat(
+            &[
+                x.clone(),
+                euler(&x_dot, &x_acc)?,
+                theta.clone(),
+                euler(&theta_dot, &theta_acc)?,
+            ],
+            1,
+        )?;
+        let out_x = B::gt(&B::abs(&x)?, &self.x_limit)?;
+        let out_theta = B::gt(&B::abs(&theta)?, &self.theta_limit)?;
+        let terminated = B::squeeze(&B::maximum(&out_x, &out_theta)?, 1)?;
+        Ok((next, self.ones.clone(), terminated))
+    }
+
+    fn observe(&self, state: &B::Tensor) -> Result<B::Tensor> {
+        Ok(state.clone())
+    }
+}

@@ -1,0 +1,123 @@
+//! Device-resident environments in the spirit of CuLE (Dalton et al., NeurIPS 2020): N copies
+//! of an environment stepped as one tensor program over any [`Backend`], on the device where
+//! the network lives. Observations, rewards and episode ends never leave the device, and
+//! finished copies restart inside the step from a seeded stream of start states
+//! ([`ResetStream`]).
+//!
+//! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
+//! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
+//! is its host rules compiled into lookup tables.
+//!
+//! ```
+//! use backend_candle::Candle;
+//! use rlgraph_core::{Backend, DType, Device};
+//! use rlgraph_tensor_envs::make;
+//!
+//! let mut envs = make::<Candle>("CartPole-v1", 1024, 0, Device::Cpu)?;
+//! let obs = envs.reset()?;
+//! assert_eq!(Candle::shape(&obs), vec![1024, 4]);
+//! let push_right = Candle::full(&[1024], 1.0, DType::I64, Device::Cpu)?;
+//! let step = envs.step(&push_right)?;
+//! assert_eq!(Candle::shape(&step.reward), vec![1024]);
+//! # Ok::<(), rlgraph_core::CoreError>(())
+//! ```
+
+mod acrobot;
+mod batched;
+mod cartpole;
+mod grid_world;
+mod mountain_car;
+mod pendulum;
+mod reset_stream;
+mod tensor_env;
+
+pub use acrobot::AcrobotDynamics;
+pub use batched::{Batched, Dynamics};
+pub use cartpole::CartPoleDynamics;
+pub use grid_world::GridWorldDynamics;
+pub use mountain_car::MountainCarDynamics;
+pub use pendulum::{angle_normalize, PendulumDynamics};
+pub use reset_stream::{default_depth, ResetStream};
+pub use tensor_env::{TensorEnv, TensorStep};
+
+use rlgraph_core::{Backend, CoreError, Device, Result};
+use rlgraph_envs::{Env, GridWorld};
+
+/// The ids [`make`] knows.
+pub const TENSOR_ENV_IDS: &[&str] = &[
+    "CartPole-v1",
+    "MountainCar-v0",
+    "Acrobot-v1",
+    "Pendulum-v1",
+    "GridWorld-<map>[-ftjb][-xy|-xy+orientation|-camera]",
+];
+
+/// `num_envs` copies of environment `id` on `device`, their start states streamed from
+/// `seed` ([`default_depth`] per copy).
+pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) -> Result<Box<dyn TensorEnv<B>>> {
+    let depth = default_depth(num_envs);
+    let host_err = |e: rlgraph_envs::EnvError| CoreError::Config {
+        at: format!("tensor env {id}"),
+        reason: e.to_string(),
+    };
+    let spaces = || -> Result<_> {
+        let host = rlgraph_envs::make(id, seed).map_err(host_err)?;
+        Ok((host.state_space().clone(), host.action_space().clone()))
+    };
+    let n = num_envs;
+    Ok(match id {
+        "CartPole-v1" | "cartpole" => Box::new(Batched::new(
+            CartPoleDynamics::<B>::new(n, device)?,
+            n,
+            device,
+            seed,
+            depth,
+            spaces()?,
+        )?),
+        "MountainCar-v0" | "mountaincar" => Box::new(Batched::new(
+            MountainCarDynamics::<B>::new(n, device)?,
+            n,
+            device,
+            seed,
+            depth,
+            spaces()?,
+        )?),
+        "Acrobot-v1" | "acrobot" => Box::new(Batched::new(
+            AcrobotDynamics::<B>::new(n, device)?,
+            n,
+            device,
+            seed,
+            depth,
+            spaces()?,
+        )?),
+        "Pendulum-v1" | "pendulum" => Box::new(Batched::new(
+            PendulumDynamics::<B>::new(n, device)?,
+            n,
+            device,
+            seed,
+            depth,
+            spaces()?,
+        )?),
+        _ => match id.strip_prefix("GridWorld-") {
+            Some(rest) => {
+                let world = GridWorld::from_id_suffix(rest).map_err(host_err)?;
+                let spaces = (world.state_space().clone(), world.action_space().clone());
+                // The start state is fixed, so one row per copy is the whole stream.
+                Box::new(Batched::new(
+                    GridWorldDynamics::<B>::new(id, &world, device)?,
+                    n,
+                    device,
+                    seed,
+                    1,
+                    spaces,
+                )?)
+            }
+            None => {
+                return Err(CoreError::Config {
+                    at: format!("tensor env {id}"),
+                    reason: format!("unknown tensor environment; known: {}", TENSOR_ENV_IDS.join(", ")),
+                })
+            }
+        },
+    })
+}

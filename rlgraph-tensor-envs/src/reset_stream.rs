@@ -1,0 +1,77 @@
+//! Start states for resets inside the step: a stream drawn once on the host from a seed.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::{Backend, DType, Device, HostData, HostTensor, Result};
+
+/// Start states for `n` copies, `depth` per copy, drawn once from a seeded host RNG and kept
+/// on the device. Copy `i`'s `k`-th reset takes row `k * n + i` (cycling after `depth`);
+/// one `index_select` and a few integer ops per step serve every copy, and no random number
+/// crosses the bus after construction.
+///
+/// Why a stream and not a counter-based generator on the device: the `Backend` trait has no
+/// bitwise integer ops to build one from, and a stream drawn from the same ChaCha8 seed
+/// gives bit-identical start states on candle, libtorch CPU and CUDA, and on the host
+/// environments' own distributions ([`rlgraph_envs::CartPole::start_state`] and friends).
+/// The cost is memory (`depth * n * width` values) and the cycle: a copy's start states
+/// repeat after `depth` episodes, across `depth * n` distinct states in all.
+pub struct ResetStream<B: Backend> {
+    pool: B::Tensor,
+    cursor: B::Tensor,
+    advance: B::Tensor,
+    wrap: B::Tensor,
+    n: usize,
+}
+
+/// The stream depth used by [`crate::make`]: 64 states per copy, fewer past 65,536 copies
+/// (the pool holds at most about four million rows), and never fewer than 4.
+pub fn default_depth(n: usize) -> usize {
+    ((1usize << 22) / n.max(1)).clamp(4, 64)
+}
+
+impl<B: Backend> ResetStream<B> {
+    /// A stream of `depth` states of `width` values for each of `n` copies, each drawn by
+    /// `draw` from a ChaCha8 RNG seeded with `seed`, stored as `dtype` on `device`.
+    pub fn new(
+        n: usize,
+        depth: usize,
+        width: usize,
+        dtype: DType,
+        device: Device,
+        seed: u64,
+        mut draw: impl FnMut(&mut ChaCha8Rng) -> Vec<f64>,
+    ) -> Result<Self> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let depth = depth.max(1);
+        let mut values = Vec::with_capacity(depth * n * width);
+        for _ in 0..depth * n {
+            values.extend(draw(&mut rng));
+        }
+        let pool = B::from_host(
+            &HostTensor::new([depth * n, width], HostData::from_f64(&values, dtype))?,
+            device,
+        )?;
+        Ok(ResetStream {
+            pool,
+            cursor: B::arange(n, device)?,
+            advance: B::scalar(n as f64, DType::I64, device)?,
+            wrap: B::scalar((depth * n) as f64, DType::I64, device)?,
+            n,
+        })
+    }
+
+    /// The next start state of every copy whose `mask` (U8 `[n]`) is 1, and the current one
+    /// of the others (`[n, width]`); the masked copies' cursors move on.
+    pub fn next(&mut self, mask: &B::Tensor) -> Result<B::Tensor> {
+        let rows = B::index_select(&self.pool, 0, &self.cursor)?;
+        let moved = B::add(&self.cursor, &B::mul(&B::cast(mask, DType::I64)?, &self.advance)?)?;
+        self.cursor = B::where_cond(&B::ge(&moved, &self.wrap)?, &B::sub(&moved, &self.wrap)?, &moved)?;
+        Ok(rows)
+    }
+
+    /// The next start state of every copy.
+    pub fn next_all(&mut self) -> Result<B::Tensor> {
+        let all = B::full(&[self.n], 1.0, DType::U8, B::device(&self.cursor))?;
+        self.next(&all)
+    }
+}

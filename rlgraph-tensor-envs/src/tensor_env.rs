@@ -1,0 +1,44 @@
+//! The `TensorEnv` trait: N copies of an environment stepped as one tensor program.
+
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, Device, HostTensor, Result};
+
+/// What one step of all copies returns; every tensor lives on the environment's device.
+pub struct TensorStep<B: Backend> {
+    /// The observation after the step, `[N, ...]`. A copy that finished in this step shows
+    /// the first observation of its next episode (it was reset inside the step).
+    pub observation: B::Tensor,
+    /// The reward of each copy, F32 `[N]`.
+    pub reward: B::Tensor,
+    /// 1 where the copy reached a terminal state, U8 `[N]`.
+    pub terminated: B::Tensor,
+    /// 1 where the copy hit its time limit without terminating, U8 `[N]`.
+    pub truncated: B::Tensor,
+}
+
+/// N copies of an environment that live on a device and step together: observations, rewards
+/// and flags never leave the device, and finished copies restart inside `step`.
+///
+/// Actions are not range-checked per step (that would read them back to the host); integer
+/// actions are clamped into the action space, torques into their bounds. Shapes and dtypes
+/// are checked, and a mismatch is an error naming the environment.
+pub trait TensorEnv<B: Backend>: Send {
+    /// The environment's id, as the host version's.
+    fn id(&self) -> &str;
+    /// How many copies step together.
+    fn num_envs(&self) -> usize;
+    /// Where the copies live.
+    fn device(&self) -> Device;
+    /// The space of one copy's observation (no batch rank).
+    fn state_space(&self) -> &Space;
+    /// The space of one copy's action (no batch rank).
+    fn action_space(&self) -> &Space;
+    /// Starts a new episode in every copy; returns the observations `[N, ...]`.
+    fn reset(&mut self) -> Result<B::Tensor>;
+    /// Applies one action per copy (`[N]` for discrete actions, `[N, d]` or `[N]` for
+    /// continuous ones).
+    fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>>;
+    /// Sets every copy's physical state (`[N, width]`, the host version's `set_state` per
+    /// row) and step count; returns the observations. A testing aid, as `set_state` is.
+    fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor>;
+}
