@@ -37,7 +37,7 @@ pub use from_config::{build_agent, AGENT_TYPES};
 pub use impala_agent::ImpalaAgent;
 pub use impala_config::ImpalaConfig;
 pub use observe_buffer::NStepBuffer;
-pub use pg_agent::PgAgent;
+pub use pg_agent::{PgAgent, TensorRollout};
 pub use pg_config::{PgAlgorithm, PgConfig};
 pub use random_agent::RandomAgent;
 pub use rollout::{Rollout, RolloutBatch};

@@ -12,11 +12,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rlgraph_components::helpers::gae_values;
+use rlgraph_components::helpers::{gae_time_major, gae_values};
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Backend, Component, CoreError, ErasedExecutor, GraphExecutor, Param, Result};
+use rlgraph_core::{
+    Backend, Component, CoreError, DType, ErasedExecutor, GraphExecutor, HostTensor, Param, Result, Tree,
+};
 
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent::{Agent, Transition, UpdateSpec};
@@ -34,6 +36,23 @@ pub struct PgAgent<B: Backend> {
     rollout: Rollout,
     counters: Counters,
     state_space: Space,
+}
+
+/// One on-policy rollout that never left the device: `T` steps of `N` environment copies,
+/// one tensor per step, as a device-resident environment produced them.
+pub struct TensorRollout<B: Backend> {
+    /// The states the actions were taken in, `[N, ...]` per step.
+    pub states: Vec<B::Tensor>,
+    /// The actions, as `act_tensors` returned them, per step.
+    pub actions: Vec<B::Tensor>,
+    /// The rewards, F32 `[N]` per step.
+    pub rewards: Vec<B::Tensor>,
+    /// 1 where a copy's episode terminated at the step, U8 `[N]` per step.
+    pub terminated: Vec<B::Tensor>,
+    /// 1 where a copy's episode hit its time limit at the step, U8 `[N]` per step.
+    pub truncated: Vec<B::Tensor>,
+    /// The states after the last step, `[N, ...]` (to bootstrap from).
+    pub next_states: B::Tensor,
 }
 
 fn scalar_space() -> Space {
@@ -201,6 +220,131 @@ impl<B: Backend> PgAgent<B> {
             host_floats(out.first(), "pg-agent/evaluate")?,
             host_floats(out.get(1), "pg-agent/evaluate")?,
         ))
+    }
+
+    /// Actions for states already on the device (`[N, ...]`), with no host conversion and no
+    /// space check: the acting path of device-resident environments.
+    pub fn act_tensors(&mut self, states: &B::Tensor, explore: bool) -> Result<B::Tensor> {
+        let method = if explore {
+            "get_action"
+        } else {
+            "get_deterministic_action"
+        };
+        let out = self.exec.execute_tensors(method, [Tree::Leaf(states.clone())])?;
+        out.into_iter()
+            .next()
+            .and_then(Tree::into_leaf)
+            .ok_or_else(|| CoreError::Config {
+                at: format!("pg-agent/{method}"),
+                reason: "no action tensor came back".into(),
+            })
+    }
+
+    /// A PPO update from a rollout on the device: old log-likelihoods and values in one
+    /// evaluation, GAE over the time axis as backend ops ([`gae_time_major`]), then
+    /// `num_iterations` minibatch steps of `sample_size` records picked by index on the
+    /// device. Only the minibatch indices (drawn from the agent's seeded RNG) go up, and only
+    /// the mean loss comes down. Actor-critic is refused: its loss computes advantages on
+    /// the host.
+    pub fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
+        let bad = |reason: String| CoreError::Config {
+            at: "pg-agent/update_from_tensors".into(),
+            reason,
+        };
+        let PgAlgorithm::Ppo { clip_ratio, .. } = &self.config.algorithm else {
+            return Err(bad(
+                "device-resident rollouts train PPO; actor-critic's loss computes its advantages on the host".into(),
+            ));
+        };
+        let steps = rollout.rewards.len();
+        let lengths = [
+            rollout.states.len(),
+            rollout.actions.len(),
+            rollout.terminated.len(),
+            rollout.truncated.len(),
+        ];
+        if steps == 0 || lengths.iter().any(|&l| l != steps) {
+            return Err(bad(format!(
+                "states, actions, terminated and truncated need one tensor per reward step ({steps}), got {lengths:?}"
+            )));
+        }
+        let copies = B::shape(&rollout.rewards[0]).first().copied().unwrap_or(0);
+        let total = steps * copies;
+        let t = time_percentage.clamp(0.0, 1.0);
+        let device = B::device(&rollout.next_states);
+        let states = B::concat(&rollout.states, 0)?;
+        let actions = B::concat(&rollout.actions, 0)?;
+        // The states after the last step are evaluated with the last actions as stand-ins:
+        // only their values are read.
+        let all_states = B::concat(&[states.clone(), rollout.next_states.clone()], 0)?;
+        let all_actions = B::concat(&[actions.clone(), rollout.actions[steps - 1].clone()], 0)?;
+        let out = self
+            .exec
+            .execute_tensors("evaluate", [Tree::Leaf(all_states), Tree::Leaf(all_actions)])?;
+        let leaf = |i: usize| -> Result<B::Tensor> {
+            out.get(i)
+                .and_then(Tree::as_leaf)
+                .map(B::detach)
+                .ok_or_else(|| bad("evaluate returned no tensors".into()))
+        };
+        let log_probs = B::narrow(&B::reshape(&leaf(0)?, &[total + copies])?, 0, 0, total)?;
+        let values = B::reshape(&leaf(1)?, &[steps + 1, copies])?;
+        let time_major = |ts: &[B::Tensor]| -> Result<B::Tensor> { B::reshape(&B::concat(ts, 0)?, &[steps, copies]) };
+        let advantages = gae_time_major::<B>(
+            &values,
+            &time_major(&rollout.rewards)?,
+            &time_major(&rollout.terminated)?,
+            &time_major(&rollout.truncated)?,
+            self.config.discount,
+            self.config.gae_lambda,
+        )?;
+        let advantages = B::reshape(&advantages, &[total])?;
+        let prev_values = B::narrow(&B::reshape(&values, &[total + copies])?, 0, 0, total)?;
+        let m = self.config.update.sample_size.unwrap_or(total).min(total);
+        let scalar = |v: f64| B::scalar(v, DType::F32, device);
+        let (clip, weight_entropy, time) = (
+            scalar(clip_ratio.value(t))?,
+            scalar(self.config.weight_entropy.value(t))?,
+            scalar(t)?,
+        );
+        let mut loss_sum: Option<B::Tensor> = None;
+        for _ in 0..self.config.update.num_iterations {
+            let idx: Vec<i64> = rand::seq::index::sample(&mut self.counters.rng, total, m)
+                .into_iter()
+                .map(|i| i as i64)
+                .collect();
+            let idx = B::from_host(&HostTensor::i64([m], idx)?, device)?;
+            let pick = |x: &B::Tensor| -> Result<Tree<B::Tensor>> { Ok(Tree::Leaf(B::index_select(x, 0, &idx)?)) };
+            let inputs = [
+                pick(&states)?,
+                pick(&actions)?,
+                pick(&log_probs)?,
+                pick(&prev_values)?,
+                pick(&advantages)?,
+                Tree::Leaf(clip.clone()),
+                Tree::Leaf(weight_entropy.clone()),
+                Tree::Leaf(time.clone()),
+            ];
+            let out = self.exec.execute_tensors("update", inputs)?;
+            let loss = out
+                .first()
+                .and_then(Tree::as_leaf)
+                .map(|l| B::detach(l))
+                .ok_or_else(|| bad("update returned no loss".into()))?;
+            loss_sum = Some(match loss_sum {
+                Some(sum) => B::add(&sum, &loss)?,
+                None => loss,
+            });
+        }
+        self.counters.timesteps += total as u64;
+        self.counters.updates += 1;
+        match loss_sum {
+            Some(sum) => {
+                let sum = B::to_host(&sum)?.data.to_f64();
+                Ok(sum.first().copied().unwrap_or(f64::NAN) / self.config.update.num_iterations as f64)
+            }
+            None => Ok(0.0),
+        }
     }
 
     fn ready(&self) -> bool {

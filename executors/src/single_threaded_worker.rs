@@ -36,7 +36,49 @@ pub struct WorkerStats {
     pub solved_at_timestep: Option<u64>,
 }
 
+/// Whether the mean return of the last 100 episodes has reached `target` (never without one).
+pub(crate) fn solved(episode_rewards: &[f64], target: Option<f64>) -> bool {
+    match target {
+        Some(target) if episode_rewards.len() >= 100 => {
+            episode_rewards[episode_rewards.len() - 100..].iter().sum::<f64>() / 100.0 >= target
+        }
+        _ => false,
+    }
+}
+
 impl WorkerStats {
+    /// The statistics of a run that took `steps` environment steps and `updates` updates in
+    /// `runtime` seconds and finished episodes with these returns, in order.
+    pub fn from_returns(
+        steps: u64,
+        episode_rewards: Vec<f64>,
+        updates: u64,
+        runtime: f64,
+        solved_at_timestep: Option<u64>,
+    ) -> Self {
+        let mean = |r: &[f64]| {
+            if r.is_empty() {
+                f64::NAN
+            } else {
+                r.iter().sum::<f64>() / r.len() as f64
+            }
+        };
+        let last10 = &episode_rewards[episode_rewards.len().saturating_sub(10)..];
+        WorkerStats {
+            timesteps_executed: steps,
+            episodes_executed: episode_rewards.len() as u64,
+            env_frames_per_second: steps as f64 / runtime.max(1e-9),
+            mean_episode_reward: mean(&episode_rewards),
+            mean_episode_reward_last_10_episodes: mean(last10),
+            max_episode_reward: episode_rewards.iter().copied().fold(f64::NAN, f64::max),
+            final_episode_reward: episode_rewards.last().copied().unwrap_or(f64::NAN),
+            episode_rewards,
+            updates,
+            runtime_seconds: runtime,
+            solved_at_timestep,
+        }
+    }
+
     /// The statistics as JSON (RLgraph's keys, without the per-episode list).
     pub fn to_json(&self) -> Json {
         json!({
@@ -166,12 +208,9 @@ impl<A: Agent> SingleThreadedWorker<A> {
             {
                 break;
             }
-            if let (Some(target), true) = (self.target_return, episode_rewards.len() >= 100) {
-                let last = &episode_rewards[episode_rewards.len() - 100..];
-                if last.iter().sum::<f64>() / 100.0 >= target {
-                    solved_at = Some(steps);
-                    break;
-                }
+            if solved(&episode_rewards, self.target_return) {
+                solved_at = Some(steps);
+                break;
             }
             let t = (steps as f64 / horizon.max(1) as f64).min(1.0);
             let actions = self.agent.get_actions(&self.states, true, t)?;
@@ -233,27 +272,12 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 elapsed: start.elapsed().as_secs_f64(),
             });
         }
-        let runtime = start.elapsed().as_secs_f64();
-        let mean = |r: &[f64]| {
-            if r.is_empty() {
-                f64::NAN
-            } else {
-                r.iter().sum::<f64>() / r.len() as f64
-            }
-        };
-        let last10 = &episode_rewards[episode_rewards.len().saturating_sub(10)..];
-        Ok(WorkerStats {
-            timesteps_executed: steps,
-            episodes_executed: episode_rewards.len() as u64,
-            env_frames_per_second: steps as f64 / runtime.max(1e-9),
-            mean_episode_reward: mean(&episode_rewards),
-            mean_episode_reward_last_10_episodes: mean(last10),
-            max_episode_reward: episode_rewards.iter().copied().fold(f64::NAN, f64::max),
-            final_episode_reward: episode_rewards.last().copied().unwrap_or(f64::NAN),
+        Ok(WorkerStats::from_returns(
+            steps,
             episode_rewards,
             updates,
-            runtime_seconds: runtime,
-            solved_at_timestep: solved_at,
-        })
+            start.elapsed().as_secs_f64(),
+            solved_at,
+        ))
     }
 }

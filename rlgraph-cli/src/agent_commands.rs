@@ -18,6 +18,14 @@ pub fn build_agent<B: Backend>(
     seed: u64,
     device: Option<&str>,
 ) -> Result<Box<dyn Agent>, String> {
+    let json = read_config(config, device)?;
+    let probe = make(env, seed).map_err(|e| e.to_string())?;
+    agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
+        .map_err(|e| format!("{}: {e}", config.display()))
+}
+
+/// The config at `config` as JSON, with `execution_spec.default_device` set to `device` if given.
+pub fn read_config(config: &std::path::Path, device: Option<&str>) -> Result<Json, String> {
     let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
     let mut json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
     if let (Some(device), Some(obj)) = (device, json.as_object_mut()) {
@@ -26,9 +34,7 @@ pub fn build_agent<B: Backend>(
             exec.insert("default_device".into(), device.into());
         }
     }
-    let probe = make(env, seed).map_err(|e| e.to_string())?;
-    agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
-        .map_err(|e| format!("{}: {e}", config.display()))
+    Ok(json)
 }
 
 /// Arguments of `rlgraph graph`.

@@ -55,6 +55,11 @@ pub struct TrainArgs {
     /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
     #[arg(long)]
     target_return: Option<f64>,
+    /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
+    /// agent's device instead of host environments; observations never leave the device.
+    /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
+    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every"])]
+    tensor_envs: Option<usize>,
 }
 
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
@@ -82,7 +87,67 @@ fn train_tch(_: &TrainArgs) -> Result<String, String> {
     )
 }
 
+/// `train --tensor-envs N`: PPO against N device-resident copies.
+fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String, String> {
+    let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
+    let kind = json.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let normalized: String = kind
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect::<String>()
+        .to_lowercase();
+    if !matches!(normalized.as_str(), "ppo" | "ppoagent") {
+        return Err(format!(
+            "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {kind:?}",
+            args.config.display()
+        ));
+    }
+    let config = agents::PgConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let device = config.device;
+    let envs = rlgraph_tensor_envs::make::<B>(&args.env, copies, args.seed, device).map_err(|e| e.to_string())?;
+    let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
+        .map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let mut worker = executors::DeviceWorker::new(agent, envs);
+    if let Some(target) = args.target_return {
+        worker = worker.with_target_return(target);
+    }
+    let total = args.timesteps.unwrap_or(1_000_000);
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let stats = worker
+        .execute_timesteps(total, |p| {
+            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
+            let mean = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            bar.set_position(p.timesteps);
+            bar.set_message(format!(
+                "| episodes {} | mean return (last 100) {mean:.1} | {:.0} steps/s",
+                p.episodes,
+                p.timesteps as f64 / p.elapsed.max(1e-9)
+            ));
+        })
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let mut summary = stats.to_json();
+    summary["wall_clock_seconds"] = stats.runtime_seconds.into();
+    summary["env"] = args.env.clone().into();
+    summary["backend"] = B::NAME.into();
+    summary["tensor_envs"] = copies.into();
+    summary["device"] = device.to_string().into();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        write_file(dir, "episodes.csv", &episodes_csv(&stats))?;
+        write_file(dir, "summary.json", &summary.to_string())?;
+    }
+    Ok(summary.to_string())
+}
+
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
+    if let Some(copies) = args.tensor_envs {
+        return train_on_device::<B>(args, copies);
+    }
     let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed, Some(&args.device))?;
     if let Some(dir) = &args.resume {
         agent
@@ -174,19 +239,24 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     Ok(summary.to_string())
 }
 
-fn write_outputs(dir: &Path, stats: &executors::WorkerStats, summary: &Json, agent: &dyn Agent) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+fn episodes_csv(stats: &executors::WorkerStats) -> String {
     let mut csv = String::from("episode,return\n");
     for (i, r) in stats.episode_rewards.iter().enumerate() {
         csv.push_str(&format!("{},{r}\n", i + 1));
     }
-    let write = |name: &str, text: &str| {
-        std::fs::File::create(dir.join(name))
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-    };
-    write("episodes.csv", &csv)?;
-    write("summary.json", &summary.to_string())?;
+    csv
+}
+
+fn write_file(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    std::fs::File::create(dir.join(name))
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+}
+
+fn write_outputs(dir: &Path, stats: &executors::WorkerStats, summary: &Json, agent: &dyn Agent) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    write_file(dir, "episodes.csv", &episodes_csv(stats))?;
+    write_file(dir, "summary.json", &summary.to_string())?;
     agent
         .save_checkpoint(&dir.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())

@@ -71,3 +71,63 @@ pub fn gae<B: Backend>(name: &str, discount: f64, gae_lambda: f64) -> Component<
         .graph_fn(GraphFn::tensors("td_errors", run(None)).infer_same())
         .graph_fn(GraphFn::tensors("gae_values", run(Some(gae_lambda))).infer_same())
 }
+
+/// GAE over time-major device tensors, as backend ops (nothing crosses to the host): the
+/// advantages `[T, N]` of `T` steps of `N` environment copies.
+///
+/// `values` is `[T + 1, N]`: the value of each step's state, then of the state after the
+/// last step. `terminated` and `truncated` (U8 `[T, N]`) end a copy's episode at a step; its
+/// next row then belongs to the next episode. As in [`bootstrap_next_values`], a terminal
+/// step bootstraps from 0 and a truncated one from its own value; the last step bootstraps
+/// from `values[T]`.
+pub fn gae_time_major<B: Backend>(
+    values: &B::Tensor,
+    rewards: &B::Tensor,
+    terminated: &B::Tensor,
+    truncated: &B::Tensor,
+    gamma: f64,
+    lambda: f64,
+) -> Result<B::Tensor> {
+    let shape = B::shape(rewards);
+    let [steps, _copies] = shape[..] else {
+        return Err(rlgraph_core::CoreError::Config {
+            at: "gae_time_major".into(),
+            reason: format!("rewards must be [T, N], got {shape:?}"),
+        });
+    };
+    let rows = |t: &B::Tensor| B::shape(t).first().copied().unwrap_or(0);
+    check_lengths("gae_time_major", &["rewards + 1", "values"], &[steps + 1, rows(values)])?;
+    check_lengths(
+        "gae_time_major",
+        &["rewards", "terminated", "truncated"],
+        &[steps, rows(terminated), rows(truncated)],
+    )?;
+    let row = |t: &B::Tensor, i: usize| -> Result<B::Tensor> { B::squeeze(&B::narrow(t, 0, i, 1)?, 0) };
+    let zero = B::scalar(0.0, B::dtype(values), B::device(values))?;
+    let mut advantages = Vec::with_capacity(steps);
+    let mut next_advantage: Option<B::Tensor> = None;
+    for t in (0..steps).rev() {
+        let (value, done_terminal, cut) = (row(values, t)?, row(terminated, t)?, row(truncated, t)?);
+        let next_value = B::where_cond(
+            &done_terminal,
+            &zero,
+            &B::where_cond(&cut, &value, &row(values, t + 1)?)?,
+        )?;
+        let delta = B::sub(
+            &B::add(&row(rewards, t)?, &B::affine(&next_value, gamma, 0.0)?)?,
+            &value,
+        )?;
+        let advantage = match next_advantage {
+            Some(next) => {
+                let ended = B::maximum(&done_terminal, &cut)?;
+                let carried = B::where_cond(&ended, &zero, &B::affine(&next, gamma * lambda, 0.0)?)?;
+                B::add(&delta, &carried)?
+            }
+            None => delta,
+        };
+        advantages.push(B::unsqueeze(&advantage, 0)?);
+        next_advantage = Some(advantage);
+    }
+    advantages.reverse();
+    B::concat(&advantages, 0)
+}

@@ -11,7 +11,7 @@ mod gae;
 mod sequence;
 mod vtrace;
 
-pub use gae::{gae, gae_values, td_errors};
+pub use gae::{gae, gae_time_major, gae_values, td_errors};
 pub use sequence::{bootstrap_next_values, reverse_discount, sequence_decays, sequence_helper, sequence_lengths};
 pub use vtrace::{v_trace, vtrace_from_importance_weights, VTrace};
 
