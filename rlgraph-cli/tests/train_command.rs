@@ -156,3 +156,61 @@ fn graph_prints_the_agents_meta_graph() {
     let graph: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(graph.to_string().contains("dqn-agent/loss"), "the loss is in the graph");
 }
+
+#[test]
+fn trains_ppo_on_device_resident_envs() {
+    // The shipped config with a batch of 1,024 frames: rollouts of 16 steps over 64 copies.
+    let dir = std::env::temp_dir().join(format!("rlgraph-tensor-train-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/ppo-cartpole-tensor.json"
+    ))
+    .unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    config["update_spec"]["batch_size"] = 1024.into();
+    config["update_spec"]["sample_size"] = 256.into();
+    config["update_spec"]["num_iterations"] = 2.into();
+    config["memory_spec"]["capacity"] = 1024.into();
+    let path = dir.join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let out = dir.join("out");
+    let args = [
+        "train",
+        path.to_str().unwrap(),
+        "--env",
+        "CartPole-v1",
+        "--tensor-envs",
+        "64",
+        "--timesteps",
+        "2048",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = rlgraph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["tensor_envs"], 64);
+    // 1,024 frames per rollout (16 steps of 64 copies), two rollouts, one update each.
+    assert_eq!(summary["timesteps_executed"], 2048);
+    assert_eq!(summary["updates"], 2);
+    let episodes = summary["episodes_executed"].as_u64().unwrap();
+    assert!(episodes > 0, "random CartPole episodes end within 32 steps: {summary}");
+    let csv = std::fs::read_to_string(out.join("episodes.csv")).unwrap();
+    assert_eq!(csv.lines().count() as u64 - 1, episodes);
+    // Only PPO trains on device-resident copies; the error names the config and the type.
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--tensor-envs",
+        "8",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("dqn-cartpole.json") && stderr.contains("--tensor-envs"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
