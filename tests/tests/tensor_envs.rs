@@ -103,6 +103,73 @@ fn lockstep<B: Backend>(id: &str, n: usize, steps: usize, actions: i64) -> (usiz
     (terminations, truncations)
 }
 
+/// One step from `n` states drawn across each variable's whole range (`ranges`), where
+/// every term of the dynamics is large, compared with the host as in `lockstep`.
+fn wide_states<B: Backend>(id: &str, ranges: &[(f64, f64)], actions: i64) {
+    let (n, device) = (64, test_device::<B>());
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let states: Vec<Vec<f64>> = (0..n)
+        .map(|_| ranges.iter().map(|&(lo, hi)| rng.random_range(lo..hi)).collect())
+        .collect();
+    let mut hosts: Vec<Box<dyn Env>> = (0..n).map(|i| rlgraph_envs::make(id, i as u64).unwrap()).collect();
+    let mut envs = make::<B>(id, n, 0, device).unwrap();
+    let flat_states: Vec<f32> = states.iter().flatten().map(|&x| x as f32).collect();
+    envs.set_state(&HostTensor::f32([n, ranges.len()], flat_states).unwrap(), &vec![0; n])
+        .unwrap();
+    let (host_actions, tensor_actions): (Vec<Value>, B::Tensor) = if actions == 0 {
+        let u: Vec<f32> = (0..n).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+        let values = u
+            .iter()
+            .map(|&x| Value::Float32(Array::new([1], vec![x]).unwrap()))
+            .collect();
+        (
+            values,
+            B::from_host(&HostTensor::f32([n, 1], u).unwrap(), device).unwrap(),
+        )
+    } else {
+        let a: Vec<i64> = (0..n).map(|_| rng.random_range(0..actions)).collect();
+        let values = a.iter().map(|&x| Value::i32(x as i32)).collect();
+        (values, B::from_host(&HostTensor::i64([n], a).unwrap(), device).unwrap())
+    };
+    let step = envs.step(&tensor_actions).unwrap();
+    let (obs, reward) = (download::<B>(&step.observation), download::<B>(&step.reward));
+    let terminated = download::<B>(&step.terminated);
+    let w = obs.len() / n;
+    for i in 0..n {
+        // The host starts from the f32-rounded state, as the tensor copy does.
+        let rounded: Vec<f64> = states[i].iter().map(|&x| x as f32 as f64).collect();
+        hosts[i].set_state(&rounded).unwrap();
+        let h = hosts[i].step(&host_actions[i]).unwrap();
+        let at = format!("{id} ({}) from {:?}", B::NAME, states[i]);
+        assert_eq!(terminated[i] == 1.0, h.terminated, "{at}: terminated");
+        assert!(
+            close(reward[i], h.reward),
+            "{at}: reward {} vs host {}",
+            reward[i],
+            h.reward
+        );
+        if !h.terminated {
+            for (j, want) in flat(&h.observation).into_iter().enumerate() {
+                assert!(
+                    close(obs[i * w + j], want),
+                    "{at}: observation[{j}] {} vs host {want}",
+                    obs[i * w + j]
+                );
+            }
+        }
+    }
+}
+
+both_backends! {
+    fn every_term_matters_from_wide_states<B>() {
+        use std::f64::consts::PI;
+        wide_states::<B>("CartPole-v1", &[(-2.4, 2.4), (-3.0, 3.0), (-0.2, 0.2), (-3.0, 3.0)], 2);
+        wide_states::<B>("MountainCar-v0", &[(-1.2, 0.6), (-0.07, 0.07)], 3);
+        wide_states::<B>("Acrobot-v1", &[(-PI, PI), (-PI, PI), (-4.0 * PI, 4.0 * PI), (-9.0 * PI, 9.0 * PI)], 3);
+        wide_states::<B>("Pendulum-v1", &[(-3.0 * PI, 3.0 * PI), (-8.0, 8.0)], 0);
+    }
+}
+
 both_backends! {
     fn cartpole_matches_host<B>() {
         let (terminations, _) = lockstep::<B>("CartPole-v1", 16, 120, 2);
