@@ -179,7 +179,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
     }
 }
 
-/// The columns `i..i+1` of `state` (`[n, 1]` each), for dynamics written per variable.
+/// Column `i` of `state`, as `[n, 1]`: dynamics are written one state variable at a time.
 pub fn column<B: Backend>(state: &B::Tensor, i: usize) -> Result<B::Tensor> {
     B::narrow(state, 1, i, 1)
 }
