@@ -66,51 +66,44 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
     };
     let n = num_envs;
     Ok(match id {
-        "CartPole-v1" | "cartpole" => Box::new(Batched::new(
+        "CartPole-v1" | "cartpole" => boxed(
             CartPoleDynamics::<B>::new(n, device)?,
             n,
             device,
             seed,
             depth,
             spaces()?,
-        )?),
-        "MountainCar-v0" | "mountaincar" => Box::new(Batched::new(
+        )?,
+        "MountainCar-v0" | "mountaincar" => boxed(
             MountainCarDynamics::<B>::new(n, device)?,
             n,
             device,
             seed,
             depth,
             spaces()?,
-        )?),
-        "Acrobot-v1" | "acrobot" => Box::new(Batched::new(
-            AcrobotDynamics::<B>::new(n, device)?,
-            n,
-            device,
-            seed,
-            depth,
-            spaces()?,
-        )?),
-        "Pendulum-v1" | "pendulum" => Box::new(Batched::new(
+        )?,
+        "Acrobot-v1" | "acrobot" => boxed(AcrobotDynamics::<B>::new(n, device)?, n, device, seed, depth, spaces()?)?,
+        "Pendulum-v1" | "pendulum" => boxed(
             PendulumDynamics::<B>::new(n, device)?,
             n,
             device,
             seed,
             depth,
             spaces()?,
-        )?),
+        )?,
         _ => match id.strip_prefix("GridWorld-") {
             Some(rest) => {
                 let world = GridWorld::from_id_suffix(rest).map_err(host_err)?;
                 let spaces = (world.state_space().clone(), world.action_space().clone());
                 // The start state is fixed, so one row per copy is the whole stream.
-                Box::new(Batched::new(
+                boxed(
                     GridWorldDynamics::<B>::new(id, &world, device)?,
                     n,
                     device,
                     seed,
                     1,
                     spaces,
-                )?)
+                )?
             }
             None => {
                 return Err(CoreError::Config {
@@ -120,4 +113,16 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
             }
         },
     })
+}
+
+/// `n` copies of `dynamics` as a boxed [`TensorEnv`]: what every arm of [`make`] builds.
+fn boxed<B: Backend, D: Dynamics<B> + 'static>(
+    dynamics: D,
+    n: usize,
+    device: Device,
+    seed: u64,
+    depth: usize,
+    spaces: (rlgraph_core::spaces::Space, rlgraph_core::spaces::Space),
+) -> Result<Box<dyn TensorEnv<B>>> {
+    Ok(Box::new(Batched::new(dynamics, n, device, seed, depth, spaces)?))
 }
