@@ -112,11 +112,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String
         worker = worker.with_target_return(target);
     }
     let total = args.timesteps.unwrap_or(1_000_000);
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(total);
     let stats = worker
         .execute_timesteps(total, |p| {
             let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
@@ -181,11 +177,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     let total = args
         .timesteps
         .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(total);
     let mut last_draw = 0u64;
     let progress = |p: &executors::Progress<'_>| {
         if let Some(w) = events.as_mut() {
@@ -237,6 +229,16 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         write_outputs(dir, &stats, &summary, worker.agent().as_ref())?;
     }
     Ok(summary.to_string())
+}
+
+/// The training progress bar over `total` steps.
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 fn episodes_csv(stats: &executors::WorkerStats) -> String {
