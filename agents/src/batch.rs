@@ -149,7 +149,7 @@ pub(crate) fn transition_space(state_space: &Space, action_space: &Space) -> Res
 }
 
 /// Transitions as one batch of [`transition_space`] records.
-pub(crate) fn transitions_batch(transitions: &[Transition]) -> Result<Value> {
+pub fn transitions_batch(transitions: &[Transition]) -> Result<Value> {
     let n = transitions.len();
     let column = |f: fn(&Transition) -> &Value| stack(&transitions.iter().map(|t| f(t).clone()).collect::<Vec<_>>());
     Ok(Value::Dict(BTreeMap::from([

@@ -16,6 +16,8 @@ pub(crate) struct Counters {
     pub updates: u64,
     /// Environment steps since the target network was last synced.
     pub steps_since_sync: u64,
+    /// Weight snapshots published (the last one's version).
+    pub published: u64,
 }
 
 impl HostState for Counters {
@@ -27,6 +29,7 @@ impl HostState for Counters {
                 meta["timesteps"] = self.timesteps.into();
                 meta["updates"] = self.updates.into();
                 meta["steps_since_sync"] = self.steps_since_sync.into();
+                meta["published"] = self.published.into();
                 meta
             },
         })
@@ -55,6 +58,12 @@ fn parse_counters(state: &SavedState) -> Result<Counters> {
         timesteps: count("timesteps")?,
         updates: count("updates")?,
         steps_since_sync: count("steps_since_sync")?,
+        // Checkpoints from before snapshots were versioned have none.
+        published: if m["published"].is_null() {
+            0
+        } else {
+            count("published")?
+        },
     })
 }
 
@@ -66,6 +75,7 @@ impl Counters {
             timesteps: 0,
             updates: 0,
             steps_since_sync: 0,
+            published: 0,
         }
     }
 }

@@ -18,7 +18,7 @@ pub fn build_agent<B: Backend>(
     state_space: &Space,
     action_space: &Space,
     seed: u64,
-) -> Result<Box<dyn Agent>> {
+) -> Result<Box<dyn Agent + Send>> {
     let kind = Obj::new(spec, "config")?.kind("");
     Ok(match kind.as_str() {
         "dqn" | "dqnagent" | "apex" | "apexagent" => Box::new(DqnAgent::<B>::new(

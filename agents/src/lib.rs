@@ -8,6 +8,7 @@
 //! root component (networks, loss, optimizer, ...) run by a `GraphExecutor`, plus host-side
 //! parts: memories or rollouts, per-environment buffers and schedules.
 
+mod actor;
 mod actor_critic_networks;
 mod agent;
 mod agent_graph;
@@ -15,31 +16,46 @@ mod batch;
 mod config_reader;
 mod counters;
 mod dqn;
+mod dqn_actor;
 mod dqn_config;
+mod dqn_learner;
 mod from_config;
 mod impala_agent;
 mod impala_config;
+mod impala_learner;
+mod learner;
 mod observe_buffer;
 mod pg_agent;
 mod pg_config;
 mod preprocessing;
 mod random_agent;
+mod replay;
 mod rollout;
+mod rollout_adder;
 mod sac_agent;
 mod sac_config;
+mod snapshot;
 mod transition_json;
 
+pub use actor::{Acted, Actor, GraphActor};
 pub use agent::{Agent, Transition, UpdateMode, UpdateSpec};
-pub use batch::{stack, unstack};
-pub use dqn::DqnAgent;
+pub use batch::{stack, transitions_batch, unstack};
+pub use dqn::{dqn_replay, DqnAgent};
+pub use dqn_actor::{apex_priorities, dqn_actor};
 pub use dqn_config::{DqnConfig, MemoryKind};
+pub use dqn_learner::DqnLearner;
 pub use from_config::{build_agent, AGENT_TYPES};
 pub use impala_agent::ImpalaAgent;
 pub use impala_config::ImpalaConfig;
+pub use impala_learner::{impala_actor, ImpalaLearner};
+pub use learner::{Learned, Learner};
 pub use observe_buffer::NStepBuffer;
 pub use pg_agent::{PgAgent, TensorRollout};
 pub use pg_config::{PgAlgorithm, PgConfig};
 pub use random_agent::RandomAgent;
+pub use replay::{Replay, ReplaySample};
 pub use rollout::{Rollout, RolloutBatch};
+pub use rollout_adder::RolloutAdder;
 pub use sac_agent::SacAgent;
 pub use sac_config::SacConfig;
+pub use snapshot::WeightSnapshot;

@@ -58,7 +58,7 @@ fn run_episodes(agent: &mut DqnAgent<Candle>, first: u64, n: u64) -> Vec<f64> {
 fn weights_round_trip_exactly() {
     let mut a = agent(false, 7);
     run_episodes(&mut a, 0, 3);
-    let b = agent(false, 7);
+    let mut b = agent(false, 7);
     let weights = a.get_weights().unwrap();
     assert_ne!(b.get_weights().unwrap(), weights);
     b.set_weights(&weights).unwrap();
@@ -132,8 +132,9 @@ fn bad_configs_name_the_key() {
 
 #[test]
 fn ape_x_inserts_records_at_their_own_td_error() {
-    // Ape-X (alpha 1 so the tree holds raw priorities; no double Q, so the target is
-    // max_a' Q_target(s', a'), and the target equals the policy right after construction).
+    // Ape-X (alpha 1 so the tree holds raw priorities): the actor gives each record the
+    // priority |r + gamma max_a' Q(s', a') - Q(s, a)| + 1e-6 under its own Q-values, as the
+    // Ape-X paper's actors do.
     let spec = serde_json::json!({
         "type": "apex",
         "discount": 0.9,
@@ -166,7 +167,7 @@ fn ape_x_inserts_records_at_their_own_td_error() {
         };
         let next_max = q[1].iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
         let td = step.reward + 0.9 * next_max * if step.terminated { 0.0 } else { 1.0 } - q[0][act] as f64;
-        expected.push(0.5 * td * td + 1e-6);
+        expected.push(td.abs() + 1e-6);
         let t = Transition {
             state: state.clone(),
             action,

@@ -6,7 +6,7 @@ use backend_candle::Candle;
 use executors::SingleThreadedWorker;
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
-fn worker(config: &str, env: &str, seed: u64) -> SingleThreadedWorker<Box<dyn Agent>> {
+fn worker(config: &str, env: &str, seed: u64) -> SingleThreadedWorker<Box<dyn Agent + Send>> {
     let text = std::fs::read_to_string(format!("{}/../configs/{config}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let spec: serde_json::Value = serde_json::from_str(&text).unwrap();
     let probe = make(env, seed).unwrap();

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use agents::Agent;
 use clap::Args;
 use rlgraph_core::Backend;
+
+use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::make;
 use serde_json::{json, Value as Json};
 
@@ -17,7 +19,7 @@ pub fn build_agent<B: Backend>(
     env: &str,
     seed: u64,
     device: Option<&str>,
-) -> Result<Box<dyn Agent>, String> {
+) -> Result<Box<dyn Agent + Send>, String> {
     let json = read_config(config, device)?;
     let probe = make(env, seed).map_err(|e| e.to_string())?;
     agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
@@ -48,18 +50,28 @@ pub struct GraphArgs {
     /// `dot` (Graphviz: scopes as clusters, devices as colours) or `json`.
     #[arg(long, default_value = "dot")]
     format: String,
+    /// The backend: candle (default) or tch (needs the `tch` feature).
+    #[arg(long, default_value = "candle")]
+    backend: String,
 }
 
 /// Prints the agent's meta graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
-    let agent = build_agent::<backend_candle::Candle>(&args.config, &args.env, 0, None)?;
-    let meta = agent
-        .meta_graph()
-        .ok_or_else(|| format!("{}: this agent has no graph", args.config.display()))?;
-    match args.format.as_str() {
-        "dot" => Ok(meta.to_dot(None)),
-        "json" => Ok(meta.to_json().to_string()),
-        other => Err(format!("--format {other}: use dot or json")),
+    on_backend(&args.backend, args)
+}
+
+impl OnBackend for GraphArgs {
+    type Output = String;
+    fn run<B: Backend>(&self) -> Result<String, String> {
+        let agent = build_agent::<B>(&self.config, &self.env, 0, None)?;
+        let meta = agent
+            .meta_graph()
+            .ok_or_else(|| format!("{}: this agent has no graph", self.config.display()))?;
+        match self.format.as_str() {
+            "dot" => Ok(meta.to_dot(None)),
+            "json" => Ok(meta.to_json().to_string()),
+            other => Err(format!("--format {other}: use dot or json")),
+        }
     }
 }
 
@@ -82,12 +94,26 @@ pub struct EvaluateArgs {
     /// in environments without a time limit, such as GridWorld).
     #[arg(long, default_value_t = 1000)]
     max_steps: u64,
+    /// The backend: candle (default) or tch (needs the `tch` feature). Checkpoints hold host
+    /// values, so one written on either backend plays on either.
+    #[arg(long, default_value = "candle")]
+    backend: String,
 }
 
 /// Plays greedy episodes with a trained agent and prints their returns.
 pub fn evaluate(args: &EvaluateArgs) -> Result<String, String> {
-    let mut agent =
-        build_agent::<backend_candle::Candle>(&args.checkpoint.join("config.json"), &args.env, args.seed, None)?;
+    on_backend(&args.backend, args)
+}
+
+impl OnBackend for EvaluateArgs {
+    type Output = String;
+    fn run<B: Backend>(&self) -> Result<String, String> {
+        play::<B>(self)
+    }
+}
+
+fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
+    let mut agent = build_agent::<B>(&args.checkpoint.join("config.json"), &args.env, args.seed, None)?;
     agent
         .restore_checkpoint(&args.checkpoint.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())?;

@@ -17,6 +17,8 @@ use rlgraph_components::from_spec_with;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
 use rlgraph_core::{Backend, ComponentTest, CoreError, ErasedExecutor};
 
+use crate::backend_choice::{on_backend, OnBackend};
+
 /// Arguments of `rlgraph call`.
 #[derive(Args)]
 pub struct CallArgs {
@@ -51,33 +53,23 @@ pub fn run(args: &CallArgs) -> Result<String, String> {
             KEYS.join(", ")
         ));
     }
-    let out = match obj
+    let backend = obj
         .get("backend")
         .map(|b| b.as_str().ok_or("\"backend\" must be a string"))
         .transpose()?
-        .unwrap_or("candle")
-    {
-        "candle" => run_on::<backend_candle::Candle>(obj),
-        "tch" => run_tch(obj),
-        other => return Err(format!("unknown backend {other:?}; use \"candle\" or \"tch\"")),
-    }
-    .map_err(|e| e.to_string())?;
+        .unwrap_or("candle");
+    let out = on_backend(backend, &CallTask(obj))?;
     serde_json::to_string(&out).map_err(|e| e.to_string())
 }
 
-#[cfg(feature = "tch")]
-fn run_tch(obj: &Map<String, Json>) -> Result<Json, CoreError> {
-    run_on::<backend_tch::Tch>(obj)
-}
+/// The calls of one spec, on whichever backend it names.
+struct CallTask<'a>(&'a Map<String, Json>);
 
-#[cfg(not(feature = "tch"))]
-fn run_tch(_: &Map<String, Json>) -> Result<Json, CoreError> {
-    Err(CoreError::Config {
-        at: "backend".into(),
-        reason:
-            "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh"
-                .into(),
-    })
+impl OnBackend for CallTask<'_> {
+    type Output = Json;
+    fn run<B: Backend>(&self) -> Result<Json, String> {
+        run_on::<B>(self.0).map_err(|e| e.to_string())
+    }
 }
 
 fn config(at: &str, reason: impl Into<String>) -> CoreError {

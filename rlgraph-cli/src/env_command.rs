@@ -14,11 +14,11 @@ pub struct EnvArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Set the state after the reset (comma-separated numbers, as the environment's
-    /// `set_state` takes them).
-    #[arg(long)]
+    /// `set_state` takes them; a leading minus sign is a number, not a flag).
+    #[arg(long, allow_hyphen_values = true)]
     state: Option<String>,
     /// The actions: comma-separated numbers, or a JSON array of actions (for Dict actions).
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     actions: String,
 }
 

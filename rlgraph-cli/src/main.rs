@@ -6,6 +6,7 @@
 //! agents built from RLgraph JSON configs.
 
 mod agent_commands;
+mod backend_choice;
 mod call_command;
 mod env_command;
 mod space_command;

@@ -10,6 +10,8 @@ use clap::Args;
 use executors::SingleThreadedWorker;
 use indicatif::{ProgressBar, ProgressStyle};
 use rlgraph_core::Backend;
+
+use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
 use crate::tensorboard::EventWriter;
@@ -67,24 +69,14 @@ pub fn run(args: &TrainArgs) -> Result<String, String> {
     if rlgraph_core::Device::parse(&args.device).is_none() {
         return Err(format!("--device {}: use cpu or cuda:N", args.device));
     }
-    match args.backend.as_str() {
-        "candle" => train::<backend_candle::Candle>(args),
-        "tch" => train_tch(args),
-        other => Err(format!("unknown backend {other:?}; use candle or tch")),
+    on_backend(&args.backend, args)
+}
+
+impl OnBackend for TrainArgs {
+    type Output = String;
+    fn run<B: Backend>(&self) -> Result<String, String> {
+        train::<B>(self)
     }
-}
-
-#[cfg(feature = "tch")]
-fn train_tch(args: &TrainArgs) -> Result<String, String> {
-    train::<backend_tch::Tch>(args)
-}
-
-#[cfg(not(feature = "tch"))]
-fn train_tch(_: &TrainArgs) -> Result<String, String> {
-    Err(
-        "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh"
-            .into(),
-    )
 }
 
 /// `train --tensor-envs N`: PPO against N device-resident copies.

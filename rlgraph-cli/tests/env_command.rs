@@ -49,6 +49,25 @@ fn cartpole_with_a_set_state() {
 }
 
 #[test]
+fn negative_numbers_are_values_not_flags() {
+    // Pushed right from x = -0.52 at rest: Euler moves x by tau * x_dot = 0 in the first
+    // step, and x_dot becomes 0.02 * 4400/451 as from the origin (x does not enter the
+    // dynamics).
+    let (code, stdout, stderr) = rlgraph(&["env", "CartPole-v1", "--state", "-0.52,0,0,0", "--actions", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let l = lines(&stdout);
+    assert_eq!(l[0]["state_set"], serde_json::json!([-0.52, 0.0, 0.0, 0.0]));
+    let x = l[1]["observation"][0].as_f64().unwrap();
+    let x_dot = l[1]["observation"][1].as_f64().unwrap();
+    assert!((x + 0.52).abs() < 1e-6, "{x}");
+    assert!((x_dot - 0.02 * 4400.0 / 451.0).abs() < 1e-6, "{x_dot}");
+    // Pendulum's torque is a negative number too.
+    let (code, stdout, stderr) = rlgraph(&["env", "Pendulum-v1", "--actions", "-1.5"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines(&stdout).len(), 2);
+}
+
+#[test]
 fn bad_actions_and_ids_are_one_line_errors() {
     let (code, _, stderr) = rlgraph(&["env", "CartPole-v1", "--actions", "1,7"]);
     assert_eq!(code, 2);

@@ -53,6 +53,25 @@ fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
     let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(eval["episodes"], 3);
     assert_eq!(eval["returns"].as_array().unwrap().len(), 3);
+    // The checkpoint holds host values, so libtorch plays it too (where it is built in).
+    let (code, stdout, stderr) = rlgraph(&[
+        "evaluate",
+        &out,
+        "--env",
+        "GridWorld-2x2",
+        "--episodes",
+        "3",
+        "--backend",
+        "tch",
+    ]);
+    if cfg!(feature = "tch") {
+        assert_eq!(code, 0, "{stderr}");
+        let on_tch: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(on_tch["episodes"], 3);
+    } else {
+        assert_eq!(code, 2);
+        assert!(stderr.contains("--features tch"), "{stderr}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -155,6 +174,34 @@ fn graph_prints_the_agents_meta_graph() {
     assert_eq!(code, 0);
     let graph: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(graph.to_string().contains("dqn-agent/loss"), "the loss is in the graph");
+    // The meta graph is backend-free: libtorch's build of it draws the same picture.
+    let (code, on_tch, stderr) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--backend",
+        "tch",
+    ]);
+    if cfg!(feature = "tch") {
+        assert_eq!((code, on_tch), (0, dot), "{stderr}");
+    } else {
+        assert_eq!(code, 2);
+        assert!(stderr.contains("--features tch"), "{stderr}");
+    }
+    let (code, _, stderr) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--backend",
+        "jax",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("\"jax\"") && stderr.contains("candle or tch"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -189,4 +189,14 @@ impl<B: Backend> GraphExecutor<B> {
     pub fn reseed(&mut self, seed: u64) {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
     }
+
+    /// The executor's RNG, to save its position beside other state.
+    pub fn rng(&self) -> &ChaCha8Rng {
+        &self.rng
+    }
+
+    /// Replaces the executor's RNG (a position saved from [`GraphExecutor::rng`]).
+    pub fn set_rng(&mut self, rng: ChaCha8Rng) {
+        self.rng = rng;
+    }
 }

@@ -78,6 +78,40 @@ impl PrioritizedReplay {
         Ok(())
     }
 
+    /// Inserts a batch of records, each at its own priority (Ape-X's worker-side priorities).
+    /// The records and priorities are all checked first: on error nothing changes.
+    pub fn insert_records_with(&mut self, batch: &Value, priorities: &[f64]) -> Result<()> {
+        let checked = self.ring.check(batch)?;
+        let n = checked.records;
+        let bad = |reason: String| MemoryError::BadArguments {
+            memory: self.ring.name.clone(),
+            method: "insert_records_with".into(),
+            reason,
+        };
+        if priorities.len() != n {
+            return Err(bad(format!("{n} records but {} priorities", priorities.len())));
+        }
+        if let Some((i, &p)) = priorities
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !(p.is_finite() && **p >= 0.0))
+        {
+            return Err(bad(format!("priority {i} is {p}; priorities must be finite and >= 0")));
+        }
+        let start = self.ring.write_checked(&checked);
+        let capacity = self.ring.capacity();
+        // Only the last `capacity` records of an oversized batch are still held.
+        let first = n.saturating_sub(capacity);
+        for (i, &p) in priorities.iter().enumerate().skip(first) {
+            let slot = (start + i) % capacity;
+            let w = p.powf(self.alpha);
+            self.sum_tree.set(slot, w);
+            self.min_tree.set(slot, w);
+            self.max_priority = self.max_priority.max(p);
+        }
+        Ok(())
+    }
+
     /// `n` records drawn with probability proportional to `priority^alpha`, with replacement.
     pub fn get_records<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Result<PrioritizedSample> {
         self.ring.require("get_records", n)?;

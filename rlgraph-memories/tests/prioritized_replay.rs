@@ -42,6 +42,28 @@ fn new_records_get_the_maximum_priority_in_both_trees() {
     assert_eq!(m.min_tree().root(), 0.5);
 }
 
+#[test]
+fn records_inserted_with_their_own_priorities_enter_the_trees_at_them() {
+    // Alpha 0.5: the trees hold sqrt(p). Capacity 4 and 5 records: the first is overwritten
+    // by the fifth, which lands in slot 0.
+    let mut m = memory(4, 0.5, 0.0);
+    m.insert_records_with(&transitions(0, 2), &[4.0, 9.0]).unwrap();
+    assert_eq!((m.tree_priority(0), m.tree_priority(1)), ((2.0, 2.0), (3.0, 3.0)));
+    assert_eq!(m.max_priority(), 9.0);
+    m.insert_records_with(&transitions(2, 3), &[0.25, 1.0, 16.0]).unwrap();
+    assert_eq!(m.tree_priority(0), (4.0, 4.0));
+    assert_eq!(m.tree_priority(2), (0.5, 0.5));
+    assert_eq!(m.sum_tree().root(), 4.0 + 3.0 + 0.5 + 1.0);
+    assert_eq!(m.max_priority(), 16.0);
+    // A count that does not match, or a negative or NaN priority, stores nothing.
+    let before = (m.size(), m.index(), m.sum_tree().root());
+    for bad in [vec![1.0], vec![1.0, -1.0], vec![f64::NAN, 1.0]] {
+        let err = m.insert_records_with(&transitions(5, 2), &bad).unwrap_err().to_string();
+        assert!(err.contains("insert_records_with"), "{err}");
+        assert_eq!((m.size(), m.index(), m.sum_tree().root()), before);
+    }
+}
+
 proptest! {
     #[test]
     fn trees_match_brute_force_after_any_updates(

@@ -1,0 +1,175 @@
+//! The actor role: an acting-only graph that turns a batch of states into actions and the
+//! per-action extras an algorithm needs, with the policy weights of a known snapshot.
+
+use std::collections::BTreeMap;
+
+use rlgraph_core::spaces::Value;
+use rlgraph_core::{
+    rng_from_json, rng_to_json, Backend, CoreError, DType, GraphExecutor, HostState, Outputs, Result, SavedState, Tree,
+};
+
+use crate::batch::{stack, unstack};
+use crate::snapshot::WeightSnapshot;
+
+/// What an actor hands back for a batch of states.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Acted {
+    /// One action per state.
+    pub actions: Vec<Value>,
+    /// Per-action extras by name, each batched like the states: `behaviour_log_probs` for
+    /// IMPALA, `q_values` for DQN and Ape-X.
+    pub extras: BTreeMap<String, Value>,
+}
+
+/// The policy side of an agent: acts on batches of states and loads weight snapshots.
+pub trait Actor: Send {
+    /// Actions for `states` (one per environment copy). With `explore`, the behaviour policy
+    /// (sampling, epsilon-greedy at `time_percentage`, 0 to 1); without, the greedy one.
+    fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted>;
+    /// Loads the policy weights of `snapshot`; on error nothing changes.
+    fn load(&mut self, snapshot: &WeightSnapshot) -> Result<()>;
+    /// The version of the last snapshot loaded (`None`: still the initial weights).
+    fn version(&self) -> Option<u64>;
+}
+
+/// An [`Actor`] over a graph with `get_action(states[, time_percentage])` and
+/// `get_deterministic_action(states)`; both return the actions first, then the extras.
+pub struct GraphActor<B: Backend> {
+    exec: GraphExecutor<B>,
+    extras: Vec<String>,
+    takes_time: bool,
+    version: Option<u64>,
+}
+
+impl<B: Backend> GraphActor<B> {
+    /// An actor running `exec`. `extras` names `get_action`'s outputs after the actions;
+    /// `takes_time` says whether `get_action` takes `time_percentage` as its second input.
+    pub fn new(exec: GraphExecutor<B>, extras: &[&str], takes_time: bool) -> Self {
+        GraphActor {
+            exec,
+            extras: extras.iter().map(|s| s.to_string()).collect(),
+            takes_time,
+            version: None,
+        }
+    }
+
+    /// The acting graph (to call its other API methods, such as `get_q_values`).
+    pub fn executor(&self) -> &GraphExecutor<B> {
+        &self.exec
+    }
+
+    /// The acting graph, mutably.
+    pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
+        &mut self.exec
+    }
+
+    /// Actions (and extras) for a batch of states that is already a tensor on the actor's
+    /// device: no host conversion on either side.
+    pub fn act_tensors(
+        &mut self,
+        states: &Tree<B::Tensor>,
+        explore: bool,
+        time_percentage: f64,
+    ) -> Result<Outputs<B::Tensor>> {
+        if !explore {
+            return self.exec.execute_tensors("get_deterministic_action", [states]);
+        }
+        if !self.takes_time {
+            return self.exec.execute_tensors("get_action", [states]);
+        }
+        let device = match states {
+            Tree::Leaf(s) => B::device(s),
+            _ => self
+                .exec
+                .variable_infos()
+                .first()
+                .map_or(Default::default(), |v| v.device),
+        };
+        let t = Tree::Leaf(B::full(&[], time_percentage.clamp(0.0, 1.0), DType::F32, device)?);
+        self.exec.execute_tensors("get_action", [states, &t])
+    }
+}
+
+impl<B: Backend> Actor for GraphActor<B> {
+    fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted> {
+        let batch = stack(states)?;
+        let out = if !explore {
+            self.exec.execute("get_deterministic_action", &[batch])?
+        } else if self.takes_time {
+            let t = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
+            self.exec.execute("get_action", &[batch, t])?
+        } else {
+            self.exec.execute("get_action", &[batch])?
+        };
+        let mut out = out.into_iter();
+        let actions = out.next().ok_or_else(|| CoreError::Config {
+            at: "actor/get_action".into(),
+            reason: "no actions came back".into(),
+        })?;
+        Ok(Acted {
+            actions: unstack(&actions)?,
+            extras: self.extras.iter().cloned().zip(out).collect(),
+        })
+    }
+
+    /// Every trainable variable of the actor must be in the snapshot; entries it has no
+    /// variable for (a value head it never evaluates) are skipped.
+    fn load(&mut self, snapshot: &WeightSnapshot) -> Result<()> {
+        let mut mine = vec![];
+        for info in self.exec.variable_infos().iter().filter(|i| i.decl.trainable) {
+            let value = snapshot.weights.get(&info.path).ok_or_else(|| CoreError::Config {
+                at: format!("snapshot {}", snapshot.version),
+                reason: format!("has no {}, which the actor needs", info.path),
+            })?;
+            self.exec.store().check(&info.path, value)?;
+            mine.push((info.path.as_str(), value));
+        }
+        // All checked: none of these writes can fail on shape or dtype.
+        for (path, value) in mine {
+            self.exec.set_variable(path, value)?;
+        }
+        self.version = Some(snapshot.version);
+        Ok(())
+    }
+
+    fn version(&self) -> Option<u64> {
+        self.version
+    }
+}
+
+/// The actor's RNG position and version ride in checkpoints; its weights come from the
+/// learner's, which the checkpoint holds.
+impl<B: Backend> HostState for GraphActor<B> {
+    fn save_state(&self) -> Result<SavedState> {
+        let mut meta = rng_to_json(self.exec.rng());
+        meta["version"] = self.version.into();
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta,
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> Result<()> {
+        parse_actor(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> Result<()> {
+        let (rng, version) = parse_actor(&state)?;
+        self.exec.set_rng(rng);
+        self.version = version;
+        Ok(())
+    }
+}
+
+fn parse_actor(state: &SavedState) -> Result<(rand_chacha::ChaCha8Rng, Option<u64>)> {
+    let bad = |reason: String| CoreError::Checkpoint {
+        path: "(actor)".into(),
+        reason,
+    };
+    let rng = rng_from_json(&state.meta).map_err(bad)?;
+    let version = match &state.meta["version"] {
+        serde_json::Value::Null => None,
+        v => Some(v.as_u64().ok_or_else(|| bad(format!("version {v} is not a count")))?),
+    };
+    Ok((rng, version))
+}

@@ -1,0 +1,126 @@
+//! DQN's actor: an acting graph with epsilon-greedy exploration inside it (drawn from the
+//! executor's seeded RNG), and Ape-X's worker-side priorities computed from its Q-values.
+
+use std::collections::BTreeMap;
+
+use rlgraph_components::epsilon_exploration;
+use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_core::{Backend, Component, GraphFn, Param, Result};
+
+use crate::actor::GraphActor;
+use crate::agent_graph::build_graph;
+use crate::batch::{field, host_floats};
+use crate::dqn_config::DqnConfig;
+use crate::dqn_learner::{dqn_policy, num_actions, q_values, ROOT};
+use crate::preprocessing::{preprocess, with_preprocessing};
+
+/// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
+/// epsilon-greedy actions and the Q-values, `get_deterministic_action(states)` the greedy
+/// ones and the Q-values, `get_q_values(states)` the Q-values alone. Its policy variables
+/// have the learner's paths, so the learner's snapshots load into it.
+pub fn dqn_actor<B: Backend>(
+    config: &DqnConfig,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<GraphActor<B>> {
+    let n = num_actions(action_space)?;
+    let dueling = config.dueling;
+    let root = Component::<B>::new(ROOT)
+        .with_sub(dqn_policy::<B>(config, action_space, n)?)
+        .with_sub(epsilon_exploration::<B>("exploration", config.epsilon.clone(), n));
+    let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+    let root = root
+        .api("get_q_values", vec![Param::new("states")], move |ctx, args| {
+            let x = preprocess(ctx, has_pre, args.get(0)?)?;
+            Ok(vec![q_values(ctx, "policy", dueling, x)?])
+        })
+        .api("get_deterministic_action", vec![Param::new("states")], |ctx, args| {
+            let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
+            Ok(vec![ctx.graph_fn1("greedy", &[q])?, q])
+        })
+        .api(
+            "get_action",
+            vec![Param::new("states"), Param::new("time_percentage")],
+            |ctx, args| {
+                let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
+                let greedy = ctx.graph_fn1("greedy", &[q])?;
+                let a = ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0];
+                Ok(vec![a, q])
+            },
+        )
+        .graph_fn(
+            GraphFn::tensors("greedy", |_, xs| Ok(vec![B::argmax(xs[0], 1, false)?])).infer(move |_, s| {
+                Ok(vec![
+                    Space::from(IntBox::new(n as i64)?).with_ranks(s[0].ranks().unwrap_or_default())
+                ])
+            }),
+        );
+    let spaces = BTreeMap::from([
+        ("states".to_string(), state_space.with_batch_rank(true)),
+        (
+            "time_percentage".to_string(),
+            Space::from(FloatBox::new(Vec::<usize>::new())),
+        ),
+    ]);
+    // Its own seed, so exploration draws differ from the learner's initializers.
+    let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
+    Ok(GraphActor::new(exec, &["q_values"], true))
+}
+
+/// Ape-X's worker-side priorities of n-step transition `records` under the actor's current
+/// Q-values: `|R + discount^n (1 - terminal) max_a Q(s', a) - Q(s, a_taken)| + 1e-6`.
+pub fn apex_priorities<B: Backend>(
+    actor: &mut GraphActor<B>,
+    records: &Value,
+    discount: f64,
+    n_step: usize,
+) -> Result<Vec<f64>> {
+    let exec = actor.executor_mut();
+    let mut q = exec.execute_many(&[
+        ("get_q_values", vec![field(records, "states")?]),
+        ("get_q_values", vec![field(records, "next_states")?]),
+    ])?;
+    let q_next = host_floats(q.pop().and_then(|mut v| v.pop()).as_ref(), "apex/get_q_values")?;
+    let q_now = host_floats(q.pop().and_then(|mut v| v.pop()).as_ref(), "apex/get_q_values")?;
+    let rewards = host_floats(Some(&field(records, "rewards")?), "apex/rewards")?;
+    let actions: Vec<usize> = match field(records, "actions")? {
+        Value::Int32(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
+        Value::Int64(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
+        other => return Err(bad(format!("expected integer actions, got {}", other.kind_name()))),
+    };
+    let terminals: Vec<bool> = match field(records, "terminals")? {
+        Value::Bool(a) => a.data().to_vec(),
+        other => return Err(bad(format!("expected boolean terminals, got {}", other.kind_name()))),
+    };
+    let n = rewards.len();
+    if n == 0 || q_now.len() % n != 0 || q_next.len() != q_now.len() || actions.len() != n || terminals.len() != n {
+        return Err(bad(format!(
+            "{n} rewards, {} actions, {} terminals and {} Q-values do not make one batch",
+            actions.len(),
+            terminals.len(),
+            q_now.len()
+        )));
+    }
+    let width = q_now.len() / n;
+    let gamma_n = discount.powi(n_step as i32);
+    (0..n)
+        .map(|i| {
+            let row = |q: &[f64]| q[i * width..(i + 1) * width].to_vec();
+            let now = row(&q_now);
+            let taken = *now
+                .get(actions[i])
+                .ok_or_else(|| bad(format!("action {} is not one of {width}", actions[i])))?;
+            let best_next = row(&q_next).into_iter().fold(f64::NEG_INFINITY, f64::max);
+            let bootstrap = if terminals[i] { 0.0 } else { gamma_n * best_next };
+            Ok((rewards[i] + bootstrap - taken).abs() + 1e-6)
+        })
+        .collect()
+}
+
+fn bad(reason: String) -> rlgraph_core::CoreError {
+    rlgraph_core::CoreError::Config {
+        at: "apex_priorities".into(),
+        reason,
+    }
+}

@@ -1,0 +1,223 @@
+//! `ImpalaLearner`: IMPALA's update graph (actor-critic networks, V-trace loss, optimizer)
+//! as a [`Learner`]. Its batch is rollouts stacked along a leading batch axis
+//! ([`crate::stack`] of the [`crate::RolloutAdder`]'s records); it evaluates them under its
+//! current networks and steps on the V-trace loss, whose importance weights correct for the
+//! policy having moved since the rollouts were acted.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
+use rlgraph_components::optimizer;
+use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
+use rlgraph_core::{Backend, Component, GraphExecutor, GraphFn, HostState, Param, Result};
+
+use crate::actor_critic_networks::actor_critic_networks;
+use crate::agent_graph::{build_graph, with_acting_apis};
+use crate::batch::{field, host_scalar, stack, unstack};
+use crate::counters::Counters;
+use crate::impala_config::ImpalaConfig;
+use crate::learner::{restore_learner, save_learner, Learned, Learner};
+use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::snapshot::{Publisher, WeightSnapshot};
+
+/// The root component's name; the networks' variables sit under `impala-agent/networks/`.
+pub(crate) const ROOT: &str = "impala-agent";
+
+/// IMPALA's learner.
+pub struct ImpalaLearner<B: Backend> {
+    exec: GraphExecutor<B>,
+    counters: Counters,
+    publisher: Publisher,
+}
+
+impl<B: Backend> ImpalaLearner<B> {
+    /// The learner for `config` over these spaces, its variables drawn from `seed`.
+    pub fn new(config: &ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        let loss = impala_loss::<B>(
+            "loss",
+            ImpalaLossSpec {
+                discount: config.discount,
+                weight_pg: config.weight_pg,
+                weight_vf: config.weight_vf,
+                weight_entropy: config.weight_entropy,
+                ..ImpalaLossSpec::default()
+            },
+        );
+        let root = Component::<B>::new(ROOT)
+            .with_sub(actor_critic_networks::<B>(
+                &config.network_spec,
+                &config.value_function_spec,
+                action_space,
+            )?)
+            .with_sub(loss)
+            .with_sub(optimizer("optimizer", config.optimizer.clone()));
+        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let time_major = Ranks {
+            batch: true,
+            time: true,
+            time_major: true,
+        };
+        let params = [
+            "states",
+            "actions",
+            "behaviour_log_probs",
+            "rewards",
+            "terminals",
+            "bootstrap_states",
+            "time_percentage",
+        ]
+        .into_iter()
+        .map(Param::new)
+        .collect();
+        let root = with_acting_apis(root, has_pre, "networks", "get_action_and_log_likelihood")
+            // `states` ... `terminals` are time-major rollouts flattened to `[T * B]`.
+            .api("update", params, move |ctx, args| {
+                let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                let sb = preprocess(ctx, has_pre, args.get(5)?)?;
+                let bootstrap = ctx.call("networks", "state_values", &[sb])?[0];
+                let mut tm = |x| ctx.graph_fn1("time_major", &[x, bootstrap]);
+                let inputs = [
+                    tm(e[0])?,
+                    tm(args.get(2)?)?,
+                    tm(e[2])?,
+                    tm(e[1])?,
+                    tm(args.get(3)?)?,
+                    tm(args.get(4)?)?,
+                    bootstrap,
+                ];
+                let loss = ctx.call("loss", "loss", &inputs)?[0];
+                let vars = ctx.call("networks", "variables", &[])?;
+                ctx.call("optimizer", "step", &[vars[0], loss, args.get(6)?])
+            })
+            .graph_fn(
+                GraphFn::tensors("time_major", |_, xs| {
+                    let batch = B::shape(xs[1])[0].max(1);
+                    let n = B::shape(xs[0])[0];
+                    Ok(vec![B::reshape(xs[0], &[n / batch, batch])?])
+                })
+                .infer(move |_, s| Ok(vec![s[0].with_ranks(time_major)])),
+            );
+        let batch = |s: &Space| s.with_batch_rank(true);
+        let floats = || Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true);
+        let spaces = BTreeMap::from([
+            ("states".to_string(), batch(state_space)),
+            ("actions".to_string(), batch(action_space)),
+            ("behaviour_log_probs".to_string(), floats()),
+            ("rewards".to_string(), floats()),
+            (
+                "terminals".to_string(),
+                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
+            ),
+            ("bootstrap_states".to_string(), batch(state_space)),
+            (
+                "time_percentage".to_string(),
+                Space::from(FloatBox::new(Vec::<usize>::new())),
+            ),
+        ]);
+        let exec = build_graph(root, &spaces, config.device, seed)?;
+        Ok(ImpalaLearner {
+            exec,
+            counters: Counters::new(seed),
+            publisher: Publisher::new(format!("{ROOT}/networks/")),
+        })
+    }
+
+    /// The update graph.
+    pub fn executor(&self) -> &GraphExecutor<B> {
+        &self.exec
+    }
+
+    /// The update graph, mutably (to call its API methods).
+    pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
+        &mut self.exec
+    }
+
+    /// The last published snapshot again, with the weights the learner holds now.
+    pub fn republish(&self) -> Result<WeightSnapshot> {
+        self.publisher.republish(&self.exec, self.counters.published)
+    }
+
+    /// Saves the graph's variables and RNG, the learner's counters and the named `host`
+    /// states beside them.
+    pub fn save_checkpoint<'a>(&'a self, path: &Path, host: Vec<(&'a str, &'a dyn HostState)>) -> Result<()> {
+        save_learner(&self.exec, &self.counters, path, host)
+    }
+
+    /// Restores what `save_checkpoint` wrote; on error nothing changes.
+    pub fn restore_checkpoint<'a>(
+        &'a mut self,
+        path: &Path,
+        host: Vec<(&'a str, &'a mut dyn HostState)>,
+    ) -> Result<()> {
+        restore_learner(&mut self.exec, &mut self.counters, path, host)
+    }
+}
+
+/// The update's inputs from rollouts stacked batch-first: time-major, so step `t` of rollout
+/// `b` sits at `t * B + b`.
+fn update_inputs(batch: &Value, time_percentage: f64) -> Result<Vec<Value>> {
+    let rollouts = unstack(batch)?;
+    let columns =
+        |key: &str| -> Result<Vec<Vec<Value>>> { rollouts.iter().map(|r| unstack(&field(r, key)?)).collect() };
+    let time_major = |cols: Vec<Vec<Value>>| -> Result<Value> {
+        let t_len = cols.first().map_or(0, Vec::len);
+        stack(
+            &(0..t_len)
+                .flat_map(|t| cols.iter().map(move |c| c[t].clone()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    Ok(vec![
+        time_major(columns("states")?)?,
+        time_major(columns("actions")?)?,
+        time_major(columns("behaviour_log_probs")?)?,
+        time_major(columns("rewards")?)?,
+        time_major(columns("terminals")?)?,
+        field(batch, "bootstrap_state")?,
+        Value::f32(time_percentage.clamp(0.0, 1.0) as f32),
+    ])
+}
+
+impl<B: Backend> Learner for ImpalaLearner<B> {
+    /// `batch`: rollouts stacked batch-first (`states` `[B, T, ...]`, ...,
+    /// `bootstrap_state` `[B, ...]`).
+    fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
+        let out = self.exec.execute("update", &update_inputs(batch, time_percentage)?)?;
+        self.counters.updates += 1;
+        Ok(Learned {
+            loss: host_scalar(out.first(), "impala-learner/update")?,
+            priorities: None,
+        })
+    }
+
+    fn publish(&mut self) -> Result<WeightSnapshot> {
+        self.publisher.publish(&self.exec, &mut self.counters.published)
+    }
+
+    fn updates(&self) -> u64 {
+        self.counters.updates
+    }
+}
+
+/// IMPALA's actor: `get_action(states)` gives the sampled actions and their
+/// `behaviour_log_probs`, `get_deterministic_action(states)` the greedy ones. Its network
+/// variables have the learner's paths, so the learner's snapshots load into it.
+pub fn impala_actor<B: Backend>(
+    config: &ImpalaConfig,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<crate::GraphActor<B>> {
+    let root = Component::<B>::new(ROOT).with_sub(actor_critic_networks::<B>(
+        &config.network_spec,
+        &config.value_function_spec,
+        action_space,
+    )?);
+    let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+    let root = with_acting_apis(root, has_pre, "networks", "get_action_and_log_likelihood");
+    let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
+    let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
+    Ok(crate::GraphActor::new(exec, &["behaviour_log_probs"], false))
+}

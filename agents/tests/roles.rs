@@ -1,0 +1,216 @@
+//! The roles on their own: snapshot versions, the actor's in-graph exploration, DQN's
+//! learning-rate schedule, and that every role can move to another thread.
+
+use std::collections::BTreeMap;
+
+use agents::{
+    dqn_actor, dqn_replay, stack, Actor, DqnConfig, DqnLearner, GraphActor, ImpalaLearner, Learner, NStepBuffer,
+    RolloutAdder, WeightSnapshot,
+};
+use backend_candle::Candle;
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::HostTensor;
+use rlgraph_envs::{CartPole, Env};
+
+fn config(extra: serde_json::Value) -> DqnConfig {
+    let mut spec = serde_json::json!({
+        "type": "dqn",
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh", "scope": "hidden"}],
+        "update_spec": {"batch_size": 4}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        spec[k] = v.clone();
+    }
+    DqnConfig::parse(&spec).unwrap()
+}
+
+fn spaces() -> (Space, Space) {
+    let env = CartPole::new(0);
+    (env.state_space().clone(), env.action_space().clone())
+}
+
+/// `n` CartPole-like states spread over the observation range.
+fn states(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            let x = i as f32 / n as f32 - 0.5;
+            Value::Float32(Array::new([4], vec![x, -x, 0.2 * x, 1.0 - x]).unwrap())
+        })
+        .collect()
+}
+
+/// A batch of four hand-made transitions.
+fn batch() -> Value {
+    let s = stack(&states(4)).unwrap();
+    let sp = stack(&states(8)[4..]).unwrap();
+    Value::Dict(BTreeMap::from([
+        ("states".to_string(), s),
+        ("next_states".to_string(), sp),
+        (
+            "actions".to_string(),
+            Value::Int32(Array::new([4], vec![0, 1, 1, 0]).unwrap()),
+        ),
+        (
+            "rewards".to_string(),
+            Value::Float32(Array::new([4], vec![1.0, 0.5, -1.0, 2.0]).unwrap()),
+        ),
+        (
+            "terminals".to_string(),
+            Value::Bool(Array::new([4], vec![false, false, true, false]).unwrap()),
+        ),
+    ]))
+}
+
+fn floats(t: &HostTensor) -> Vec<f64> {
+    t.data.to_f64()
+}
+
+#[test]
+fn snapshots_hold_the_policy_only_and_the_actor_knows_their_version() {
+    let c = config(serde_json::json!({}));
+    let (s, a) = spaces();
+    let mut learner = DqnLearner::<Candle>::new(&c, &s, &a, 3).unwrap();
+    let mut actor = dqn_actor::<Candle>(&c, &s, &a, 3).unwrap();
+    assert_eq!(actor.version(), None);
+
+    let first = learner.publish().unwrap();
+    assert_eq!(first.version, 1);
+    // The policy's kernels and biases; no target network, no optimizer slots.
+    assert!(!first.weights.is_empty());
+    for path in first.weights.keys() {
+        assert!(path.starts_with("dqn-agent/policy/"), "{path}");
+    }
+    let all = learner.executor().variables().unwrap();
+    assert!(all.keys().any(|k| k.starts_with("dqn-agent/target-policy/")));
+    assert!(all.len() > first.weights.len());
+
+    actor.load(&first).unwrap();
+    assert_eq!(actor.version(), Some(1));
+    // After loading, the actor's Q-values are the learner's, exactly.
+    let q = |exec: &mut rlgraph_core::GraphExecutor<Candle>| {
+        exec.execute("get_q_values", &[stack(&states(6)).unwrap()]).unwrap()
+    };
+    assert_eq!(q(actor.executor_mut()), q(learner.executor_mut()));
+
+    // Each update and publication moves the version by one; the actor follows.
+    for expected in 2..=4 {
+        learner.learn(&batch(), 0.0).unwrap();
+        let snapshot = learner.publish().unwrap();
+        assert_eq!(snapshot.version, expected);
+        assert_ne!(q(actor.executor_mut()), q(learner.executor_mut()));
+        actor.load(&snapshot).unwrap();
+        assert_eq!(actor.version(), Some(expected));
+        assert_eq!(q(actor.executor_mut()), q(learner.executor_mut()));
+    }
+    assert_eq!(learner.updates(), 3);
+
+    // A snapshot that lacks one of the actor's variables is refused whole: neither the
+    // weights nor the version change.
+    let mut broken = learner.publish().unwrap();
+    let before = (actor.executor().variables().unwrap(), actor.version());
+    let gone = broken.weights.keys().next().unwrap().clone();
+    broken.weights.remove(&gone);
+    let err = actor.load(&broken).unwrap_err().to_string();
+    assert!(err.contains(&gone) && err.contains("snapshot 5"), "{err}");
+    assert_eq!((actor.executor().variables().unwrap(), actor.version()), before);
+}
+
+#[test]
+fn a_learning_rate_schedule_changes_dqns_step_size() {
+    // SGD with the learning rate falling linearly from 0.1 to 0: the first step from the
+    // same weights on the same batch has the same gradient g, so it moves the weights by
+    // -lr(t) g: at t = 0.75 a quarter as far as at t = 0, and at t = 1 not at all.
+    let c = config(serde_json::json!({
+        "optimizer_spec": {"type": "sgd", "learning_rate": ["linear", 0.1, 0.0]}
+    }));
+    let (s, a) = spaces();
+    let step = |t: f64| -> Vec<f64> {
+        let mut learner = DqnLearner::<Candle>::new(&c, &s, &a, 11).unwrap();
+        let before = learner.publish().unwrap().weights;
+        learner.learn(&batch(), t).unwrap();
+        let after = learner.publish().unwrap().weights;
+        before
+            .iter()
+            .flat_map(|(k, v)| {
+                floats(&after[k])
+                    .into_iter()
+                    .zip(floats(v))
+                    .map(|(x, y)| x - y)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let (d0, d75, d1) = (step(0.0), step(0.75), step(1.0));
+    let norm = |d: &[f64]| d.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!(norm(&d0) > 1e-4, "the step at t = 0 moved nothing");
+    for (x, y) in d0.iter().zip(&d75) {
+        assert!((y - 0.25 * x).abs() <= 1e-6 + 1e-4 * x.abs(), "{y} vs 0.25 * {x}");
+    }
+    assert_eq!(norm(&d1), 0.0);
+}
+
+#[test]
+fn exploration_runs_in_the_graph_from_the_seeded_rng() {
+    // Epsilon falls linearly from 1 to 0 over the run.
+    let c = config(serde_json::json!({
+        "exploration_spec": {"epsilon_spec": {"decay_spec": ["linear", 1.0, 0.0]}}
+    }));
+    let (s, a) = spaces();
+    let xs = states(2000);
+    let actor = |seed| dqn_actor::<Candle>(&c, &s, &a, seed).unwrap();
+    let actions = |actor: &mut GraphActor<Candle>, explore, t| -> Vec<Value> {
+        let acted = actor.act(&xs, explore, t).unwrap();
+        assert!(acted.extras.contains_key("q_values"));
+        acted.actions
+    };
+    let mut x = actor(5);
+    let greedy = actions(&mut x, false, 0.0);
+    // Epsilon 0 at the end of the run: the greedy actions.
+    assert_eq!(actions(&mut x, true, 1.0), greedy);
+    // Epsilon 1 at the start: every action uniform over two, so half differ from the greedy
+    // ones (2000 draws: a standard deviation of about 0.011).
+    let random = actions(&mut x, true, 0.0);
+    let differ = random.iter().zip(&greedy).filter(|(r, g)| r != g).count() as f64 / 2000.0;
+    assert!((0.45..0.55).contains(&differ), "{differ}");
+    // The same seed draws the same actions; another seed others.
+    let mut y = actor(5);
+    actions(&mut y, false, 0.0);
+    actions(&mut y, true, 1.0);
+    assert_eq!(actions(&mut y, true, 0.0), random);
+    let mut z = actor(6);
+    assert_ne!(actions(&mut z, true, 0.0), random);
+}
+
+#[test]
+fn every_role_can_move_to_another_thread() {
+    fn send<T: Send + 'static>(t: T) {
+        std::thread::spawn(move || drop(t)).join().unwrap();
+    }
+    let c = config(serde_json::json!({}));
+    let (s, a) = spaces();
+    send(dqn_actor::<Candle>(&c, &s, &a, 0).unwrap());
+    send(DqnLearner::<Candle>::new(&c, &s, &a, 0).unwrap());
+    send(dqn_replay(&c, &s, &a).unwrap());
+    send(NStepBuffer::new(3, 0.9));
+    send(RolloutAdder::new(4, &s, &a).unwrap());
+    let impala = agents::ImpalaConfig::parse(&serde_json::json!({
+        "type": "single-impala",
+        "network_spec": [{"type": "dense", "units": 4}]
+    }))
+    .unwrap();
+    send(ImpalaLearner::<Candle>::new(&impala, &s, &a, 0).unwrap());
+    send(
+        agents::build_agent::<Candle>(
+            &serde_json::json!({"type": "ppo", "network_spec": [{"type": "dense", "units": 4}]}),
+            &s,
+            &a,
+            0,
+        )
+        .unwrap(),
+    );
+    send(WeightSnapshot {
+        version: 1,
+        weights: BTreeMap::new(),
+    });
+}

@@ -1,0 +1,35 @@
+//! `--backend candle|tch`: one place that turns a backend's name into a run of a command
+//! generic over `Backend`, and says what to do when libtorch was not built in.
+
+use rlgraph_core::Backend;
+
+/// A command that runs on any backend.
+pub trait OnBackend {
+    /// What the command returns.
+    type Output;
+    /// Runs the command on backend `B`.
+    fn run<B: Backend>(&self) -> Result<Self::Output, String>;
+}
+
+/// What `--backend tch` says in a build without libtorch.
+pub const NO_TCH: &str =
+    "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh";
+
+/// Runs `task` on the backend named `name` (`candle` or `tch`).
+pub fn on_backend<T: OnBackend>(name: &str, task: &T) -> Result<T::Output, String> {
+    match name {
+        "candle" => task.run::<backend_candle::Candle>(),
+        "tch" => on_tch(task),
+        other => Err(format!("unknown backend {other:?}; use candle or tch")),
+    }
+}
+
+#[cfg(feature = "tch")]
+fn on_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
+    task.run::<backend_tch::Tch>()
+}
+
+#[cfg(not(feature = "tch"))]
+fn on_tch<T: OnBackend>(_: &T) -> Result<T::Output, String> {
+    Err(NO_TCH.into())
+}
