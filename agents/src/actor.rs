@@ -16,8 +16,8 @@ use crate::snapshot::WeightSnapshot;
 pub struct Acted {
     /// One action per state.
     pub actions: Vec<Value>,
-    /// Per-action extras by name, each batched like the states: `behaviour_log_probs` for
-    /// IMPALA, `q_values` for DQN and Ape-X.
+    /// Per-action extras by name, each batched like the states (`behaviour_log_probs` for
+    /// IMPALA).
     pub extras: BTreeMap<String, Value>,
 }
 
@@ -39,6 +39,9 @@ pub struct GraphActor<B: Backend> {
     extras: Vec<String>,
     takes_time: bool,
     version: Option<u64>,
+    /// For [`GraphActor::sync_from`]: each trainable variable's index here and in the
+    /// learner's store, found (and checked) on the first sync.
+    links: Vec<(usize, usize)>,
 }
 
 impl<B: Backend> GraphActor<B> {
@@ -50,7 +53,49 @@ impl<B: Backend> GraphActor<B> {
             extras: extras.iter().map(|s| s.to_string()).collect(),
             takes_time,
             version: None,
+            links: vec![],
         }
+    }
+
+    /// Takes the policy weights of a learner in the same process directly from its graph,
+    /// device to device, as the snapshot `version`: no host copies and no lookups by path
+    /// after the first call. (A learner elsewhere sends a [`WeightSnapshot`] instead.)
+    pub fn sync_from(&mut self, learner: &GraphExecutor<B>, version: u64) -> Result<()> {
+        if self.links.is_empty() {
+            self.links = self.link(learner)?;
+        }
+        let (mine, theirs) = (self.exec.store(), learner.store());
+        for &(a, l) in &self.links {
+            B::var_set(mine.var(a), B::var_tensor(theirs.var(l)))?;
+        }
+        self.version = Some(version);
+        Ok(())
+    }
+
+    /// Pairs each trainable variable of the actor with the learner's of the same path,
+    /// shape and dtype.
+    fn link(&self, learner: &GraphExecutor<B>) -> Result<Vec<(usize, usize)>> {
+        let store = learner.store();
+        self.exec
+            .variable_infos()
+            .iter()
+            .enumerate()
+            .filter(|(_, info)| info.decl.trainable)
+            .map(|(a, info)| {
+                let l = store.index(&info.path)?;
+                let theirs = &store.info(l).decl;
+                if (&theirs.shape, theirs.dtype) != (&info.decl.shape, info.decl.dtype) {
+                    return Err(CoreError::Config {
+                        at: format!("actor sync {}", info.path),
+                        reason: format!(
+                            "the learner's is {:?} {:?}, the actor's {:?} {:?}",
+                            theirs.dtype, theirs.shape, info.decl.dtype, info.decl.shape
+                        ),
+                    });
+                }
+                Ok((a, l))
+            })
+            .collect()
     }
 
     /// The acting graph (to call its other API methods, such as `get_q_values`).

@@ -220,3 +220,44 @@ pub(crate) fn float_column(values: &[f64]) -> Result<Value> {
 pub(crate) fn flag_column(values: &[bool]) -> Result<Value> {
     Ok(Value::Bool(Array::new([values.len()], values.to_vec())?))
 }
+
+fn time_major_leaf<T: Clone>(a: &Array<T>, wrap: fn(Array<T>) -> Value) -> Result<Value> {
+    let shape = a.shape();
+    if shape.len() < 2 {
+        return Err(mismatch(format!(
+            "a rollout batch needs [batch, time, ...] values, got shape {shape:?}"
+        )));
+    }
+    let (b, t) = (shape[0], shape[1]);
+    let inner: usize = shape[2..].iter().product();
+    let mut data = Vec::with_capacity(a.data().len());
+    for ti in 0..t {
+        for bi in 0..b {
+            let start = (bi * t + ti) * inner;
+            data.extend_from_slice(&a.data()[start..start + inner]);
+        }
+    }
+    let mut out = vec![t * b];
+    out.extend_from_slice(&shape[2..]);
+    Ok(wrap(Array::new(out, data)?))
+}
+
+/// `[B, T, ...]` values (rollouts stacked batch-first) as `[T * B, ...]` in time-major order:
+/// step `t` of rollout `b` lands at `t * B + b`.
+pub(crate) fn time_major(value: &Value) -> Result<Value> {
+    Ok(match value {
+        Value::Dict(d) => Value::Dict(
+            d.iter()
+                .map(|(k, v)| Ok((k.clone(), time_major(v)?)))
+                .collect::<Result<_>>()?,
+        ),
+        Value::Tuple(t) => Value::Tuple(t.iter().map(time_major).collect::<Result<_>>()?),
+        Value::Bool(a) => time_major_leaf(a, Value::Bool)?,
+        Value::Int32(a) => time_major_leaf(a, Value::Int32)?,
+        Value::Int64(a) => time_major_leaf(a, Value::Int64)?,
+        Value::Uint8(a) => time_major_leaf(a, Value::Uint8)?,
+        Value::Float32(a) => time_major_leaf(a, Value::Float32)?,
+        Value::Float64(a) => time_major_leaf(a, Value::Float64)?,
+        Value::Text(a) => time_major_leaf(a, Value::Text)?,
+    })
+}

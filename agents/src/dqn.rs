@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor, Result};
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
@@ -56,7 +56,7 @@ impl<B: Backend> DqnAgent<B> {
         let num_actions = num_actions(action_space)?;
         let mut learner = DqnLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = dqn_actor(&config, state_space, action_space, seed)?;
-        actor.load(&learner.publish()?)?;
+        learner.publish_to(&mut actor)?;
         Ok(DqnAgent {
             actor,
             adder: NStepBuffer::new(config.n_step, config.discount),
@@ -76,15 +76,14 @@ impl<B: Backend> DqnAgent<B> {
         if let (Some(indices), Some(priorities)) = (indices, &learned.priorities) {
             self.replay.update_priorities(&indices, priorities)?;
         }
-        self.actor.load(&self.learner.publish()?)?;
+        self.learner.publish_to(&mut self.actor)?;
         Ok(learned.loss)
     }
 
     /// After the learner's variables changed outside `learn` (restore, import, set): the
     /// actor takes them at the current version.
     fn resync_actor(&mut self) -> Result<()> {
-        let snapshot = self.learner.republish()?;
-        self.actor.load(&snapshot)
+        self.learner.republish_to(&mut self.actor)
     }
 
     /// The Q-values of a batch of states (`[n, actions]`), from the actor.
@@ -221,12 +220,7 @@ impl<B: Backend> Agent for DqnAgent<B> {
             return Ok(None);
         }
         let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;
-        let mut records = sample.records;
-        if let (Some(w), Value::Dict(d)) = (&sample.weights, &mut records) {
-            let w = Value::Float32(Array::new([w.len()], w.iter().map(|&x| x as f32).collect())?);
-            d.insert("importance_weights".into(), w);
-        }
-        self.learn(&records, sample.indices, time_percentage).map(Some)
+        self.learn(&sample.batch()?, sample.indices, time_percentage).map(Some)
     }
 
     /// Records as the agent's own replay holds them (`states`, `actions`, `rewards`,

@@ -15,9 +15,10 @@ use crate::dqn_learner::{dqn_policy, num_actions, q_values, ROOT};
 use crate::preprocessing::{preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
-/// epsilon-greedy actions and the Q-values, `get_deterministic_action(states)` the greedy
-/// ones and the Q-values, `get_q_values(states)` the Q-values alone. Its policy variables
-/// have the learner's paths, so the learner's snapshots load into it.
+/// epsilon-greedy actions, `get_deterministic_action(states)` the greedy ones, and
+/// `get_q_values(states)` the Q-values (which [`apex_priorities`] uses; acting returns no
+/// extras, because copying Q-values to the host on every step cost DQN 3% of its frames).
+/// Its policy variables have the learner's paths, so the learner's snapshots load into it.
 pub fn dqn_actor<B: Backend>(
     config: &DqnConfig,
     state_space: &Space,
@@ -37,7 +38,7 @@ pub fn dqn_actor<B: Backend>(
         })
         .api("get_deterministic_action", vec![Param::new("states")], |ctx, args| {
             let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
-            Ok(vec![ctx.graph_fn1("greedy", &[q])?, q])
+            Ok(vec![ctx.graph_fn1("greedy", &[q])?])
         })
         .api(
             "get_action",
@@ -45,8 +46,7 @@ pub fn dqn_actor<B: Backend>(
             |ctx, args| {
                 let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
                 let greedy = ctx.graph_fn1("greedy", &[q])?;
-                let a = ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0];
-                Ok(vec![a, q])
+                Ok(vec![ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0]])
             },
         )
         .graph_fn(
@@ -65,7 +65,7 @@ pub fn dqn_actor<B: Backend>(
     ]);
     // Its own seed, so exploration draws differ from the learner's initializers.
     let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
-    Ok(GraphActor::new(exec, &["q_values"], true))
+    Ok(GraphActor::new(exec, &[], true))
 }
 
 /// Ape-X's worker-side priorities of n-step transition `records` under the actor's current

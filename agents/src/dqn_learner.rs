@@ -9,10 +9,11 @@ use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, sy
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, GraphExecutor, HostState, Op, Param, Result};
 
+use crate::actor::GraphActor;
 use crate::batch::{field, host_floats, host_scalar, transition_inputs};
 use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::learner::{restore_learner, save_learner, Learned, Learner};
+use crate::learner::{publish_in_place, restore_learner, save_learner, Learned, Learner};
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::snapshot::{Publisher, WeightSnapshot};
 
@@ -183,10 +184,16 @@ impl<B: Backend> DqnLearner<B> {
         &mut self.exec
     }
 
-    /// The last published snapshot again, with the weights the learner holds now (after a
-    /// restore they are that snapshot's).
-    pub fn republish(&self) -> Result<WeightSnapshot> {
-        self.publisher.republish(&self.exec, self.counters.published)
+    /// Publishes the next snapshot straight into `actor`, an actor in this process (device
+    /// to device, no host copies).
+    pub fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        publish_in_place(&self.exec, &mut self.counters, actor, false)
+    }
+
+    /// Sends `actor` the last published version again, with the weights the learner holds
+    /// now (after a restore they are that version's).
+    pub fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        publish_in_place(&self.exec, &mut self.counters, actor, true)
     }
 
     /// Saves the graph's variables and RNG, the learner's counters and the named `host`

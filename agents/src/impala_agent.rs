@@ -51,7 +51,7 @@ impl<B: Backend> ImpalaAgent<B> {
     pub fn new(config: ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
         let mut learner = ImpalaLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = impala_actor(&config, state_space, action_space, seed)?;
-        actor.load(&learner.publish()?)?;
+        learner.publish_to(&mut actor)?;
         let adder = RolloutAdder::new(config.rollout_length, state_space, action_space)?;
         let record_space = adder.record_space().clone();
         Ok(ImpalaAgent {
@@ -96,8 +96,7 @@ impl<B: Backend> ImpalaAgent<B> {
     }
 
     fn resync_actor(&mut self) -> Result<()> {
-        let snapshot = self.learner.republish()?;
-        self.actor.load(&snapshot)
+        self.learner.republish_to(&mut self.actor)
     }
 }
 
@@ -141,7 +140,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
             .map(|_| self.inbox.queue.try_dequeue().map_err(CoreError::from))
             .collect::<Result<Vec<_>>>()?;
         let learned = self.learner.learn(&stack(&rollouts)?, time_percentage)?;
-        self.actor.load(&self.learner.publish()?)?;
+        self.learner.publish_to(&mut self.actor)?;
         Ok(Some(learned.loss))
     }
 

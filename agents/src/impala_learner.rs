@@ -12,12 +12,13 @@ use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{Backend, Component, GraphExecutor, GraphFn, HostState, Param, Result};
 
+use crate::actor::GraphActor;
 use crate::actor_critic_networks::actor_critic_networks;
 use crate::agent_graph::{build_graph, with_acting_apis};
-use crate::batch::{field, host_scalar, stack, unstack};
+use crate::batch::{field, host_scalar, time_major};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
-use crate::learner::{restore_learner, save_learner, Learned, Learner};
+use crate::learner::{publish_in_place, restore_learner, save_learner, Learned, Learner};
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::snapshot::{Publisher, WeightSnapshot};
 
@@ -134,9 +135,16 @@ impl<B: Backend> ImpalaLearner<B> {
         &mut self.exec
     }
 
-    /// The last published snapshot again, with the weights the learner holds now.
-    pub fn republish(&self) -> Result<WeightSnapshot> {
-        self.publisher.republish(&self.exec, self.counters.published)
+    /// Publishes the next snapshot straight into `actor`, an actor in this process (device
+    /// to device, no host copies).
+    pub fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        publish_in_place(&self.exec, &mut self.counters, actor, false)
+    }
+
+    /// Sends `actor` the last published version again, with the weights the learner holds
+    /// now (after a restore they are that version's).
+    pub fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        publish_in_place(&self.exec, &mut self.counters, actor, true)
     }
 
     /// Saves the graph's variables and RNG, the learner's counters and the named `host`
@@ -158,23 +166,13 @@ impl<B: Backend> ImpalaLearner<B> {
 /// The update's inputs from rollouts stacked batch-first: time-major, so step `t` of rollout
 /// `b` sits at `t * B + b`.
 fn update_inputs(batch: &Value, time_percentage: f64) -> Result<Vec<Value>> {
-    let rollouts = unstack(batch)?;
-    let columns =
-        |key: &str| -> Result<Vec<Vec<Value>>> { rollouts.iter().map(|r| unstack(&field(r, key)?)).collect() };
-    let time_major = |cols: Vec<Vec<Value>>| -> Result<Value> {
-        let t_len = cols.first().map_or(0, Vec::len);
-        stack(
-            &(0..t_len)
-                .flat_map(|t| cols.iter().map(move |c| c[t].clone()))
-                .collect::<Vec<_>>(),
-        )
-    };
+    let column = |key: &str| time_major(&field(batch, key)?);
     Ok(vec![
-        time_major(columns("states")?)?,
-        time_major(columns("actions")?)?,
-        time_major(columns("behaviour_log_probs")?)?,
-        time_major(columns("rewards")?)?,
-        time_major(columns("terminals")?)?,
+        column("states")?,
+        column("actions")?,
+        column("behaviour_log_probs")?,
+        column("rewards")?,
+        column("terminals")?,
         field(batch, "bootstrap_state")?,
         Value::f32(time_percentage.clamp(0.0, 1.0) as f32),
     ])

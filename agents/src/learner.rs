@@ -6,8 +6,9 @@ use std::path::Path;
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{Backend, GraphExecutor, HostState, Result};
 
+use crate::actor::GraphActor;
 use crate::counters::Counters;
-use crate::snapshot::WeightSnapshot;
+use crate::snapshot::{Publisher, WeightSnapshot};
 
 /// What one update gives back.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,4 +50,21 @@ pub(crate) fn restore_learner<'a, B: Backend>(
 ) -> Result<()> {
     host.push(("learner", counters));
     exec.restore_with(path, &mut host)
+}
+
+/// Publishes the next version of a learner's policy straight into an actor in this process
+/// (device to device, see [`GraphActor::sync_from`]); `again` re-sends the last version
+/// instead, after the learner's variables changed outside an update (restore, import).
+pub(crate) fn publish_in_place<B: Backend>(
+    exec: &GraphExecutor<B>,
+    counters: &mut Counters,
+    actor: &mut GraphActor<B>,
+    again: bool,
+) -> Result<()> {
+    let version = if again {
+        counters.published
+    } else {
+        Publisher::bump(&mut counters.published)
+    };
+    actor.sync_from(exec, version)
 }

@@ -4,9 +4,36 @@
 //! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
 //! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); soft
 //! actor-critic for bounded continuous actions ([`SacAgent`]); IMPALA in its single-process
-//! form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's `type`. An agent is a
-//! root component (networks, loss, optimizer, ...) run by a `GraphExecutor`, plus host-side
-//! parts: memories or rollouts, per-environment buffers and schedules.
+//! form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's
+//! `type`.
+//!
+//! DQN, Ape-X and IMPALA are compositions of roles that can also be used apart, on other
+//! threads or (later) other machines: an [`Actor`] (acting graph, exploration inside it), an
+//! adder ([`NStepBuffer`], [`RolloutAdder`]), a [`Replay`], and a [`Learner`] that publishes
+//! versioned [`WeightSnapshot`]s of the policy.
+//!
+//! ```
+//! use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, Learner};
+//! use backend_candle::Candle;
+//! use rlgraph_envs::{CartPole, Env};
+//!
+//! let config = DqnConfig::parse(&serde_json::json!({
+//!     "type": "dqn",
+//!     "network_spec": [{"type": "dense", "units": 16, "activation": "tanh"}]
+//! }))?;
+//! let mut env = CartPole::new(0);
+//! let (s, a) = (env.state_space().clone(), env.action_space().clone());
+//! let mut learner = DqnLearner::<Candle>::new(&config, &s, &a, 0)?;
+//! let mut actor = dqn_actor::<Candle>(&config, &s, &a, 0)?;
+//! // A snapshot holds the policy's variables and a version; the actor loads it.
+//! let snapshot = learner.publish()?;
+//! actor.load(&snapshot)?;
+//! assert_eq!(actor.version(), Some(1));
+//! // Acting: epsilon-greedy at 10% of the run, one action per state.
+//! let acted = actor.act(&[env.reset(Some(0))], true, 0.1)?;
+//! assert_eq!(acted.actions.len(), 1);
+//! # Ok::<(), rlgraph_core::CoreError>(())
+//! ```
 
 mod actor;
 mod actor_critic_networks;

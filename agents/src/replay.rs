@@ -2,7 +2,7 @@
 //! whether records sit in a local memory or (later) in a remote shard.
 
 use rand::RngCore;
-use rlgraph_core::spaces::Value;
+use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{HostState, Result};
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
@@ -15,6 +15,19 @@ pub struct ReplaySample {
     pub indices: Option<Vec<usize>>,
     /// Each record's importance weight (`None` for uniform replay).
     pub weights: Option<Vec<f64>>,
+}
+
+impl ReplaySample {
+    /// The records as a learner's batch: with importance weights, they join the records as
+    /// `importance_weights`.
+    pub fn batch(&self) -> Result<Value> {
+        let mut records = self.records.clone();
+        if let (Some(w), Value::Dict(d)) = (&self.weights, &mut records) {
+            let w = Value::Float32(Array::new([w.len()], w.iter().map(|&x| x as f32).collect())?);
+            d.insert("importance_weights".into(), w);
+        }
+        Ok(records)
+    }
 }
 
 /// A store of records that a learner samples from.

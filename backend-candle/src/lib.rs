@@ -12,6 +12,13 @@
 //! assert_eq!(Candle::to_host(&b)?, HostTensor::f32([2], vec![3.0, 5.0])?);
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
+//!
+//! A program should call [`init_threads`] first in `main`: without `RAYON_NUM_THREADS`,
+//! candle 0.11 re-reads `/proc/cpuinfo` on every matrix product.
+
+mod threads;
+
+pub use threads::init_threads;
 
 use candle_core::{DType as CDType, Device as CDevice, Tensor, Var};
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};

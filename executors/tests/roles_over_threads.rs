@@ -8,15 +8,15 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use agents::{
-    dqn_actor, dqn_replay, impala_actor, stack, transitions_batch, Acted, Actor, DqnAgent, DqnConfig, DqnLearner,
-    ImpalaAgent, ImpalaConfig, ImpalaLearner, Learner, NStepBuffer, Replay, RolloutAdder, Transition, UpdateSpec,
-    WeightSnapshot,
+    apex_priorities, dqn_actor, dqn_replay, impala_actor, stack, transitions_batch, Acted, Actor, DqnAgent, DqnConfig,
+    DqnLearner, GraphActor, ImpalaAgent, ImpalaConfig, ImpalaLearner, Learner, NStepBuffer, Replay, RolloutAdder,
+    Transition, UpdateSpec, WeightSnapshot,
 };
 use backend_candle::Candle;
 use executors::SingleThreadedWorker;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rlgraph_core::spaces::Value;
+use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::Result;
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
@@ -44,15 +44,22 @@ struct ReplayFeed {
 }
 
 impl Feed for ReplayFeed {
-    fn put(&mut self, records: Value) -> Result<()> {
-        self.replay.insert(&records, None)
+    fn put(&mut self, mut records: Value) -> Result<()> {
+        let priorities = match &mut records {
+            Value::Dict(d) => match d.remove("priorities") {
+                Some(Value::Float64(p)) => Some(p.data().to_vec()),
+                _ => None,
+            },
+            _ => None,
+        };
+        self.replay.insert(&records, priorities.as_deref())
     }
     fn batch(&mut self) -> Result<Option<(Value, Option<Vec<usize>>)>> {
         if self.replay.size() < self.batch_size {
             return Ok(None);
         }
         let s = self.replay.sample(self.batch_size, &mut self.rng)?;
-        Ok(Some((s.records, s.indices)))
+        Ok(Some((s.batch()?, s.indices)))
     }
     fn feedback(&mut self, indices: &[usize], priorities: &[f64]) -> Result<()> {
         self.replay.update_priorities(indices, priorities)
@@ -139,7 +146,7 @@ fn spawn_learner<L: Learner + 'static, F: Feed>(mut learner: L, mut feed: F) -> 
 /// due wait for the learner's answer. Returns the finished episodes' returns.
 fn act_on_thread<A: Actor>(
     actor: &mut A,
-    mut add: impl FnMut(Transition, &Acted) -> Result<Option<Value>>,
+    add: &mut impl FnMut(&mut A, Transition, &Acted) -> Result<Option<Value>>,
     env: &str,
     seed: u64,
     steps: u64,
@@ -166,7 +173,7 @@ fn act_on_thread<A: Actor>(
         if r.step.terminated || r.step.truncated {
             returns.push(std::mem::take(&mut ret));
         }
-        if let Some(records) = add(transition, &acted).unwrap() {
+        if let Some(records) = add(actor, transition, &acted).unwrap() {
             link.to.send(ToLearner::Records(records)).unwrap();
         }
         since_update += 1;
@@ -193,10 +200,11 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-#[test]
-fn dqn_actor_and_learner_on_two_threads_learn_cartpole_as_the_composed_agent_does() {
+/// DQN (or Ape-X) from `config` on CartPole over two threads for 3,000 steps; asserts
+/// RLgraph's thresholds (mean >= 25, max >= 100) and the composed agent's exact run.
+fn dqn_over_threads(config: &str) {
     let (env, seed, steps) = ("CartPole-v1", 1, 3000);
-    let config = DqnConfig::parse(&config_json("dqn-cartpole-rlgraph.json")).unwrap();
+    let config = DqnConfig::parse(&config_json(config)).unwrap();
     let probe = make(env, seed).unwrap();
     let (s, a) = (probe.state_space(), probe.action_space());
 
@@ -211,15 +219,23 @@ fn dqn_actor_and_learner_on_two_threads_learn_cartpole_as_the_composed_agent_doe
     };
     let link = spawn_learner(learner, feed);
     let mut adder = NStepBuffer::new(config.n_step, config.discount);
-    let add = |t: Transition, _: &Acted| -> Result<Option<Value>> {
+    let apex = config.worker_side_priorities;
+    // Records travel with their priorities when the actor computes them (Ape-X).
+    let mut add = |actor: &mut GraphActor<Candle>, t: Transition, _: &Acted| -> Result<Option<Value>> {
         let done = adder.push(0, t);
-        Ok(if done.is_empty() {
-            None
-        } else {
-            Some(transitions_batch(&done)?)
-        })
+        if done.is_empty() {
+            return Ok(None);
+        }
+        let mut batch = transitions_batch(&done)?;
+        if apex {
+            let p = apex_priorities(actor, &batch, config.discount, config.n_step)?;
+            if let Value::Dict(d) = &mut batch {
+                d.insert("priorities".into(), Value::Float64(Array::new([p.len()], p)?));
+            }
+        }
+        Ok(Some(batch))
     };
-    let returns = act_on_thread(&mut actor, add, env, seed, steps, &config.update, &link);
+    let returns = act_on_thread(&mut actor, &mut add, env, seed, steps, &config.update, &link);
     let updates = link.finish();
 
     // RLgraph's thresholds for DQN on CartPole, as the single-process learning test.
@@ -235,6 +251,17 @@ fn dqn_actor_and_learner_on_two_threads_learn_cartpole_as_the_composed_agent_doe
         .unwrap();
     assert_eq!(stats.episode_rewards, returns);
     assert_eq!(stats.updates, updates);
+}
+
+#[test]
+fn dqn_actor_and_learner_on_two_threads_learn_cartpole_as_the_composed_agent_does() {
+    dqn_over_threads("dqn-cartpole-rlgraph.json");
+}
+
+#[test]
+fn ape_x_actor_and_learner_on_two_threads_learn_cartpole_as_the_composed_agent_does() {
+    // Prioritized replay, 3-step returns, dueling heads; the actor prioritizes each record.
+    dqn_over_threads("apex-cartpole.json");
 }
 
 #[test]
@@ -255,14 +282,14 @@ fn impala_actor_and_learner_on_two_threads_learn_the_grid_world_as_the_composed_
     let link = spawn_learner(learner, feed);
     let mut adder = RolloutAdder::new(config.rollout_length, s, a).unwrap();
     // The behaviour log-likelihood travels with the action, not in hidden agent state.
-    let add = |t: Transition, acted: &Acted| -> Result<Option<Value>> {
+    let mut add = |_: &mut GraphActor<Candle>, t: Transition, acted: &Acted| -> Result<Option<Value>> {
         let log_prob = match &acted.extras["behaviour_log_probs"] {
             Value::Float32(l) => l.data()[0] as f64,
             other => panic!("{other:?}"),
         };
         adder.push(0, t, log_prob)
     };
-    let returns = act_on_thread(&mut actor, add, env, seed, steps, &config.update, &link);
+    let returns = act_on_thread(&mut actor, &mut add, env, seed, steps, &config.update, &link);
     let updates = link.finish();
 
     // RLgraph's threshold for IMPALA on the 2x2 grid world, as the single-process test.

@@ -1,8 +1,9 @@
 //! Exploration: epsilon-greedy with a decaying epsilon, and Gaussian and Ornstein-Uhlenbeck
 //! action noise. All randomness comes from the executor's seeded RNG.
 
+use rand::Rng;
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Initializer, Param, VarDecl};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, HostData, Initializer, Param, VarDecl};
 
 use crate::time_dependent::TimeDependent;
 
@@ -41,33 +42,47 @@ pub fn epsilon_exploration<B: Backend>(name: &str, epsilon: TimeDependent, num_a
         )
         .graph_fn(
             GraphFn::tensors("epsilon_greedy", move |ctx, xs| {
-                let mask = explore_mask::<B>(ctx, xs[0], xs[1], &eps_b)?;
-                let shape = B::shape(xs[0]);
-                let random = B::uniform(&shape, 0.0, num_actions as f64, DType::F64, ctx.device(), ctx.rng())?;
-                // Flooring a U(0, n) draw gives a uniform category; clamp guards the edge n.
-                let random = B::cast(&B::clamp(&random, 0.0, num_actions as f64 - 1.0)?, DType::I64)?;
-                let mask = B::reshape(&mask, &broadcastable(&shape))?;
-                Ok(vec![B::where_cond(&mask, &random, xs[0])?])
+                // Per item: u < epsilon(t) explores, with uniform random actions. The draws
+                // are made on the host from the kernel's RNG (as `B::uniform` would), and
+                // the actions are replaced there: one download and one upload, and nothing
+                // at all when no item explores (most steps, once epsilon has decayed).
+                let explore = explore_draws::<B>(ctx, xs[0], xs[1], &eps_b)?;
+                if !explore.contains(&true) {
+                    return Ok(vec![xs[0].clone()]);
+                }
+                let mut actions = B::to_host(xs[0])?;
+                let per_item = actions.data.len() / explore.len().max(1);
+                let rng = ctx.rng();
+                let mut draw = || rng.random_range(0..num_actions as i64);
+                match &mut actions.data {
+                    HostData::I64(v) => replace_rows(v, per_item, &explore, &mut draw),
+                    HostData::U8(v) => replace_rows(v, per_item, &explore, &mut || draw() as u8),
+                    HostData::F32(v) => replace_rows(v, per_item, &explore, &mut || draw() as f32),
+                    HostData::F64(v) => replace_rows(v, per_item, &explore, &mut || draw() as f64),
+                }
+                Ok(vec![B::from_host(&actions, ctx.device())?])
             })
             .infer_same(),
         )
 }
 
-/// `[batch, 1, 1, ...]` for a sample of `shape`, so a per-item mask broadcasts over it.
-fn broadcastable(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
-    if let Some(first) = s.first_mut() {
-        *first = shape.first().copied().unwrap_or(1);
+/// Overwrites the `per_item` values of each exploring item of `data` with draws.
+fn replace_rows<T>(data: &mut [T], per_item: usize, explore: &[bool], draw: &mut impl FnMut() -> T) {
+    for (i, row) in data.chunks_mut(per_item.max(1)).enumerate() {
+        if explore.get(i).copied().unwrap_or(false) {
+            row.iter_mut().for_each(|x| *x = draw());
+        }
     }
-    s
 }
 
-fn explore_mask<B: Backend>(
+/// Per batch item of `sample`: whether to explore (`u < epsilon(t)`, `u` uniform on the
+/// host from the kernel's RNG).
+fn explore_draws<B: Backend>(
     ctx: &mut rlgraph_core::KernelCtx<'_, B>,
     sample: &B::Tensor,
     t: &B::Tensor,
     epsilon: &TimeDependent,
-) -> rlgraph_core::Result<B::Tensor> {
+) -> rlgraph_core::Result<Vec<bool>> {
     let batch = B::shape(sample).first().copied().ok_or_else(|| CoreError::Component {
         component: ctx.component().into(),
         method: Some("do_explore".into()),
@@ -77,9 +92,19 @@ fn explore_mask<B: Backend>(
     let eps: Vec<f64> = (0..batch)
         .map(|i| epsilon.value(ts.get(i).or(ts.first()).copied().unwrap_or(0.0)))
         .collect();
-    let eps = B::from_host(&rlgraph_core::HostTensor::f64([batch], eps)?, ctx.device())?;
-    let u = B::uniform(&[batch], 0.0, 1.0, DType::F64, ctx.device(), ctx.rng())?;
-    B::lt(&u, &eps)
+    let rng = ctx.rng();
+    Ok(eps.iter().map(|&e| rng.random::<f64>() < e).collect())
+}
+
+fn explore_mask<B: Backend>(
+    ctx: &mut rlgraph_core::KernelCtx<'_, B>,
+    sample: &B::Tensor,
+    t: &B::Tensor,
+    epsilon: &TimeDependent,
+) -> rlgraph_core::Result<B::Tensor> {
+    let explore = explore_draws::<B>(ctx, sample, t, epsilon)?;
+    let mask: Vec<u8> = explore.iter().map(|&e| e as u8).collect();
+    B::from_host(&rlgraph_core::HostTensor::u8([mask.len()], mask)?, ctx.device())
 }
 
 /// Gaussian action noise: `get_noise(sample)` draws `N(mean, stddev)` of the sample's shape.
