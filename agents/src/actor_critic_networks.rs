@@ -1,10 +1,14 @@
 //! The policy and value networks of the actor-critic family (PPO, A2C, IMPALA) under one
 //! scope, so one optimizer steps both.
 
-use rlgraph_components::{layers_from_spec, policy, shared_value_function_policy, value_function};
+use rlgraph_components::{
+    layers_from_spec, optimizer, policy, shared_value_function_policy, value_function, OptimizerSpec,
+};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Component, Param, Result};
 use serde_json::Value as Json;
+
+use crate::preprocessing::with_preprocessing;
 
 /// A component `networks` with a policy over `network_spec`, and a value function over
 /// `value_function_spec` (or, when that is empty, a value head on the policy's network).
@@ -62,4 +66,27 @@ pub(crate) fn actor_critic_networks<B: Backend>(
         },
     )
     .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item")))
+}
+
+/// A root component `name` holding the actor-critic networks, `loss` and an optimizer of
+/// `optimizer_spec`, with the preprocessor stack of `preprocessing_spec`; also whether it
+/// preprocesses. The learners of PPO, A2C and IMPALA start from it.
+pub(crate) fn actor_critic_root<B: Backend>(
+    name: &str,
+    network_spec: &[Json],
+    value_function_spec: &[Json],
+    action_space: &Space,
+    loss: Component<B>,
+    optimizer_spec: &OptimizerSpec,
+    preprocessing_spec: &[Json],
+) -> Result<(Component<B>, bool)> {
+    let root = Component::<B>::new(name)
+        .with_sub(actor_critic_networks::<B>(
+            network_spec,
+            value_function_spec,
+            action_space,
+        )?)
+        .with_sub(loss)
+        .with_sub(optimizer("optimizer", optimizer_spec.clone()));
+    with_preprocessing(root, preprocessing_spec)
 }

@@ -2,20 +2,17 @@
 //! [`Learner`], for DQN, its variants and Ape-X.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, GraphExecutor, HostState, Op, Param, Result};
+use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Op, Param, Result};
 
-use crate::actor::GraphActor;
 use crate::batch::{field, host_floats, host_scalar, transition_inputs};
-use crate::counters::Counters;
 use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::learner::{publish_in_place, restore_learner, save_learner, Learned, Learner};
+use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, with_preprocessing};
-use crate::snapshot::{Publisher, WeightSnapshot};
+use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the policy's variables sit under `dqn-agent/policy/`.
 pub(crate) const ROOT: &str = "dqn-agent";
@@ -86,9 +83,7 @@ fn dqn_loss_of<B: Backend>(
 /// DQN's learner: `update(states, actions, rewards, terminals, next_states,
 /// [importance_weights,] time_percentage)` and the target sync it schedules.
 pub struct DqnLearner<B: Backend> {
-    exec: GraphExecutor<B>,
-    counters: Counters,
-    publisher: Publisher,
+    graph: LearnerGraph<B>,
     prioritized: bool,
     update_interval: u64,
     sync_interval: u64,
@@ -165,50 +160,11 @@ impl<B: Backend> DqnLearner<B> {
         // The target starts equal to the policy.
         exec.execute("sync_target", &[])?;
         Ok(DqnLearner {
-            exec,
-            counters: Counters::new(seed),
-            publisher: Publisher::new(format!("{ROOT}/policy/")),
+            graph: LearnerGraph::new(exec, format!("{ROOT}/policy/"), seed),
             prioritized,
             update_interval: config.update.update_interval,
             sync_interval: config.update.sync_interval,
         })
-    }
-
-    /// The update graph.
-    pub fn executor(&self) -> &GraphExecutor<B> {
-        &self.exec
-    }
-
-    /// The update graph, mutably (to call its API methods).
-    pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
-        &mut self.exec
-    }
-
-    /// Publishes the next snapshot straight into `actor`, an actor in this process (device
-    /// to device, no host copies).
-    pub fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
-        publish_in_place(&self.exec, &mut self.counters, actor, false)
-    }
-
-    /// Sends `actor` the last published version again, with the weights the learner holds
-    /// now (after a restore they are that version's).
-    pub fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
-        publish_in_place(&self.exec, &mut self.counters, actor, true)
-    }
-
-    /// Saves the graph's variables and RNG, the learner's counters and the named `host`
-    /// states beside them.
-    pub fn save_checkpoint<'a>(&'a self, path: &Path, host: Vec<(&'a str, &'a dyn HostState)>) -> Result<()> {
-        save_learner(&self.exec, &self.counters, path, host)
-    }
-
-    /// Restores what `save_checkpoint` wrote; on error nothing changes.
-    pub fn restore_checkpoint<'a>(
-        &'a mut self,
-        path: &Path,
-        host: Vec<(&'a str, &'a mut dyn HostState)>,
-    ) -> Result<()> {
-        restore_learner(&mut self.exec, &mut self.counters, path, host)
     }
 }
 
@@ -238,27 +194,40 @@ impl<B: Backend> Learner for DqnLearner<B> {
             });
         }
         inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
-        let out = self.exec.execute("update", &inputs)?;
+        let out = self.graph.exec.execute("update", &inputs)?;
         let loss = host_scalar(out.first(), "dqn-learner/update")?;
         let priorities = if self.prioritized {
             Some(priorities_of(&host_floats(out.get(1), "dqn-learner/update")?))
         } else {
             None
         };
-        self.counters.updates += 1;
-        self.counters.steps_since_sync += self.update_interval;
-        if self.counters.steps_since_sync >= self.sync_interval {
-            self.exec.execute("sync_target", &[])?;
-            self.counters.steps_since_sync = 0;
+        self.graph.counters.updates += 1;
+        self.graph.counters.steps_since_sync += self.update_interval;
+        if self.graph.counters.steps_since_sync >= self.sync_interval {
+            self.graph.exec.execute("sync_target", &[])?;
+            self.graph.counters.steps_since_sync = 0;
         }
         Ok(Learned { loss, priorities })
     }
 
     fn publish(&mut self) -> Result<WeightSnapshot> {
-        self.publisher.publish(&self.exec, &mut self.counters.published)
+        self.graph.publish_snapshot()
     }
 
     fn updates(&self) -> u64 {
-        self.counters.updates
+        self.graph.counters.updates
+    }
+}
+
+impl<B: Backend> std::ops::Deref for DqnLearner<B> {
+    type Target = LearnerGraph<B>;
+    fn deref(&self) -> &LearnerGraph<B> {
+        &self.graph
+    }
+}
+
+impl<B: Backend> std::ops::DerefMut for DqnLearner<B> {
+    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+        &mut self.graph
     }
 }

@@ -5,31 +5,25 @@
 //! policy having moved since the rollouts were acted.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
-use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
-use rlgraph_core::{Backend, Component, GraphExecutor, GraphFn, HostState, Param, Result};
+use rlgraph_core::{Backend, Component, GraphFn, Param, Result};
 
-use crate::actor::GraphActor;
-use crate::actor_critic_networks::actor_critic_networks;
+use crate::actor_critic_networks::{actor_critic_networks, actor_critic_root};
 use crate::agent_graph::{build_graph, with_acting_apis};
 use crate::batch::{field, host_scalar, time_major};
-use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
-use crate::learner::{publish_in_place, restore_learner, save_learner, Learned, Learner};
+use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, with_preprocessing};
-use crate::snapshot::{Publisher, WeightSnapshot};
+use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the networks' variables sit under `impala-agent/networks/`.
 pub(crate) const ROOT: &str = "impala-agent";
 
 /// IMPALA's learner.
 pub struct ImpalaLearner<B: Backend> {
-    exec: GraphExecutor<B>,
-    counters: Counters,
-    publisher: Publisher,
+    graph: LearnerGraph<B>,
 }
 
 impl<B: Backend> ImpalaLearner<B> {
@@ -45,15 +39,15 @@ impl<B: Backend> ImpalaLearner<B> {
                 ..ImpalaLossSpec::default()
             },
         );
-        let root = Component::<B>::new(ROOT)
-            .with_sub(actor_critic_networks::<B>(
-                &config.network_spec,
-                &config.value_function_spec,
-                action_space,
-            )?)
-            .with_sub(loss)
-            .with_sub(optimizer("optimizer", config.optimizer.clone()));
-        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let (root, has_pre) = actor_critic_root(
+            ROOT,
+            &config.network_spec,
+            &config.value_function_spec,
+            action_space,
+            loss,
+            &config.optimizer,
+            &config.preprocessing_spec,
+        )?;
         let time_major = Ranks {
             batch: true,
             time: true,
@@ -119,47 +113,8 @@ impl<B: Backend> ImpalaLearner<B> {
         ]);
         let exec = build_graph(root, &spaces, config.device, seed)?;
         Ok(ImpalaLearner {
-            exec,
-            counters: Counters::new(seed),
-            publisher: Publisher::new(format!("{ROOT}/networks/")),
+            graph: LearnerGraph::new(exec, format!("{ROOT}/networks/"), seed),
         })
-    }
-
-    /// The update graph.
-    pub fn executor(&self) -> &GraphExecutor<B> {
-        &self.exec
-    }
-
-    /// The update graph, mutably (to call its API methods).
-    pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
-        &mut self.exec
-    }
-
-    /// Publishes the next snapshot straight into `actor`, an actor in this process (device
-    /// to device, no host copies).
-    pub fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
-        publish_in_place(&self.exec, &mut self.counters, actor, false)
-    }
-
-    /// Sends `actor` the last published version again, with the weights the learner holds
-    /// now (after a restore they are that version's).
-    pub fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
-        publish_in_place(&self.exec, &mut self.counters, actor, true)
-    }
-
-    /// Saves the graph's variables and RNG, the learner's counters and the named `host`
-    /// states beside them.
-    pub fn save_checkpoint<'a>(&'a self, path: &Path, host: Vec<(&'a str, &'a dyn HostState)>) -> Result<()> {
-        save_learner(&self.exec, &self.counters, path, host)
-    }
-
-    /// Restores what `save_checkpoint` wrote; on error nothing changes.
-    pub fn restore_checkpoint<'a>(
-        &'a mut self,
-        path: &Path,
-        host: Vec<(&'a str, &'a mut dyn HostState)>,
-    ) -> Result<()> {
-        restore_learner(&mut self.exec, &mut self.counters, path, host)
     }
 }
 
@@ -182,8 +137,11 @@ impl<B: Backend> Learner for ImpalaLearner<B> {
     /// `batch`: rollouts stacked batch-first (`states` `[B, T, ...]`, ...,
     /// `bootstrap_state` `[B, ...]`).
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
-        let out = self.exec.execute("update", &update_inputs(batch, time_percentage)?)?;
-        self.counters.updates += 1;
+        let out = self
+            .graph
+            .exec
+            .execute("update", &update_inputs(batch, time_percentage)?)?;
+        self.graph.counters.updates += 1;
         Ok(Learned {
             loss: host_scalar(out.first(), "impala-learner/update")?,
             priorities: None,
@@ -191,11 +149,11 @@ impl<B: Backend> Learner for ImpalaLearner<B> {
     }
 
     fn publish(&mut self) -> Result<WeightSnapshot> {
-        self.publisher.publish(&self.exec, &mut self.counters.published)
+        self.graph.publish_snapshot()
     }
 
     fn updates(&self) -> u64 {
-        self.counters.updates
+        self.graph.counters.updates
     }
 }
 
@@ -218,4 +176,17 @@ pub fn impala_actor<B: Backend>(
     let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
     let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
     Ok(crate::GraphActor::new(exec, &["behaviour_log_probs"], false))
+}
+
+impl<B: Backend> std::ops::Deref for ImpalaLearner<B> {
+    type Target = LearnerGraph<B>;
+    fn deref(&self) -> &LearnerGraph<B> {
+        &self.graph
+    }
+}
+
+impl<B: Backend> std::ops::DerefMut for ImpalaLearner<B> {
+    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+        &mut self.graph
+    }
 }

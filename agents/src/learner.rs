@@ -30,41 +30,67 @@ pub trait Learner: Send {
     fn updates(&self) -> u64;
 }
 
-/// Saves a learner's graph, its `counters` (under `learner`) and the named `host` states.
-pub(crate) fn save_learner<'a, B: Backend>(
-    exec: &GraphExecutor<B>,
-    counters: &'a Counters,
-    path: &Path,
-    mut host: Vec<(&'a str, &'a dyn HostState)>,
-) -> Result<()> {
-    host.push(("learner", counters));
-    exec.save_with(path, &host)
+/// What every learner holds: its update graph, its checkpointed counters (updates, target
+/// syncs, publications) and the publisher of its policy's variables. The learners
+/// dereference to it, so its methods are theirs.
+pub struct LearnerGraph<B: Backend> {
+    pub(crate) exec: GraphExecutor<B>,
+    pub(crate) counters: Counters,
+    publisher: Publisher,
 }
 
-/// Restores what `save_learner` wrote; on error nothing changes.
-pub(crate) fn restore_learner<'a, B: Backend>(
-    exec: &mut GraphExecutor<B>,
-    counters: &'a mut Counters,
-    path: &Path,
-    mut host: Vec<(&'a str, &'a mut dyn HostState)>,
-) -> Result<()> {
-    host.push(("learner", counters));
-    exec.restore_with(path, &mut host)
-}
+impl<B: Backend> LearnerGraph<B> {
+    /// A learner's graph `exec`, whose policy's variables sit under the scope `policy_scope`.
+    pub(crate) fn new(exec: GraphExecutor<B>, policy_scope: String, seed: u64) -> Self {
+        LearnerGraph {
+            exec,
+            counters: Counters::new(seed),
+            publisher: Publisher::new(policy_scope),
+        }
+    }
 
-/// Publishes the next version of a learner's policy straight into an actor in this process
-/// (device to device, see [`GraphActor::sync_from`]); `again` re-sends the last version
-/// instead, after the learner's variables changed outside an update (restore, import).
-pub(crate) fn publish_in_place<B: Backend>(
-    exec: &GraphExecutor<B>,
-    counters: &mut Counters,
-    actor: &mut GraphActor<B>,
-    again: bool,
-) -> Result<()> {
-    let version = if again {
-        counters.published
-    } else {
-        Publisher::bump(&mut counters.published)
-    };
-    actor.sync_from(exec, version)
+    /// The update graph.
+    pub fn executor(&self) -> &GraphExecutor<B> {
+        &self.exec
+    }
+
+    /// The update graph, mutably (to call its API methods).
+    pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
+        &mut self.exec
+    }
+
+    /// A snapshot of the policy's variables, one version after the last publication.
+    pub fn publish_snapshot(&mut self) -> Result<WeightSnapshot> {
+        self.publisher.publish(&self.exec, &mut self.counters.published)
+    }
+
+    /// Publishes the next version straight into `actor`, an actor in this process (device to
+    /// device, see [`GraphActor::sync_from`]).
+    pub fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        let version = Publisher::bump(&mut self.counters.published);
+        actor.sync_from(&self.exec, version)
+    }
+
+    /// Sends `actor` the last published version again, with the weights the learner holds
+    /// now (after a restore or an import, which change them outside an update).
+    pub fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        actor.sync_from(&self.exec, self.counters.published)
+    }
+
+    /// Saves the graph's variables and RNG, the learner's counters (under `learner`) and the
+    /// named `host` states beside them.
+    pub fn save_checkpoint<'a>(&'a self, path: &Path, mut host: Vec<(&'a str, &'a dyn HostState)>) -> Result<()> {
+        host.push(("learner", &self.counters));
+        self.exec.save_with(path, &host)
+    }
+
+    /// Restores what `save_checkpoint` wrote; on error nothing changes.
+    pub fn restore_checkpoint<'a>(
+        &'a mut self,
+        path: &Path,
+        mut host: Vec<(&'a str, &'a mut dyn HostState)>,
+    ) -> Result<()> {
+        host.push(("learner", &mut self.counters));
+        self.exec.restore_with(path, &mut host)
+    }
 }

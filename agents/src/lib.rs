@@ -75,7 +75,7 @@ pub use from_config::{build_agent, AGENT_TYPES};
 pub use impala_agent::ImpalaAgent;
 pub use impala_config::ImpalaConfig;
 pub use impala_learner::{impala_actor, ImpalaLearner};
-pub use learner::{Learned, Learner};
+pub use learner::{Learned, Learner, LearnerGraph};
 pub use observe_buffer::NStepBuffer;
 pub use pg_agent::{PgAgent, TensorRollout};
 pub use pg_config::{PgAlgorithm, PgConfig};

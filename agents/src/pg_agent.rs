@@ -14,19 +14,16 @@ use std::path::Path;
 
 use rlgraph_components::helpers::{gae_time_major, gae_values};
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
-use rlgraph_components::optimizer;
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{
-    Backend, Component, CoreError, DType, ErasedExecutor, GraphExecutor, HostTensor, Param, Result, Tree,
-};
+use rlgraph_core::{Backend, CoreError, DType, ErasedExecutor, GraphExecutor, HostTensor, Param, Result, Tree};
 
-use crate::actor_critic_networks::actor_critic_networks;
+use crate::actor_critic_networks::actor_critic_root;
 use crate::agent::{Agent, Transition, UpdateSpec};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
 use crate::batch::{field, flag_column, float_column, host_floats, host_scalar, stack, unstack};
 use crate::counters::Counters;
 use crate::pg_config::{PgAlgorithm, PgConfig};
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::preprocessing::preprocess;
 use crate::rollout::{Rollout, RolloutBatch};
 
 /// A PPO or actor-critic agent on backend `B`.
@@ -96,15 +93,15 @@ impl<B: Backend> PgAgent<B> {
             ),
         };
         let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
-        let root = Component::<B>::new(name)
-            .with_sub(actor_critic_networks::<B>(
-                &config.network_spec,
-                &config.value_function_spec,
-                action_space,
-            )?)
-            .with_sub(loss)
-            .with_sub(optimizer("optimizer", config.optimizer.clone()));
-        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let (root, has_pre) = actor_critic_root(
+            name,
+            &config.network_spec,
+            &config.value_function_spec,
+            action_space,
+            loss,
+            &config.optimizer,
+            &config.preprocessing_spec,
+        )?;
         let update_params: Vec<Param> = if ppo {
             vec![
                 "states",

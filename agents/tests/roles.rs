@@ -211,3 +211,39 @@ fn every_role_can_move_to_another_thread() {
         weights: BTreeMap::new(),
     });
 }
+
+#[test]
+fn an_actor_acts_on_a_device_batch_as_on_host_values() {
+    use rlgraph_core::{Backend, Device, Tree};
+    let c = config(serde_json::json!({}));
+    let (s, a) = spaces();
+    let xs = states(64);
+    let (mut host, mut device) = (
+        dqn_actor::<Candle>(&c, &s, &a, 9).unwrap(),
+        dqn_actor::<Candle>(&c, &s, &a, 9).unwrap(),
+    );
+    let flat: Vec<f32> = xs
+        .iter()
+        .flat_map(|v| match v {
+            Value::Float32(x) => x.data().to_vec(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let batch = Tree::Leaf(Candle::from_host(&HostTensor::f32([64, 4], flat).unwrap(), Device::Cpu).unwrap());
+    for (explore, t) in [(true, 0.3), (false, 0.0), (true, 0.9)] {
+        let want = host.act(&xs, explore, t).unwrap().actions;
+        let out = device.act_tensors(&batch, explore, t).unwrap();
+        let Some(Tree::Leaf(actions)) = out.first() else {
+            panic!("no actions")
+        };
+        let got = Candle::to_host(actions).unwrap().data.to_f64();
+        let want: Vec<f64> = want
+            .iter()
+            .map(|v| match v {
+                Value::Int32(x) => x.data()[0] as f64,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got, want, "explore {explore} at {t}");
+    }
+}

@@ -8,9 +8,9 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use agents::{
-    apex_priorities, dqn_actor, dqn_replay, impala_actor, stack, transitions_batch, Acted, Actor, DqnAgent, DqnConfig,
-    DqnLearner, GraphActor, ImpalaAgent, ImpalaConfig, ImpalaLearner, Learner, NStepBuffer, Replay, RolloutAdder,
-    Transition, UpdateSpec, WeightSnapshot,
+    apex_priorities, dqn_actor, dqn_replay, impala_actor, stack, transitions_batch, Acted, Actor, Agent, DqnAgent,
+    DqnConfig, DqnLearner, GraphActor, ImpalaAgent, ImpalaConfig, ImpalaLearner, Learner, NStepBuffer, Replay,
+    RolloutAdder, Transition, UpdateSpec, WeightSnapshot,
 };
 use backend_candle::Candle;
 use executors::SingleThreadedWorker;
@@ -191,6 +191,24 @@ fn act_on_thread<A: Actor>(
     returns
 }
 
+/// Runs the composed single-process `agent` on the single-threaded worker with the same
+/// seeds: it must finish the same episodes with the same returns, after as many updates.
+fn assert_the_composed_agent_runs_alike<A: Agent>(
+    agent: A,
+    env: &str,
+    seed: u64,
+    steps: u64,
+    returns: &[f64],
+    updates: u64,
+) {
+    let envs = VectorEnv::new(vec![make(env, seed).unwrap()], Stepping::Sequential).unwrap();
+    let stats = SingleThreadedWorker::new(agent, envs, seed)
+        .execute_timesteps(steps, |_| {})
+        .unwrap();
+    assert_eq!(stats.episode_rewards, returns);
+    assert_eq!(stats.updates, updates);
+}
+
 fn config_json(name: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     serde_json::from_str(&text).unwrap()
@@ -245,12 +263,7 @@ fn dqn_over_threads(config: &str) {
     assert_eq!(actor.version(), Some(updates + 1));
 
     let agent = DqnAgent::<Candle>::new(config, s, a, seed).unwrap();
-    let envs = VectorEnv::new(vec![make(env, seed).unwrap()], Stepping::Sequential).unwrap();
-    let stats = SingleThreadedWorker::new(agent, envs, seed)
-        .execute_timesteps(steps, |_| {})
-        .unwrap();
-    assert_eq!(stats.episode_rewards, returns);
-    assert_eq!(stats.updates, updates);
+    assert_the_composed_agent_runs_alike(agent, env, seed, steps, &returns, updates);
 }
 
 #[test]
@@ -297,10 +310,5 @@ fn impala_actor_and_learner_on_two_threads_learn_the_grid_world_as_the_composed_
     assert_eq!(actor.version(), Some(updates + 1));
 
     let agent = ImpalaAgent::<Candle>::new(config, s, a, seed).unwrap();
-    let envs = VectorEnv::new(vec![make(env, seed).unwrap()], Stepping::Sequential).unwrap();
-    let stats = SingleThreadedWorker::new(agent, envs, seed)
-        .execute_timesteps(steps, |_| {})
-        .unwrap();
-    assert_eq!(stats.episode_rewards, returns);
-    assert_eq!(stats.updates, updates);
+    assert_the_composed_agent_runs_alike(agent, env, seed, steps, &returns, updates);
 }
