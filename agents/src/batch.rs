@@ -148,7 +148,8 @@ pub(crate) fn transition_space(state_space: &Space, action_space: &Space) -> Res
     ])?)
 }
 
-/// Transitions as one batch of [`transition_space`] records.
+/// Transitions as one batch of replay records (`states`, `actions`, `rewards`, `terminals`,
+/// `next_states`).
 pub fn transitions_batch(transitions: &[Transition]) -> Result<Value> {
     let n = transitions.len();
     let column = |f: fn(&Transition) -> &Value| stack(&transitions.iter().map(|t| f(t).clone()).collect::<Vec<_>>());

@@ -11,10 +11,6 @@ pub trait OnBackend {
     fn run<B: Backend>(&self) -> Result<Self::Output, String>;
 }
 
-/// What `--backend tch` says in a build without libtorch.
-pub const NO_TCH: &str =
-    "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh";
-
 /// Runs `task` on the backend named `name` (`candle` or `tch`).
 pub fn on_backend<T: OnBackend>(name: &str, task: &T) -> Result<T::Output, String> {
     match name {
@@ -31,5 +27,8 @@ fn on_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
 
 #[cfg(not(feature = "tch"))]
 fn on_tch<T: OnBackend>(_: &T) -> Result<T::Output, String> {
-    Err(NO_TCH.into())
+    Err(
+        "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh"
+            .into(),
+    )
 }
