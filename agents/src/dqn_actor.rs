@@ -17,7 +17,7 @@ use crate::preprocessing::{preprocess, with_preprocessing};
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
 /// epsilon-greedy actions, `get_deterministic_action(states)` the greedy ones, and
 /// `get_q_values(states)` the Q-values (which [`apex_priorities`] uses; acting returns no
-/// extras, because copying Q-values to the host on every step cost DQN 3% of its frames).
+/// extras, so a step copies only the actions to the host).
 /// Its policy variables have the learner's paths, so the learner's snapshots load into it.
 pub fn dqn_actor<B: Backend>(
     config: &DqnConfig,
