@@ -160,19 +160,20 @@ impl<B: Backend> Actor for GraphActor<B> {
     /// Every trainable variable of the actor must be in the snapshot; entries it has no
     /// variable for (a value head it never evaluates) are skipped.
     fn load(&mut self, snapshot: &WeightSnapshot) -> Result<()> {
-        let mut mine = vec![];
-        for info in self.exec.variable_infos().iter().filter(|i| i.decl.trainable) {
-            let value = snapshot.weights.get(&info.path).ok_or_else(|| CoreError::Config {
-                at: format!("snapshot {}", snapshot.version),
-                reason: format!("has no {}, which the actor needs", info.path),
-            })?;
-            self.exec.store().check(&info.path, value)?;
-            mine.push((info.path.as_str(), value));
-        }
-        // All checked: none of these writes can fail on shape or dtype.
-        for (path, value) in mine {
-            self.exec.set_variable(path, value)?;
-        }
+        let mine = self
+            .exec
+            .variable_infos()
+            .iter()
+            .filter(|i| i.decl.trainable)
+            .map(|info| {
+                let value = snapshot.weights.get(&info.path).ok_or_else(|| CoreError::Config {
+                    at: format!("snapshot {}", snapshot.version),
+                    reason: format!("has no {}, which the actor needs", info.path),
+                })?;
+                Ok((&info.path, value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.exec.set_variables(mine.iter().copied())?;
         self.version = Some(snapshot.version);
         Ok(())
     }

@@ -139,6 +139,14 @@ impl UpdateSpec {
     }
 }
 
+/// Runs a graph's `reset` API method (its preprocessors' state), where it has one.
+pub(crate) fn reset_graph(graph: &mut dyn ErasedExecutor) -> Result<()> {
+    if graph.api_methods().iter().any(|m| m == "reset") {
+        graph.execute("reset", &[])?;
+    }
+    Ok(())
+}
+
 pub(crate) fn config(at: &str, reason: String) -> CoreError {
     CoreError::Config { at: at.into(), reason }
 }
@@ -208,10 +216,7 @@ pub trait Agent {
     /// Clears what is pending between episodes: preprocessor state (frame stacks, running
     /// statistics) and per-environment buffers. Learned weights and memories stay.
     fn reset(&mut self) -> Result<()> {
-        match self.graph_mut() {
-            Some(g) if g.api_methods().iter().any(|m| m == "reset") => g.execute("reset", &[]).map(|_| ()),
-            _ => Ok(()),
-        }
+        self.graph_mut().map_or(Ok(()), reset_graph)
     }
 }
 

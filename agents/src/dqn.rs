@@ -11,7 +11,7 @@ use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::actor::{Actor, GraphActor};
-use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent::{reset_graph, Agent, Transition, UpdateSpec};
 use crate::batch::{stack, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_actor::{apex_priorities, dqn_actor};
@@ -233,12 +233,8 @@ impl<B: Backend> Agent for DqnAgent<B> {
     /// Clears the n-step buffers and resets the preprocessors.
     fn reset(&mut self) -> Result<()> {
         self.adder = NStepBuffer::new(self.config.n_step, self.config.discount);
-        for exec in [self.actor.executor_mut(), self.learner.executor_mut()] {
-            if exec.api_methods().iter().any(|m| m == "reset") {
-                exec.execute("reset", &[])?;
-            }
-        }
-        Ok(())
+        reset_graph(self.actor.executor_mut())?;
+        reset_graph(self.learner.executor_mut())
     }
 
     fn update_spec(&self) -> &UpdateSpec {

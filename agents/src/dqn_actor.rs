@@ -106,12 +106,11 @@ pub fn apex_priorities<B: Backend>(
     let gamma_n = discount.powi(n_step as i32);
     (0..n)
         .map(|i| {
-            let row = |q: &[f64]| q[i * width..(i + 1) * width].to_vec();
-            let now = row(&q_now);
-            let taken = *now
+            let row = i * width..(i + 1) * width;
+            let taken = *q_now[row.clone()]
                 .get(actions[i])
                 .ok_or_else(|| bad(format!("action {} is not one of {width}", actions[i])))?;
-            let best_next = row(&q_next).into_iter().fold(f64::NEG_INFINITY, f64::max);
+            let best_next = q_next[row].iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let bootstrap = if terminals[i] { 0.0 } else { gamma_n * best_next };
             Ok((rewards[i] + bootstrap - taken).abs() + 1e-6)
         })

@@ -17,7 +17,7 @@ use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
 use crate::actor::{Actor, GraphActor};
-use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent::{reset_graph, Agent, Transition, UpdateSpec};
 use crate::batch::{host_floats, stack};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
@@ -196,12 +196,8 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
     /// Drops partial rollouts and resets the preprocessors; queued rollouts stay.
     fn reset(&mut self) -> Result<()> {
         self.adder.clear();
-        for exec in [self.actor.executor_mut(), self.learner.executor_mut()] {
-            if exec.api_methods().iter().any(|m| m == "reset") {
-                exec.execute("reset", &[])?;
-            }
-        }
-        Ok(())
+        reset_graph(self.actor.executor_mut())?;
+        reset_graph(self.learner.executor_mut())
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {

@@ -32,9 +32,8 @@ impl Publisher {
     /// (it lives in the learner's checkpointed counters).
     pub fn publish<B: Backend>(&self, exec: &GraphExecutor<B>, version: &mut u64) -> Result<WeightSnapshot> {
         let weights = self.weights(exec)?;
-        *version += 1;
         Ok(WeightSnapshot {
-            version: *version,
+            version: Self::bump(version),
             weights,
         })
     }

@@ -152,12 +152,16 @@ impl<B: Backend> GraphExecutor<B> {
         self.store.get_all()
     }
 
-    /// Overwrites several variables; checks them all first, so a bad one changes nothing.
-    pub fn set_variables(&self, values: &BTreeMap<String, HostTensor>) -> Result<()> {
-        for (path, v) in values {
+    /// Overwrites several variables, given as `(path, value)` pairs (a `&BTreeMap` is
+    /// one); checks them all first, so a bad one changes nothing.
+    pub fn set_variables<'a, I>(&self, values: I) -> Result<()>
+    where
+        I: IntoIterator<Item = (&'a String, &'a HostTensor)> + Clone,
+    {
+        for (path, v) in values.clone() {
             self.store.check(path, v)?;
         }
-        values.iter().try_for_each(|(p, v)| self.store.set(p, v))
+        values.into_iter().try_for_each(|(p, v)| self.store.set(p, v))
     }
 
     /// What each variable is.
