@@ -1,12 +1,12 @@
-//! The `Agent` trait workers drive, the transitions they observe, and RLgraph's update
-//! schedule.
+//! The `Agent` trait workers drive and the transitions they observe.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{CoreError, ErasedExecutor, HostTensor, MetaGraph, Result};
-use serde_json::Value as Json;
+
+use crate::update_spec::UpdateSpec;
 
 /// One environment step as an agent observes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,120 +23,6 @@ pub struct Transition {
     pub truncated: bool,
     /// The observation after the action (the episode's last one when it ended).
     pub next_state: Value,
-}
-
-/// What `update_interval` and `steps_before_update` count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UpdateMode {
-    /// Environment steps, summed over vector copies (RLgraph's `time_steps`).
-    TimeSteps,
-    /// Finished episodes (RLgraph's `episodes`).
-    Episodes,
-}
-
-/// RLgraph's `update_spec`: when a worker calls `update`, and how often targets sync.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UpdateSpec {
-    /// What the intervals count.
-    pub update_mode: UpdateMode,
-    /// Whether to update at all.
-    pub do_updates: bool,
-    /// Update every this many environment steps (or episodes, see `update_mode`).
-    pub update_interval: u64,
-    /// No updates before this many environment steps.
-    pub steps_before_update: u64,
-    /// Updates per update round.
-    pub update_steps: u64,
-    /// Records per update.
-    pub batch_size: usize,
-    /// Sync the target network every this many environment steps.
-    pub sync_interval: u64,
-    /// Target sync rate: 1.0 copies, less moves the target by this share (soft updates).
-    pub sync_tau: f64,
-    /// Gradient steps per update (PPO's minibatch iterations).
-    pub num_iterations: u64,
-    /// Records per gradient step within an update (PPO's minibatch size; `None`: the batch).
-    pub sample_size: Option<usize>,
-}
-
-impl UpdateSpec {
-    /// Parses `update_spec` (RLgraph's keys and defaults).
-    pub fn parse(spec: Option<&Json>, at: &str) -> Result<Self> {
-        let empty = serde_json::Map::new();
-        let obj = match spec {
-            None => &empty,
-            Some(Json::Object(o)) => o,
-            Some(other) => return Err(config(at, format!("expected an object, got {other}"))),
-        };
-        const KEYS: [&str; 10] = [
-            "update_mode",
-            "do_updates",
-            "update_interval",
-            "steps_before_update",
-            "update_steps",
-            "batch_size",
-            "sync_interval",
-            "sync_tau",
-            "num_iterations",
-            "sample_size",
-        ];
-        if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(config(
-                &format!("{at}.{k}"),
-                format!("unknown key; known: {}", KEYS.join(", ")),
-            ));
-        }
-        let count = |k: &str, default: u64| -> Result<u64> {
-            match obj.get(k) {
-                None => Ok(default),
-                Some(v) => v
-                    .as_u64()
-                    .filter(|&n| n > 0 || k == "steps_before_update")
-                    .ok_or_else(|| config(&format!("{at}.{k}"), format!("expected a positive integer, got {v}"))),
-            }
-        };
-        let update_mode = match obj.get("update_mode").map(|m| m.as_str()) {
-            None | Some(Some("time_steps")) => UpdateMode::TimeSteps,
-            Some(Some("episodes")) => UpdateMode::Episodes,
-            Some(_) => {
-                return Err(config(
-                    &format!("{at}.update_mode"),
-                    format!("expected \"time_steps\" or \"episodes\", got {}", obj["update_mode"]),
-                ))
-            }
-        };
-        let sync_tau = match obj.get("sync_tau") {
-            None => 1.0,
-            Some(v) => v.as_f64().filter(|t| *t > 0.0 && *t <= 1.0).ok_or_else(|| {
-                config(
-                    &format!("{at}.sync_tau"),
-                    format!("expected a number in (0, 1], got {v}"),
-                )
-            })?,
-        };
-        let batch_size = count("batch_size", 64)?;
-        Ok(UpdateSpec {
-            update_mode,
-            sync_tau,
-            num_iterations: count("num_iterations", 1)?,
-            sample_size: obj
-                .get("sample_size")
-                .map(|_| count("sample_size", 0))
-                .transpose()?
-                .map(|n| n as usize),
-            do_updates: match obj.get("do_updates") {
-                None => true,
-                Some(v) => v
-                    .as_bool()
-                    .ok_or_else(|| config(&format!("{at}.do_updates"), format!("expected true or false, got {v}")))?,
-            },
-            update_interval: count("update_interval", 4)?,
-            steps_before_update: count("steps_before_update", batch_size)?,
-            update_steps: count("update_steps", 1)?,
-            batch_size: batch_size as usize,
-            sync_interval: count("sync_interval", 32)?,
-        })
-    }
 }
 
 /// Runs a graph's `reset` API method (its preprocessors' state), where it has one.

@@ -11,7 +11,7 @@ use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::actor::{Actor, GraphActor};
-use crate::agent::{reset_graph, Agent, Transition, UpdateSpec};
+use crate::agent::{reset_graph, Agent, Transition};
 use crate::batch::{stack, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_actor::{apex_priorities, dqn_actor};
@@ -20,6 +20,7 @@ use crate::dqn_learner::{num_actions, DqnLearner};
 use crate::learner::Learner;
 use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
+use crate::update_spec::UpdateSpec;
 
 /// The replay memory `config` asks for, holding transitions of these spaces.
 pub fn dqn_replay(config: &DqnConfig, state_space: &Space, action_space: &Space) -> Result<Box<dyn Replay>> {

@@ -3,10 +3,12 @@
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
 use rlgraph_core::{Device, Result};
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::{config, UpdateSpec};
-use crate::config_reader::Obj;
+use crate::agent::config;
+use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec, Positive};
+use crate::update_spec::UpdateSpec;
 
 /// Which replay memory.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,68 +60,78 @@ pub struct DqnConfig {
     pub optimizer: OptimizerSpec,
 }
 
-const KEYS: [&str; 17] = [
-    "type",
-    "network_spec",
-    "preprocessing_spec",
-    "policy_spec",
-    "memory_spec",
-    "exploration_spec",
-    "observe_spec",
-    "update_spec",
-    "optimizer_spec",
-    "discount",
-    "double_q",
-    "dueling_q",
-    "huber_loss",
-    "n_step",
-    "execution_spec",
-    "summary_spec",
-    "saver_spec",
-];
+/// The types a DQN config may have (Ape-X's too).
+pub(crate) const KIND: AgentKind = AgentKind {
+    default: "dqn",
+    names: &["dqn", "dqnagent", "apex", "apexagent"],
+    what: "a DQN agent (dqn or apex)",
+};
+
+/// The keys of a DQN config beyond the shared ones.
+#[derive(Deserialize)]
+struct DqnKeys {
+    policy_spec: Option<PolicySpec>,
+    memory_spec: Option<MemorySpec>,
+    exploration_spec: Option<ExplorationSpec>,
+    double_q: Option<bool>,
+    dueling_q: Option<bool>,
+    huber_loss: Option<bool>,
+    n_step: Option<Positive>,
+}
+
+/// `policy_spec`: a plain or dueling Q policy.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicySpec {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    units_state_value_stream: Option<Positive>,
+}
+
+/// `exploration_spec`: epsilon-greedy with an epsilon schedule.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExplorationSpec {
+    #[serde(rename = "type")]
+    #[allow(dead_code)] // RLgraph's "epsilon_exploration", the only kind.
+    kind: Option<String>,
+    epsilon_spec: EpsilonSpec,
+}
+
+/// `exploration_spec.epsilon_spec`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpsilonSpec {
+    decay_spec: Json,
+}
 
 impl DqnConfig {
     /// Parses an RLgraph DQN config (`type` `dqn`, or `apex` for Ape-X: prioritized replay
     /// with alpha 0.6 and beta 0.4 by default, and priorities computed as records arrive).
     pub fn parse(spec: &Json) -> Result<Self> {
-        let obj = Obj::new(spec, "config")?;
-        let apex = match obj.kind("dqn").as_str() {
-            "dqn" | "dqnagent" => false,
-            "apex" | "apexagent" => true,
-            other => {
-                return Err(config(
-                    "config.type",
-                    format!("{other:?} is not a DQN agent (dqn or apex)"),
-                ))
-            }
-        };
-        obj.only(&KEYS)?;
-        let device = obj.execution_device()?;
-        let network_spec = obj.list("network_spec")?;
-        if network_spec.is_empty() {
-            return Err(config("config.network_spec", "missing; a DQN needs a network".into()));
-        }
-        let mut dueling = obj.flag("dueling_q", false)?;
+        let (kind, shared, own) = read_config::<DqnKeys>(spec, &KIND)?;
+        let apex = kind.starts_with("apex");
+        let network_spec = shared.network("a DQN needs a network")?;
+        let mut dueling = own.dueling_q.unwrap_or(false);
         let mut units_state_value_stream = 128;
-        if let Some(p) = obj.get("policy_spec") {
-            let p = Obj::new(p, "config.policy_spec")?;
-            p.only(&["type", "units_state_value_stream"])?;
-            match p.kind("policy").as_str() {
+        if let Some(p) = &own.policy_spec {
+            match normalized_kind(p.kind.as_deref(), "policy").as_str() {
                 "duelingpolicy" => dueling = true,
                 "policy" => {}
                 t => return Err(config("config.policy_spec.type", format!("{t:?} is not a DQN policy"))),
             }
-            units_state_value_stream = p.positive("units_state_value_stream", 128)?;
+            units_state_value_stream = p.units_state_value_stream.map_or(128, |u| u.0);
         }
-        let memory_spec = obj.get("memory_spec").cloned().unwrap_or_else(|| json!({}));
-        let m = Obj::new(&memory_spec, "config.memory_spec")?;
-        m.only(&["type", "capacity", "alpha", "beta"])?;
-        let capacity = m.positive("capacity", 1000)?;
+        let m = own.memory_spec.unwrap_or_default();
+        let capacity = m.capacity(1000);
         let memory = match m.kind(if apex { "prioritized_replay" } else { "replay" }).as_str() {
-            "replay" | "replaymemory" => MemoryKind::Replay,
+            "replay" | "replaymemory" => {
+                m.refuse_priorities()?;
+                MemoryKind::Replay
+            }
             "prioritizedreplay" | "memprioritizedreplay" => MemoryKind::Prioritized {
-                alpha: m.num("alpha", if apex { 0.6 } else { 1.0 })?,
-                beta: m.num("beta", if apex { 0.4 } else { 0.0 })?,
+                alpha: m.alpha.unwrap_or(if apex { 0.6 } else { 1.0 }),
+                beta: m.beta.unwrap_or(if apex { 0.4 } else { 0.0 }),
             },
             other => {
                 return Err(config(
@@ -134,48 +146,36 @@ impl DqnConfig {
                 "Ape-X needs prioritized_replay".into(),
             ));
         }
-        let epsilon = match obj.get("exploration_spec") {
+        let epsilon = match &own.exploration_spec {
             None => TimeDependent::parse(&json!(["linear", 1.0, 0.05]), "config.exploration_spec")?,
-            Some(e) => {
-                let eo = Obj::new(e, "config.exploration_spec")?;
-                eo.only(&["epsilon_spec", "type"])?;
-                let eps = eo
-                    .get("epsilon_spec")
-                    .ok_or_else(|| config("config.exploration_spec.epsilon_spec", "missing".into()))?;
-                let epso = Obj::new(eps, "config.exploration_spec.epsilon_spec")?;
-                epso.only(&["decay_spec"])?;
-                let decay = epso
-                    .get("decay_spec")
-                    .ok_or_else(|| config("config.exploration_spec.epsilon_spec.decay_spec", "missing".into()))?;
-                TimeDependent::parse(decay, "config.exploration_spec.epsilon_spec.decay_spec")?
-            }
+            Some(e) => TimeDependent::parse(
+                &e.epsilon_spec.decay_spec,
+                "config.exploration_spec.epsilon_spec.decay_spec",
+            )?,
         };
-        let mut n_step = obj.positive("n_step", 1)?;
-        if let Some(o) = obj.get("observe_spec") {
-            let oo = Obj::new(o, "config.observe_spec")?;
-            oo.only(&["buffer_size", "n_step"])?;
-            n_step = oo.positive("n_step", n_step)?;
-        }
+        let n_step = match shared.observe_spec.as_ref().and_then(|o| o.n_step) {
+            Some(n) => n.0,
+            None => own.n_step.map_or(1, |n| n.0),
+        };
         let optimizer = OptimizerSpec::parse(
-            obj.get("optimizer_spec")
-                .unwrap_or(&json!({"type": "adam", "learning_rate": 0.001})),
+            &shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.001})),
             "config.optimizer_spec",
         )?;
         Ok(DqnConfig {
-            device,
+            device: shared.device(),
             network_spec,
-            preprocessing_spec: obj.list("preprocessing_spec")?,
+            preprocessing_spec: shared.preprocessing(),
             dueling,
             units_state_value_stream,
             memory,
             capacity,
             epsilon,
-            discount: obj.num("discount", 0.98)?,
-            double_q: obj.flag("double_q", true)?,
-            huber_loss: obj.flag("huber_loss", false)?,
+            discount: shared.discount.unwrap_or(0.98),
+            double_q: own.double_q.unwrap_or(true),
+            huber_loss: own.huber_loss.unwrap_or(false),
             n_step,
             worker_side_priorities: apex,
-            update: UpdateSpec::parse(obj.get("update_spec"), "config.update_spec")?,
+            update: shared.update_spec.unwrap_or_default().resolve(),
             optimizer,
         })
     }

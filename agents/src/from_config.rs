@@ -5,7 +5,8 @@ use rlgraph_core::{Backend, Result};
 use serde_json::Value as Json;
 
 use crate::agent::{config, Agent};
-use crate::config_reader::Obj;
+use crate::agent_spec::{normalized_kind, AgentKind};
+use crate::{dqn_config, impala_config, pg_config, random_agent, sac_config};
 use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
@@ -19,44 +20,50 @@ pub fn build_agent<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>> {
-    let kind = Obj::new(spec, "config")?.kind("");
-    Ok(match kind.as_str() {
-        "dqn" | "dqnagent" | "apex" | "apexagent" => Box::new(DqnAgent::<B>::new(
+    let Some(object) = spec.as_object() else {
+        return Err(config("config", "expected a JSON object".into()));
+    };
+    let kind = normalized_kind(object.get("type").and_then(Json::as_str), "");
+    let is = |k: &AgentKind| k.names.contains(&kind.as_str());
+    Ok(if is(&dqn_config::KIND) {
+        Box::new(DqnAgent::<B>::new(
             DqnConfig::parse(spec)?,
             state_space,
             action_space,
             seed,
-        )?),
-        "ppo" | "ppoagent" | "actorcritic" | "actorcriticagent" | "a2c" => Box::new(PgAgent::<B>::new(
+        )?)
+    } else if is(&pg_config::KIND) {
+        Box::new(PgAgent::<B>::new(
             PgConfig::parse(spec)?,
             state_space,
             action_space,
             seed,
-        )?),
-        "sac" | "sacagent" => Box::new(SacAgent::<B>::new(
+        )?)
+    } else if is(&sac_config::KIND) {
+        Box::new(SacAgent::<B>::new(
             SacConfig::parse(spec)?,
             state_space,
             action_space,
             seed,
-        )?),
-        "impala" | "singleimpala" | "impalaagent" | "singleimpalaagent" => Box::new(ImpalaAgent::<B>::new(
+        )?)
+    } else if is(&impala_config::KIND) {
+        Box::new(ImpalaAgent::<B>::new(
             ImpalaConfig::parse(spec)?,
             state_space,
             action_space,
             seed,
-        )?),
-        "random" | "randomagent" => Box::new(RandomAgent::new(spec, action_space, seed)?),
-        "" => {
-            return Err(config(
-                "config.type",
-                format!("missing; one of {}", AGENT_TYPES.join(", ")),
-            ))
-        }
-        other => {
-            return Err(config(
-                "config.type",
-                format!("{other:?} is not built yet; one of {}", AGENT_TYPES.join(", ")),
-            ))
-        }
+        )?)
+    } else if is(&random_agent::KIND) {
+        Box::new(RandomAgent::new(spec, action_space, seed)?)
+    } else if kind.is_empty() {
+        return Err(config(
+            "config.type",
+            format!("missing; one of {}", AGENT_TYPES.join(", ")),
+        ));
+    } else {
+        return Err(config(
+            "config.type",
+            format!("{kind:?} is not built yet; one of {}", AGENT_TYPES.join(", ")),
+        ));
     })
 }

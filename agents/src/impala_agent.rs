@@ -17,7 +17,7 @@ use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
 use crate::actor::{Actor, GraphActor};
-use crate::agent::{reset_graph, Agent, Transition, UpdateSpec};
+use crate::agent::{reset_graph, Agent, Transition};
 use crate::batch::{host_floats, stack};
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
@@ -25,6 +25,7 @@ use crate::impala_learner::{impala_actor, ImpalaLearner};
 use crate::learner::Learner;
 use crate::rollout_adder::RolloutAdder;
 use crate::transition_json::Reader;
+use crate::update_spec::UpdateSpec;
 
 /// The log-likelihoods of the actions just handed out, and the queue of finished rollouts.
 struct Inbox {

@@ -4,10 +4,12 @@
 
 use rlgraph_components::OptimizerSpec;
 use rlgraph_core::{Device, Result};
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::{config, UpdateSpec};
-use crate::config_reader::Obj;
+use crate::agent::config;
+use crate::agent_spec::{read_config, AgentKind, Layers, Positive};
+use crate::update_spec::UpdateSpec;
 
 /// A parsed IMPALA config.
 #[derive(Clone, Debug)]
@@ -38,121 +40,98 @@ pub struct ImpalaConfig {
     pub optimizer: OptimizerSpec,
 }
 
-const KEYS: [&str; 21] = [
-    "type",
-    "network_spec",
-    "value_function_spec",
-    "preprocessing_spec",
-    "worker_sample_size",
-    "fifo_queue_spec",
-    "num_workers",
-    "visualize",
-    "feed_previous_action_through_nn",
-    "feed_previous_reward_through_nn",
-    "discount",
-    "weight_pg",
-    "weight_vf",
-    "weight_entropy",
-    "update_spec",
-    "optimizer_spec",
-    "execution_spec",
-    "summary_spec",
-    "saver_spec",
-    "environment_spec",
-    "observe_spec",
-];
+/// The types an IMPALA config may have.
+pub(crate) const KIND: AgentKind = AgentKind {
+    default: "",
+    names: &["impala", "singleimpala", "impalaagent", "singleimpalaagent"],
+    what: "an IMPALA agent (single-impala)",
+};
 
-/// A layer list, also in RLgraph's `{"layers": [...], "scope": ...}` form.
-fn layers(obj: &Obj<'_>, key: &str) -> Result<Vec<Json>> {
-    match obj.get(key) {
-        Some(Json::Object(_)) => {
-            let path = obj.path(key);
-            let inner = Obj::new(&obj.map[key], &path)?;
-            inner.only(&["layers", "scope"])?;
-            inner.list("layers")
-        }
-        _ => obj.list(key),
-    }
+/// The keys of an IMPALA config beyond the shared ones.
+#[derive(Deserialize)]
+struct ImpalaKeys {
+    value_function_spec: Option<Layers>,
+    worker_sample_size: Option<Positive>,
+    fifo_queue_spec: Option<QueueSpec>,
+    num_workers: Option<Positive>,
+    visualize: Option<Json>,
+    feed_previous_action_through_nn: Option<bool>,
+    feed_previous_reward_through_nn: Option<bool>,
+    weight_pg: Option<f64>,
+    weight_vf: Option<f64>,
+    weight_entropy: Option<f64>,
+    environment_spec: Option<Json>,
+}
+
+/// `fifo_queue_spec`: the queue of rollouts between actors and learner.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct QueueSpec {
+    #[serde(rename = "type")]
+    #[allow(dead_code)] // RLgraph's "fifo_queue", the only kind.
+    kind: Option<String>,
+    capacity: Option<Positive>,
 }
 
 impl ImpalaConfig {
     /// Parses an RLgraph IMPALA config.
     pub fn parse(spec: &Json) -> Result<Self> {
-        let obj = Obj::new(spec, "config")?;
-        if !matches!(
-            obj.kind("").as_str(),
-            "impala" | "singleimpala" | "impalaagent" | "singleimpalaagent"
-        ) {
-            return Err(config("config.type", "not an IMPALA agent (single-impala)".into()));
-        }
-        obj.only(&KEYS)?;
-        let device = obj.execution_device()?;
-        if obj.positive("num_workers", 1)? != 1 {
+        let (_, shared, own) = read_config::<ImpalaKeys>(spec, &KIND)?;
+        shared.refuse_n_step()?;
+        if own.num_workers.is_some_and(|n| n.0 != 1) {
             return Err(config(
                 "config.num_workers",
                 "single-process IMPALA acts through the worker's environment copies; set 1 and use --num-envs".into(),
             ));
         }
-        if obj.get("environment_spec").is_some() {
+        if own.environment_spec.is_some() {
             return Err(config(
                 "config.environment_spec",
                 "the environment comes from the caller (--env), not the agent config".into(),
             ));
         }
-        for key in ["feed_previous_action_through_nn", "feed_previous_reward_through_nn"] {
-            if obj.flag(key, false)? {
+        for (key, given) in [
+            ("feed_previous_action_through_nn", own.feed_previous_action_through_nn),
+            ("feed_previous_reward_through_nn", own.feed_previous_reward_through_nn),
+        ] {
+            if given == Some(true) {
                 return Err(config(
-                    &obj.path(key),
+                    &format!("config.{key}"),
                     "needs recurrent networks, not yet supported".into(),
                 ));
             }
         }
-        if obj
-            .get("visualize")
+        // RLgraph writes `visualize` as a boolean or as 0/1.
+        if own
+            .visualize
+            .as_ref()
             .is_some_and(|v| v.as_bool() != Some(false) && v.as_u64() != Some(0))
         {
             return Err(config("config.visualize", "rendering is not supported".into()));
         }
-        let network_spec = layers(&obj, "network_spec")?;
-        if network_spec.is_empty() {
-            return Err(config(
-                "config.network_spec",
-                "missing; a policy needs a network".into(),
-            ));
-        }
-        let queue = obj.get("fifo_queue_spec").cloned().unwrap_or_else(|| json!({}));
-        let q = Obj::new(&queue, "config.fifo_queue_spec")?;
-        q.only(&["type", "capacity"])?;
-        if let Some(o) = obj.get("observe_spec") {
-            Obj::new(o, "config.observe_spec")?.only(&["buffer_size"])?;
-        }
-        let mut update = UpdateSpec::parse(obj.get("update_spec"), "config.update_spec")?;
+        let network_spec = shared.network("a policy needs a network")?;
+        let keys = shared.update_spec.clone().unwrap_or_default();
+        let mut update = keys.resolve();
         // The learner looks for full batches after every step; rollouts wait in the queue.
-        if obj.get("update_spec").and_then(|u| u.get("update_interval")).is_none() {
+        if keys.update_interval.is_none() {
             update.update_interval = 1;
         }
-        if obj
-            .get("update_spec")
-            .and_then(|u| u.get("steps_before_update"))
-            .is_none()
-        {
+        if keys.steps_before_update.is_none() {
             update.steps_before_update = 0;
         }
-        let optimizer_json = obj
-            .get("optimizer_spec")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "adam", "learning_rate": 0.0005}));
+        let queue = own.fifo_queue_spec.unwrap_or_default();
+        let optimizer_json = shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.0005}));
         Ok(ImpalaConfig {
-            device,
+            device: shared.device(),
             network_spec,
-            value_function_spec: layers(&obj, "value_function_spec")?,
-            preprocessing_spec: obj.list("preprocessing_spec")?,
-            rollout_length: obj.positive("worker_sample_size", 50)?,
-            queue_capacity: q.positive("capacity", 1)?.max(update.batch_size),
-            discount: obj.num("discount", 0.99)?,
-            weight_pg: obj.num("weight_pg", 1.0)?,
-            weight_vf: obj.num("weight_vf", 0.5)?,
-            weight_entropy: obj.num("weight_entropy", 0.01)?,
+            value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
+            preprocessing_spec: shared.preprocessing(),
+            rollout_length: own.worker_sample_size.map_or(50, |n| n.0),
+            queue_capacity: queue.capacity.map_or(1, |c| c.0).max(update.batch_size),
+            discount: shared.discount.unwrap_or(0.99),
+            weight_pg: own.weight_pg.unwrap_or(1.0),
+            weight_vf: own.weight_vf.unwrap_or(0.5),
+            weight_entropy: own.weight_entropy.unwrap_or(0.01),
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
         })

@@ -18,13 +18,14 @@ use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{Backend, CoreError, DType, ErasedExecutor, GraphExecutor, HostTensor, Param, Result, Tree};
 
 use crate::actor_critic_networks::actor_critic_root;
-use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent::{Agent, Transition};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
 use crate::batch::{field, flag_column, float_column, host_floats, host_scalar, stack, unstack};
 use crate::counters::Counters;
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::preprocess;
 use crate::rollout::{Rollout, RolloutBatch};
+use crate::update_spec::UpdateSpec;
 
 /// A PPO or actor-critic agent on backend `B`.
 pub struct PgAgent<B: Backend> {

@@ -4,10 +4,12 @@
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
 use rlgraph_core::{Device, Result};
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::{config, UpdateSpec};
-use crate::config_reader::Obj;
+use crate::agent::config;
+use crate::agent_spec::{normalized_kind, read_config, schedule, AgentKind, Layers, MemorySpec};
+use crate::update_spec::UpdateSpec;
 
 /// Which policy-gradient algorithm.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,82 +63,64 @@ pub struct PgConfig {
     pub optimizer: OptimizerSpec,
 }
 
-const KEYS: [&str; 22] = [
-    "type",
-    "network_spec",
-    "value_function_spec",
-    "preprocessing_spec",
-    "memory_spec",
-    "observe_spec",
-    "update_spec",
-    "optimizer_spec",
-    "value_function_optimizer_spec",
-    "discount",
-    "gae_lambda",
-    "weight_entropy",
-    "weight_vf",
-    "weight_pg",
-    "clip_ratio",
-    "value_function_clipping",
-    "standardize_advantages",
-    "sample_episodes",
-    "execution_spec",
-    "summary_spec",
-    "saver_spec",
-    "policy_spec",
-];
+/// The types a PPO or actor-critic config may have.
+pub(crate) const KIND: AgentKind = AgentKind {
+    default: "",
+    names: &["ppo", "ppoagent", "actorcritic", "actorcriticagent", "a2c"],
+    what: "a policy-gradient agent (ppo or actor_critic)",
+};
+
+/// The keys of a PPO or actor-critic config beyond the shared ones.
+#[derive(Deserialize)]
+struct PgKeys {
+    value_function_spec: Option<Layers>,
+    memory_spec: Option<MemorySpec>,
+    value_function_optimizer_spec: Option<Json>,
+    gae_lambda: Option<f64>,
+    weight_entropy: Option<Json>,
+    weight_vf: Option<f64>,
+    weight_pg: Option<f64>,
+    clip_ratio: Option<Json>,
+    value_function_clipping: Option<f64>,
+    standardize_advantages: Option<bool>,
+    sample_episodes: Option<bool>,
+    policy_spec: Option<PolicySpec>,
+}
+
+/// `policy_spec`: only the plain policy.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicySpec {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
 
 impl PgConfig {
     /// Parses an RLgraph PPO or actor-critic config.
     pub fn parse(spec: &Json) -> Result<Self> {
-        let obj = Obj::new(spec, "config")?;
-        let ppo = match obj.kind("").as_str() {
-            "ppo" | "ppoagent" => true,
-            "actorcritic" | "actorcriticagent" | "a2c" => false,
-            other => {
-                return Err(config(
-                    "config.type",
-                    format!("{other:?} is not a policy-gradient agent (ppo or actor_critic)"),
-                ))
-            }
-        };
-        obj.only(&KEYS)?;
-        let device = obj.execution_device()?;
-        if let Some(p) = obj.get("policy_spec") {
-            let p = Obj::new(p, "config.policy_spec")?;
-            p.only(&["type"])?;
-            if p.kind("policy") != "policy" {
+        let (kind, shared, own) = read_config::<PgKeys>(spec, &KIND)?;
+        let ppo = kind.starts_with("ppo");
+        shared.refuse_n_step()?;
+        if let Some(p) = &own.policy_spec {
+            if normalized_kind(p.kind.as_deref(), "policy") != "policy" {
                 return Err(config(
                     "config.policy_spec.type",
                     "only \"policy\" is supported here".into(),
                 ));
             }
         }
-        let network_spec = obj.list("network_spec")?;
-        if network_spec.is_empty() {
-            return Err(config(
-                "config.network_spec",
-                "missing; a policy needs a network".into(),
-            ));
-        }
-        let memory_spec = obj.get("memory_spec").cloned().unwrap_or_else(|| json!({}));
-        let m = Obj::new(&memory_spec, "config.memory_spec")?;
-        m.only(&["type", "capacity"])?;
+        let network_spec = shared.network("a policy needs a network")?;
+        let m = own.memory_spec.unwrap_or_default();
         if !matches!(m.kind("ring_buffer").as_str(), "ringbuffer" | "ring") {
             return Err(config(
                 "config.memory_spec.type",
                 "on-policy agents learn from their latest experience: use ring_buffer".into(),
             ));
         }
-        let capacity = m.positive("capacity", 1000)?;
-        if let Some(o) = obj.get("observe_spec") {
-            Obj::new(o, "config.observe_spec")?.only(&["buffer_size"])?;
-        }
-        let optimizer_json = obj
-            .get("optimizer_spec")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "adam", "learning_rate": 0.001}));
-        if let Some(vf) = obj.get("value_function_optimizer_spec") {
+        m.refuse_priorities()?;
+        let capacity = m.capacity(1000);
+        let optimizer_json = shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.001}));
+        if let Some(vf) = &own.value_function_optimizer_spec {
             // One optimizer steps both networks on the summed loss; a second one with other
             // settings would need a second backward pass.
             if *vf != optimizer_json {
@@ -147,36 +131,40 @@ impl PgConfig {
             }
         }
         let algorithm = if ppo {
+            if own.weight_pg.is_some() {
+                return Err(config("config.weight_pg", "not used by PPO".into()));
+            }
             PgAlgorithm::Ppo {
-                clip_ratio: obj.schedule("clip_ratio", 0.2)?,
-                value_function_clipping: obj
-                    .get("value_function_clipping")
-                    .map(|_| obj.num("value_function_clipping", 0.0))
-                    .transpose()?,
-                standardize_advantages: obj.flag("standardize_advantages", false)?,
+                clip_ratio: schedule(own.clip_ratio.as_ref(), 0.2, "config.clip_ratio")?,
+                value_function_clipping: own.value_function_clipping,
+                standardize_advantages: own.standardize_advantages.unwrap_or(false),
             }
         } else {
-            for key in ["clip_ratio", "value_function_clipping", "standardize_advantages"] {
-                if obj.get(key).is_some() {
-                    return Err(config(&obj.path(key), "is a PPO setting; actor-critic has none".into()));
+            for (key, given) in [
+                ("clip_ratio", own.clip_ratio.is_some()),
+                ("value_function_clipping", own.value_function_clipping.is_some()),
+                ("standardize_advantages", own.standardize_advantages.is_some()),
+            ] {
+                if given {
+                    return Err(config(
+                        &format!("config.{key}"),
+                        "is a PPO setting; actor-critic has none".into(),
+                    ));
                 }
             }
             PgAlgorithm::ActorCritic {
-                weight_pg: obj.num("weight_pg", 1.0)?,
+                weight_pg: own.weight_pg.unwrap_or(1.0),
             }
         };
-        if ppo && obj.get("weight_pg").is_some() {
-            return Err(config("config.weight_pg", "not used by PPO".into()));
-        }
-        let weight_entropy = obj.schedule("weight_entropy", 0.01)?;
+        let weight_entropy = schedule(own.weight_entropy.as_ref(), 0.01, "config.weight_entropy")?;
         if !ppo && !matches!(weight_entropy, TimeDependent::Constant(_)) {
             return Err(config(
                 "config.weight_entropy",
                 "a schedule is supported for PPO only; give a number".into(),
             ));
         }
-        let sample_episodes = obj.flag("sample_episodes", !ppo)?;
-        let update = UpdateSpec::parse(obj.get("update_spec"), "config.update_spec")?;
+        let sample_episodes = own.sample_episodes.unwrap_or(!ppo);
+        let update = shared.update_spec.clone().unwrap_or_default().resolve();
         if !sample_episodes && update.batch_size > capacity {
             return Err(config(
                 "config.update_spec.batch_size",
@@ -184,16 +172,16 @@ impl PgConfig {
             ));
         }
         Ok(PgConfig {
-            device,
+            device: shared.device(),
             algorithm,
             capacity,
             network_spec,
-            value_function_spec: obj.list("value_function_spec")?,
-            preprocessing_spec: obj.list("preprocessing_spec")?,
-            discount: obj.num("discount", 0.98)?,
-            gae_lambda: obj.num("gae_lambda", 1.0)?,
+            value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
+            preprocessing_spec: shared.preprocessing(),
+            discount: shared.discount.unwrap_or(0.98),
+            gae_lambda: own.gae_lambda.unwrap_or(1.0),
             weight_entropy,
-            weight_vf: obj.num("weight_vf", 0.5)?,
+            weight_vf: own.weight_vf.unwrap_or(0.5),
             sample_episodes,
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,

@@ -6,11 +6,24 @@ use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
+use serde::Deserialize;
 use serde_json::Value as Json;
 
-use crate::agent::{config, Agent, Transition, UpdateSpec};
-use crate::config_reader::Obj;
+use crate::agent::{config, Agent, Transition};
+use crate::agent_spec::{read_config, AgentKind};
 use crate::counters::Counters;
+use crate::update_spec::UpdateSpec;
+
+/// The types a random agent's config may have.
+pub(crate) const KIND: AgentKind = AgentKind {
+    default: "random",
+    names: &["random", "randomagent"],
+    what: "a random agent (random)",
+};
+
+/// A random agent has no keys of its own, and of the shared ones it takes only the device.
+#[derive(Deserialize)]
+struct RandomKeys {}
 
 /// An agent that acts uniformly at random.
 pub struct RandomAgent {
@@ -21,16 +34,28 @@ pub struct RandomAgent {
 
 impl RandomAgent {
     /// A random agent over `action_space`, drawing from `seed`. `spec` is its RLgraph
-    /// config (`{"type": "random"}`); other keys are refused by name.
+    /// config (`{"type": "random"}`); keys for learning are refused by name.
     pub fn new(spec: &Json, action_space: &Space, seed: u64) -> Result<Self> {
-        let obj = Obj::new(spec, "config")?;
-        if obj.kind("random") != "random" && obj.kind("random") != "randomagent" {
-            return Err(config("config.type", "not a random agent".into()));
+        let (_, shared, RandomKeys {}) = read_config(spec, &KIND)?;
+        for (key, given) in [
+            ("network_spec", shared.network_spec.is_some()),
+            ("preprocessing_spec", shared.preprocessing_spec.is_some()),
+            ("discount", shared.discount.is_some()),
+            ("optimizer_spec", shared.optimizer_spec.is_some()),
+            ("update_spec", shared.update_spec.is_some()),
+            ("observe_spec", shared.observe_spec.is_some()),
+        ] {
+            if given {
+                return Err(config(
+                    &format!("config.{key}"),
+                    "a random agent learns nothing; remove this key".into(),
+                ));
+            }
         }
-        obj.only(&["type", "execution_spec", "summary_spec", "saver_spec"])?;
-        obj.execution_device()?;
-        let mut update = UpdateSpec::parse(None, "config.update_spec")?;
-        update.do_updates = false;
+        let update = UpdateSpec {
+            do_updates: false,
+            ..UpdateSpec::default()
+        };
         Ok(RandomAgent {
             action_space: action_space.with_batch_rank(false),
             counters: Counters::new(seed),

@@ -21,12 +21,13 @@ use rlgraph_core::{
 };
 use rlgraph_memories::ReplayMemory;
 
-use crate::agent::{Agent, Transition, UpdateSpec};
+use crate::agent::{Agent, Transition};
 use crate::agent_graph::{act, build_graph, with_acting_apis};
 use crate::batch::{host_scalar, transition_inputs, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::preprocessing::{preprocess, with_preprocessing};
 use crate::sac_config::SacConfig;
+use crate::update_spec::UpdateSpec;
 
 /// A SAC agent on backend `B`.
 pub struct SacAgent<B: Backend> {

@@ -3,10 +3,12 @@
 
 use rlgraph_components::OptimizerSpec;
 use rlgraph_core::{Device, Result};
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::{config, UpdateSpec};
-use crate::config_reader::Obj;
+use crate::agent::config;
+use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec};
+use crate::update_spec::UpdateSpec;
 
 /// A parsed SAC config.
 #[derive(Clone, Debug)]
@@ -38,88 +40,65 @@ pub struct SacConfig {
     pub value_function_optimizer: OptimizerSpec,
 }
 
-const KEYS: [&str; 17] = [
-    "gumbel_softmax_temperature",
-    "type",
-    "network_spec",
-    "value_function_spec",
-    "preprocessing_spec",
-    "memory_spec",
-    "observe_spec",
-    "update_spec",
-    "optimizer_spec",
-    "value_function_optimizer_spec",
-    "discount",
-    "initial_alpha",
-    "target_entropy",
-    "double_q",
-    "execution_spec",
-    "summary_spec",
-    "saver_spec",
-];
+/// The types a SAC config may have.
+pub(crate) const KIND: AgentKind = AgentKind {
+    default: "",
+    names: &["sac", "sacagent"],
+    what: "a SAC agent (sac)",
+};
+
+/// The keys of a SAC config beyond the shared ones.
+#[derive(Deserialize)]
+struct SacKeys {
+    gumbel_softmax_temperature: Option<f64>,
+    value_function_spec: Option<Layers>,
+    memory_spec: Option<MemorySpec>,
+    value_function_optimizer_spec: Option<Json>,
+    initial_alpha: Option<f64>,
+    target_entropy: Option<f64>,
+    double_q: Option<bool>,
+}
 
 impl SacConfig {
     /// Parses an RLgraph SAC config.
     pub fn parse(spec: &Json) -> Result<Self> {
-        let obj = Obj::new(spec, "config")?;
-        if !matches!(obj.kind("").as_str(), "sac" | "sacagent") {
-            return Err(config("config.type", "not a SAC agent (sac)".into()));
-        }
-        obj.only(&KEYS)?;
-        let device = obj.execution_device()?;
-        if !obj.flag("double_q", true)? {
+        let (_, shared, own) = read_config::<SacKeys>(spec, &KIND)?;
+        shared.refuse_n_step()?;
+        if own.double_q == Some(false) {
             return Err(config(
                 "config.double_q",
                 "SAC here always learns twin critics; a single critic is not supported".into(),
             ));
         }
-        let network_spec = obj.list("network_spec")?;
-        let value_function_spec = obj.list("value_function_spec")?;
-        for (key, list) in [
-            ("network_spec", &network_spec),
-            ("value_function_spec", &value_function_spec),
-        ] {
-            if list.is_empty() {
-                return Err(config(
-                    &obj.path(key),
-                    "missing; SAC needs a policy and a Q network".into(),
-                ));
-            }
+        let network_spec = shared.network("SAC needs a policy and a Q network")?;
+        let value_function_spec = own.value_function_spec.map(|l| l.0).unwrap_or_default();
+        if value_function_spec.is_empty() {
+            return Err(config(
+                "config.value_function_spec",
+                "missing; SAC needs a policy and a Q network".into(),
+            ));
         }
-        let memory_spec = obj.get("memory_spec").cloned().unwrap_or_else(|| json!({}));
-        let m = Obj::new(&memory_spec, "config.memory_spec")?;
-        m.only(&["type", "capacity"])?;
+        let m = own.memory_spec.unwrap_or_default();
         if !matches!(m.kind("replay").as_str(), "replay" | "replaymemory") {
             return Err(config(
                 "config.memory_spec.type",
                 "SAC replays uniformly: use replay".into(),
             ));
         }
-        if let Some(o) = obj.get("observe_spec") {
-            Obj::new(o, "config.observe_spec")?.only(&["buffer_size"])?;
-        }
-        let optimizer_json = obj
-            .get("optimizer_spec")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "adam", "learning_rate": 0.0003}));
-        let vf_json = obj
-            .get("value_function_optimizer_spec")
-            .cloned()
-            .unwrap_or(optimizer_json.clone());
+        m.refuse_priorities()?;
+        let optimizer_json = shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.0003}));
+        let vf_json = own.value_function_optimizer_spec.unwrap_or(optimizer_json.clone());
         Ok(SacConfig {
-            device,
+            device: shared.device(),
             network_spec,
             value_function_spec,
-            preprocessing_spec: obj.list("preprocessing_spec")?,
-            capacity: m.positive("capacity", 1000)?,
-            discount: obj.num("discount", 0.99)?,
-            initial_alpha: obj.num("initial_alpha", 1.0)?,
-            gumbel_softmax_temperature: obj.num("gumbel_softmax_temperature", 1.0)?,
-            target_entropy: obj
-                .get("target_entropy")
-                .map(|_| obj.num("target_entropy", 0.0))
-                .transpose()?,
-            update: UpdateSpec::parse(obj.get("update_spec"), "config.update_spec")?,
+            preprocessing_spec: shared.preprocessing(),
+            capacity: m.capacity(1000),
+            discount: shared.discount.unwrap_or(0.99),
+            initial_alpha: own.initial_alpha.unwrap_or(1.0),
+            gumbel_softmax_temperature: own.gumbel_softmax_temperature.unwrap_or(1.0),
+            target_entropy: own.target_entropy,
+            update: shared.update_spec.clone().unwrap_or_default().resolve(),
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
             value_function_optimizer: OptimizerSpec::parse(&vf_json, "config.value_function_optimizer_spec")?,
         })

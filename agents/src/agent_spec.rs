@@ -1,0 +1,296 @@
+//! Reading RLgraph agent configs through serde: the keys every agent shares, declared once
+//! in [`SharedSpec`], and [`read_config`], which reads them beside an agent's own keys,
+//! refuses keys no part knows and names the full key path in every error
+//! (`config.update_spec.batch_size: ...`).
+
+use rlgraph_components::TimeDependent;
+use rlgraph_core::{Device, Result};
+use serde::de::{DeserializeOwned, Error as _, Unexpected};
+use serde::{Deserialize, Deserializer};
+use serde_aux::serde_introspection::serde_introspect;
+use serde_json::Value as Json;
+
+use crate::agent::config;
+use crate::update_spec::UpdateSpecKeys;
+
+/// The keys every agent config has, whatever the algorithm: network, preprocessing,
+/// discount, device, optimizer, update schedule and observation buffering.
+#[derive(Deserialize, Default)]
+pub(crate) struct SharedSpec {
+    /// The agent type as written (see [`SharedSpec::kind`]).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The policy network's layers.
+    pub network_spec: Option<Layers>,
+    /// The preprocessor specs.
+    pub preprocessing_spec: Option<Vec<Json>>,
+    /// Gamma.
+    pub discount: Option<f64>,
+    /// Where the graph runs.
+    pub execution_spec: Option<ExecutionSpec>,
+    /// TensorBoard summaries: only an empty object is accepted.
+    #[allow(dead_code)] // Read only to refuse the keys inside it.
+    pub summary_spec: Option<NoKeys>,
+    /// Periodic saving: only an empty object is accepted (the worker saves checkpoints).
+    #[allow(dead_code)] // Read only to refuse the keys inside it.
+    pub saver_spec: Option<NoKeys>,
+    /// The optimizer, read by `OptimizerSpec::parse` (shared with the component registry).
+    pub optimizer_spec: Option<Json>,
+    /// The update schedule.
+    pub update_spec: Option<UpdateSpecKeys>,
+    /// Observation buffering.
+    pub observe_spec: Option<ObserveSpec>,
+}
+
+impl SharedSpec {
+    /// The lower-cased `type` with `-` and `_` removed (`single-impala` -> `singleimpala`),
+    /// or `default`.
+    pub fn kind(&self, default: &str) -> String {
+        normalized_kind(self.kind.as_deref(), default)
+    }
+
+    /// The device of `execution_spec.default_device`, the CPU when absent.
+    pub fn device(&self) -> Device {
+        self.execution_spec
+            .as_ref()
+            .and_then(|e| e.default_device.as_ref())
+            .map_or(Device::Cpu, |d| d.0)
+    }
+
+    /// The policy network's layers; an error naming `network_spec` when there are none.
+    pub fn network(&self, why: &str) -> Result<Vec<Json>> {
+        match &self.network_spec {
+            Some(Layers(layers)) if !layers.is_empty() => Ok(layers.clone()),
+            _ => Err(config("config.network_spec", format!("missing; {why}"))),
+        }
+    }
+
+    /// The preprocessor specs (empty when absent).
+    pub fn preprocessing(&self) -> Vec<Json> {
+        self.preprocessing_spec.clone().unwrap_or_default()
+    }
+
+    /// The optimizer spec, or `default` when absent.
+    pub fn optimizer_json(&self, default: Json) -> Json {
+        self.optimizer_spec.clone().unwrap_or(default)
+    }
+
+    /// Refuses `observe_spec.n_step`, which only DQN reads.
+    pub fn refuse_n_step(&self) -> Result<()> {
+        match self.observe_spec.as_ref().and_then(|o| o.n_step) {
+            Some(_) => Err(config(
+                "config.observe_spec.n_step",
+                "n-step returns are a DQN setting".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `kind` lower-cased with `-` and `_` removed, or `default`.
+pub(crate) fn normalized_kind(kind: Option<&str>, default: &str) -> String {
+    kind.unwrap_or(default).to_lowercase().replace(['-', '_'], "")
+}
+
+/// Which `type` values an agent's config may have.
+pub(crate) struct AgentKind {
+    /// The type assumed when the config has none (`""`: the type is required).
+    pub default: &'static str,
+    /// The accepted types, normalized (see [`normalized_kind`]).
+    pub names: &'static [&'static str],
+    /// The agent, for the error (`"a DQN agent (dqn or apex)"`).
+    pub what: &'static str,
+}
+
+/// Reads `spec` as the shared keys plus the agent's own keys `T`, and returns its normalized
+/// type beside them. The type is checked first, so another agent's config fails on its type
+/// rather than its first foreign key. A key neither part knows is an error that names it and
+/// lists the known ones; every other error names its key path.
+pub(crate) fn read_config<T: DeserializeOwned>(spec: &Json, kind: &AgentKind) -> Result<(String, SharedSpec, T)> {
+    let Some(map) = spec.as_object() else {
+        return Err(config("config", format!("expected a JSON object, got {}", brief(spec))));
+    };
+    let shared: SharedSpec = part(spec)?;
+    let name = shared.kind(kind.default);
+    if !kind.names.contains(&name.as_str()) {
+        let written = shared.kind.as_deref().unwrap_or("");
+        return Err(config("config.type", format!("{written:?} is not {}", kind.what)));
+    }
+    let known: Vec<&str> = serde_introspect::<SharedSpec>()
+        .iter()
+        .chain(serde_introspect::<T>())
+        .copied()
+        .collect();
+    if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(config(
+            &format!("config.{key}"),
+            format!("not a key of {} config (known: {})", kind.what, known.join(", ")),
+        ));
+    }
+    Ok((name, shared, part(spec)?))
+}
+
+/// A time-dependent parameter (a number or an RLgraph schedule) found at `at`, or the
+/// constant `default` when absent.
+pub(crate) fn schedule(value: Option<&Json>, default: f64, at: &str) -> Result<TimeDependent> {
+    match value {
+        None => Ok(TimeDependent::Constant(default)),
+        Some(v) => TimeDependent::parse(v, at),
+    }
+}
+
+/// Reads one part of a config, an error naming the key path where it fails.
+fn part<T: DeserializeOwned>(spec: &Json) -> Result<T> {
+    serde_path_to_error::deserialize(spec).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            "config".to_string()
+        } else {
+            format!("config.{path}")
+        };
+        config(&at, e.inner().to_string())
+    })
+}
+
+/// A JSON value, cut short for an error message.
+fn brief(value: &Json) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
+/// A layer list, also accepted in RLgraph's `{"layers": [...], "scope": ...}` form.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Layers(pub Vec<Json>);
+
+impl<'de> Deserialize<'de> for Layers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Scoped {
+            layers: Vec<Json>,
+            #[allow(dead_code)] // RLgraph's variable scope; names here come from the component tree.
+            scope: Option<String>,
+        }
+        match Json::deserialize(d)? {
+            Json::Array(layers) => Ok(Layers(layers)),
+            Json::Object(o) => {
+                let scoped: Scoped = serde_json::from_value(Json::Object(o)).map_err(D::Error::custom)?;
+                Ok(Layers(scoped.layers))
+            }
+            other => Err(D::Error::invalid_type(
+                unexpected(&other),
+                &"a list of layer specs or {\"layers\": [...]}",
+            )),
+        }
+    }
+}
+
+/// What serde's messages call a JSON value that is not the expected kind.
+fn unexpected(value: &Json) -> Unexpected<'_> {
+    match value {
+        Json::Null => Unexpected::Unit,
+        Json::Bool(b) => Unexpected::Bool(*b),
+        Json::Number(n) => n.as_f64().map_or(Unexpected::Other("number"), Unexpected::Float),
+        Json::String(s) => Unexpected::Str(s),
+        Json::Array(_) => Unexpected::Seq,
+        Json::Object(_) => Unexpected::Map,
+    }
+}
+
+/// RLgraph's `execution_spec`; only `default_device` is supported yet.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExecutionSpec {
+    /// `cpu` or `cuda:N`.
+    pub default_device: Option<DeviceName>,
+}
+
+/// A device written as RLgraph writes it (`cpu`, `cuda:0`, `/device:GPU:0`).
+pub(crate) struct DeviceName(pub Device);
+
+impl<'de> Deserialize<'de> for DeviceName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Device::parse(&text)
+            .map(DeviceName)
+            .ok_or_else(|| D::Error::custom(format!("{text:?} is not a device; use cpu or cuda:N")))
+    }
+}
+
+/// An object that must be empty: the spec exists in RLgraph but none of its keys is
+/// supported yet.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoKeys {}
+
+/// RLgraph's `observe_spec`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ObserveSpec {
+    /// RLgraph's per-environment buffer before records reach memory; buffering here is
+    /// per environment and unbounded until an episode or n-step window closes, so the value
+    /// is accepted and not needed.
+    #[allow(dead_code)]
+    pub buffer_size: Option<u64>,
+    /// n-step returns (DQN).
+    pub n_step: Option<Positive>,
+}
+
+/// RLgraph's `memory_spec`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MemorySpec {
+    /// The memory type as written.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// How many records it holds.
+    pub capacity: Option<Positive>,
+    /// Prioritized replay's priority exponent.
+    pub alpha: Option<f64>,
+    /// Prioritized replay's importance-weight exponent.
+    pub beta: Option<f64>,
+}
+
+impl MemorySpec {
+    /// The normalized type (see [`SharedSpec::kind`]), or `default`.
+    pub fn kind(&self, default: &str) -> String {
+        normalized_kind(self.kind.as_deref(), default)
+    }
+
+    /// The capacity, or `default`.
+    pub fn capacity(&self, default: usize) -> usize {
+        self.capacity.map_or(default, |c| c.0)
+    }
+
+    /// Refuses `alpha` and `beta`, which only prioritized replay reads.
+    pub fn refuse_priorities(&self) -> Result<()> {
+        for (key, value) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if value.is_some() {
+                return Err(config(
+                    &format!("config.memory_spec.{key}"),
+                    "a prioritized-replay setting; this memory has no priorities".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An integer of at least 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Positive(pub usize);
+
+impl<'de> Deserialize<'de> for Positive {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let n = u64::deserialize(d)?;
+        if n == 0 {
+            return Err(D::Error::invalid_value(Unexpected::Unsigned(0), &"a positive integer"));
+        }
+        usize::try_from(n)
+            .map(Positive)
+            .map_err(|_| D::Error::invalid_value(Unexpected::Unsigned(n), &"an integer that fits this machine"))
+    }
+}

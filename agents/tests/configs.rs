@@ -1,0 +1,172 @@
+//! Agent configs read through serde: the shared keys behave the same for every agent, `null`
+//! means "RLgraph's default", and every error names the full key path.
+
+use agents::{DqnConfig, ImpalaConfig, PgConfig, SacConfig};
+use serde_json::{json, Value as Json};
+
+/// The error of a parse, as text.
+fn err<T>(r: Result<T, rlgraph_core::CoreError>) -> Option<String> {
+    r.err().map(|e| e.to_string())
+}
+
+/// A config parser that returns only its error.
+type Parse = fn(&Json) -> Option<String>;
+
+/// Each agent's parser, with a config it accepts.
+fn every_agent() -> Vec<(&'static str, Parse, Json)> {
+    let dense = json!([{"type": "dense", "units": 4}]);
+    vec![
+        (
+            "dqn",
+            |j| err(DqnConfig::parse(j)),
+            json!({"type": "dqn", "network_spec": dense}),
+        ),
+        (
+            "ppo",
+            |j| err(PgConfig::parse(j)),
+            json!({"type": "ppo", "network_spec": dense}),
+        ),
+        (
+            "sac",
+            |j| err(SacConfig::parse(j)),
+            json!({"type": "sac", "network_spec": dense, "value_function_spec": dense}),
+        ),
+        (
+            "impala",
+            |j| err(ImpalaConfig::parse(j)),
+            json!({"type": "single-impala", "network_spec": dense}),
+        ),
+    ]
+}
+
+/// `base` with `key` set to `value`.
+fn with(base: &Json, key: &str, value: Json) -> Json {
+    let mut j = base.clone();
+    j[key] = value;
+    j
+}
+
+#[test]
+fn shared_keys_fail_at_the_same_path_for_every_agent() {
+    let cases = [
+        ("update_spec", json!({"sync_tau": 2.0}), "config.update_spec.sync_tau"),
+        ("update_spec", json!({"batch_size": 0}), "config.update_spec.batch_size"),
+        ("update_spec", json!({"batch_sise": 8}), "config.update_spec.batch_sise"),
+        ("update_spec", json!([1, 2]), "config.update_spec"),
+        (
+            "execution_spec",
+            json!({"default_device": "tpu"}),
+            "config.execution_spec.default_device",
+        ),
+        (
+            "execution_spec",
+            json!({"gpu_spec": {}}),
+            "config.execution_spec.gpu_spec",
+        ),
+        (
+            "summary_spec",
+            json!({"summary_regexp": "x"}),
+            "config.summary_spec.summary_regexp",
+        ),
+        ("discount", json!("high"), "config.discount"),
+        ("network_spec", json!(3), "config.network_spec"),
+        ("network_spec", json!({"layers": [], "bogus": 1}), "config.network_spec"),
+        ("preprocessing_spec", json!({}), "config.preprocessing_spec"),
+        (
+            "optimizer_spec",
+            json!({"type": "adam", "learning_rate": "fast"}),
+            "config.optimizer_spec.learning_rate",
+        ),
+        ("bogus_key", json!(1), "config.bogus_key"),
+    ];
+    for (agent, parse, base) in every_agent() {
+        assert_eq!(parse(&base), None, "{agent} refuses its base config");
+        for (key, value, path) in &cases {
+            let err =
+                parse(&with(&base, key, value.clone())).unwrap_or_else(|| panic!("{agent} accepts {key}: {value}"));
+            assert!(err.contains(path), "{agent}, {key}: {value}: {err}");
+            assert_eq!(err.lines().count(), 1, "{agent}: {err}");
+        }
+    }
+}
+
+#[test]
+fn null_means_rlgraphs_default() {
+    let dense = json!([{"type": "dense", "units": 4}]);
+    let written = DqnConfig::parse(&json!({"type": "dqn", "network_spec": dense, "discount": null,
+        "double_q": null, "update_spec": null, "memory_spec": {"type": null, "capacity": null}}))
+    .unwrap();
+    // RLgraph's DQN defaults: discount 0.98, double Q on, batch 64, replay of 1000.
+    assert_eq!(written.discount, 0.98);
+    assert!(written.double_q);
+    assert_eq!(written.update.batch_size, 64);
+    assert_eq!(written.update.steps_before_update, 64);
+    assert_eq!(written.capacity, 1000);
+}
+
+#[test]
+fn nested_keys_are_named_in_full() {
+    let dense = json!([{"type": "dense", "units": 4}]);
+    let err = DqnConfig::parse(&json!({"type": "dqn", "network_spec": dense,
+        "exploration_spec": {"epsilon_spec": {"decay_spec": 0.1, "bogus": 1}}}))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("config.exploration_spec.epsilon_spec.bogus"), "{err}");
+    let err = DqnConfig::parse(&json!({"type": "dqn", "network_spec": dense,
+        "exploration_spec": {"epsilon_spec": {}}}))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("decay_spec"), "{err}");
+    let err = DqnConfig::parse(&json!({"type": "dqn", "network_spec": dense,
+        "policy_spec": {"units_state_value_stream": -1}}))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("config.policy_spec.units_state_value_stream"), "{err}");
+}
+
+#[test]
+fn an_unknown_key_lists_the_known_ones() {
+    let err = PgConfig::parse(&json!({"type": "ppo", "network_spec": [], "clip_ration": 0.2}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("config.clip_ration"), "{err}");
+    assert!(err.contains("clip_ratio") && err.contains("update_spec"), "{err}");
+}
+
+#[test]
+fn another_agents_config_fails_on_its_type() {
+    let ppo = json!({"type": "ppo", "network_spec": [{"type": "dense", "units": 4}],
+        "clip_ratio": 0.2, "gae_lambda": 0.95});
+    let err = DqnConfig::parse(&ppo).unwrap_err().to_string();
+    assert!(err.contains("config.type") && err.contains("\"ppo\""), "{err}");
+}
+
+#[test]
+fn layers_read_as_a_list_or_in_rlgraphs_object_form() {
+    let layers = json!([{"type": "dense", "units": 4, "activation": "relu"}]);
+    let listed = DqnConfig::parse(&json!({"type": "dqn", "network_spec": layers})).unwrap();
+    let scoped = DqnConfig::parse(&json!({"type": "dqn",
+        "network_spec": {"layers": layers, "scope": "q"}}))
+    .unwrap();
+    assert_eq!(listed.network_spec, scoped.network_spec);
+    assert_eq!(listed.network_spec, layers.as_array().unwrap().clone());
+}
+
+#[test]
+fn dqn_settings_elsewhere_are_refused() {
+    let dense = json!([{"type": "dense", "units": 4}]);
+    for (agent, parse, base) in every_agent() {
+        let observed = with(&base, "observe_spec", json!({"n_step": 3}));
+        match parse(&observed) {
+            None => assert_eq!(agent, "dqn", "only DQN reads n_step"),
+            Some(err) => assert!(err.contains("config.observe_spec.n_step"), "{agent}: {err}"),
+        }
+    }
+    let n = DqnConfig::parse(&json!({"type": "dqn", "network_spec": dense, "observe_spec": {"n_step": 3}})).unwrap();
+    assert_eq!(n.n_step, 3);
+    let err = PgConfig::parse(&json!({"type": "ppo", "network_spec": dense,
+        "memory_spec": {"type": "ring_buffer", "alpha": 0.6}}))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("config.memory_spec.alpha"), "{err}");
+}
