@@ -42,6 +42,7 @@ pub mod special_functions;
 pub mod stateful_preprocessors;
 pub mod synchronizable;
 pub mod time_dependent;
+pub mod towers;
 
 pub use activation::Activation;
 pub use distributions::{distribution, Kind as DistributionKind};
@@ -60,3 +61,4 @@ pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with, layers_from_spec};
 pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;
+pub use towers::MultiGpuSync;

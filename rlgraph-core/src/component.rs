@@ -207,7 +207,9 @@ impl<B: Backend> Component<B> {
             })
     }
 
-    pub(crate) fn method(&self, name: &str, path: &str) -> Result<&ApiMethod<B>> {
+    /// The API method `name`; an error naming the component (at `path`) and its known
+    /// methods when it has none.
+    pub fn method(&self, name: &str, path: &str) -> Result<&ApiMethod<B>> {
         self.api
             .iter()
             .find(|m| m.name == name)

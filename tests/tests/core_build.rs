@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use rlgraph_components::{MultiGpuSync, OptimizerSpec, Rule, TimeDependent};
 use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
 use rlgraph_core::{
     build, BuildOptions, Component, ComponentTest, CoreError, Device, DeviceMap, GraphExecutor, GraphFn, HostTensor,
-    Initializer, MultiGpuSync, Param, Tolerance, VarDecl,
+    Initializer, Param, Tolerance, VarDecl,
 };
 use rlgraph_tests::both_backends;
 use rlgraph_tests::dummies::*;
@@ -302,33 +303,40 @@ both_backends! {
         let x = matrix(5, &[1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 2.0, 0.0, 1.0, 1.0, 1.0, 1.0, -1.0, 0.5, 2.0]);
         let y = matrix(5, &[1.0, 2.0, 3.0, 4.0, 5.0]);
         let lr = 0.1;
-        let mut updated = vec![];
-        for towers in [1, 2] {
-            let strategy = MultiGpuSync { towers, learning_rate: lr };
-            // Each tower on its own GPU where there are enough, else all on the CPU.
-            let gpus: Vec<Device> = (0..towers).map(Device::Cuda).collect();
-            let expected = if gpus.iter().all(|d| B::device_available(*d)) { gpus } else { vec![Device::Cpu; towers] };
-            assert_eq!(strategy.devices::<B>(), expected);
-            let root = strategy.apply("multi", &learner, "loss", &["x", "y"]).unwrap();
-            let mut t = ComponentTest::<B>::new(root, batch.clone(), 1).unwrap();
-            t.call("update", &[x.clone(), y.clone()]).unwrap();
-            let w0 = t.get_variable("tower-0/w").unwrap();
-            for k in 1..towers {
-                assert_eq!(t.get_variable(&format!("tower-{k}/w")).unwrap(), w0, "tower weights stay equal");
-            }
-            updated.push(w0);
-        }
-        // One SGD step on mean squared error, by hand: w -= lr * 2/n * X^T (X w - y).
+        // The gradient of mean squared error, by hand: g = 2/n X^T (X w - y).
         let xs = [[1.0, 2.0, 0.0], [0.0, 1.0, 1.0], [2.0, 0.0, 1.0], [1.0, 1.0, 1.0], [-1.0, 0.5, 2.0]];
         let ys = [1.0, 2.0, 3.0, 4.0, 5.0];
         let w = [0.5, -0.5, 1.0];
         let r: Vec<f64> = xs.iter().zip(ys).map(|(row, y)| row.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() - y).collect();
-        let want: Vec<f32> = (0..3).map(|j| (w[j] - lr * 2.0 / 5.0 * xs.iter().zip(&r).map(|(row, ri)| row[j] * ri).sum::<f64>()) as f32).collect();
-        let want = matrix(3, &want);
-        for got in &updated {
-            rlgraph_core::check_close(got, &want, Tolerance::new(1e-5, 1e-5)).unwrap();
+        let g: Vec<f64> = (0..3).map(|j| 2.0 / 5.0 * xs.iter().zip(&r).map(|(row, ri)| row[j] * ri).sum::<f64>()).collect();
+        let adam = Rule::Adam { beta1: 0.9, beta2: 0.999, epsilon: 1e-8 };
+        for (rule, step) in [
+            // SGD: w -= lr g.
+            (Rule::Sgd, (0..3).map(|j| lr * g[j]).collect::<Vec<f64>>()),
+            // Adam's first step: both moments bias-corrected to g and g^2, so w -= lr g / (|g| + eps).
+            (adam, (0..3).map(|j| lr * g[j] / (g[j].abs() + 1e-8)).collect()),
+        ] {
+            let spec = OptimizerSpec { rule, learning_rate: TimeDependent::Constant(lr), clip_grad_norm: None };
+            let want = matrix(3, &(0..3).map(|j| (w[j] - step[j]) as f32).collect::<Vec<_>>());
+            for towers in [1, 2, 3] {
+                let strategy = MultiGpuSync { towers };
+                // Each tower on its own GPU where there are enough, else all on the CPU.
+                let gpus: Vec<Device> = (0..towers).map(Device::Cuda).collect();
+                let expected = if gpus.iter().all(|d| B::device_available(*d)) { gpus } else { vec![Device::Cpu; towers] };
+                assert_eq!(strategy.devices::<B>(), expected);
+                let root = strategy.apply("multi", &learner, "loss", &["x", "y"], spec.clone()).unwrap();
+                let mut t = ComponentTest::<B>::new(root, batch.clone(), 1).unwrap();
+                t.call("update", &[x.clone(), y.clone()]).unwrap();
+                let w0 = t.get_variable("tower-0/w").unwrap();
+                rlgraph_core::check_close(&w0, &want, Tolerance::new(1e-5, 1e-5)).unwrap_or_else(|e| panic!("{towers} towers, {:?}: {e}", spec.rule));
+                // The others take tower 0's weights before the next update computes.
+                t.call("update", &[x.clone(), y.clone()]).unwrap();
+                let w0 = t.get_variable("tower-0/w").unwrap();
+                for k in 1..towers {
+                    assert_ne!(t.get_variable(&format!("tower-{k}/w")).unwrap(), w0, "tower {k} lags one update");
+                }
+            }
         }
-        rlgraph_core::check_close(&updated[1], &updated[0], Tolerance::new(1e-5, 1e-5)).unwrap();
     }
 }
 
