@@ -3,7 +3,7 @@
 //! refuses keys no part knows and names the full key path in every error
 //! (`config.update_spec.batch_size: ...`).
 
-use rlgraph_components::TimeDependent;
+use rlgraph_components::{MultiGpuSync, TimeDependent};
 use rlgraph_core::{Device, Result};
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
@@ -55,6 +55,38 @@ impl SharedSpec {
             .as_ref()
             .and_then(|e| e.default_device.as_ref())
             .map_or(Device::Cpu, |d| d.0)
+    }
+
+    /// The towers of `execution_spec.device_strategy: multi_gpu_sync` (`None` for the default
+    /// strategy). `learner` says whether this agent's learner can be split over towers.
+    pub fn multi_gpu(&self, learner: bool) -> Result<Option<MultiGpuSync>> {
+        let Some(e) = &self.execution_spec else { return Ok(None) };
+        let gpu = e.gpu_spec.as_ref();
+        if e.device_strategy != Some(DeviceStrategy::MultiGpuSync) {
+            return Ok(None);
+        }
+        if !learner {
+            return Err(config(
+                "config.execution_spec.device_strategy",
+                "multi_gpu_sync is built for the DQN and Ape-X learners so far".into(),
+            ));
+        }
+        if gpu.and_then(|g| g.gpus_enabled) != Some(true) {
+            return Err(config(
+                "config.execution_spec.gpu_spec.gpus_enabled",
+                "multi_gpu_sync needs gpus_enabled: true".into(),
+            ));
+        }
+        let towers = gpu.and_then(|g| g.max_usable_gpus).ok_or_else(|| {
+            config(
+                "config.execution_spec.gpu_spec.max_usable_gpus",
+                "missing; multi_gpu_sync builds one tower per usable GPU".into(),
+            )
+        })?;
+        Ok(Some(MultiGpuSync {
+            towers: towers.0,
+            fake_gpus: gpu.and_then(|g| g.fake_gpus_if_necessary).unwrap_or(false),
+        }))
     }
 
     /// The policy network's layers; an error naming `network_spec` when there are none.
@@ -200,12 +232,56 @@ fn unexpected(value: &Json) -> Unexpected<'_> {
     }
 }
 
-/// RLgraph's `execution_spec`; only `default_device` is supported yet.
+/// RLgraph's `execution_spec`: the device, and the device strategy with its GPU settings.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExecutionSpec {
     /// `cpu` or `cuda:N`.
     pub default_device: Option<DeviceName>,
+    /// `default` (one device) or `multi_gpu_sync` (towers; see `MultiGpuSync`).
+    pub device_strategy: Option<DeviceStrategy>,
+    /// The GPU settings that strategy reads.
+    pub gpu_spec: Option<GpuSpec>,
+}
+
+/// RLgraph's device strategies.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DeviceStrategy {
+    /// Everything on the default device (or as the device map says).
+    Default,
+    /// The learner's update split over towers, gradients averaged.
+    MultiGpuSync,
+}
+
+/// RLgraph's `execution_spec.gpu_spec`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GpuSpec {
+    /// Whether GPUs may be used at all.
+    pub gpus_enabled: Option<bool>,
+    /// How many GPUs (towers, with `multi_gpu_sync`).
+    pub max_usable_gpus: Option<Positive>,
+    /// With fewer GPUs than towers, put the towers on the CPU rather than refuse.
+    pub fake_gpus_if_necessary: Option<bool>,
+    /// TensorFlow's on-demand allocation; libtorch and candle always allocate on demand, so
+    /// only `true` is accepted.
+    #[allow(dead_code)] // Read only to refuse false.
+    pub allow_memory_growth: Option<AlwaysTrue>,
+}
+
+/// A flag that can only be `true` here.
+pub(crate) struct AlwaysTrue;
+
+impl<'de> Deserialize<'de> for AlwaysTrue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match bool::deserialize(d)? {
+            true => Ok(AlwaysTrue),
+            false => Err(D::Error::custom(
+                "libtorch and candle allocate GPU memory as they need it; only true is supported",
+            )),
+        }
+    }
 }
 
 /// A device written as RLgraph writes it (`cpu`, `cuda:0`, `/device:GPU:0`).

@@ -1,7 +1,7 @@
 //! `DqnConfig`: RLgraph's DQN agent config (`{"type": "dqn", "network_spec": [...], ...}`)
 //! (and Ape-X's, `{"type": "apex", ...}`) read with RLgraph's defaults; keys not yet supported are errors that name them.
 
-use rlgraph_components::{OptimizerSpec, TimeDependent};
+use rlgraph_components::{MultiGpuSync, OptimizerSpec, TimeDependent};
 use rlgraph_core::{Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
@@ -58,6 +58,8 @@ pub struct DqnConfig {
     pub update: UpdateSpec,
     /// The optimizer.
     pub optimizer: OptimizerSpec,
+    /// `multi_gpu_sync`: the update's loss split over towers (`None`: one device).
+    pub multi_gpu: Option<MultiGpuSync>,
 }
 
 /// The types a DQN config may have (Ape-X's too).
@@ -175,6 +177,7 @@ impl DqnConfig {
             huber_loss: own.huber_loss.unwrap_or(false),
             n_step,
             worker_side_priorities: apex,
+            multi_gpu: shared.multi_gpu(true)?,
             update: shared.update_spec.unwrap_or_default().resolve(),
             optimizer,
         })

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
-use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable};
+use rlgraph_components::towers::{average_gradients, concat_batch, split_batch};
+use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable, MultiGpuSync};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Op, Param, Result};
+use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
 use crate::batch::{field, host_floats, host_scalar, transition_inputs};
 use crate::dqn_config::{DqnConfig, MemoryKind};
@@ -56,28 +57,151 @@ pub(crate) fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, duelin
     })
 }
 
-/// The DQN loss (`loss`, `loss_per_item`) of a batch `(states, actions, rewards, terminals,
-/// next_states[, importance_weights])`.
-fn dqn_loss_of<B: Backend>(
-    ctx: &mut ApiCtx<'_, B>,
-    args: &Args,
-    has_pre: bool,
-    dueling: bool,
-    double_q: bool,
-    weighted: bool,
-) -> Result<Vec<Op>> {
-    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-    let sp = preprocess(ctx, has_pre, args.get(4)?)?;
+/// The DQN loss (`loss`, `loss_per_item`) of a preprocessed batch `[states, actions,
+/// rewards, terminals, next_states(, importance_weights)]`, from the sub-components
+/// `policy`, `target-policy` and `loss` of the component whose API this is.
+fn dqn_loss_of<B: Backend>(ctx: &mut ApiCtx<'_, B>, batch: &[Op], dueling: bool, double_q: bool) -> Result<Vec<Op>> {
+    let (s, sp) = (batch[0], batch[4]);
     let q_s = q_values(ctx, "policy", dueling, s)?;
     let qt_sp = q_values(ctx, "target-policy", dueling, sp)?;
-    let mut loss_args = vec![q_s, args.get(1)?, args.get(2)?, args.get(3)?, qt_sp];
+    let mut loss_args = vec![q_s, batch[1], batch[2], batch[3], qt_sp];
     if double_q {
         loss_args.push(q_values(ctx, "policy", dueling, sp)?);
     }
-    if weighted {
-        loss_args.push(args.get(5)?);
-    }
+    loss_args.extend(batch.get(5));
     ctx.call("loss", "loss", &loss_args)
+}
+
+/// The batch inputs of `update`, with both state batches through the preprocessors.
+fn preprocessed_batch<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    args: &Args,
+    has_pre: bool,
+    weighted: bool,
+) -> Result<Vec<Op>> {
+    let mut batch = vec![preprocess(ctx, has_pre, args.get(0)?)?];
+    for i in 1..4 {
+        batch.push(args.get(i)?);
+    }
+    batch.push(preprocess(ctx, has_pre, args.get(4)?)?);
+    if weighted {
+        batch.push(args.get(5)?);
+    }
+    Ok(batch)
+}
+
+/// The batch parameter names of the DQN loss.
+fn batch_params(weighted: bool) -> Vec<Param> {
+    let mut names = vec!["states", "actions", "rewards", "terminals", "next_states"];
+    if weighted {
+        names.push("importance_weights");
+    }
+    names.into_iter().map(Param::new).collect()
+}
+
+/// Tower `t` of a multi-GPU DQN learner on `device`: copies of the policy, its target and
+/// the loss, with `loss(batch...)` on an already preprocessed shard and the variables of its
+/// policy and target, which the root copies in from tower 0 before each update.
+fn dqn_tower<B: Backend>(
+    t: usize,
+    root: &Component<B>,
+    device: Device,
+    weighted: bool,
+    dueling: bool,
+    double_q: bool,
+) -> Result<Component<B>> {
+    let sub = |name: &str| {
+        root.subs()
+            .iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| CoreError::Config {
+                at: format!("{ROOT}/{name}"),
+                reason: "a DQN tower copies this component, which is missing".into(),
+            })
+    };
+    Ok(Component::<B>::new(format!("tower-{t}"))
+        .with_sub(sub("policy")?.copy_as("policy", true))
+        .with_sub(sub("target-policy")?.copy_as("target-policy", false))
+        .with_sub(sub("loss")?.copy_as("loss", false))
+        .on_device(device)
+        .api("loss", batch_params(weighted), move |ctx, args| {
+            dqn_loss_of(ctx, &args.present(), dueling, double_q)
+        })
+        .api("policy_variables", vec![], |ctx, _| {
+            ctx.call("policy", "variables", &[])
+        })
+        .api("target_variables", vec![], |ctx, _| {
+            ctx.call("target-policy", "variables", &[])
+        }))
+}
+
+/// Adds towers 1.. of `strategy` to the DQN root, and the graph functions and
+/// synchronizers its multi-tower `update` uses. Tower 0 is the root's own policy.
+fn with_towers<B: Backend>(
+    mut root: Component<B>,
+    strategy: &MultiGpuSync,
+    weighted: bool,
+    dueling: bool,
+    double_q: bool,
+) -> Result<Component<B>> {
+    let n = strategy.towers;
+    for (t, device) in strategy.devices::<B>()?.into_iter().enumerate().skip(1) {
+        let tower = dqn_tower(t, &root, device, weighted, dueling, double_q)?;
+        root = root
+            .with_sub(tower)
+            .with_sub(synchronizable(&format!("tower-{t}-sync"), 1.0))
+            .with_sub(synchronizable(&format!("tower-{t}-target-sync"), 1.0));
+    }
+    let k = 5 + usize::from(weighted);
+    Ok(root
+        .graph_fn(split_batch(n, k))
+        .graph_fn(average_gradients(n))
+        .graph_fn(concat_batch("concat_loss_per_item")))
+}
+
+/// `update` over `n` towers: copy tower 0 (the root's policy and target) into the others,
+/// split the preprocessed batch, one loss per tower on its shard, gradients averaged by shard
+/// size, one optimizer step on tower 0, and the per-item losses joined in batch order.
+fn tower_update<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    batch: &[Op],
+    n: usize,
+    time: Op,
+    dueling: bool,
+    double_q: bool,
+) -> Result<Vec<Op>> {
+    let vars0 = ctx.call("policy", "variables", &[])?[0];
+    let targets0 = ctx.call("target-policy", "variables", &[])?[0];
+    let mut vars = vec![vars0];
+    for t in 1..n {
+        let tower = format!("tower-{t}");
+        let v = ctx.call(&tower, "policy_variables", &[])?[0];
+        let tv = ctx.call(&tower, "target_variables", &[])?[0];
+        ctx.call(&format!("tower-{t}-sync"), "sync", &[vars0, v])?;
+        ctx.call(&format!("tower-{t}-target-sync"), "sync", &[targets0, tv])?;
+        vars.push(v);
+    }
+    let k = batch.len();
+    let shards = ctx.graph_fn("split", batch)?;
+    let shard = |t: usize| -> Vec<Op> { (0..k).map(|j| shards[j * n + t]).collect() };
+    let mut losses = vec![];
+    let mut per_item = vec![];
+    for t in 0..n {
+        let out = if t == 0 {
+            dqn_loss_of(ctx, &shard(0), dueling, double_q)?
+        } else {
+            ctx.call(&format!("tower-{t}"), "loss", &shard(t))?
+        };
+        losses.push(out[0]);
+        per_item.push(out[1]);
+    }
+    let mut inputs = vars.clone();
+    inputs.extend(losses);
+    inputs.extend(&shards[..n]);
+    let averaged = ctx.graph_fn("average_gradients", &inputs)?;
+    ctx.call("optimizer", "apply_gradients", &[vars0, averaged[0], time])?;
+    let per_item = ctx.graph_fn("concat_loss_per_item", &per_item)?[0];
+    Ok(vec![averaged[1], per_item])
 }
 
 /// DQN's learner: `update(states, actions, rewards, terminals, next_states,
@@ -110,14 +234,13 @@ impl<B: Backend> DqnLearner<B> {
             .with_sub(dqn_loss("loss", loss_spec))
             .with_sub(optimizer("optimizer", config.optimizer.clone()))
             .with_sub(synchronizable("target-sync", config.update.sync_tau));
+        let towers = config.multi_gpu.as_ref().map_or(1, |m| m.towers);
+        let root = match &config.multi_gpu {
+            Some(strategy) if towers > 1 => with_towers(root, strategy, prioritized, dueling, double_q)?,
+            _ => root,
+        };
         let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
-        let mut update_params: Vec<Param> = ["states", "actions", "rewards", "terminals", "next_states"]
-            .into_iter()
-            .map(Param::new)
-            .collect();
-        if prioritized {
-            update_params.push(Param::new("importance_weights"));
-        }
+        let mut update_params = batch_params(prioritized);
         update_params.push(Param::new("time_percentage"));
         let time_at = update_params.len() - 1;
         let root = root
@@ -126,9 +249,14 @@ impl<B: Backend> DqnLearner<B> {
                 Ok(vec![q_values(ctx, "policy", dueling, x)?])
             })
             .api("update", update_params, move |ctx, args| {
-                let out = dqn_loss_of(ctx, args, has_pre, dueling, double_q, prioritized)?;
+                let batch = preprocessed_batch(ctx, args, has_pre, prioritized)?;
+                let time = args.get(time_at)?;
+                if towers > 1 {
+                    return tower_update(ctx, &batch, towers, time, dueling, double_q);
+                }
+                let out = dqn_loss_of(ctx, &batch, dueling, double_q)?;
                 let vars = ctx.call("policy", "variables", &[])?;
-                let step = ctx.call("optimizer", "step", &[vars[0], out[0], args.get(time_at)?])?;
+                let step = ctx.call("optimizer", "step", &[vars[0], out[0], time])?;
                 Ok(vec![step[0], out[1]])
             })
             .api("sync_target", vec![], |ctx, _| {

@@ -78,6 +78,7 @@ impl ImpalaConfig {
     pub fn parse(spec: &Json) -> Result<Self> {
         let (_, shared, own) = read_config::<ImpalaKeys>(spec, &KIND)?;
         shared.refuse_n_step()?;
+        shared.multi_gpu(false)?;
         if own.num_workers.is_some_and(|n| n.0 != 1) {
             return Err(config(
                 "config.num_workers",

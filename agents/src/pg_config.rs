@@ -101,6 +101,7 @@ impl PgConfig {
         let (kind, shared, own) = read_config::<PgKeys>(spec, &KIND)?;
         let ppo = kind.starts_with("ppo");
         shared.refuse_n_step()?;
+        shared.multi_gpu(false)?;
         if let Some(p) = &own.policy_spec {
             if normalized_kind(p.kind.as_deref(), "policy") != "policy" {
                 return Err(config(

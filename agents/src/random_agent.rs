@@ -37,6 +37,7 @@ impl RandomAgent {
     /// config (`{"type": "random"}`); keys for learning are refused by name.
     pub fn new(spec: &Json, action_space: &Space, seed: u64) -> Result<Self> {
         let (_, shared, RandomKeys {}) = read_config(spec, &KIND)?;
+        shared.multi_gpu(false)?;
         for (key, given) in [
             ("network_spec", shared.network_spec.is_some()),
             ("preprocessing_spec", shared.preprocessing_spec.is_some()),

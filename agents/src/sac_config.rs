@@ -64,6 +64,7 @@ impl SacConfig {
     pub fn parse(spec: &Json) -> Result<Self> {
         let (_, shared, own) = read_config::<SacKeys>(spec, &KIND)?;
         shared.refuse_n_step()?;
+        shared.multi_gpu(false)?;
         if own.double_q == Some(false) {
             return Err(config(
                 "config.double_q",

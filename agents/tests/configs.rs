@@ -60,8 +60,8 @@ fn shared_keys_fail_at_the_same_path_for_every_agent() {
         ),
         (
             "execution_spec",
-            json!({"gpu_spec": {}}),
-            "config.execution_spec.gpu_spec",
+            json!({"gpu_spec": {"cuda_visible_devices": "0"}}),
+            "config.execution_spec.gpu_spec.cuda_visible_devices",
         ),
         (
             "summary_spec",

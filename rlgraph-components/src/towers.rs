@@ -20,19 +20,30 @@ use crate::synchronizable::{handles, synchronizable};
 pub struct MultiGpuSync {
     /// How many towers compute the loss.
     pub towers: usize,
+    /// With fewer GPUs than towers, put every tower on the CPU (RLgraph's
+    /// `fake_gpus_if_necessary`) rather than refuse.
+    pub fake_gpus: bool,
 }
 
 impl MultiGpuSync {
-    /// The devices the towers go on: GPUs where the backend has them, else the CPU.
-    pub fn devices<B: Backend>(&self) -> Vec<Device> {
+    /// The devices the towers go on: one GPU each where the backend has enough, else (with
+    /// `fake_gpus`) all on the CPU.
+    pub fn devices<B: Backend>(&self) -> Result<Vec<Device>> {
         let gpus: Vec<Device> = (0..self.towers)
             .map(Device::Cuda)
             .filter(|d| B::device_available(*d))
             .collect();
         if gpus.len() == self.towers {
-            gpus
+            Ok(gpus)
+        } else if self.fake_gpus {
+            Ok(vec![Device::Cpu; self.towers])
         } else {
-            vec![Device::Cpu; self.towers]
+            Err(CoreError::Device(format!(
+                "{} towers need {} GPUs, this backend sees {}; use fewer towers or fake_gpus_if_necessary",
+                self.towers,
+                self.towers,
+                gpus.len()
+            )))
         }
     }
 
@@ -61,7 +72,7 @@ impl MultiGpuSync {
             rlgraph_core::spaces::Value::f32(0.0),
         ));
         let mut root = Component::<B>::new(name).with_sub(optimizer("optimizer", optimizer_spec));
-        for (i, device) in self.devices::<B>().into_iter().enumerate() {
+        for (i, device) in self.devices::<B>()?.into_iter().enumerate() {
             root = root.with_sub(learner.copy_as(format!("tower-{i}"), true).on_device(device));
             if i > 0 {
                 root = root.with_sub(synchronizable(&format!("tower-{i}-sync"), 1.0));
