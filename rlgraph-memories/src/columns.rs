@@ -57,7 +57,7 @@ macro_rules! with_column {
 pub(crate) struct Checked<'a> {
     /// The number of records.
     pub(crate) records: usize,
-    leaves: Vec<(String, &'a Value)>,
+    leaves: Vec<&'a Value>,
 }
 
 /// Column storage for up to `capacity` records of one record space.
@@ -140,19 +140,24 @@ impl Columns {
             reason,
         };
         self.batch_space.check(batch).map_err(|e| mismatch(e.to_string()))?;
-        let leaves = batch.flatten();
+        let leaves = batch.leaf_values();
         let records = |leaf: &Value| leaf.shape().and_then(|s| s.first().copied()).unwrap_or(0);
-        let first = leaves.first().map(|(k, leaf)| (k, records(leaf)));
-        if let Some((first_key, m)) = first {
-            if let Some((key, leaf)) = leaves.iter().find(|(_, leaf)| records(leaf) != m) {
+        let first = leaves.first().map(|leaf| records(leaf));
+        if let Some(m) = first {
+            if leaves.iter().any(|leaf| records(leaf) != m) {
+                let keyed = batch.flatten();
+                let first_key = keyed.first().map_or("", |(k, _)| k.as_str());
+                let (key, leaf) = keyed
+                    .iter()
+                    .find(|(_, leaf)| records(leaf) != m)
+                    .map_or(("", 0), |(k, l)| (k.as_str(), records(l)));
                 return Err(mismatch(format!(
-                    "{first_key} holds {m} records but {key} holds {}; every leaf needs the same batch size",
-                    records(leaf)
+                    "{first_key} holds {m} records but {key} holds {leaf}; every leaf needs the same batch size"
                 )));
             }
         }
         Ok(Checked {
-            records: first.map_or(0, |(_, m)| m),
+            records: first.unwrap_or(0),
             leaves,
         })
     }
@@ -160,7 +165,7 @@ impl Columns {
     /// Writes the records of a checked batch to the ring slots starting at `start`.
     pub(crate) fn write(&mut self, start: usize, batch: &Checked<'_>) {
         let n = batch.records;
-        for (col, ((_, leaf), &width)) in self.columns.iter_mut().zip(batch.leaves.iter().zip(&self.widths)) {
+        for (col, (leaf, &width)) in self.columns.iter_mut().zip(batch.leaves.iter().zip(&self.widths)) {
             let capacity = self.capacity;
             match (col, *leaf) {
                 (Column::Bool(d), Value::Bool(a)) => ring_copy(d, a.data(), start, n, width, capacity),

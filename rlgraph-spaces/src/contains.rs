@@ -14,24 +14,27 @@ impl Space {
 
     /// Like `contains`, but says why not: the flat key, and which element broke which bound.
     pub fn check(&self, value: &Value) -> Result<()> {
-        self.check_at("", value)
+        self.check_at(&KeyPath::Root, value)
     }
 
-    fn check_at(&self, key: &str, value: &Value) -> Result<()> {
+    // Checking runs on every record stored and every graph input, so nothing here allocates
+    // unless the check fails: the key is a chain of borrowed segments, rendered on failure.
+    fn check_at(&self, key: &KeyPath<'_>, value: &Value) -> Result<()> {
         let fail = |reason: String| SpaceError::NotContained {
-            at: display_key(key),
+            at: display_key(&key.render()),
             reason,
         };
         match (self, value) {
             (Space::Dict(d), Value::Dict(v)) => {
-                let want: Vec<&String> = d.entries().keys().collect();
-                let got: Vec<&String> = v.keys().collect();
-                if want != got {
+                if !d.entries().keys().eq(v.keys()) {
+                    let want: Vec<&String> = d.entries().keys().collect();
+                    let got: Vec<&String> = v.keys().collect();
                     return Err(fail(format!("expected Dict keys {want:?}, got {got:?}")));
                 }
                 d.entries()
                     .iter()
-                    .try_for_each(|(k, s)| s.check_at(&flat_key::join(key, k), &v[k]))
+                    .zip(v.values())
+                    .try_for_each(|((k, s), x)| s.check_at(&KeyPath::Key(key, k), x))
             }
             (Space::Tuple(t), Value::Tuple(v)) => {
                 if t.items().len() != v.len() {
@@ -45,7 +48,7 @@ impl Space {
                     .iter()
                     .zip(v)
                     .enumerate()
-                    .try_for_each(|(i, (s, x))| s.check_at(&flat_key::join(key, &flat_key::tuple_segment(i)), x))
+                    .try_for_each(|(i, (s, x))| s.check_at(&KeyPath::Index(key, i), x))
             }
             (Space::Dict(_) | Space::Tuple(_), other) => Err(fail(format!(
                 "expected a {}, got {}",
@@ -69,20 +72,42 @@ impl Space {
     }
 }
 
+/// Where a check is in a nested value: a chain of borrowed segments, so that descending
+/// costs nothing and the flat key is built only for an error.
+enum KeyPath<'a> {
+    /// The value itself.
+    Root,
+    /// A Dict entry under a parent.
+    Key(&'a KeyPath<'a>, &'a str),
+    /// A Tuple item under a parent.
+    Index(&'a KeyPath<'a>, usize),
+}
+
+impl KeyPath<'_> {
+    /// The flat key (`/a/_T0_`; `""` for the root).
+    fn render(&self) -> String {
+        match self {
+            KeyPath::Root => String::new(),
+            KeyPath::Key(parent, k) => flat_key::join(&parent.render(), k),
+            KeyPath::Index(parent, i) => flat_key::join(&parent.render(), &flat_key::tuple_segment(*i)),
+        }
+    }
+}
+
 fn check_shape(space: &Space, got: &[usize]) -> std::result::Result<(), String> {
     let ranks = space.ranks().unwrap_or_default();
     let core = space.shape().unwrap_or(&[]);
     let extra = ranks.count();
+    if got.len() == extra + core.len() && got[extra..] == *core {
+        return Ok(());
+    }
     let names: Vec<String> = ranks
         .order()
         .into_iter()
         .map(|r| format!("{r:?}").to_lowercase())
         .chain(core.iter().map(usize::to_string))
         .collect();
-    if got.len() != extra + core.len() || got[extra..] != *core {
-        return Err(format!("expected shape [{}], got {got:?}", names.join(", ")));
-    }
-    Ok(())
+    Err(format!("expected shape [{}], got {got:?}", names.join(", ")))
 }
 
 /// Where element `flat_index` of an array of `shape` sits, as `[i, j, ...]`.

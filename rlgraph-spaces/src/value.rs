@@ -161,6 +161,21 @@ impl Value {
         self.leaves()
     }
 
+    /// The leaves in `flatten`'s order, without their keys: what hot paths (storing records)
+    /// need, with no string built per leaf.
+    pub fn leaf_values(&self) -> Vec<&Value> {
+        fn walk<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+            match v {
+                Value::Dict(d) => d.values().for_each(|c| walk(c, out)),
+                Value::Tuple(t) => t.iter().for_each(|c| walk(c, out)),
+                leaf => out.push(leaf),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     /// Rebuilds a nested value from (flat key, leaf) pairs; the inverse of `flatten` for
     /// values without empty containers.
     pub fn unflatten(pairs: Vec<(String, Value)>) -> Result<Value> {

@@ -89,6 +89,9 @@ proptest! {
     fn unflatten_of_flatten_is_identity(space in space(), seed in any::<u64>()) {
         let value = space.sample(None, &mut ChaCha8Rng::seed_from_u64(seed));
         let pairs: Vec<(String, Value)> = value.flatten().into_iter().map(|(k, v)| (k, v.clone())).collect();
+        // leaf_values walks the same leaves in the same order, without keys.
+        let leaves_in_order: Vec<&Value> = pairs.iter().map(|(_, v)| v).collect();
+        prop_assert_eq!(value.leaf_values(), leaves_in_order);
         prop_assert_eq!(Value::unflatten(pairs).unwrap(), value);
         let leaves: Vec<(String, Space)> = space.flatten().into_iter().map(|(k, s)| (k, s.clone())).collect();
         prop_assert_eq!(Space::unflatten(leaves).unwrap(), space.clone());
