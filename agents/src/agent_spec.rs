@@ -119,6 +119,15 @@ impl SharedSpec {
     }
 }
 
+/// Refuses the first of `keys` that is given (`(key, given)` pairs under `at`, such as
+/// `config` or `config.memory_spec`), saying `why`.
+pub(crate) fn refuse_given(at: &str, keys: &[(&str, bool)], why: &str) -> Result<()> {
+    match keys.iter().find(|(_, given)| *given) {
+        Some((key, _)) => Err(config(&format!("{at}.{key}"), why.into())),
+        None => Ok(()),
+    }
+}
+
 /// `kind` lower-cased with `-` and `_` removed, or `default`.
 pub(crate) fn normalized_kind(kind: Option<&str>, default: &str) -> String {
     kind.unwrap_or(default).to_lowercase().replace(['-', '_'], "")
@@ -343,15 +352,11 @@ impl MemorySpec {
 
     /// Refuses `alpha` and `beta`, which only prioritized replay reads.
     pub fn refuse_priorities(&self) -> Result<()> {
-        for (key, value) in [("alpha", self.alpha), ("beta", self.beta)] {
-            if value.is_some() {
-                return Err(config(
-                    &format!("config.memory_spec.{key}"),
-                    "a prioritized-replay setting; this memory has no priorities".into(),
-                ));
-            }
-        }
-        Ok(())
+        refuse_given(
+            "config.memory_spec",
+            &[("alpha", self.alpha.is_some()), ("beta", self.beta.is_some())],
+            "a prioritized-replay setting; this memory has no priorities",
+        )
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent::config;
-use crate::agent_spec::{read_config, AgentKind, Layers, Positive};
+use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers, Positive};
 use crate::update_spec::UpdateSpec;
 
 /// A parsed IMPALA config.
@@ -91,17 +91,20 @@ impl ImpalaConfig {
                 "the environment comes from the caller (--env), not the agent config".into(),
             ));
         }
-        for (key, given) in [
-            ("feed_previous_action_through_nn", own.feed_previous_action_through_nn),
-            ("feed_previous_reward_through_nn", own.feed_previous_reward_through_nn),
-        ] {
-            if given == Some(true) {
-                return Err(config(
-                    &format!("config.{key}"),
-                    "needs recurrent networks, not yet supported".into(),
-                ));
-            }
-        }
+        refuse_given(
+            "config",
+            &[
+                (
+                    "feed_previous_action_through_nn",
+                    own.feed_previous_action_through_nn == Some(true),
+                ),
+                (
+                    "feed_previous_reward_through_nn",
+                    own.feed_previous_reward_through_nn == Some(true),
+                ),
+            ],
+            "needs recurrent networks, not yet supported",
+        )?;
         // RLgraph writes `visualize` as a boolean or as 0/1.
         if own
             .visualize

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent::config;
-use crate::agent_spec::{normalized_kind, read_config, schedule, AgentKind, Layers, MemorySpec};
+use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
 use crate::update_spec::UpdateSpec;
 
 /// Which policy-gradient algorithm.
@@ -141,18 +141,15 @@ impl PgConfig {
                 standardize_advantages: own.standardize_advantages.unwrap_or(false),
             }
         } else {
-            for (key, given) in [
-                ("clip_ratio", own.clip_ratio.is_some()),
-                ("value_function_clipping", own.value_function_clipping.is_some()),
-                ("standardize_advantages", own.standardize_advantages.is_some()),
-            ] {
-                if given {
-                    return Err(config(
-                        &format!("config.{key}"),
-                        "is a PPO setting; actor-critic has none".into(),
-                    ));
-                }
-            }
+            refuse_given(
+                "config",
+                &[
+                    ("clip_ratio", own.clip_ratio.is_some()),
+                    ("value_function_clipping", own.value_function_clipping.is_some()),
+                    ("standardize_advantages", own.standardize_advantages.is_some()),
+                ],
+                "is a PPO setting; actor-critic has none",
+            )?;
             PgAlgorithm::ActorCritic {
                 weight_pg: own.weight_pg.unwrap_or(1.0),
             }

@@ -9,8 +9,8 @@ use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use crate::agent::{config, Agent, Transition};
-use crate::agent_spec::{read_config, AgentKind};
+use crate::agent::{Agent, Transition};
+use crate::agent_spec::{read_config, refuse_given, AgentKind};
 use crate::counters::Counters;
 use crate::update_spec::UpdateSpec;
 
@@ -38,21 +38,18 @@ impl RandomAgent {
     pub fn new(spec: &Json, action_space: &Space, seed: u64) -> Result<Self> {
         let (_, shared, RandomKeys {}) = read_config(spec, &KIND)?;
         shared.multi_gpu(false)?;
-        for (key, given) in [
-            ("network_spec", shared.network_spec.is_some()),
-            ("preprocessing_spec", shared.preprocessing_spec.is_some()),
-            ("discount", shared.discount.is_some()),
-            ("optimizer_spec", shared.optimizer_spec.is_some()),
-            ("update_spec", shared.update_spec.is_some()),
-            ("observe_spec", shared.observe_spec.is_some()),
-        ] {
-            if given {
-                return Err(config(
-                    &format!("config.{key}"),
-                    "a random agent learns nothing; remove this key".into(),
-                ));
-            }
-        }
+        refuse_given(
+            "config",
+            &[
+                ("network_spec", shared.network_spec.is_some()),
+                ("preprocessing_spec", shared.preprocessing_spec.is_some()),
+                ("discount", shared.discount.is_some()),
+                ("optimizer_spec", shared.optimizer_spec.is_some()),
+                ("update_spec", shared.update_spec.is_some()),
+                ("observe_spec", shared.observe_spec.is_some()),
+            ],
+            "a random agent learns nothing; remove this key",
+        )?;
         let update = UpdateSpec {
             do_updates: false,
             ..UpdateSpec::default()
