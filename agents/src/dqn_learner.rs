@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
-use rlgraph_components::towers::{average_gradients, concat_batch, split_batch};
+use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
 use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable, MultiGpuSync};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
@@ -181,27 +181,21 @@ fn tower_update<B: Backend>(
         ctx.call(&format!("tower-{t}-target-sync"), "sync", &[targets0, tv])?;
         vars.push(v);
     }
-    let k = batch.len();
     let shards = ctx.graph_fn("split", batch)?;
-    let shard = |t: usize| -> Vec<Op> { (0..k).map(|j| shards[j * n + t]).collect() };
     let mut losses = vec![];
     let mut per_item = vec![];
     for t in 0..n {
         let out = if t == 0 {
-            dqn_loss_of(ctx, &shard(0), dueling, double_q)?
+            dqn_loss_of(ctx, &shard_of(&shards, n, 0), dueling, double_q)?
         } else {
-            ctx.call(&format!("tower-{t}"), "loss", &shard(t))?
+            ctx.call(&format!("tower-{t}"), "loss", &shard_of(&shards, n, t))?
         };
         losses.push(out[0]);
         per_item.push(out[1]);
     }
-    let mut inputs = vars.clone();
-    inputs.extend(losses);
-    inputs.extend(&shards[..n]);
-    let averaged = ctx.graph_fn("average_gradients", &inputs)?;
-    ctx.call("optimizer", "apply_gradients", &[vars0, averaged[0], time])?;
+    let mean_loss = step_on_average(ctx, &vars, &losses, &shards[..n], time)?;
     let per_item = ctx.graph_fn("concat_loss_per_item", &per_item)?[0];
-    Ok(vec![averaged[1], per_item])
+    Ok(vec![mean_loss, per_item])
 }
 
 /// DQN's learner: `update(states, actions, rewards, terminals, next_states,

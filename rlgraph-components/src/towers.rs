@@ -10,7 +10,7 @@
 //! same thing from [`split_batch`], [`average_gradients`] and [`concat_batch`].
 
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, Device, GraphFn, Op, Param, Result, Tree};
+use rlgraph_core::{ApiCtx, Backend, Component, CoreError, Device, GraphFn, Op, Param, Result, Tree};
 
 use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::synchronizable::{handles, synchronizable};
@@ -89,15 +89,10 @@ impl MultiGpuSync {
                     ctx.call(&format!("tower-{t}-sync"), "sync", &[vars[0], twin])?;
                 }
                 let shards = ctx.graph_fn("split", &inputs[..k])?;
-                let mut avg_inputs = vars.clone();
-                for t in 0..n {
-                    let tower_args: Vec<Op> = (0..k).map(|j| shards[j * n + t]).collect();
-                    avg_inputs.push(ctx.call(&format!("tower-{t}"), &lm, &tower_args)?[0]);
-                }
-                avg_inputs.extend(&shards[..n]);
-                let averaged = ctx.graph_fn("average_gradients", &avg_inputs)?;
-                ctx.call("optimizer", "apply_gradients", &[vars[0], averaged[0], inputs[k]])?;
-                Ok(vec![averaged[1]])
+                let losses: Vec<Op> = (0..n)
+                    .map(|t| Ok(ctx.call(&format!("tower-{t}"), &lm, &shard_of(&shards, n, t))?[0]))
+                    .collect::<Result<_>>()?;
+                Ok(vec![step_on_average(ctx, &vars, &losses, &shards[..n], inputs[k])?])
             })
             .api("loss", loss_params, move |ctx, args| {
                 ctx.call("tower-0", &loss_method, &args.present())
@@ -105,6 +100,32 @@ impl MultiGpuSync {
             .graph_fn(split_batch(n, k))
             .graph_fn(average_gradients(n)))
     }
+}
+
+/// Tower `t`'s inputs among the outputs of [`split_batch`] over `n` towers.
+pub fn shard_of(shards: &[Op], n: usize, t: usize) -> Vec<Op> {
+    shards.iter().skip(t).step_by(n.max(1)).copied().collect()
+}
+
+/// Inside an `update` API method: the towers' gradients averaged ([`average_gradients`],
+/// which the component must have) and one step of its `optimizer` sub-component on tower 0's
+/// variables (`vars[0]`). `shards` holds one input's shards (for their sizes). Returns the
+/// batch's mean loss.
+pub fn step_on_average<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    vars: &[Op],
+    losses: &[Op],
+    shards: &[Op],
+    time: Op,
+) -> Result<Op> {
+    let inputs: Vec<Op> = vars.iter().chain(losses).chain(shards).copied().collect();
+    let averaged = ctx.graph_fn("average_gradients", &inputs)?;
+    let main = vars
+        .first()
+        .copied()
+        .ok_or_else(|| CoreError::Device("no towers".into()))?;
+    ctx.call("optimizer", "apply_gradients", &[main, averaged[0], time])?;
+    Ok(averaged[1])
 }
 
 /// `split(x_1..x_k)`: each input cut along its first (batch) dimension into `n` shards as
