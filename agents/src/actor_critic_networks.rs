@@ -4,10 +4,14 @@
 use rlgraph_components::{
     layers_from_spec, optimizer, policy, shared_value_function_policy, value_function, OptimizerSpec,
 };
+use std::collections::BTreeMap;
+
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, Component, Param, Result};
+use rlgraph_core::{Backend, Component, Device, Param, Result};
 use serde_json::Value as Json;
 
+use crate::actor::GraphActor;
+use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::preprocessing::with_preprocessing;
 
 /// A component `networks` with a policy over `network_spec`, and a value function over
@@ -68,25 +72,60 @@ pub(crate) fn actor_critic_networks<B: Backend>(
     .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item")))
 }
 
+/// What shapes the actor-critic networks and where they run: the config keys the learner
+/// and the actor of PPO, A2C and IMPALA are both built from.
+pub(crate) struct ActorCriticSpec<'a> {
+    /// `network_spec`: the policy's layers.
+    pub network: &'a [Json],
+    /// `value_function_spec` (empty: a value head on the policy's network).
+    pub value_function: &'a [Json],
+    /// `preprocessing_spec`.
+    pub preprocessing: &'a [Json],
+    /// `execution_spec.default_device`.
+    pub device: Device,
+}
+
 /// A root component `name` holding the actor-critic networks, `loss` and an optimizer of
-/// `optimizer_spec`, with the preprocessor stack of `preprocessing_spec`; also whether it
-/// preprocesses. The learners of PPO, A2C and IMPALA start from it.
+/// `optimizer_spec`, with the preprocessor stack; also whether it preprocesses. The learners
+/// of PPO, A2C and IMPALA start from it.
 pub(crate) fn actor_critic_root<B: Backend>(
     name: &str,
-    network_spec: &[Json],
-    value_function_spec: &[Json],
+    spec: &ActorCriticSpec<'_>,
     action_space: &Space,
     loss: Component<B>,
     optimizer_spec: &OptimizerSpec,
-    preprocessing_spec: &[Json],
 ) -> Result<(Component<B>, bool)> {
     let root = Component::<B>::new(name)
         .with_sub(actor_critic_networks::<B>(
-            network_spec,
-            value_function_spec,
+            spec.network,
+            spec.value_function,
             action_space,
         )?)
         .with_sub(loss)
         .with_sub(optimizer("optimizer", optimizer_spec.clone()));
-    with_preprocessing(root, preprocessing_spec)
+    with_preprocessing(root, spec.preprocessing)
+}
+
+/// The acting graph of an actor-critic learner built by [`actor_critic_root`] under the same
+/// `name`, so the learner's snapshots load into it: `get_action(states)` runs the networks'
+/// method `stochastic`, whose outputs after the actions are the actor's `extras`.
+pub(crate) fn actor_critic_actor<B: Backend>(
+    name: &str,
+    spec: &ActorCriticSpec<'_>,
+    state_space: &Space,
+    action_space: &Space,
+    stochastic: &'static str,
+    extras: &[&str],
+    seed: u64,
+) -> Result<GraphActor<B>> {
+    let root = Component::<B>::new(name).with_sub(actor_critic_networks::<B>(
+        spec.network,
+        spec.value_function,
+        action_space,
+    )?);
+    let (root, has_pre) = with_preprocessing(root, spec.preprocessing)?;
+    let root = with_acting_apis(root, has_pre, "networks", stochastic);
+    let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
+    let exec = build_graph(root, &spaces, spec.device, actor_seed(seed))?;
+    Ok(GraphActor::new(exec, extras, false))
 }

@@ -1,12 +1,11 @@
-//! What every agent's graph shares: building it on the configured device, the two acting API
-//! methods, and running them on a list of states.
+//! What every agent's graph shares: building it on the configured device, the actor's seed,
+//! the two acting API methods, and the argmax that turns scores into discrete actions.
 
 use std::collections::BTreeMap;
 
-use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, BuildOptions, Component, CoreError, Device, DeviceMap, GraphExecutor, Param, Result};
+use rlgraph_core::spaces::{IntBox, Space};
+use rlgraph_core::{Backend, BuildOptions, Component, Device, DeviceMap, GraphExecutor, GraphFn, Param, Result};
 
-use crate::batch::{stack, unstack};
 use crate::preprocessing::preprocess;
 
 /// Builds `root` for the input `spaces` with every component on `device`.
@@ -21,6 +20,22 @@ pub(crate) fn build_graph<B: Backend>(
         ..BuildOptions::default()
     };
     GraphExecutor::build(root, spaces, &options, seed)
+}
+
+/// The seed of an actor's graph built beside a learner's from the agent's `seed`: its own, so
+/// exploration draws differ from the learner's initializers.
+pub(crate) fn actor_seed(seed: u64) -> u64 {
+    seed.wrapping_add(0xac70)
+}
+
+/// A graph function `name` that turns scores `[batch, n]` (Q-values, relaxed one-hot
+/// actions) into the index of each row's largest, an action of `IntBox(n)`.
+pub(crate) fn argmax_fn<B: Backend>(name: &str, n: usize) -> GraphFn<B> {
+    GraphFn::tensors(name, |_, xs| Ok(vec![B::argmax(xs[0], 1, false)?])).infer(move |_, s| {
+        Ok(vec![
+            Space::from(IntBox::new(n as i64)?).with_ranks(s[0].ranks().unwrap_or_default())
+        ])
+    })
 }
 
 /// Adds `get_action(states)` and `get_deterministic_action(states)`: the states through the
@@ -44,24 +59,4 @@ pub(crate) fn with_acting_apis<B: Backend>(
         vec![Param::new("states")],
         act("get_deterministic_action"),
     )
-}
-
-/// Runs `get_action` (or, without `explore`, `get_deterministic_action`) on `states`; returns
-/// one action per state and the method's other outputs.
-pub(crate) fn act<B: Backend>(
-    exec: &mut GraphExecutor<B>,
-    states: &[Value],
-    explore: bool,
-) -> Result<(Vec<Value>, Vec<Value>)> {
-    let method = if explore {
-        "get_action"
-    } else {
-        "get_deterministic_action"
-    };
-    let mut out = exec.execute(method, &[stack(states)?])?.into_iter();
-    let actions = out.next().ok_or_else(|| CoreError::Config {
-        at: method.into(),
-        reason: "no actions came back".into(),
-    })?;
-    Ok((unstack(&actions)?, out.collect()))
 }

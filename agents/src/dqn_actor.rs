@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use rlgraph_components::epsilon_exploration;
-use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
-use rlgraph_core::{Backend, Component, GraphFn, Param, Result};
+use rlgraph_core::spaces::{FloatBox, Space, Value};
+use rlgraph_core::{Backend, Component, Param, Result};
 
 use crate::actor::GraphActor;
-use crate::agent_graph::build_graph;
+use crate::agent_graph::{actor_seed, argmax_fn, build_graph};
 use crate::batch::{field, host_floats};
 use crate::dqn_config::DqnConfig;
 use crate::dqn_learner::{dqn_policy, num_actions, q_values, ROOT};
@@ -49,13 +49,7 @@ pub fn dqn_actor<B: Backend>(
                 Ok(vec![ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0]])
             },
         )
-        .graph_fn(
-            GraphFn::tensors("greedy", |_, xs| Ok(vec![B::argmax(xs[0], 1, false)?])).infer(move |_, s| {
-                Ok(vec![
-                    Space::from(IntBox::new(n as i64)?).with_ranks(s[0].ranks().unwrap_or_default())
-                ])
-            }),
-        );
+        .graph_fn(argmax_fn("greedy", n));
     let spaces = BTreeMap::from([
         ("states".to_string(), state_space.with_batch_rank(true)),
         (
@@ -63,8 +57,7 @@ pub fn dqn_actor<B: Backend>(
             Space::from(FloatBox::new(Vec::<usize>::new())),
         ),
     ]);
-    // Its own seed, so exploration draws differ from the learner's initializers.
-    let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
+    let exec = build_graph(root, &spaces, config.device, actor_seed(seed))?;
     Ok(GraphActor::new(exec, &[], true))
 }
 

@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
-use rlgraph_core::{Backend, Component, GraphFn, Param, Result};
+use rlgraph_core::{Backend, GraphFn, Param, Result};
 
-use crate::actor_critic_networks::{actor_critic_networks, actor_critic_root};
+use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
 use crate::agent_graph::{build_graph, with_acting_apis};
 use crate::batch::{field, host_scalar, time_major};
 use crate::impala_config::ImpalaConfig;
 use crate::learner::{Learned, Learner, LearnerGraph};
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::preprocessing::preprocess;
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the networks' variables sit under `impala-agent/networks/`.
@@ -39,15 +39,7 @@ impl<B: Backend> ImpalaLearner<B> {
                 ..ImpalaLossSpec::default()
             },
         );
-        let (root, has_pre) = actor_critic_root(
-            ROOT,
-            &config.network_spec,
-            &config.value_function_spec,
-            action_space,
-            loss,
-            &config.optimizer,
-            &config.preprocessing_spec,
-        )?;
+        let (root, has_pre) = actor_critic_root(ROOT, &config.networks(), action_space, loss, &config.optimizer)?;
         let time_major = Ranks {
             batch: true,
             time: true,
@@ -166,16 +158,15 @@ pub fn impala_actor<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<crate::GraphActor<B>> {
-    let root = Component::<B>::new(ROOT).with_sub(actor_critic_networks::<B>(
-        &config.network_spec,
-        &config.value_function_spec,
+    actor_critic_actor(
+        ROOT,
+        &config.networks(),
+        state_space,
         action_space,
-    )?);
-    let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
-    let root = with_acting_apis(root, has_pre, "networks", "get_action_and_log_likelihood");
-    let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
-    let exec = build_graph(root, &spaces, config.device, seed.wrapping_add(0xac70))?;
-    Ok(crate::GraphActor::new(exec, &["behaviour_log_probs"], false))
+        "get_action_and_log_likelihood",
+        &["behaviour_log_probs"],
+        seed,
+    )
 }
 
 impl<B: Backend> std::ops::Deref for ImpalaLearner<B> {

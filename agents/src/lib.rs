@@ -3,14 +3,15 @@
 //!
 //! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
 //! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); soft
-//! actor-critic for bounded continuous actions ([`SacAgent`]); IMPALA in its single-process
-//! form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's
+//! actor-critic for bounded continuous or discrete actions ([`SacAgent`]); IMPALA in its
+//! single-process form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's
 //! `type`.
 //!
-//! DQN, Ape-X and IMPALA are compositions of roles that can also be used apart, on other
-//! threads or (later) other machines: an [`Actor`] (acting graph, exploration inside it), an
-//! adder ([`NStepBuffer`], [`RolloutAdder`]), a [`Replay`], and a [`Learner`] that publishes
-//! versioned [`WeightSnapshot`]s of the policy.
+//! Every agent but the random one is a composition of roles that can also be used apart, on
+//! other threads or (later) other machines: an [`Actor`] (acting graph, exploration inside
+//! it), an adder ([`NStepBuffer`], [`RolloutAdder`], [`Rollout`]), a [`Replay`], and a
+//! [`Learner`] ([`DqnLearner`], [`ImpalaLearner`], [`PgLearner`], [`SacLearner`]) that
+//! publishes versioned [`WeightSnapshot`]s of the policy.
 //!
 //! ```
 //! use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, Learner};
@@ -54,6 +55,7 @@ mod learner;
 mod observe_buffer;
 mod pg_agent;
 mod pg_config;
+mod pg_learner;
 mod preprocessing;
 mod random_agent;
 mod replay;
@@ -61,6 +63,7 @@ mod rollout;
 mod rollout_adder;
 mod sac_agent;
 mod sac_config;
+mod sac_learner;
 mod snapshot;
 mod transition_json;
 mod update_spec;
@@ -78,13 +81,15 @@ pub use impala_config::ImpalaConfig;
 pub use impala_learner::{impala_actor, ImpalaLearner};
 pub use learner::{Learned, Learner, LearnerGraph};
 pub use observe_buffer::NStepBuffer;
-pub use pg_agent::{PgAgent, TensorRollout};
+pub use pg_agent::PgAgent;
 pub use pg_config::{PgAlgorithm, PgConfig};
+pub use pg_learner::{pg_actor, PgLearner, TensorRollout};
 pub use random_agent::RandomAgent;
 pub use replay::{Replay, ReplaySample};
 pub use rollout::{Rollout, RolloutBatch};
 pub use rollout_adder::RolloutAdder;
 pub use sac_agent::SacAgent;
 pub use sac_config::SacConfig;
+pub use sac_learner::{sac_actor, SacLearner};
 pub use snapshot::WeightSnapshot;
 pub use update_spec::{UpdateMode, UpdateSpec};

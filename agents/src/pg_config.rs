@@ -7,6 +7,7 @@ use rlgraph_core::{Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
+use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent::config;
 use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
 use crate::update_spec::UpdateSpec;
@@ -96,6 +97,16 @@ struct PolicySpec {
 }
 
 impl PgConfig {
+    /// The keys that shape the actor-critic networks, for the learner and the actor.
+    pub(crate) fn networks(&self) -> ActorCriticSpec<'_> {
+        ActorCriticSpec {
+            network: &self.network_spec,
+            value_function: &self.value_function_spec,
+            preprocessing: &self.preprocessing_spec,
+            device: self.device,
+        }
+    }
+
     /// Parses an RLgraph PPO or actor-critic config.
     pub fn parse(spec: &Json) -> Result<Self> {
         let (kind, shared, own) = read_config::<PgKeys>(spec, &KIND)?;

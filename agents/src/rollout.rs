@@ -9,6 +9,7 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use serde_json::{json, Value as Json};
 
 use crate::agent::Transition;
+use crate::batch::{field, flag_column, float_column, host_floats, stack, unstack};
 use crate::transition_json::{transition_to_json, Reader};
 
 /// One flat batch: the sequences of every environment copy, one after another.
@@ -36,6 +37,65 @@ impl RolloutBatch {
     /// Whether no steps are held.
     pub fn is_empty(&self) -> bool {
         self.rewards.is_empty()
+    }
+
+    /// The batch as a Dict of columns (`states`, `actions`, `rewards`, `terminals`,
+    /// `sequence_indices`), as it crosses a thread or process boundary to a learner.
+    pub fn to_value(&self) -> Result<Value> {
+        Ok(Value::Dict(BTreeMap::from([
+            ("states".to_string(), stack(&self.states)?),
+            ("actions".to_string(), stack(&self.actions)?),
+            ("rewards".to_string(), float_column(&self.rewards)?),
+            ("terminals".to_string(), flag_column(&self.terminals)?),
+            ("sequence_indices".to_string(), flag_column(&self.sequence_indices)?),
+        ])))
+    }
+
+    /// A batch from a Dict of `states`, `actions`, `rewards`, `terminals` and optional
+    /// `sequence_indices` (true at each sequence's last step; by default only the batch's
+    /// last step ends a sequence besides the terminals). Every column needs one entry per
+    /// reward. `at` names the batch in errors.
+    pub fn from_value(batch: &Value, at: &str) -> Result<Self> {
+        let flags = |key: &str| -> Result<Vec<bool>> {
+            match field(batch, key)? {
+                Value::Bool(a) => Ok(a.data().to_vec()),
+                other => Err(CoreError::Config {
+                    at: format!("{at}.{key}"),
+                    reason: format!("expected bools, got {}", other.kind_name()),
+                }),
+            }
+        };
+        let rewards = host_floats(Some(&field(batch, "rewards")?), &format!("{at}.rewards"))?;
+        let terminals = flags("terminals")?;
+        let n = rewards.len();
+        let sequence_indices = match field(batch, "sequence_indices") {
+            Ok(_) => flags("sequence_indices")?,
+            Err(_) => (0..n)
+                .map(|i| terminals.get(i).copied().unwrap_or(false) || i + 1 == n)
+                .collect(),
+        };
+        let rollout = RolloutBatch {
+            states: unstack(&field(batch, "states")?)?,
+            actions: unstack(&field(batch, "actions")?)?,
+            rewards,
+            terminals,
+            sequence_indices,
+        };
+        let lengths = [
+            rollout.states.len(),
+            rollout.actions.len(),
+            rollout.terminals.len(),
+            rollout.sequence_indices.len(),
+        ];
+        if lengths.iter().any(|&l| l != n) || n == 0 {
+            return Err(CoreError::Config {
+                at: at.into(),
+                reason: format!(
+                    "states, actions, terminals and sequence_indices must have one entry per reward ({n}), got {lengths:?}"
+                ),
+            });
+        }
+        Ok(rollout)
     }
 
     fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Transition>) {

@@ -4,246 +4,53 @@
 //! `gumbel_softmax_temperature`; the environment gets their argmax); twin critics with
 //! Polyak-averaged targets, and a temperature alpha tuned toward a target entropy.
 //!
-//! Each update samples one replayed batch and makes two passes: the critics step on the
-//! critic loss, then the policy steps on the actor loss and alpha on the alpha loss, both
-//! against the freshly updated critics. The targets move by `sync_tau` every
-//! `sync_interval` steps.
+//! Composed of the roles: an actor from [`sac_actor`], one-step transitions into a uniform
+//! [`Replay`] memory, and the [`SacLearner`]. The actor takes the learner's weights after
+//! every update.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rlgraph_components::losses::{sac_loss, SacLossSpec};
-use rlgraph_components::policy::squashed_bounds;
-use rlgraph_components::{layers_from_spec, optimizer, policy_with, synchronizable, value_function, PolicyOptions};
-use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{
-    ApiCtx, Args, Backend, Component, CoreError, DType, ErasedExecutor, GraphExecutor, GraphFn, Op, Param, Result,
-};
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostTensor, Result};
 use rlgraph_memories::ReplayMemory;
 
-use crate::agent::{Agent, Transition};
-use crate::agent_graph::{act, build_graph, with_acting_apis};
-use crate::batch::{host_scalar, transition_inputs, transition_space, transitions_batch};
+use crate::actor::{Actor, GraphActor};
+use crate::agent::{reset_graph, Agent, Transition};
+use crate::batch::{transition_space, transitions_batch};
 use crate::counters::Counters;
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::learner::Learner;
+use crate::replay::Replay;
 use crate::sac_config::SacConfig;
+use crate::sac_learner::{sac_actor, SacLearner};
 use crate::update_spec::UpdateSpec;
 
-/// A SAC agent on backend `B`.
+/// A SAC agent on backend `B`: an actor, a replay memory and a learner, composed in one
+/// process.
 pub struct SacAgent<B: Backend> {
-    exec: GraphExecutor<B>,
-    /// Discrete actions: the policy acts with probability vectors, the environment gets
-    /// their argmax.
-    discrete: bool,
+    actor: GraphActor<B>,
+    replay: ReplayMemory,
+    learner: SacLearner<B>,
     config: SacConfig,
-    memory: ReplayMemory,
     counters: Counters,
 }
 
-/// Two Q networks under one scope (so one optimizer steps both):
-/// `q_values(states, actions)` -> `(q1, q2)`, each network reading the state and the action
-/// side by side.
-fn critics<B: Backend>(spec: &[serde_json::Value]) -> Result<Component<B>> {
-    let q = |name: &str| -> Result<Component<B>> {
-        Ok(value_function::<B>(
-            name,
-            layers_from_spec::<B>(spec, "config.value_function_spec")?,
-        ))
-    };
-    Ok(Component::new("critics")
-        .with_sub(q("q1")?)
-        .with_sub(q("q2")?)
-        .api(
-            "q_values",
-            vec![Param::new("states"), Param::new("actions")],
-            |ctx, args| {
-                let x = ctx.graph_fn1("state_and_action", &[args.get(0)?, args.get(1)?])?;
-                let q1 = ctx.call("q1", "value_output", &[x])?[0];
-                let q2 = ctx.call("q2", "value_output", &[x])?[0];
-                Ok(vec![q1, q2])
-            },
-        )
-        .graph_fn(
-            GraphFn::tensors("state_and_action", |_, xs| {
-                let flat = |t: &B::Tensor| {
-                    let shape = B::shape(t);
-                    B::reshape(t, &[shape[0], shape[1..].iter().product()])
-                };
-                Ok(vec![B::concat(&[flat(xs[0])?, flat(xs[1])?], 1)?])
-            })
-            .infer(|_, s| {
-                let size = |s: &Space| s.shape().unwrap_or(&[]).iter().product::<usize>();
-                Ok(vec![Space::from(FloatBox::new([size(&s[0]) + size(&s[1])]))
-                    .with_ranks(s[0].ranks().unwrap_or_default())])
-            }),
-        ))
-}
-
-/// Everything both update passes need: `(actor, critic, alpha)` losses of a batch
-/// `(states, actions, rewards, terminals, next_states)`.
-fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool, discrete: bool) -> Result<(Op, Op, Op)> {
-    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-    let sp = preprocess(ctx, has_pre, args.get(4)?)?;
-    let next = ctx.call("policy", "get_action_and_log_likelihood", &[sp])?;
-    let lp_next = ctx.graph_fn1("per_item", &[next[1]])?;
-    let qt = ctx.call("target-critics", "q_values", &[sp, next[0]])?;
-    // Discrete actions were stored as ints; the critics read them as one-hot vectors, the
-    // points of the simplex the relaxed (Gumbel-softmax) actions live in.
-    let actions = if discrete {
-        ctx.graph_fn1("one_hot", &[args.get(1)?])?
-    } else {
-        args.get(1)?
-    };
-    let q = ctx.call("critics", "q_values", &[s, actions])?;
-    let fresh = ctx.call("policy", "get_action_and_log_likelihood", &[s])?;
-    let lp_fresh = ctx.graph_fn1("per_item", &[fresh[1]])?;
-    let q_fresh = ctx.call("critics", "q_values", &[s, fresh[0]])?;
-    let out = ctx.call(
-        "loss",
-        "loss",
-        &[
-            args.get(2)?,
-            args.get(3)?,
-            q[0],
-            q[1],
-            qt[0],
-            qt[1],
-            lp_next,
-            lp_fresh,
-            q_fresh[0],
-            q_fresh[1],
-        ],
-    )?;
-    Ok((out[0], out[2], out[4]))
-}
-
 impl<B: Backend> SacAgent<B> {
-    /// A SAC agent for `state_space` and a bounded FloatBox `action_space`, with every random
-    /// choice drawn from `seed`.
+    /// A SAC agent for `state_space` and a bounded FloatBox (or scalar IntBox)
+    /// `action_space`, with every random choice drawn from `seed`.
     pub fn new(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        let categories = action_space
-            .num_categories()
-            .filter(|_| action_space.shape() == Some(&[][..]))
-            .map(|n| n as usize);
-        if squashed_bounds(action_space).is_none() && categories.is_none() {
-            return Err(CoreError::Config {
-                at: "action_space".into(),
-                reason: format!(
-                    "SAC needs a FloatBox action space with the same finite bounds for every element, \
-                     or a scalar IntBox, got {}",
-                    action_space.describe()
-                ),
-            });
-        }
-        let discrete = categories.is_some();
-        let action_size = categories.unwrap_or_else(|| action_space.shape().unwrap_or(&[]).iter().product());
-        let critics = critics::<B>(&config.value_function_spec)?;
-        let loss = sac_loss::<B>(
-            "loss",
-            SacLossSpec {
-                discount: config.discount,
-                initial_alpha: config.initial_alpha,
-                target_entropy: config.target_entropy.unwrap_or(-(action_size as f64)),
-            },
-        );
-        let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
-        let root = Component::<B>::new("sac-agent")
-            .with_sub(policy_with::<B>(
-                "policy",
-                layers,
-                action_space,
-                PolicyOptions {
-                    gumbel_softmax_temperature: discrete.then_some(config.gumbel_softmax_temperature),
-                    ..PolicyOptions::default()
-                },
-            )?)
-            .with_sub(critics.copy_as("target-critics", false))
-            .with_sub(critics)
-            .with_sub(loss)
-            .with_sub(optimizer("policy-optimizer", config.optimizer.clone()))
-            .with_sub(optimizer("critic-optimizer", config.value_function_optimizer.clone()))
-            .with_sub(optimizer("alpha-optimizer", config.optimizer.clone()))
-            .with_sub(synchronizable("target-sync", config.update.sync_tau))
-            .with_sub(synchronizable("target-init", 1.0))
-            .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item"))
-            .graph_fn(
-                GraphFn::tensors("one_hot", move |_, xs| {
-                    Ok(vec![B::one_hot(&B::cast(xs[0], DType::I64)?, action_size, DType::F32)?])
-                })
-                .infer(move |_, s| {
-                    Ok(vec![
-                        Space::from(FloatBox::new([action_size])).with_ranks(s[0].ranks().unwrap_or_default())
-                    ])
-                }),
-            );
-        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
-        let update_params = || {
-            [
-                "states",
-                "actions",
-                "rewards",
-                "terminals",
-                "next_states",
-                "time_percentage",
-            ]
-            .into_iter()
-            .map(Param::new)
-            .collect::<Vec<_>>()
-        };
-        let sync = |sync: &'static str| {
-            move |ctx: &mut ApiCtx<'_, B>, _: &Args| {
-                let src = ctx.call("critics", "variables", &[])?;
-                let dst = ctx.call("target-critics", "variables", &[])?;
-                ctx.call(sync, "sync", &[src[0], dst[0]])?;
-                Ok(vec![])
-            }
-        };
-        let root = with_acting_apis(root, has_pre, "policy", "get_action")
-            .api("update_critics", update_params(), move |ctx, args| {
-                let (_, critic, _) = sac_losses(ctx, args, has_pre, discrete)?;
-                let vars = ctx.call("critics", "variables", &[])?;
-                ctx.call("critic-optimizer", "step", &[vars[0], critic, args.get(5)?])
-            })
-            .api("update_policy_and_alpha", update_params(), move |ctx, args| {
-                let (actor, _, alpha) = sac_losses(ctx, args, has_pre, discrete)?;
-                let policy_vars = ctx.call("policy", "variables", &[])?;
-                let a = ctx.call("policy-optimizer", "step", &[policy_vars[0], actor, args.get(5)?])?;
-                let loss_vars = ctx.call("loss", "variables", &[])?;
-                let b = ctx.call("alpha-optimizer", "step", &[loss_vars[0], alpha, args.get(5)?])?;
-                Ok(vec![a[0], b[0]])
-            })
-            .api("get_alpha", vec![], |ctx, _| ctx.call("loss", "get_alpha", &[]))
-            .api("sync_targets", vec![], sync("target-sync"))
-            .api("init_targets", vec![], sync("target-init"));
-        let batch = |s: &Space| s.with_batch_rank(true);
-        let spaces = BTreeMap::from([
-            ("states".to_string(), batch(state_space)),
-            ("next_states".to_string(), batch(state_space)),
-            ("actions".to_string(), batch(action_space)),
-            (
-                "rewards".to_string(),
-                Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            (
-                "terminals".to_string(),
-                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            (
-                "time_percentage".to_string(),
-                Space::from(FloatBox::new(Vec::<usize>::new())),
-            ),
-        ]);
-        let mut exec = build_graph(root, &spaces, config.device, seed)?;
-        exec.execute("init_targets", &[])?;
-        let memory = ReplayMemory::new(
+        let mut learner = SacLearner::new(&config, state_space, action_space, seed)?;
+        let mut actor = sac_actor(&config, state_space, action_space, seed)?;
+        learner.publish_to(&mut actor)?;
+        let replay = ReplayMemory::new(
             "replay-memory",
             &transition_space(state_space, action_space)?,
             config.capacity,
         )?;
         Ok(SacAgent {
-            exec,
-            discrete,
-            memory,
+            actor,
+            replay,
+            learner,
             counters: Counters::new(seed),
             config,
         })
@@ -251,7 +58,7 @@ impl<B: Backend> SacAgent<B> {
 
     /// The current temperature alpha.
     pub fn alpha(&mut self) -> Result<f64> {
-        host_scalar(self.exec.execute("get_alpha", &[])?.first(), "sac-agent/get_alpha")
+        self.learner.alpha()
     }
 
     /// Environment steps observed.
@@ -261,96 +68,106 @@ impl<B: Backend> SacAgent<B> {
 
     /// Updates done.
     pub fn updates(&self) -> u64 {
-        self.counters.updates
+        self.learner.updates()
     }
 
-    /// The executor (for the meta graph and direct API calls).
+    /// The learner's graph (for the meta graph and direct API calls).
     pub fn executor(&self) -> &GraphExecutor<B> {
-        &self.exec
+        self.learner.executor()
+    }
+
+    /// The actor.
+    pub fn actor(&self) -> &GraphActor<B> {
+        &self.actor
+    }
+
+    /// The learner.
+    pub fn learner(&self) -> &SacLearner<B> {
+        &self.learner
+    }
+
+    fn resync_actor(&mut self) -> Result<()> {
+        self.learner.republish_to(&mut self.actor)
     }
 }
 
 impl<B: Backend> Agent for SacAgent<B> {
-    fn get_actions(&mut self, states: &[Value], explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        let actions = act(&mut self.exec, states, explore)?.0;
-        if !self.discrete {
-            return Ok(actions);
-        }
-        // The relaxed sample's argmax is a Categorical sample (Gumbel-max).
-        actions
-            .iter()
-            .map(|v| match v {
-                Value::Float32(a) => Ok(Value::i32(
-                    a.data()
-                        .iter()
-                        .enumerate()
-                        .fold(
-                            (0, f32::NEG_INFINITY),
-                            |best, (i, &p)| if p > best.1 { (i, p) } else { best },
-                        )
-                        .0 as i32,
-                )),
-                other => Err(CoreError::Config {
-                    at: "sac-agent/get_action".into(),
-                    reason: format!("expected a probability vector, got {other:?}"),
-                }),
-            })
-            .collect()
+    fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
+        Ok(self.actor.act(states, explore, time_percentage)?.actions)
     }
 
     fn observe(&mut self, _env_id: usize, transition: Transition) -> Result<()> {
         self.counters.timesteps += 1;
-        self.memory.insert_records(&transitions_batch(&[transition])?)?;
-        Ok(())
+        Replay::insert(&mut self.replay, &transitions_batch(&[transition])?, None)
     }
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
         let batch_size = self.config.update.batch_size;
-        if self.memory.size() < batch_size {
+        if Replay::size(&self.replay) < batch_size {
             return Ok(None);
         }
-        let records = self.memory.get_records(batch_size, &mut self.counters.rng)?;
-        self.update_from_batch(&records, time_percentage).map(Some)
+        let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;
+        self.update_from_batch(&sample.records, time_percentage).map(Some)
     }
 
     /// Records as the replay memory holds them: `states`, `actions`, `rewards`, `terminals`,
     /// `next_states`.
     fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
-        let mut inputs = transition_inputs(batch)?;
-        inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
-        let critic = self.exec.execute("update_critics", &inputs)?;
-        self.exec.execute("update_policy_and_alpha", &inputs)?;
-        self.counters.updates += 1;
-        self.counters.steps_since_sync += self.config.update.update_interval;
-        if self.counters.steps_since_sync >= self.config.update.sync_interval {
-            self.exec.execute("sync_targets", &[])?;
-            self.counters.steps_since_sync = 0;
-        }
-        host_scalar(critic.first(), "sac-agent/update_critics")
+        let learned = self.learner.learn(batch, time_percentage)?;
+        self.learner.publish_to(&mut self.actor)?;
+        Ok(learned.loss)
     }
 
     fn update_spec(&self) -> &UpdateSpec {
         &self.config.update
     }
 
-    /// Saves variables, the executor's RNG, the replay memory and the agent's counters.
+    /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the replay
+    /// memory and the agent's counters.
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
-        self.exec
-            .save_with(path, &[("memory", &self.memory), ("agent", &self.counters)])
+        self.learner.save_checkpoint(
+            path,
+            vec![
+                ("memory", &self.replay),
+                ("agent", &self.counters),
+                ("actor", &self.actor),
+            ],
+        )
     }
 
     fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
         let SacAgent {
-            exec, memory, counters, ..
+            learner,
+            replay,
+            counters,
+            actor,
+            ..
         } = self;
-        exec.restore_with(path, &mut [("memory", memory), ("agent", counters)])
+        learner.restore_checkpoint(path, vec![("memory", replay), ("agent", counters), ("actor", actor)])?;
+        self.resync_actor()
+    }
+
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        self.learner.executor().set_variables(weights)?;
+        self.resync_actor()
+    }
+
+    fn import_model(&mut self, path: &Path) -> Result<()> {
+        self.learner.executor_mut().restore(path)?;
+        self.resync_actor()
+    }
+
+    /// Resets the preprocessors; the replay memory stays.
+    fn reset(&mut self) -> Result<()> {
+        reset_graph(self.actor.executor_mut())?;
+        reset_graph(self.learner.executor_mut())
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {
-        Some(&self.exec)
+        Some(self.learner.executor())
     }
 
     fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
-        Some(&mut self.exec)
+        Some(self.learner.executor_mut())
     }
 }

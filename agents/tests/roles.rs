@@ -1,11 +1,12 @@
-//! The roles on their own: snapshot versions, the actor's in-graph exploration, DQN's
-//! learning-rate schedule, and that every role can move to another thread.
+//! The roles on their own: snapshot versions (DQN, PPO, SAC), the actor's in-graph
+//! exploration, DQN's learning-rate schedule, and that every role can move to another thread.
 
 use std::collections::BTreeMap;
 
 use agents::{
-    dqn_actor, dqn_replay, stack, Actor, DqnConfig, DqnLearner, GraphActor, ImpalaLearner, Learner, NStepBuffer,
-    RolloutAdder, WeightSnapshot,
+    dqn_actor, dqn_replay, pg_actor, sac_actor, stack, Actor, DqnConfig, DqnLearner, GraphActor, ImpalaLearner,
+    Learner, NStepBuffer, PgConfig, PgLearner, Rollout, RolloutAdder, RolloutBatch, SacConfig, SacLearner, Transition,
+    WeightSnapshot,
 };
 use backend_candle::Candle;
 use rlgraph_core::spaces::{Array, Space, Value};
@@ -116,6 +117,123 @@ fn snapshots_hold_the_policy_only_and_the_actor_knows_their_version() {
     assert_eq!((actor.executor().variables().unwrap(), actor.version()), before);
 }
 
+fn ppo_config() -> PgConfig {
+    PgConfig::parse(&serde_json::json!({
+        "type": "ppo",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}],
+        "value_function_spec": [{"type": "dense", "units": 8, "activation": "tanh"}],
+        "update_spec": {"batch_size": 6, "sample_size": 3, "num_iterations": 2}
+    }))
+    .unwrap()
+}
+
+fn sac_config() -> SacConfig {
+    SacConfig::parse(&serde_json::json!({
+        "type": "sac",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+        "value_function_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+        "update_spec": {"batch_size": 4}
+    }))
+    .unwrap()
+}
+
+/// The greedy actions of an actor and of the learner's own graph on the same states.
+fn greedy_pair<B: rlgraph_core::Backend>(
+    actor: &mut GraphActor<B>,
+    learner: &mut rlgraph_core::GraphExecutor<B>,
+) -> (Value, Value) {
+    let s = stack(&states(6)).unwrap();
+    let mine = actor
+        .executor_mut()
+        .execute("get_deterministic_action", std::slice::from_ref(&s))
+        .unwrap();
+    let theirs = learner.execute("get_deterministic_action", &[s]).unwrap();
+    (mine[0].clone(), theirs[0].clone())
+}
+
+#[test]
+fn ppo_and_sac_actors_follow_their_learners_snapshots() {
+    let (s, a) = spaces();
+    // PPO: the snapshot is the networks' variables (policy and value function), nothing
+    // of the optimizer.
+    let c = ppo_config();
+    let mut learner = PgLearner::<Candle>::new(&c, &s, &a, 5).unwrap();
+    let mut actor = pg_actor::<Candle>(&c, &s, &a, 5).unwrap();
+    let first = learner.publish().unwrap();
+    assert_eq!(first.version, 1);
+    assert!(first.weights.keys().all(|k| k.starts_with("ppo-agent/networks/")));
+    assert!(first.weights.keys().any(|k| k.contains("value-function")));
+    assert!(learner.executor().variables().unwrap().len() > first.weights.len());
+    // The actor holds the policy's variables (its value function is never called, so it
+    // has none of those); each must equal the snapshot's.
+    let holds_snapshot = |actor: &GraphActor<Candle>, snapshot: &WeightSnapshot| {
+        let mine = actor.executor().variables().unwrap();
+        assert!(mine.keys().any(|k| k.contains("/policy/")));
+        mine.iter().all(|(k, v)| snapshot.weights.get(k) == Some(v))
+    };
+    assert!(!holds_snapshot(&actor, &first));
+    actor.load(&first).unwrap();
+    assert!(holds_snapshot(&actor, &first));
+    let (mine, theirs) = greedy_pair(&mut actor, learner.executor_mut());
+    assert_eq!(mine, theirs);
+    // Six steps of one episode cut after the sixth, as a worker's rollout hands them over.
+    let steps: Vec<Transition> = states(7)
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| Transition {
+            state: w[0].clone(),
+            action: Value::i32((i % 2) as i32),
+            reward: 1.0,
+            terminated: false,
+            truncated: false,
+            next_state: w[1].clone(),
+        })
+        .collect();
+    let mut rollout = Rollout::new(16, &s, &a);
+    for t in steps {
+        rollout.push(0, t);
+    }
+    let steps = rollout.recent_steps(6);
+    // Through the `Learner` trait the batch travels as a Dict; it learns exactly what the
+    // direct call learns.
+    let mut twin = PgLearner::<Candle>::new(&c, &s, &a, 5).unwrap();
+    let direct = twin.learn_rollout(&steps, 0.5).unwrap();
+    let learned = learner.learn(&steps.to_value().unwrap(), 0.5).unwrap();
+    assert_eq!(learned.loss, direct);
+    assert_eq!(
+        learner.executor().variables().unwrap(),
+        twin.executor().variables().unwrap()
+    );
+    assert_eq!(
+        RolloutBatch::from_value(&steps.to_value().unwrap(), "b").unwrap(),
+        steps
+    );
+    let second = learner.publish().unwrap();
+    assert_eq!(second.version, 2);
+    assert_ne!(second.weights, first.weights);
+    actor.load(&second).unwrap();
+    assert_eq!(actor.version(), Some(2));
+    assert!(holds_snapshot(&actor, &second));
+
+    // SAC: the snapshot is the policy alone (no critics, targets or alpha); discrete actions
+    // leave the actor as integers, argmaxed in its graph.
+    let c = sac_config();
+    let mut learner = SacLearner::<Candle>::new(&c, &s, &a, 5).unwrap();
+    let mut actor = sac_actor::<Candle>(&c, &s, &a, 5).unwrap();
+    let mut snapshot = learner.publish().unwrap();
+    assert!(snapshot.weights.keys().all(|k| k.starts_with("sac-agent/policy/")));
+    for _ in 0..2 {
+        learner.learn(&batch(), 0.0).unwrap();
+        snapshot = learner.publish().unwrap();
+    }
+    assert_eq!((snapshot.version, learner.updates()), (3, 2));
+    actor.load(&snapshot).unwrap();
+    assert_eq!(actor.version(), Some(3));
+    let acted = actor.act(&states(6), true, 0.0).unwrap();
+    assert!(acted.actions.iter().all(|x| a.contains(x)), "{:?}", acted.actions);
+    assert!(acted.extras.is_empty());
+}
+
 #[test]
 fn a_learning_rate_schedule_changes_dqns_step_size() {
     // SGD with the learning rate falling linearly from 0.1 to 0: the first step from the
@@ -197,6 +315,13 @@ fn every_role_can_move_to_another_thread() {
     }))
     .unwrap();
     send(ImpalaLearner::<Candle>::new(&impala, &s, &a, 0).unwrap());
+    let ppo = ppo_config();
+    send(pg_actor::<Candle>(&ppo, &s, &a, 0).unwrap());
+    send(PgLearner::<Candle>::new(&ppo, &s, &a, 0).unwrap());
+    send(Rollout::new(8, &s, &a));
+    let sac = sac_config();
+    send(sac_actor::<Candle>(&sac, &s, &a, 0).unwrap());
+    send(SacLearner::<Candle>::new(&sac, &s, &a, 0).unwrap());
     send(
         agents::build_agent::<Candle>(
             &serde_json::json!({"type": "ppo", "network_spec": [{"type": "dense", "units": 4}]}),

@@ -1,0 +1,463 @@
+//! `PgLearner`: the update graph of PPO and advantage actor-critic (networks, loss, one
+//! optimizer for both networks) as a [`Learner`], and [`pg_actor`], the acting graph that
+//! loads its snapshots.
+//!
+//! A batch is a [`RolloutBatch`]: sequences of recent steps with RLgraph's
+//! `sequence_indices`. As in RLgraph, PPO first evaluates the batch under the current
+//! networks (the old log-likelihoods and values, and GAE advantages from them), then takes
+//! `num_iterations` minibatch steps of `sample_size` records; actor-critic takes one step on
+//! the whole batch. The actor hands back no extras: the learner evaluates the batch itself,
+//! so steps collected under an older policy (overlapping batches) are judged by the current
+//! one, as RLgraph's `PPOAgent` does.
+//!
+//! ```
+//! use agents::{pg_actor, Actor, Learner, PgConfig, PgLearner, Rollout, Transition};
+//! use backend_candle::Candle;
+//! use rlgraph_envs::{CartPole, Env};
+//!
+//! let config = PgConfig::parse(&serde_json::json!({
+//!     "type": "ppo",
+//!     "network_spec": [{"type": "dense", "units": 16, "activation": "tanh"}],
+//!     "update_spec": {"batch_size": 8, "sample_size": 4, "num_iterations": 2}
+//! }))?;
+//! let mut env = CartPole::new(0);
+//! let (s, a) = (env.state_space().clone(), env.action_space().clone());
+//! let mut learner = PgLearner::<Candle>::new(&config, &s, &a, 0)?;
+//! let mut actor = pg_actor::<Candle>(&config, &s, &a, 0)?;
+//! // The actor plays eight steps; the rollout keeps them per environment copy.
+//! let mut rollout = Rollout::new(100, &s, &a);
+//! let mut state = env.reset(Some(0));
+//! for _ in 0..8 {
+//!     let action = actor.act(&[state.clone()], true, 0.0)?.actions.remove(0);
+//!     let step = env.step(&action)?;
+//!     let next = step.observation.clone();
+//!     rollout.push(0, Transition {
+//!         state: std::mem::replace(&mut state, next.clone()),
+//!         action,
+//!         reward: step.reward,
+//!         terminated: step.terminated,
+//!         truncated: step.truncated,
+//!         next_state: next,
+//!     });
+//! }
+//! // The learner takes the latest steps (as a Dict, as they would cross to another thread),
+//! // and the actor loads its snapshot.
+//! learner.learn(&rollout.recent_steps(8).to_value()?, 0.0)?;
+//! actor.load(&learner.publish()?)?;
+//! assert_eq!((learner.updates(), actor.version()), (1, Some(1)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+
+use rlgraph_components::helpers::{gae_time_major, gae_values};
+use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
+use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
+use rlgraph_core::{Backend, CoreError, DType, HostTensor, Param, Result, Tree};
+
+use crate::actor::GraphActor;
+use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
+use crate::agent_graph::{build_graph, with_acting_apis};
+use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
+use crate::learner::{Learned, Learner, LearnerGraph};
+use crate::pg_config::{PgAlgorithm, PgConfig};
+use crate::preprocessing::preprocess;
+use crate::rollout::RolloutBatch;
+use crate::snapshot::WeightSnapshot;
+
+/// One on-policy rollout that never left the device: `T` steps of `N` environment copies,
+/// one tensor per step, as a device-resident environment produced them.
+pub struct TensorRollout<B: Backend> {
+    /// The states the actions were taken in, `[N, ...]` per step.
+    pub states: Vec<B::Tensor>,
+    /// The actions, as the actor's `act_tensors` returned them, per step.
+    pub actions: Vec<B::Tensor>,
+    /// The rewards, F32 `[N]` per step.
+    pub rewards: Vec<B::Tensor>,
+    /// 1 where a copy's episode terminated at the step, U8 `[N]` per step.
+    pub terminated: Vec<B::Tensor>,
+    /// 1 where a copy's episode hit its time limit at the step, U8 `[N]` per step.
+    pub truncated: Vec<B::Tensor>,
+    /// The states after the last step, `[N, ...]` (to bootstrap from).
+    pub next_states: B::Tensor,
+}
+
+/// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).
+fn root_name(config: &PgConfig) -> &'static str {
+    match config.algorithm {
+        PgAlgorithm::Ppo { .. } => "ppo-agent",
+        PgAlgorithm::ActorCritic { .. } => "actor-critic-agent",
+    }
+}
+
+fn scalar_space() -> Space {
+    Space::from(FloatBox::new(Vec::<usize>::new()))
+}
+
+/// The learner of PPO and actor-critic.
+pub struct PgLearner<B: Backend> {
+    graph: LearnerGraph<B>,
+    config: PgConfig,
+}
+
+impl<B: Backend> PgLearner<B> {
+    /// The learner for `config` over these spaces (an IntBox action space, or a FloatBox for
+    /// a Gaussian policy), its variables and minibatch draws from `seed`.
+    pub fn new(config: &PgConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
+        let loss = match &config.algorithm {
+            PgAlgorithm::Ppo {
+                clip_ratio,
+                value_function_clipping,
+                standardize_advantages,
+            } => ppo_loss::<B>(
+                "loss",
+                PpoLossSpec {
+                    clip_ratio: clip_ratio.value(0.0),
+                    value_function_clipping: *value_function_clipping,
+                    standardize_advantages: *standardize_advantages,
+                    weight_vf: config.weight_vf,
+                    weight_entropy: config.weight_entropy.value(0.0),
+                },
+            ),
+            PgAlgorithm::ActorCritic { weight_pg } => actor_critic_loss::<B>(
+                "loss",
+                ActorCriticLossSpec {
+                    discount: config.discount,
+                    gae_lambda: config.gae_lambda,
+                    weight_pg: *weight_pg,
+                    weight_vf: config.weight_vf,
+                    weight_entropy: config.weight_entropy.value(0.0),
+                },
+            ),
+        };
+        let name = root_name(config);
+        let (root, has_pre) = actor_critic_root(name, &config.networks(), action_space, loss, &config.optimizer)?;
+        let update_params: Vec<Param> = if ppo {
+            vec![
+                "states",
+                "actions",
+                "prev_log_probs",
+                "prev_values",
+                "advantages",
+                "clip_ratio",
+                "weight_entropy",
+                "time_percentage",
+            ]
+        } else {
+            vec![
+                "states",
+                "actions",
+                "rewards",
+                "terminals",
+                "sequence_indices",
+                "time_percentage",
+            ]
+        }
+        .into_iter()
+        .map(Param::new)
+        .collect();
+        let root = with_acting_apis(root, has_pre, "networks", "get_action")
+            .api(
+                "evaluate",
+                vec![Param::new("states"), Param::new("actions")],
+                move |ctx, args| {
+                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                    let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                    Ok(vec![e[0], e[1]])
+                },
+            )
+            .api("update", update_params, move |ctx, args| {
+                let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                let (log_probs, values, entropy) = (e[0], e[1], e[2]);
+                let (loss, t) = if ppo {
+                    let loss_args = [
+                        log_probs,
+                        args.get(2)?,
+                        values,
+                        args.get(3)?,
+                        args.get(4)?,
+                        entropy,
+                        args.get(5)?,
+                        args.get(6)?,
+                    ];
+                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(7)?)
+                } else {
+                    let loss_args = [log_probs, values, args.get(2)?, args.get(3)?, args.get(4)?, entropy];
+                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(5)?)
+                };
+                let vars = ctx.call("networks", "variables", &[])?;
+                ctx.call("optimizer", "step", &[vars[0], loss, t])
+            });
+        let batch = |s: &Space| s.with_batch_rank(true);
+        let floats = || scalar_space().with_batch_rank(true);
+        let bools = || Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true);
+        let mut spaces = BTreeMap::from([
+            ("states".to_string(), batch(state_space)),
+            ("actions".to_string(), batch(action_space)),
+            ("time_percentage".to_string(), scalar_space()),
+        ]);
+        if ppo {
+            for k in ["prev_log_probs", "prev_values", "advantages"] {
+                spaces.insert(k.into(), floats());
+            }
+            for k in ["clip_ratio", "weight_entropy"] {
+                spaces.insert(k.into(), scalar_space());
+            }
+        } else {
+            spaces.insert("rewards".into(), floats());
+            spaces.insert("terminals".into(), bools());
+            spaces.insert("sequence_indices".into(), bools());
+        }
+        let exec = build_graph(root, &spaces, config.device, seed)?;
+        Ok(PgLearner {
+            graph: LearnerGraph::new(exec, format!("{name}/networks/"), seed),
+            config: config.clone(),
+        })
+    }
+
+    /// The log-likelihoods of `actions` and the state values of `states` under the current
+    /// networks.
+    pub fn evaluate(&mut self, states: &[Value], actions: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let out = self
+            .graph
+            .exec
+            .execute("evaluate", &[stack(states)?, stack(actions)?])?;
+        Ok((
+            host_floats(out.first(), "pg-learner/evaluate")?,
+            host_floats(out.get(1), "pg-learner/evaluate")?,
+        ))
+    }
+
+    /// One update on `batch` at `time_percentage` of the run; returns the (mean) loss.
+    pub fn learn_rollout(&mut self, batch: &RolloutBatch, time_percentage: f64) -> Result<f64> {
+        if batch.is_empty() {
+            return Err(CoreError::Config {
+                at: "pg-learner/learn".into(),
+                reason: "the batch holds no steps".into(),
+            });
+        }
+        let t = time_percentage.clamp(0.0, 1.0);
+        let loss = match self.config.algorithm {
+            PgAlgorithm::Ppo { .. } => self.update_ppo(batch, t)?,
+            PgAlgorithm::ActorCritic { .. } => self.update_actor_critic(batch, t)?,
+        };
+        self.graph.counters.updates += 1;
+        Ok(loss)
+    }
+
+    /// PPO: old log-likelihoods, values and advantages once, then minibatch steps.
+    fn update_ppo(&mut self, batch: &RolloutBatch, t: f64) -> Result<f64> {
+        let PgAlgorithm::Ppo { clip_ratio, .. } = &self.config.algorithm else {
+            return Err(CoreError::Config {
+                at: "ppo-learner".into(),
+                reason: "not a PPO config".into(),
+            });
+        };
+        let clip = Value::f32(clip_ratio.value(t) as f32);
+        let weight_entropy = Value::f32(self.config.weight_entropy.value(t) as f32);
+        let (prev_log_probs, prev_values) = self.evaluate(&batch.states, &batch.actions)?;
+        let advantages = gae_values(
+            &prev_values,
+            &batch.rewards,
+            &batch.terminals,
+            &batch.sequence_indices,
+            self.config.discount,
+            self.config.gae_lambda,
+        )?;
+        let n = batch.len();
+        let m = self.config.update.sample_size.unwrap_or(n).min(n);
+        let mut total = 0.0;
+        for _ in 0..self.config.update.num_iterations {
+            let idx = rand::seq::index::sample(&mut self.graph.counters.rng, n, m).into_vec();
+            let pick = |v: &[Value]| stack(&idx.iter().map(|&i| v[i].clone()).collect::<Vec<_>>());
+            let pick_f = |v: &[f64]| float_column(&idx.iter().map(|&i| v[i]).collect::<Vec<_>>());
+            let inputs = [
+                pick(&batch.states)?,
+                pick(&batch.actions)?,
+                pick_f(&prev_log_probs)?,
+                pick_f(&prev_values)?,
+                pick_f(&advantages)?,
+                clip.clone(),
+                weight_entropy.clone(),
+                Value::f32(t as f32),
+            ];
+            let out = self.graph.exec.execute("update", &inputs)?;
+            total += host_scalar(out.first(), "pg-learner/update")?;
+        }
+        Ok(total / self.config.update.num_iterations as f64)
+    }
+
+    /// Actor-critic: one step on the whole batch (the loss computes GAE advantages).
+    fn update_actor_critic(&mut self, batch: &RolloutBatch, t: f64) -> Result<f64> {
+        let inputs = [
+            stack(&batch.states)?,
+            stack(&batch.actions)?,
+            float_column(&batch.rewards)?,
+            flag_column(&batch.terminals)?,
+            flag_column(&batch.sequence_indices)?,
+            Value::f32(t as f32),
+        ];
+        let out = self.graph.exec.execute("update", &inputs)?;
+        host_scalar(out.first(), "pg-learner/update")
+    }
+
+    /// A PPO update from a rollout on the device: old log-likelihoods and values in one
+    /// evaluation, GAE over the time axis as backend ops ([`gae_time_major`]), then
+    /// `num_iterations` minibatch steps of `sample_size` records picked by index on the
+    /// device. Only the minibatch indices (drawn from the learner's seeded RNG) go up, and
+    /// only the mean loss comes down. Actor-critic is refused: its loss computes advantages
+    /// on the host.
+    pub fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
+        let bad = |reason: String| CoreError::Config {
+            at: "pg-learner/update_from_tensors".into(),
+            reason,
+        };
+        let PgAlgorithm::Ppo { clip_ratio, .. } = &self.config.algorithm else {
+            return Err(bad(
+                "device-resident rollouts train PPO; actor-critic's loss computes its advantages on the host".into(),
+            ));
+        };
+        let steps = rollout.rewards.len();
+        let lengths = [
+            rollout.states.len(),
+            rollout.actions.len(),
+            rollout.terminated.len(),
+            rollout.truncated.len(),
+        ];
+        if steps == 0 || lengths.iter().any(|&l| l != steps) {
+            return Err(bad(format!(
+                "states, actions, terminated and truncated need one tensor per reward step ({steps}), got {lengths:?}"
+            )));
+        }
+        let copies = B::shape(&rollout.rewards[0]).first().copied().unwrap_or(0);
+        let total = steps * copies;
+        let t = time_percentage.clamp(0.0, 1.0);
+        let device = B::device(&rollout.next_states);
+        let states = B::concat(&rollout.states, 0)?;
+        let actions = B::concat(&rollout.actions, 0)?;
+        // The states after the last step are evaluated with the last actions as stand-ins:
+        // only their values are read.
+        let all_states = B::concat(&[states.clone(), rollout.next_states.clone()], 0)?;
+        let all_actions = B::concat(&[actions.clone(), rollout.actions[steps - 1].clone()], 0)?;
+        let exec = &mut self.graph.exec;
+        let out = exec.execute_tensors("evaluate", [Tree::Leaf(all_states), Tree::Leaf(all_actions)])?;
+        let leaf = |i: usize| -> Result<B::Tensor> {
+            out.get(i)
+                .and_then(Tree::as_leaf)
+                .map(B::detach)
+                .ok_or_else(|| bad("evaluate returned no tensors".into()))
+        };
+        let log_probs = B::narrow(&B::reshape(&leaf(0)?, &[total + copies])?, 0, 0, total)?;
+        let values = B::reshape(&leaf(1)?, &[steps + 1, copies])?;
+        let time_major = |ts: &[B::Tensor]| -> Result<B::Tensor> { B::reshape(&B::concat(ts, 0)?, &[steps, copies]) };
+        let advantages = gae_time_major::<B>(
+            &values,
+            &time_major(&rollout.rewards)?,
+            &time_major(&rollout.terminated)?,
+            &time_major(&rollout.truncated)?,
+            self.config.discount,
+            self.config.gae_lambda,
+        )?;
+        let advantages = B::reshape(&advantages, &[total])?;
+        let prev_values = B::narrow(&B::reshape(&values, &[total + copies])?, 0, 0, total)?;
+        let m = self.config.update.sample_size.unwrap_or(total).min(total);
+        let scalar = |v: f64| B::scalar(v, DType::F32, device);
+        let (clip, weight_entropy, time) = (
+            scalar(clip_ratio.value(t))?,
+            scalar(self.config.weight_entropy.value(t))?,
+            scalar(t)?,
+        );
+        let mut loss_sum: Option<B::Tensor> = None;
+        for _ in 0..self.config.update.num_iterations {
+            let idx: Vec<i64> = rand::seq::index::sample(&mut self.graph.counters.rng, total, m)
+                .into_iter()
+                .map(|i| i as i64)
+                .collect();
+            let idx = B::from_host(&HostTensor::i64([m], idx)?, device)?;
+            let pick = |x: &B::Tensor| -> Result<Tree<B::Tensor>> { Ok(Tree::Leaf(B::index_select(x, 0, &idx)?)) };
+            let inputs = [
+                pick(&states)?,
+                pick(&actions)?,
+                pick(&log_probs)?,
+                pick(&prev_values)?,
+                pick(&advantages)?,
+                Tree::Leaf(clip.clone()),
+                Tree::Leaf(weight_entropy.clone()),
+                Tree::Leaf(time.clone()),
+            ];
+            let out = self.graph.exec.execute_tensors("update", inputs)?;
+            let loss = out
+                .first()
+                .and_then(Tree::as_leaf)
+                .map(|l| B::detach(l))
+                .ok_or_else(|| bad("update returned no loss".into()))?;
+            loss_sum = Some(match loss_sum {
+                Some(sum) => B::add(&sum, &loss)?,
+                None => loss,
+            });
+        }
+        self.graph.counters.updates += 1;
+        match loss_sum {
+            Some(sum) => {
+                let sum = B::to_host(&sum)?.data.to_f64();
+                Ok(sum.first().copied().unwrap_or(f64::NAN) / self.config.update.num_iterations as f64)
+            }
+            None => Ok(0.0),
+        }
+    }
+}
+
+impl<B: Backend> Learner for PgLearner<B> {
+    /// `batch`: a Dict of `states`, `actions`, `rewards`, `terminals` and optional
+    /// `sequence_indices` (see [`RolloutBatch::from_value`]).
+    fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
+        let loss = self.learn_rollout(
+            &RolloutBatch::from_value(batch, "pg-learner/learn.batch")?,
+            time_percentage,
+        )?;
+        Ok(Learned { loss, priorities: None })
+    }
+
+    fn publish(&mut self) -> Result<WeightSnapshot> {
+        self.graph.publish_snapshot()
+    }
+
+    fn updates(&self) -> u64 {
+        self.graph.counters.updates
+    }
+}
+
+/// The actor of PPO and actor-critic: `get_action(states)` samples the policy,
+/// `get_deterministic_action(states)` takes its mode. Its variables have the learner's
+/// paths, so the learner's snapshots load into it.
+pub fn pg_actor<B: Backend>(
+    config: &PgConfig,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<GraphActor<B>> {
+    actor_critic_actor(
+        root_name(config),
+        &config.networks(),
+        state_space,
+        action_space,
+        "get_action",
+        &[],
+        seed,
+    )
+}
+
+impl<B: Backend> std::ops::Deref for PgLearner<B> {
+    type Target = LearnerGraph<B>;
+    fn deref(&self) -> &LearnerGraph<B> {
+        &self.graph
+    }
+}
+
+impl<B: Backend> std::ops::DerefMut for PgLearner<B> {
+    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+        &mut self.graph
+    }
+}
