@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agents::Agent;
 use clap::Args;
-use rlgraph_core::Backend;
+use rlgraph_core::{Backend, ComponentView, ViewOptions};
 
 use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::make;
@@ -47,7 +47,21 @@ pub struct GraphArgs {
     /// The environment id, which fixes the state and action spaces.
     #[arg(long)]
     env: String,
-    /// `dot` (Graphviz: scopes as clusters, devices as colours) or `json`.
+    /// `components` (one box per component, scopes as clusters, edges labelled with the API
+    /// methods data flows into) or `calls` (every API-call instance and graph function).
+    #[arg(long, default_value = "components")]
+    view: String,
+    /// Keep only what this root API method reaches (`update`, `get_action`, ...).
+    #[arg(long)]
+    method: Option<String>,
+    /// Components view: merge components more than N levels below the drawn root into one
+    /// box each.
+    #[arg(long)]
+    depth: Option<usize>,
+    /// Components view: draw only this scope path and what lies under it.
+    #[arg(long)]
+    scope: Option<String>,
+    /// `dot` (Graphviz) or `json` (every node in full, variables listed per box).
     #[arg(long, default_value = "dot")]
     format: String,
     /// The backend: candle (default) or tch (needs the `tch` feature).
@@ -55,8 +69,11 @@ pub struct GraphArgs {
     backend: String,
 }
 
-/// Prints the agent's meta graph, with its spaces and devices.
+/// Prints a picture of the agent's graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
+    if !matches!(args.format.as_str(), "dot" | "json") {
+        return Err(format!("--format {}: use dot or json", args.format));
+    }
     on_backend(&args.backend, args)
 }
 
@@ -64,13 +81,45 @@ impl OnBackend for GraphArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         let agent = build_agent::<B>(&self.config, &self.env, 0, None)?;
-        let meta = agent
+        let (meta, exec) = agent
             .meta_graph()
+            .zip(agent.graph())
             .ok_or_else(|| format!("{}: this agent has no graph", self.config.display()))?;
-        match self.format.as_str() {
-            "dot" => Ok(meta.to_dot(None)),
-            "json" => Ok(meta.to_json().to_string()),
-            other => Err(format!("--format {other}: use dot or json")),
+        let json = self.format == "json";
+        match self.view.as_str() {
+            "components" => {
+                let shapes = exec
+                    .variables()
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .map(|(path, t)| (path, t.shape))
+                    .collect();
+                let options = ViewOptions {
+                    method: self.method.clone(),
+                    depth: self.depth,
+                    scope: self.scope.clone(),
+                };
+                let view = ComponentView::new(meta, &shapes, &options).map_err(|e| e.to_string())?;
+                Ok(if json {
+                    view.to_json().to_string()
+                } else {
+                    view.to_dot()
+                })
+            }
+            "calls" => {
+                if self.depth.is_some() || self.scope.is_some() {
+                    return Err("--depth and --scope focus the components view; use --view components".into());
+                }
+                if json {
+                    return Ok(meta.to_json().to_string());
+                }
+                let only = match &self.method {
+                    Some(m) => Some(meta.method_nodes(m).map_err(|e| e.to_string())?),
+                    None => None,
+                };
+                Ok(meta.to_dot(only.as_deref()))
+            }
+            other => Err(format!("--view {other}: use components or calls")),
         }
     }
 }

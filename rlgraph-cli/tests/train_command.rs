@@ -174,6 +174,40 @@ fn graph_prints_the_agents_meta_graph() {
     assert_eq!(code, 0);
     let graph: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(graph.to_string().contains("dqn-agent/loss"), "the loss is in the graph");
+    let graph_with = |extra: &[&str]| {
+        let mut args = vec!["graph", "configs/dqn-cartpole.json", "--env", "CartPole-v1"];
+        args.extend_from_slice(extra);
+        rlgraph(&args)
+    };
+    // The call-level picture has a node per API call, many more than the component boxes.
+    let (code, calls, _) = graph_with(&["--view", "calls"]);
+    assert_eq!(code, 0);
+    let boxes = |dot: &str| {
+        dot.lines()
+            .filter(|l| l.contains("[label=") && !l.contains("->"))
+            .count()
+    };
+    assert!(
+        boxes(&calls) > boxes(&dot),
+        "{} calls, {} components",
+        boxes(&calls),
+        boxes(&dot)
+    );
+    let (code, shallow, _) = graph_with(&["--depth", "1", "--method", "update"]);
+    assert_eq!(code, 0);
+    assert!(
+        shallow.contains("policy (+") && !shallow.contains("target-sync"),
+        "{shallow}"
+    );
+    for (bad, says) in [
+        (vec!["--method", "updte"], "update"),
+        (vec!["--view", "calls", "--depth", "1"], "--view components"),
+        (vec!["--view", "plan"], "components or calls"),
+    ] {
+        let (code, _, stderr) = graph_with(&bad);
+        assert_ne!(code, 0, "{bad:?}");
+        assert!(stderr.contains(says), "{bad:?}: {stderr}");
+    }
     // The meta graph is backend-free: libtorch's build of it draws the same picture.
     let (code, on_tch, stderr) = rlgraph(&[
         "graph",

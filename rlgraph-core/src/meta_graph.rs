@@ -10,6 +10,7 @@ use rlgraph_spaces::{Space, Value};
 use serde_json::{json, Value as Json};
 
 use crate::backend::Device;
+use crate::error::{CoreError, Result};
 
 /// A symbolic operand: output `output` of meta-graph node `node`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +140,25 @@ impl MetaGraph {
     /// The root API methods and their inputs and outputs.
     pub fn methods(&self) -> &BTreeMap<String, MethodIo> {
         &self.methods
+    }
+
+    /// The nodes the assembly of root API method `method` recorded; an unknown name is an
+    /// error that lists the graph's methods.
+    pub fn method_nodes(&self, method: &str) -> Result<Vec<NodeIndex>> {
+        if !self.methods.contains_key(method) {
+            return Err(CoreError::Config {
+                at: format!("--method {method}"),
+                reason: format!(
+                    "no root API method of that name; the graph has {}",
+                    self.methods.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+        Ok(self
+            .graph
+            .node_indices()
+            .filter(|&n| self.graph[n].root_method == method)
+            .collect())
     }
 
     /// The space of an operand, once inferred.

@@ -1,0 +1,265 @@
+//! The component view of a meta graph: one node per component (or per collapsed scope),
+//! nested scopes as clusters, and one edge per pair of components where data flows into an
+//! API method, labelled with the methods. The call-level picture (`MetaGraph::to_dot`) has a
+//! node per API-call instance and is unreadable for a whole agent; this one is meant for
+//! people.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use petgraph::visit::EdgeRef;
+use serde_json::{json, Value as Json};
+
+use crate::error::{CoreError, Result};
+use crate::meta_graph::{MetaGraph, NodeKind};
+
+/// What to draw: all of it, or a focus.
+#[derive(Clone, Debug, Default)]
+pub struct ViewOptions {
+    /// Only what this root API method reaches.
+    pub method: Option<String>,
+    /// Merge components more than this many levels below the drawn root into their ancestor
+    /// at that level (0: the drawn root alone).
+    pub depth: Option<usize>,
+    /// Draw only this component and what lies under it (a scope path).
+    pub scope: Option<String>,
+}
+
+/// One box on the picture: a component, or a scope with its sub-tree merged into it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ViewNode {
+    /// The API methods called on it (or on what was merged into it).
+    pub methods: BTreeSet<String>,
+    /// The paths of the variables it holds (with what was merged into it).
+    pub variable_paths: Vec<String>,
+    /// Variables it holds.
+    pub variables: usize,
+    /// Their elements, summed.
+    pub variable_elements: usize,
+    /// The devices its calls run on.
+    pub devices: BTreeSet<String>,
+    /// Components merged into it by `depth` (0: none).
+    pub merged: usize,
+}
+
+/// The component-level picture of a meta graph.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ComponentView {
+    /// The boxes, by scope path.
+    pub nodes: BTreeMap<String, ViewNode>,
+    /// Data flowing from the first component into API methods of the second: the methods.
+    pub edges: BTreeMap<(String, String), BTreeSet<String>>,
+    /// The scope everything drawn lies under.
+    pub root: String,
+}
+
+/// The scope path one level up (`None` at the root).
+fn parent(path: &str) -> Option<&str> {
+    path.rsplit_once('/').map(|(p, _)| p)
+}
+
+fn under(path: &str, scope: &str) -> bool {
+    path == scope || path.strip_prefix(scope).is_some_and(|rest| rest.starts_with('/'))
+}
+
+impl ComponentView {
+    /// The view of `meta`; `variables` gives each variable's path and shape (from the
+    /// executor), so boxes can show what they hold.
+    pub fn new(meta: &MetaGraph, variables: &BTreeMap<String, Vec<usize>>, options: &ViewOptions) -> Result<Self> {
+        let graph = meta.graph();
+        if let Some(m) = &options.method {
+            meta.method_nodes(m)?;
+        }
+        let in_method =
+            |n: petgraph::graph::NodeIndex| options.method.as_ref().is_none_or(|m| graph[n].root_method == *m);
+        let root = match &options.scope {
+            Some(s) => s.trim_end_matches('/').to_string(),
+            None => graph
+                .node_indices()
+                .map(|n| graph[n].component.as_str())
+                .min_by_key(|c| c.matches('/').count())
+                .unwrap_or_default()
+                .to_string(),
+        };
+        // Where a component is drawn: itself, or its ancestor at the depth limit.
+        let depth0 = root.matches('/').count();
+        let place = |path: &str| -> Option<String> {
+            if !under(path, &root) {
+                return None;
+            }
+            let mut p = path;
+            while let Some(limit) = options.depth {
+                if p.matches('/').count() <= depth0 + limit {
+                    break;
+                }
+                p = parent(p)?;
+            }
+            Some(p.to_string())
+        };
+        let mut view = ComponentView {
+            root: root.clone(),
+            ..ComponentView::default()
+        };
+        let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for n in graph.node_indices().filter(|&n| in_method(n)) {
+            let node = &graph[n];
+            let Some(at) = place(&node.component) else { continue };
+            members.entry(at.clone()).or_default().insert(node.component.clone());
+            let entry = view.nodes.entry(at).or_default();
+            entry.devices.insert(node.device.to_string());
+            if let NodeKind::ApiEnter { method, .. } = &node.kind {
+                entry.methods.insert(method.clone());
+            }
+        }
+        if view.nodes.is_empty() {
+            return Err(CoreError::Config {
+                at: format!("--scope {root}"),
+                reason: "no component of the graph lies under this scope".into(),
+            });
+        }
+        for (path, shape) in variables {
+            let Some(at) = parent(path).and_then(place) else {
+                continue;
+            };
+            // With a method focus, a box the method never reaches shows no variables.
+            if let Some(node) = view.nodes.get_mut(&at) {
+                node.variable_paths.push(path.clone());
+                node.variables += 1;
+                node.variable_elements += shape.iter().product::<usize>();
+            }
+        }
+        for (at, inside) in members {
+            if let Some(node) = view.nodes.get_mut(&at) {
+                node.merged = inside.iter().filter(|c| **c != at).count();
+            }
+        }
+        for e in graph.edge_references() {
+            let (u, v) = (&graph[e.source()], &graph[e.target()]);
+            let NodeKind::ApiEnter { method, .. } = &v.kind else {
+                continue;
+            };
+            if !(in_method(e.source()) && in_method(e.target())) {
+                continue;
+            }
+            if let (Some(from), Some(to)) = (place(&u.component), place(&v.component)) {
+                if from != to {
+                    view.edges.entry((from, to)).or_default().insert(method.clone());
+                }
+            }
+        }
+        Ok(view)
+    }
+
+    /// The boxes reachable from the drawn root along the edges.
+    pub fn reachable(&self) -> BTreeSet<String> {
+        let mut seen = BTreeSet::from([self.root.clone()]);
+        let mut frontier = vec![self.root.clone()];
+        while let Some(n) = frontier.pop() {
+            for ((from, to), _) in self.edges.range((n.clone(), String::new())..) {
+                if *from != n {
+                    break;
+                }
+                if seen.insert(to.clone()) {
+                    frontier.push(to.clone());
+                }
+            }
+        }
+        seen
+    }
+
+    fn label(path: &str, node: &ViewNode) -> String {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let mut label = name.to_string();
+        if node.merged > 0 {
+            let _ = write!(label, " (+{} inside)", node.merged);
+        }
+        if node.variables > 0 {
+            let _ = write!(
+                label,
+                "\\n{} variables, {} elements",
+                node.variables, node.variable_elements
+            );
+        }
+        let _ = write!(
+            label,
+            "\\n{}",
+            node.devices.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+        label.replace('"', "'")
+    }
+
+    /// The picture in Graphviz DOT: a component with components drawn under it is a cluster
+    /// holding its own box; edges carry the methods data flows into.
+    pub fn to_dot(&self) -> String {
+        let id: BTreeMap<&str, usize> = self.nodes.keys().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
+        let has_children: BTreeSet<&str> = self.nodes.keys().filter_map(|p| parent(p)).collect();
+        let mut out =
+            String::from("digraph components {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fillcolor=lightblue, fontname=\"sans\"];\n");
+        // Sorted by segments, a scope comes right before its sub-tree (plain string order would
+        // put `a/b-c` between `a/b` and `a/b/d`): open a cluster for each scope with children,
+        // close it before the first path outside it.
+        let mut order: Vec<(&String, &ViewNode)> = self.nodes.iter().collect();
+        order.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+        let mut open: Vec<&str> = vec![];
+        for (path, node) in order {
+            while open.last().is_some_and(|o| !under(path, o)) {
+                open.pop();
+                out.push_str(&"  ".repeat(open.len() + 1));
+                out.push_str("}\n");
+            }
+            let indent = "  ".repeat(open.len() + 1);
+            if has_children.contains(path.as_str()) {
+                let _ = writeln!(out, "{indent}subgraph cluster_{} {{", id[path.as_str()]);
+                let _ = writeln!(out, "{indent}  label=\"{path}\"; style=rounded;");
+                open.push(path);
+            }
+            let indent = "  ".repeat(open.len() + 1);
+            let _ = writeln!(
+                out,
+                "{indent}c{} [label=\"{}\"];",
+                id[path.as_str()],
+                Self::label(path, node)
+            );
+        }
+        while open.pop().is_some() {
+            out.push_str(&"  ".repeat(open.len() + 1));
+            out.push_str("}\n");
+        }
+        for ((from, to), methods) in &self.edges {
+            let _ = writeln!(
+                out,
+                "  c{} -> c{} [label=\"{}\"];",
+                id[from.as_str()],
+                id[to.as_str()],
+                methods.iter().cloned().collect::<Vec<_>>().join("\\n")
+            );
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// The picture as JSON: every box with its methods, variable paths and devices, every
+    /// edge.
+    pub fn to_json(&self) -> Json {
+        let nodes: Vec<Json> = self
+            .nodes
+            .iter()
+            .map(|(path, n)| {
+                json!({
+                    "path": path,
+                    "methods": n.methods,
+                    "variables": n.variable_paths,
+                    "variable_elements": n.variable_elements,
+                    "devices": n.devices,
+                    "merged": n.merged,
+                })
+            })
+            .collect();
+        let edges: Vec<Json> = self
+            .edges
+            .iter()
+            .map(|((from, to), methods)| json!({"from": from, "to": to, "methods": methods}))
+            .collect();
+        json!({"root": self.root, "nodes": nodes, "edges": edges})
+    }
+}
