@@ -48,7 +48,8 @@ pub struct GraphArgs {
     #[arg(long)]
     env: String,
     /// `components` (one box per component, scopes as clusters, edges labelled with the API
-    /// methods data flows into) or `calls` (every API-call instance and graph function).
+    /// methods data flows into), `calls` (every API-call instance and graph function) or
+    /// `plan` (the compiled kernel steps of `--method`, fused chains in bold).
     #[arg(long, default_value = "components")]
     view: String,
     /// Keep only what this root API method reaches (`update`, `get_action`, ...).
@@ -119,7 +120,17 @@ impl OnBackend for GraphArgs {
                 };
                 Ok(meta.to_dot(only.as_deref()))
             }
-            other => Err(format!("--view {other}: use components or calls")),
+            "plan" => {
+                if self.depth.is_some() || self.scope.is_some() || json {
+                    return Err("--view plan draws DOT of one root method: give --method, not --depth, --scope or --format json".into());
+                }
+                let method = self
+                    .method
+                    .as_deref()
+                    .ok_or_else(|| format!("--view plan needs --method, one of {}", exec.api_methods().join(", ")))?;
+                exec.plan_dot(method).map_err(|e| e.to_string())
+            }
+            other => Err(format!("--view {other}: use components, calls or plan")),
         }
     }
 }

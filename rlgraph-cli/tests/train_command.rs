@@ -202,7 +202,8 @@ fn graph_prints_the_agents_meta_graph() {
     for (bad, says) in [
         (vec!["--method", "updte"], "update"),
         (vec!["--view", "calls", "--depth", "1"], "--view components"),
-        (vec!["--view", "plan"], "components or calls"),
+        (vec!["--view", "plan"], "needs --method"),
+        (vec!["--view", "planned"], "components, calls or plan"),
     ] {
         let (code, _, stderr) = graph_with(&bad);
         assert_ne!(code, 0, "{bad:?}");

@@ -20,6 +20,9 @@ pub trait ErasedExecutor {
     fn api_methods(&self) -> Vec<String>;
     /// The meta graph.
     fn meta_graph(&self) -> &MetaGraph;
+    /// The compiled steps of root API method `method` in Graphviz DOT (see
+    /// [`crate::Plan::to_dot`]).
+    fn plan_dot(&self, method: &str) -> Result<String>;
     /// Every variable by scope path.
     fn variables(&self) -> Result<BTreeMap<String, HostTensor>>;
     /// Overwrites variables by scope path; all are checked before any is written.
@@ -49,6 +52,10 @@ impl<B: Backend> ErasedExecutor for GraphExecutor<B> {
 
     fn meta_graph(&self) -> &MetaGraph {
         GraphExecutor::meta_graph(self)
+    }
+
+    fn plan_dot(&self, method: &str) -> Result<String> {
+        Ok(self.plan(method)?.to_dot())
     }
 
     fn variables(&self) -> Result<BTreeMap<String, HostTensor>> {

@@ -57,6 +57,7 @@ pub mod graph_fn;
 pub mod host_state;
 pub mod meta_graph;
 pub mod plan;
+pub mod plan_view;
 pub mod rng_state;
 pub mod tree;
 pub mod variables;

@@ -78,8 +78,8 @@ pub(crate) struct Step<B: Backend> {
 /// A leaf kernel fused behind a step: it reads the previous kernel's result directly.
 pub(crate) struct Link<B: Backend> {
     kernel: LeafKernel<B>,
-    name: Arc<str>,
-    meta: KernelMeta,
+    pub(crate) name: Arc<str>,
+    pub(crate) meta: KernelMeta,
 }
 
 /// Buffers a plan runs in, kept by the executor between calls: operand slots and the

@@ -135,6 +135,24 @@ both_backends! {
         assert_eq!(s.nodes["dqn-agent/target-policy/neural-network"].merged, 1);
     }
 
+    fn the_plan_view_draws_the_compiled_steps_with_fusion_marked<B>() {
+        let states = Space::from(FloatBox::new([4]));
+        let actions = Space::from(IntBox::new(2).unwrap());
+        let agent = build_agent::<B>(&spec(), &states, &actions, 0).unwrap();
+        let dot = agent.graph().unwrap().plan_dot("get_q_values").unwrap();
+        // The Q-values: the hidden layer, the state-value stream with the state-value node
+        // fused behind it (its only reader), the advantages, and the dueling merge. The hidden
+        // layer's result has two readers, so nothing fuses behind it.
+        assert!(dot.contains("5 kernels in 4 steps"), "{dot}");
+        let steps: Vec<&str> = dot.lines().filter(|l| l.trim_start().starts_with('s') && l.contains("[label=")).collect();
+        assert_eq!(steps.len(), 4, "{dot}");
+        let fused: Vec<&&str> = steps.iter().filter(|l| l.contains("penwidth")).collect();
+        assert_eq!(fused.len(), 1);
+        assert!(fused[0].contains("dense-layer-state-value-stream/apply\\n→ dqn-agent/policy/state-value-node/apply"), "{}", fused[0]);
+        assert!(dot.contains("in0 -> s0;") && dot.contains("-> out0;"), "{dot}");
+        assert!(agent.graph().unwrap().plan_dot("nope").is_err());
+    }
+
     fn unknown_methods_and_scopes_are_refused_by_name<B>() {
         let err = view::<B>(ViewOptions { method: Some("updte".into()), ..ViewOptions::default() }).unwrap_err().to_string();
         assert!(err.contains("updte") && err.contains("update") && err.contains("get_q_values"), "{err}");
