@@ -65,13 +65,21 @@ pub trait Agent {
     /// Overwrites variables by scope path; all are checked before any is written.
     fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
         match (self.graph(), weights.keys().next()) {
-            (Some(g), _) => g.set_variables(weights),
-            (None, None) => Ok(()),
-            (None, Some(k)) => Err(config(
-                &format!("set_weights.{k}"),
-                "this agent has no variables".into(),
-            )),
+            (Some(g), _) => g.set_variables(weights)?,
+            (None, None) => return Ok(()),
+            (None, Some(k)) => {
+                return Err(config(
+                    &format!("set_weights.{k}"),
+                    "this agent has no variables".into(),
+                ))
+            }
         }
+        self.weights_changed()
+    }
+    /// Called after the graph's variables changed outside an update (`set_weights`,
+    /// `import_model`): an agent whose actor holds its own copy of the policy refreshes it.
+    fn weights_changed(&mut self) -> Result<()> {
+        Ok(())
     }
     /// The agent's meta graph, if it has one.
     fn meta_graph(&self) -> Option<&MetaGraph> {
@@ -87,7 +95,8 @@ pub trait Agent {
     fn import_model(&mut self, path: &Path) -> Result<()> {
         self.graph_mut()
             .ok_or_else(|| config("import_model", "this agent has no model".into()))?
-            .restore(path)
+            .restore(path)?;
+        self.weights_changed()
     }
     /// One update from an external batch of records instead of the agent's own experience
     /// (a Dict with the keys of the agent's update, such as `states`, `actions`, `rewards`,
@@ -136,5 +145,21 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     }
     fn reset(&mut self) -> Result<()> {
         (**self).reset()
+    }
+    // Forwarded so that an agent's own versions (which refresh its actor) run through a box.
+    fn get_weights(&self) -> Result<BTreeMap<String, HostTensor>> {
+        (**self).get_weights()
+    }
+    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
+        (**self).set_weights(weights)
+    }
+    fn weights_changed(&mut self) -> Result<()> {
+        (**self).weights_changed()
+    }
+    fn import_model(&mut self, path: &Path) -> Result<()> {
+        (**self).import_model(path)
+    }
+    fn export_model(&self, path: &Path) -> Result<()> {
+        (**self).export_model(path)
     }
 }

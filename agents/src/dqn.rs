@@ -250,12 +250,7 @@ impl<B: Backend> Agent for DqnAgent<B> {
         DqnAgent::restore_checkpoint(self, path)
     }
 
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        DqnAgent::set_weights(self, weights)
-    }
-
-    fn import_model(&mut self, path: &Path) -> Result<()> {
-        self.learner.executor_mut().restore(path)?;
+    fn weights_changed(&mut self) -> Result<()> {
         self.resync_actor()
     }
 

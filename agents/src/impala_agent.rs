@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, ErasedExecutor, HostState, HostTensor, Result, SavedState};
+use rlgraph_core::{Backend, CoreError, ErasedExecutor, HostState, Result, SavedState};
 use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
@@ -184,13 +184,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         self.resync_actor()
     }
 
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.learner.executor().set_variables(weights)?;
-        self.resync_actor()
-    }
-
-    fn import_model(&mut self, path: &Path) -> Result<()> {
-        self.learner.executor_mut().restore(path)?;
+    fn weights_changed(&mut self) -> Result<()> {
         self.resync_actor()
     }
 

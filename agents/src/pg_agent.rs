@@ -8,11 +8,10 @@
 //! `update_interval` steps, so batches overlap when the interval is the smaller. The actor
 //! takes the learner's weights after every update.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor, Result, Tree};
+use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, Result, Tree};
 
 use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
@@ -193,13 +192,7 @@ impl<B: Backend> Agent for PgAgent<B> {
         self.resync_actor()
     }
 
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.learner.executor().set_variables(weights)?;
-        self.resync_actor()
-    }
-
-    fn import_model(&mut self, path: &Path) -> Result<()> {
-        self.learner.executor_mut().restore(path)?;
+    fn weights_changed(&mut self) -> Result<()> {
         self.resync_actor()
     }
 

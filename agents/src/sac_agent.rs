@@ -8,11 +8,10 @@
 //! [`Replay`] memory, and the [`SacLearner`]. The actor takes the learner's weights after
 //! every update.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostTensor, Result};
+use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, Result};
 use rlgraph_memories::ReplayMemory;
 
 use crate::actor::{Actor, GraphActor};
@@ -147,13 +146,7 @@ impl<B: Backend> Agent for SacAgent<B> {
         self.resync_actor()
     }
 
-    fn set_weights(&mut self, weights: &BTreeMap<String, HostTensor>) -> Result<()> {
-        self.learner.executor().set_variables(weights)?;
-        self.resync_actor()
-    }
-
-    fn import_model(&mut self, path: &Path) -> Result<()> {
-        self.learner.executor_mut().restore(path)?;
+    fn weights_changed(&mut self) -> Result<()> {
         self.resync_actor()
     }
 

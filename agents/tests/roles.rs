@@ -372,3 +372,32 @@ fn an_actor_acts_on_a_device_batch_as_on_host_values() {
         assert_eq!(got, want, "explore {explore} at {t}");
     }
 }
+
+#[test]
+fn weights_set_through_a_boxed_agent_reach_its_actor() {
+    let (s, a) = spaces();
+    let specs = [
+        serde_json::json!({"type": "dqn", "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}]}),
+        serde_json::json!({"type": "ppo", "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}]}),
+        serde_json::json!({"type": "sac", "network_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+            "value_function_spec": [{"type": "dense", "units": 8}]}),
+        serde_json::json!({"type": "single-impala", "network_spec": [{"type": "dense", "units": 8}]}),
+    ];
+    let dir = std::env::temp_dir().join(format!("rlgraph-roles-weights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for spec in specs {
+        let build = |seed| agents::build_agent::<Candle>(&spec, &s, &a, seed).unwrap();
+        let (mut source, mut set, mut imported) = (build(1), build(2), build(3));
+        let greedy = |agent: &mut Box<dyn agents::Agent + Send>| agent.get_actions(&states(32), false, 0.0).unwrap();
+        let want = greedy(&mut source);
+        // Different initial weights act differently on 32 states.
+        assert_ne!(greedy(&mut set), want, "{spec}");
+        set.set_weights(&source.get_weights().unwrap()).unwrap();
+        assert_eq!(greedy(&mut set), want, "{spec}");
+        let file = dir.join("model.safetensors");
+        source.export_model(&file).unwrap();
+        imported.import_model(&file).unwrap();
+        assert_eq!(greedy(&mut imported), want, "{spec}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
