@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use agents::{
-    dqn_actor, dqn_replay, pg_actor, sac_actor, stack, Actor, DqnConfig, DqnLearner, GraphActor, ImpalaLearner,
+    dqn_actor, dqn_replay, pg_actor, sac_actor, stack, Actor, Agent, DqnConfig, DqnLearner, GraphActor, ImpalaLearner,
     Learner, NStepBuffer, PgConfig, PgLearner, Rollout, RolloutAdder, RolloutBatch, SacConfig, SacLearner, Transition,
     WeightSnapshot,
 };
@@ -388,15 +388,17 @@ fn weights_set_through_a_boxed_agent_reach_its_actor() {
     for spec in specs {
         let build = |seed| agents::build_agent::<Candle>(&spec, &s, &a, seed).unwrap();
         let (mut source, mut set, mut imported) = (build(1), build(2), build(3));
-        let greedy = |agent: &mut Box<dyn agents::Agent + Send>| agent.get_actions(&states(32), false, 0.0).unwrap();
+        let greedy = |agent: &mut Box<dyn Agent + Send>| agent.get_actions(&states(32), false, 0.0).unwrap();
         let want = greedy(&mut source);
         // Different initial weights act differently on 32 states.
         assert_ne!(greedy(&mut set), want, "{spec}");
-        set.set_weights(&source.get_weights().unwrap()).unwrap();
+        // Through `Agent for Box<_>`, as generic code (a worker over `A: Agent`) calls it; a
+        // method call on the box without the trait in scope would reach the inner agent.
+        Agent::set_weights(&mut set, &source.get_weights().unwrap()).unwrap();
         assert_eq!(greedy(&mut set), want, "{spec}");
         let file = dir.join("model.safetensors");
         source.export_model(&file).unwrap();
-        imported.import_model(&file).unwrap();
+        Agent::import_model(&mut imported, &file).unwrap();
         assert_eq!(greedy(&mut imported), want, "{spec}");
     }
     std::fs::remove_dir_all(&dir).ok();
