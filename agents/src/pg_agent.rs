@@ -28,7 +28,6 @@ pub struct PgAgent<B: Backend> {
     actor: GraphActor<B>,
     rollout: Rollout,
     learner: PgLearner<B>,
-    config: PgConfig,
     counters: Counters,
     state_space: Space,
 }
@@ -44,7 +43,6 @@ impl<B: Backend> PgAgent<B> {
             actor,
             rollout: Rollout::new(config.capacity, state_space, action_space),
             learner,
-            config,
             counters: Counters::new(seed),
             state_space: state_space.with_batch_rank(false),
         })
@@ -103,8 +101,7 @@ impl<B: Backend> PgAgent<B> {
     /// actor takes the new weights.
     pub fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
         let loss = self.learner.update_from_tensors(rollout, time_percentage)?;
-        let copies = B::shape(&rollout.next_states).first().copied().unwrap_or(0);
-        self.counters.timesteps += (rollout.rewards.len() * copies) as u64;
+        self.counters.timesteps += rollout.frames() as u64;
         self.learner.publish_to(&mut self.actor)?;
         Ok(loss)
     }
@@ -120,13 +117,16 @@ impl<B: Backend> PgAgent<B> {
         self.learner.republish_to(&mut self.actor)
     }
 
-    fn ready(&self) -> bool {
-        let need = self.config.update.batch_size;
-        if self.config.sample_episodes {
-            self.rollout.episodes() >= need
+    /// The latest `batch_size` steps (or finished episodes), once the rollout holds that many.
+    fn next_batch(&self) -> Option<RolloutBatch> {
+        let config = self.learner.config();
+        let n = config.update.batch_size;
+        let batch = if config.sample_episodes {
+            (self.rollout.episodes() >= n).then(|| self.rollout.recent_episodes(n))
         } else {
-            self.rollout.steps() >= need
-        }
+            (self.rollout.steps() >= n).then(|| self.rollout.recent_steps(n))
+        };
+        batch.filter(|b| !b.is_empty())
     }
 }
 
@@ -142,18 +142,10 @@ impl<B: Backend> Agent for PgAgent<B> {
     }
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
-        if !self.ready() {
-            return Ok(None);
+        match self.next_batch() {
+            Some(batch) => self.learn(&batch, time_percentage).map(Some),
+            None => Ok(None),
         }
-        let batch = if self.config.sample_episodes {
-            self.rollout.recent_episodes(self.config.update.batch_size)
-        } else {
-            self.rollout.recent_steps(self.config.update.batch_size)
-        };
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        self.learn(&batch, time_percentage).map(Some)
     }
 
     /// Steps of one or more sequences: `states`, `actions`, `rewards`, `terminals`, and
@@ -164,7 +156,7 @@ impl<B: Backend> Agent for PgAgent<B> {
     }
 
     fn update_spec(&self) -> &UpdateSpec {
-        &self.config.update
+        &self.learner.config().update
     }
 
     /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the recent

@@ -82,6 +82,21 @@ pub struct TensorRollout<B: Backend> {
     pub next_states: B::Tensor,
 }
 
+impl<B: Backend> TensorRollout<B> {
+    /// The environment copies (the rewards' length).
+    pub fn copies(&self) -> usize {
+        self.rewards
+            .first()
+            .and_then(|r| B::shape(r).first().copied())
+            .unwrap_or(0)
+    }
+
+    /// Environment frames held: steps times copies.
+    pub fn frames(&self) -> usize {
+        self.rewards.len() * self.copies()
+    }
+}
+
 /// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).
 fn root_name(config: &PgConfig) -> &'static str {
     match config.algorithm {
@@ -217,6 +232,11 @@ impl<B: Backend> PgLearner<B> {
         })
     }
 
+    /// The config it was built from.
+    pub fn config(&self) -> &PgConfig {
+        &self.config
+    }
+
     /// The log-likelihoods of `actions` and the state values of `states` under the current
     /// networks.
     pub fn evaluate(&mut self, states: &[Value], actions: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
@@ -331,8 +351,7 @@ impl<B: Backend> PgLearner<B> {
                 "states, actions, terminated and truncated need one tensor per reward step ({steps}), got {lengths:?}"
             )));
         }
-        let copies = B::shape(&rollout.rewards[0]).first().copied().unwrap_or(0);
-        let total = steps * copies;
+        let (copies, total) = (rollout.copies(), rollout.frames());
         let t = time_percentage.clamp(0.0, 1.0);
         let device = B::device(&rollout.next_states);
         let states = B::concat(&rollout.states, 0)?;

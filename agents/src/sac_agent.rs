@@ -30,7 +30,6 @@ pub struct SacAgent<B: Backend> {
     actor: GraphActor<B>,
     replay: ReplayMemory,
     learner: SacLearner<B>,
-    config: SacConfig,
     counters: Counters,
 }
 
@@ -51,7 +50,6 @@ impl<B: Backend> SacAgent<B> {
             replay,
             learner,
             counters: Counters::new(seed),
-            config,
         })
     }
 
@@ -101,7 +99,7 @@ impl<B: Backend> Agent for SacAgent<B> {
     }
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
-        let batch_size = self.config.update.batch_size;
+        let batch_size = self.learner.config().update.batch_size;
         if Replay::size(&self.replay) < batch_size {
             return Ok(None);
         }
@@ -118,7 +116,7 @@ impl<B: Backend> Agent for SacAgent<B> {
     }
 
     fn update_spec(&self) -> &UpdateSpec {
-        &self.config.update
+        &self.learner.config().update
     }
 
     /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the replay

@@ -247,6 +247,11 @@ impl<B: Backend> SacLearner<B> {
         })
     }
 
+    /// The config it was built from.
+    pub fn config(&self) -> &SacConfig {
+        &self.config
+    }
+
     /// The current temperature alpha.
     pub fn alpha(&mut self) -> Result<f64> {
         host_scalar(

@@ -82,10 +82,10 @@ impl OnBackend for GraphArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         let agent = build_agent::<B>(&self.config, &self.env, 0, None)?;
-        let (meta, exec) = agent
-            .meta_graph()
-            .zip(agent.graph())
+        let exec = agent
+            .graph()
             .ok_or_else(|| format!("{}: this agent has no graph", self.config.display()))?;
+        let meta = exec.meta_graph();
         let json = self.format == "json";
         match self.view.as_str() {
             "components" => {

@@ -32,8 +32,6 @@ pub struct ViewNode {
     pub methods: BTreeSet<String>,
     /// The paths of the variables it holds (with what was merged into it).
     pub variable_paths: Vec<String>,
-    /// Variables it holds.
-    pub variables: usize,
     /// Their elements, summed.
     pub variable_elements: usize,
     /// The devices its calls run on.
@@ -67,11 +65,14 @@ impl ComponentView {
     /// executor), so boxes can show what they hold.
     pub fn new(meta: &MetaGraph, variables: &BTreeMap<String, Vec<usize>>, options: &ViewOptions) -> Result<Self> {
         let graph = meta.graph();
+        // Which meta-graph nodes to draw: all, or those one root method's assembly recorded.
+        let mut kept = vec![options.method.is_none(); graph.node_count()];
         if let Some(m) = &options.method {
-            meta.method_nodes(m)?;
+            for n in meta.method_nodes(m)? {
+                kept[n.index()] = true;
+            }
         }
-        let in_method =
-            |n: petgraph::graph::NodeIndex| options.method.as_ref().is_none_or(|m| graph[n].root_method == *m);
+        let in_method = |n: petgraph::graph::NodeIndex| kept[n.index()];
         let root = match &options.scope {
             Some(s) => s.trim_end_matches('/').to_string(),
             None => graph
@@ -124,7 +125,6 @@ impl ComponentView {
             // With a method focus, a box the method never reaches shows no variables.
             if let Some(node) = view.nodes.get_mut(&at) {
                 node.variable_paths.push(path.clone());
-                node.variables += 1;
                 node.variable_elements += shape.iter().product::<usize>();
             }
         }
@@ -173,11 +173,12 @@ impl ComponentView {
         if node.merged > 0 {
             let _ = write!(label, " (+{} inside)", node.merged);
         }
-        if node.variables > 0 {
+        if !node.variable_paths.is_empty() {
             let _ = write!(
                 label,
                 "\\n{} variables, {} elements",
-                node.variables, node.variable_elements
+                node.variable_paths.len(),
+                node.variable_elements
             );
         }
         let _ = write!(

@@ -60,7 +60,7 @@ both_backends! {
         // Hand counts: kernel and bias per dense layer; 4*20+20 hidden, 20*2+2 advantages,
         // 20*16+16 state-value stream, 16*1+1 state value; Adam's two slots per policy
         // variable and one step counter.
-        let elements = |p: &str| (v.nodes[p].variables, v.nodes[p].variable_elements);
+        let elements = |p: &str| (v.nodes[p].variable_paths.len(), v.nodes[p].variable_elements);
         assert_eq!(elements("dqn-agent/policy/neural-network/hidden"), (2, 100));
         assert_eq!(elements("dqn-agent/policy/action-adapter"), (2, 42));
         assert_eq!(elements("dqn-agent/policy/dense-layer-state-value-stream"), (2, 336));
@@ -105,11 +105,11 @@ both_backends! {
         let expected: BTreeSet<String> = full_tree().into_iter().filter(|p| p.matches('/').count() <= 1).collect();
         assert_eq!(v.nodes.keys().cloned().collect::<BTreeSet<_>>(), expected);
         let policy = &v.nodes["dqn-agent/policy"];
-        assert_eq!((policy.merged, policy.variables, policy.variable_elements), (5, 8, 495));
+        assert_eq!((policy.merged, policy.variable_paths.len(), policy.variable_elements), (5, 8, 495));
         assert!(v.to_dot().contains("policy (+5 inside)"));
         // Nothing is lost when collapsing: every variable lands in some box.
         let all = view::<B>(ViewOptions::default()).unwrap();
-        let count = |v: &ComponentView| v.nodes.values().map(|n| n.variables).sum::<usize>();
+        let count = |v: &ComponentView| v.nodes.values().map(|n| n.variable_paths.len()).sum::<usize>();
         assert_eq!(count(&v), count(&all));
         // Depth 0 is the root alone, holding everything.
         let root = view::<B>(ViewOptions { depth: Some(0), ..ViewOptions::default() }).unwrap();
