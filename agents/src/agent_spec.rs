@@ -251,6 +251,23 @@ pub(crate) struct ExecutionSpec {
     pub device_strategy: Option<DeviceStrategy>,
     /// The GPU settings that strategy reads.
     pub gpu_spec: Option<GpuSpec>,
+    /// Which executor runs the agent: `single_threaded` (the default) or `ga3c` (batched
+    /// prediction and training queues; `executors::ga3c` reads `ga3c_spec`).
+    #[allow(dead_code)] // Read by the executors, from the JSON.
+    pub executor: Option<ExecutorName>,
+    /// The settings of the `ga3c` executor, checked by `executors::ga3c::Ga3cSpec`.
+    #[allow(dead_code)] // Read by the executors, from the JSON.
+    pub ga3c_spec: Option<Json>,
+}
+
+/// The executors an `execution_spec` may name.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ExecutorName {
+    /// One thread steps the environments and updates (`SingleThreadedWorker`).
+    SingleThreaded,
+    /// GA3C's agents, predictors and trainers on threads of their own.
+    Ga3c,
 }
 
 /// RLgraph's device strategies.

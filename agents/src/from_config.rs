@@ -12,49 +12,39 @@ use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, R
 /// The agent types `build_agent` knows, in RLgraph's spelling.
 pub const AGENT_TYPES: [&str; 7] = ["dqn", "apex", "ppo", "actor_critic", "sac", "single-impala", "random"];
 
-/// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
-/// spaces, with every random choice drawn from `seed`.
-pub fn build_agent<B: Backend>(
-    spec: &Json,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<Box<dyn Agent + Send>> {
+/// The families of agents, as a config's `type` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentFamily {
+    /// DQN and Ape-X.
+    Dqn,
+    /// PPO and actor-critic.
+    PolicyGradient,
+    /// Soft actor-critic.
+    Sac,
+    /// IMPALA.
+    Impala,
+    /// The random agent.
+    Random,
+}
+
+/// The family of the agent `spec` describes, by its `type` (RLgraph's spellings; case, `-` and
+/// `_` ignored). Errors list the known types.
+pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
     let Some(object) = spec.as_object() else {
         return Err(config("config", "expected a JSON object".into()));
     };
     let kind = normalized_kind(object.get("type").and_then(Json::as_str), "");
     let is = |k: &AgentKind| k.names.contains(&kind.as_str());
     Ok(if is(&dqn_config::KIND) {
-        Box::new(DqnAgent::<B>::new(
-            DqnConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?)
+        AgentFamily::Dqn
     } else if is(&pg_config::KIND) {
-        Box::new(PgAgent::<B>::new(
-            PgConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?)
+        AgentFamily::PolicyGradient
     } else if is(&sac_config::KIND) {
-        Box::new(SacAgent::<B>::new(
-            SacConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?)
+        AgentFamily::Sac
     } else if is(&impala_config::KIND) {
-        Box::new(ImpalaAgent::<B>::new(
-            ImpalaConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?)
+        AgentFamily::Impala
     } else if is(&random_agent::KIND) {
-        Box::new(RandomAgent::new(spec, action_space, seed)?)
+        AgentFamily::Random
     } else if kind.is_empty() {
         return Err(config(
             "config.type",
@@ -65,5 +55,42 @@ pub fn build_agent<B: Backend>(
             "config.type",
             format!("{kind:?} is not built yet; one of {}", AGENT_TYPES.join(", ")),
         ));
+    })
+}
+
+/// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
+/// spaces, with every random choice drawn from `seed`.
+pub fn build_agent<B: Backend>(
+    spec: &Json,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>> {
+    Ok(match agent_family(spec)? {
+        AgentFamily::Dqn => Box::new(DqnAgent::<B>::new(
+            DqnConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        AgentFamily::PolicyGradient => Box::new(PgAgent::<B>::new(
+            PgConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        AgentFamily::Sac => Box::new(SacAgent::<B>::new(
+            SacConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        AgentFamily::Impala => Box::new(ImpalaAgent::<B>::new(
+            ImpalaConfig::parse(spec)?,
+            state_space,
+            action_space,
+            seed,
+        )?),
+        AgentFamily::Random => Box::new(RandomAgent::new(spec, action_space, seed)?),
     })
 }

@@ -98,7 +98,9 @@ impl RolloutBatch {
         Ok(rollout)
     }
 
-    fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Transition>) {
+    /// Appends one sequence of consecutive steps: it ends at its last step, and a terminal
+    /// or truncated step ends it sooner.
+    pub fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Transition>) {
         let n = steps.len();
         for (i, t) in steps.enumerate() {
             self.sequence_indices.push(t.terminated || t.truncated || i + 1 == n);

@@ -4,6 +4,7 @@
 //! counts as terminal inside a rollout (its next state is not kept); rollouts run across
 //! episode ends.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
@@ -80,35 +81,46 @@ impl RolloutAdder {
 
 /// The rollout record of `steps` (time first), bootstrapped from the last next state.
 fn record(steps: &[ActedStep]) -> Result<Value> {
-    let n = steps.len();
-    let column =
-        |f: fn(&Transition) -> &Value| stack(&steps.iter().map(|s| f(&s.transition).clone()).collect::<Vec<_>>());
-    let floats = |f: fn(&ActedStep) -> f64| -> Result<Value> {
-        Ok(Value::Float32(Array::new(
-            [n],
-            steps.iter().map(|s| f(s) as f32).collect(),
-        )?))
+    let transitions: Vec<&Transition> = steps.iter().map(|s| &s.transition).collect();
+    let log_probs: Vec<f64> = steps.iter().map(|s| s.log_prob).collect();
+    rollout_record(&transitions, &log_probs)
+}
+
+/// IMPALA's record of one rollout: its steps (time first) with the behaviour policy's
+/// log-likelihood of each action, bootstrapped from the last next state. A truncated step
+/// counts as terminal. Records stacked batch-first are what `ImpalaLearner` learns from.
+pub fn rollout_record<T: Borrow<Transition>>(transitions: &[T], log_probs: &[f64]) -> Result<Value> {
+    let n = transitions.len();
+    let bad = |reason: String| CoreError::Config {
+        at: "rollout-record".into(),
+        reason,
     };
-    let last = steps.last().ok_or_else(|| CoreError::Config {
-        at: "rollout-adder".into(),
-        reason: "an empty rollout".into(),
-    })?;
+    if log_probs.len() != n {
+        return Err(bad(format!("{n} steps but {} log-likelihoods", log_probs.len())));
+    }
+    let last = transitions
+        .last()
+        .ok_or_else(|| bad("an empty rollout".into()))?
+        .borrow();
+    let steps = || transitions.iter().map(Borrow::borrow);
+    let column = |f: fn(&Transition) -> &Value| stack(&steps().map(|t| f(t).clone()).collect::<Vec<_>>());
+    let floats = |v: Vec<f32>| -> Result<Value> { Ok(Value::Float32(Array::new([n], v)?)) };
     Ok(Value::Dict(BTreeMap::from([
         ("states".to_string(), column(|t| &t.state)?),
         ("actions".to_string(), column(|t| &t.action)?),
-        ("behaviour_log_probs".to_string(), floats(|s| s.log_prob)?),
-        ("rewards".to_string(), floats(|s| s.transition.reward)?),
+        (
+            "behaviour_log_probs".to_string(),
+            floats(log_probs.iter().map(|&p| p as f32).collect())?,
+        ),
+        (
+            "rewards".to_string(),
+            floats(steps().map(|t| t.reward as f32).collect())?,
+        ),
         (
             "terminals".to_string(),
-            Value::Bool(Array::new(
-                [n],
-                steps
-                    .iter()
-                    .map(|s| s.transition.terminated || s.transition.truncated)
-                    .collect(),
-            )?),
+            Value::Bool(Array::new([n], steps().map(|t| t.terminated || t.truncated).collect())?),
         ),
-        ("bootstrap_state".to_string(), last.transition.next_state.clone()),
+        ("bootstrap_state".to_string(), last.next_state.clone()),
     ])))
 }
 

@@ -2,13 +2,15 @@
 //!
 //! Built so far: [`SingleThreadedWorker`], RLgraph's worker: it steps a [`VectorEnv`], asks
 //! the agent for actions, feeds it transitions, calls `update` on RLgraph's schedule and
-//! reports RLgraph's statistics. [`DeviceWorker`] trains PPO against device-resident
+//! reports RLgraph's statistics. [`ga3c`] runs GA3C's batched predictors and trainers on
+//! threads. [`DeviceWorker`] trains PPO against device-resident
 //! environments (`rlgraph-tensor-envs`) without moving observations off the device. The distributed gRPC executors (Ape-X, IMPALA) come with the
 //! distributed issue.
 //!
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
 mod device_worker;
+pub mod ga3c;
 mod single_threaded_worker;
 
 pub use device_worker::DeviceWorker;

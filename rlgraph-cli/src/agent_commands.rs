@@ -139,7 +139,7 @@ impl OnBackend for GraphArgs {
 #[derive(Args)]
 pub struct EvaluateArgs {
     /// A directory written by `rlgraph train --out` (its `config.json` and
-    /// `checkpoint.safetensors`).
+    /// `checkpoint.safetensors`, or `model.safetensors` from the ga3c executor).
     checkpoint: PathBuf,
     /// The environment id.
     #[arg(long)]
@@ -174,9 +174,14 @@ impl OnBackend for EvaluateArgs {
 
 fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut agent = build_agent::<B>(&args.checkpoint.join("config.json"), &args.env, args.seed, None)?;
-    agent
-        .restore_checkpoint(&args.checkpoint.join("checkpoint.safetensors"))
-        .map_err(|e| e.to_string())?;
+    let checkpoint = args.checkpoint.join("checkpoint.safetensors");
+    let model = args.checkpoint.join(crate::train_ga3c::MODEL_FILE);
+    if !checkpoint.exists() && model.exists() {
+        agent.import_model(&model)
+    } else {
+        agent.restore_checkpoint(&checkpoint)
+    }
+    .map_err(|e| e.to_string())?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
     let mut returns = vec![];
     for i in 0..args.episodes {

@@ -12,6 +12,7 @@ mod env_command;
 mod space_command;
 mod tensorboard;
 mod train_command;
+mod train_ga3c;
 
 use std::process::ExitCode;
 

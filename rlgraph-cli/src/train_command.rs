@@ -21,10 +21,10 @@ use serde_json::Value as Json;
 #[derive(Args)]
 pub struct TrainArgs {
     /// The agent config (RLgraph's JSON format).
-    config: PathBuf,
+    pub(crate) config: PathBuf,
     /// The environment id (`CartPole-v1`, `GridWorld-2x2`, ...).
     #[arg(long)]
-    env: String,
+    pub(crate) env: String,
     /// The backend: candle (default) or tch (needs the `tch` feature).
     #[arg(long, default_value = "candle")]
     backend: String,
@@ -34,29 +34,29 @@ pub struct TrainArgs {
     device: String,
     /// Environment steps to train for.
     #[arg(long, conflicts_with = "episodes")]
-    timesteps: Option<u64>,
+    pub(crate) timesteps: Option<u64>,
     /// Episodes to train for (bounded by 1,000,000 steps).
     #[arg(long)]
-    episodes: Option<u64>,
+    pub(crate) episodes: Option<u64>,
     /// The seed of everything random.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Parallel environment copies.
     #[arg(long, default_value_t = 1)]
-    num_envs: usize,
+    pub(crate) num_envs: usize,
     /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
     /// `summary.json` and a TensorBoard event file (`events.out.tfevents.*`).
     #[arg(long)]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Resume from the checkpoint in this directory (written by an earlier `--out`).
     #[arg(long)]
-    resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     /// With `--out`: also save the checkpoint every this many steps (0: only at the end).
     #[arg(long, default_value_t = 0, requires = "out")]
-    checkpoint_every: u64,
+    pub(crate) checkpoint_every: u64,
     /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
     #[arg(long)]
-    target_return: Option<f64>,
+    pub(crate) target_return: Option<f64>,
     /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
     /// agent's device instead of host environments; observations never leave the device.
     /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
@@ -82,16 +82,11 @@ impl OnBackend for TrainArgs {
 /// `train --tensor-envs N`: PPO against N device-resident copies.
 fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String, String> {
     let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
-    let kind = json.get("type").and_then(|t| t.as_str()).unwrap_or("");
-    let normalized: String = kind
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .collect::<String>()
-        .to_lowercase();
-    if !matches!(normalized.as_str(), "ppo" | "ppoagent") {
+    if agents::agent_family(&json).ok() != Some(agents::AgentFamily::PolicyGradient) {
         return Err(format!(
-            "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {kind:?}",
-            args.config.display()
+            "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {}",
+            args.config.display(),
+            json.get("type").unwrap_or(&Json::Null)
         ));
     }
     let config = agents::PgConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
@@ -135,6 +130,13 @@ fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let Some(copies) = args.tensor_envs {
         return train_on_device::<B>(args, copies);
+    }
+    let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
+    if executors::ga3c::Ga3cSpec::from_config(&json)
+        .map_err(|e| format!("{}: {e}", args.config.display()))?
+        .is_some()
+    {
+        return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
     let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed, Some(&args.device))?;
     if let Some(dir) = &args.resume {
@@ -224,7 +226,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
 }
 
 /// The training progress bar over `total` steps.
-fn progress_bar(total: u64) -> ProgressBar {
+pub(crate) fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
@@ -233,7 +235,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-fn episodes_csv(stats: &executors::WorkerStats) -> String {
+pub(crate) fn episodes_csv(stats: &executors::WorkerStats) -> String {
     let mut csv = String::from("episode,return\n");
     for (i, r) in stats.episode_rewards.iter().enumerate() {
         csv.push_str(&format!("{},{r}\n", i + 1));
@@ -241,7 +243,7 @@ fn episodes_csv(stats: &executors::WorkerStats) -> String {
     csv
 }
 
-fn write_file(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     std::fs::File::create(dir.join(name))
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))

@@ -296,3 +296,61 @@ fn trains_ppo_on_device_resident_envs() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-ga3c-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let args = [
+        "train",
+        "configs/ga3c-actor-critic-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "3000",
+        "--out",
+        &out,
+    ];
+    let (code, stdout, stderr) = rlgraph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["executor"], "ga3c");
+    let g = &summary["ga3c"];
+    for key in [
+        "predictions_per_second",
+        "trainings_per_second",
+        "mean_prediction_batch",
+        "mean_prediction_queue",
+        "mean_training_queue",
+    ] {
+        assert!(g[key].as_f64().is_some(), "{key} missing from {summary}");
+    }
+    assert!(g["policy_lag"]["mean"].as_f64().is_some(), "{summary}");
+    assert_eq!(g["final_counts"]["agents"], 16);
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(on_disk["ga3c"]["forward_passes"], g["forward_passes"]);
+    let events = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events.out.tfevents.")
+        })
+        .expect("an event file");
+    let bytes = std::fs::read(events).unwrap();
+    let has = |tag: &str| bytes.windows(tag.len()).any(|w| w == tag.as_bytes());
+    assert!(has("ga3c/predictions_per_second") && has("ga3c/mean_policy_lag") && has("episode/return"));
+    // The learned model plays greedy episodes.
+    let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", "CartPole-v1", "--episodes", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(eval["returns"].as_array().unwrap().len(), 2);
+    // Options of the single-threaded worker are refused, by name.
+    let (code, _, stderr) = rlgraph(&[&args[..], &["--num-envs", "4"]].concat());
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--num-envs"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

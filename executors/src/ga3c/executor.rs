@@ -1,0 +1,350 @@
+//! `Ga3cExecutor`: starts GA3C's agent, predictor and trainer threads for one agent config,
+//! watches them, adjusts their counts and stops them.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError, Result};
+use rlgraph_envs::make;
+use serde_json::Value as Json;
+
+use super::adjuster::ThreadAdjuster;
+use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
+use super::metrics::{Counters, Ga3cStats};
+use super::roles::{AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
+use super::spec::{Ga3cSpec, ThreadCounts};
+use crate::single_threaded_worker::solved;
+use crate::WorkerStats;
+
+/// How often the main thread looks at the run.
+const TICK: Duration = Duration::from_millis(20);
+
+/// What the progress callback sees, a few times a second.
+#[derive(Debug)]
+pub struct Ga3cProgress<'a> {
+    /// Environment steps so far.
+    pub frames: u64,
+    /// Finished episodes' returns, in order.
+    pub episode_rewards: &'a [f64],
+    /// Seconds since the start.
+    pub elapsed: f64,
+    /// States predicted per second, since the start.
+    pub predictions_per_second: f64,
+    /// Updates per second, since the start.
+    pub trainings_per_second: f64,
+    /// States per forward pass, since the start.
+    pub mean_prediction_batch: f64,
+    /// States waiting for a predictor now.
+    pub prediction_queue: usize,
+    /// Experience segments waiting for a trainer now.
+    pub training_queue: usize,
+    /// The mean policy lag of the frames trained so far.
+    pub mean_lag: f64,
+    /// The thread counts now.
+    pub counts: ThreadCounts,
+    /// The last update's loss.
+    pub loss: Option<f64>,
+}
+
+/// Runs an actor-critic agent config (PPO, actor-critic, IMPALA) GA3C's way: NA agent threads,
+/// each stepping one environment; NP predictor threads, each with its own copy of the actor,
+/// answering the waiting states in batches; NT trainer threads batching experience into
+/// updates of one shared learner, which publishes a weight snapshot after each.
+///
+/// Every random choice is seeded (agent `i`'s environment from `seed + i`, predictor `j`'s
+/// actor from `seed + 1000 + j`), but which states meet in a batch depends on thread
+/// scheduling, so two runs with one seed differ.
+pub struct Ga3cExecutor<B: Backend> {
+    algorithm: Ga3cAlgorithm,
+    spec: Ga3cSpec,
+    env_id: String,
+    state_space: Space,
+    action_space: Space,
+    seed: u64,
+    target_return: Option<f64>,
+    /// The last run's learner.
+    learner: Option<Arc<Mutex<Ga3cLearner<B>>>>,
+    backend: PhantomData<fn() -> B>,
+}
+
+/// The threads of a run and the channels new ones join.
+struct Threads {
+    handles: Vec<JoinHandle<()>>,
+    spawned: ThreadCounts,
+    requests: (Sender<Request>, Receiver<Request>),
+    training: (Sender<Segment>, Receiver<Segment>),
+    replies: Arc<Vec<Sender<Reply>>>,
+    /// Each agent's end of its reply channel, until its thread takes it.
+    reply_ends: Vec<Option<Receiver<Reply>>>,
+}
+
+impl<B: Backend> Ga3cExecutor<B> {
+    /// The executor for `config` (an agent config whose `execution_spec` may carry a
+    /// `ga3c_spec`; its `executor` key is not required here) on environment `env_id`.
+    pub fn new(config: &Json, env_id: &str, seed: u64) -> Result<Self> {
+        let spec = match Ga3cSpec::from_config(config)? {
+            Some(spec) => spec,
+            None => {
+                let mut with = config.clone();
+                with["execution_spec"]["executor"] = "ga3c".into();
+                Ga3cSpec::from_config(&with)?.unwrap_or_default()
+            }
+        };
+        Self::with_spec(Ga3cAlgorithm::from_config(config)?, spec, env_id, seed)
+    }
+
+    /// The executor for `algorithm` with the settings `spec` on environment `env_id`.
+    pub fn with_spec(algorithm: Ga3cAlgorithm, spec: Ga3cSpec, env_id: &str, seed: u64) -> Result<Self> {
+        let probe = make(env_id, seed).map_err(|e| CoreError::Config {
+            at: "ga3c env".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(Ga3cExecutor {
+            algorithm,
+            spec,
+            env_id: env_id.into(),
+            state_space: probe.state_space().clone(),
+            action_space: probe.action_space().clone(),
+            seed,
+            target_return: None,
+            learner: None,
+            backend: PhantomData,
+        })
+    }
+
+    /// Stops a run once the mean return of the last 100 episodes reaches `target`.
+    pub fn with_target_return(mut self, target: f64) -> Self {
+        self.target_return = Some(target);
+        self
+    }
+
+    /// The settings.
+    pub fn spec(&self) -> &Ga3cSpec {
+        &self.spec
+    }
+
+    /// Writes the last run's learned model (the learner's variables, as
+    /// `Agent::export_model` writes them, so `Agent::import_model` of the same config reads
+    /// it).
+    pub fn export_model(&self, path: &std::path::Path) -> Result<()> {
+        let learner = self.learner.as_ref().ok_or_else(|| CoreError::Config {
+            at: "ga3c export_model".into(),
+            reason: "nothing has been trained yet".into(),
+        })?;
+        let learner = learner.lock().map_err(|_| CoreError::Config {
+            at: "ga3c export_model".into(),
+            reason: "a trainer panicked while holding the learner".into(),
+        })?;
+        learner.executor().save(path)
+    }
+
+    /// Runs until `total` environment steps (or the target return), calling `progress` a few
+    /// times a second.
+    pub fn execute_timesteps(&mut self, total: u64, mut progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+        let start = Instant::now();
+        let mut learner = self
+            .algorithm
+            .learner::<B>(&self.state_space, &self.action_space, self.seed)?;
+        let first = learner.publish()?;
+        let max = self.spec.max_counts();
+        let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
+        let shared = Arc::new(Shared::new(adjuster.counts(), first, total));
+        let learner = Arc::new(Mutex::new(learner));
+        self.learner = Some(learner.clone());
+        let (reply_senders, reply_ends): (Vec<_>, Vec<_>) = (0..max.agents).map(|_| bounded(1)).unzip();
+        let mut threads = Threads {
+            handles: vec![],
+            spawned: ThreadCounts {
+                agents: 0,
+                predictors: 0,
+                trainers: 0,
+            },
+            requests: bounded(max.agents),
+            training: bounded(self.spec.training_queue_capacity),
+            replies: Arc::new(reply_senders),
+            reply_ends: reply_ends.into_iter().map(Some).collect(),
+        };
+        let outcome = self.watch(
+            &mut threads,
+            &shared,
+            &learner,
+            &mut adjuster,
+            total,
+            start,
+            &mut progress,
+        );
+        shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let panicked = threads.handles.drain(..).map(JoinHandle::join).any(|j| j.is_err());
+        if let Some(e) = shared.error.lock().ok().and_then(|mut e| e.take()) {
+            return Err(e);
+        }
+        if panicked {
+            return Err(CoreError::Config {
+                at: "ga3c".into(),
+                reason: "a thread panicked".into(),
+            });
+        }
+        let (solved_at, queue_means) = outcome?;
+        let c = &shared.counters;
+        let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
+        let trainings = Counters::get(&c.trainings);
+        Ok(Ga3cStats {
+            worker: WorkerStats::from_returns(
+                Counters::get(&c.frames),
+                episodes,
+                trainings,
+                start.elapsed().as_secs_f64(),
+                solved_at,
+            ),
+            predictions: Counters::get(&c.predictions),
+            forward_passes: Counters::get(&c.forward_passes),
+            trainings,
+            trained_frames: Counters::get(&c.trained_frames),
+            mean_prediction_queue: queue_means.0,
+            mean_training_queue: queue_means.1,
+            lag: c.lag.lock().map(|l| l.clone()).unwrap_or_default(),
+            final_counts: adjuster.counts(),
+            adjustments: adjuster.trajectory().to_vec(),
+        })
+    }
+
+    /// The main thread's loop: starts the threads, reports progress, adjusts the counts, and
+    /// returns the step the run was solved at and the mean queue depths.
+    #[allow(clippy::too_many_arguments)]
+    fn watch(
+        &self,
+        threads: &mut Threads,
+        shared: &Arc<Shared>,
+        learner: &Arc<Mutex<Ga3cLearner<B>>>,
+        adjuster: &mut ThreadAdjuster,
+        total: u64,
+        start: Instant,
+        progress: &mut impl FnMut(&Ga3cProgress),
+    ) -> Result<(Option<u64>, (f64, f64))> {
+        self.spawn_up_to(threads, shared, learner, adjuster.counts())?;
+        let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
+        let mut window = (Instant::now(), 0u64);
+        let mut last_report = Instant::now();
+        let c = &shared.counters;
+        loop {
+            std::thread::sleep(TICK);
+            if shared.stopped() {
+                return Ok((None, mean(queue_sums, samples)));
+            }
+            let frames = Counters::get(&c.frames);
+            let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
+            queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
+            samples += 1;
+            let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
+            let solved_now = solved(&episodes, self.target_return);
+            if last_report.elapsed() >= Duration::from_millis(200) || solved_now || frames >= total {
+                last_report = Instant::now();
+                let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+                let passes = Counters::get(&c.forward_passes);
+                let predictions = Counters::get(&c.predictions);
+                let trainings = Counters::get(&c.trainings);
+                progress(&Ga3cProgress {
+                    frames,
+                    episode_rewards: &episodes,
+                    elapsed,
+                    predictions_per_second: predictions as f64 / elapsed,
+                    trainings_per_second: trainings as f64 / elapsed,
+                    mean_prediction_batch: predictions as f64 / passes.max(1) as f64,
+                    prediction_queue: pq,
+                    training_queue: tq,
+                    mean_lag: c.lag.lock().map(|l| l.mean()).unwrap_or(f64::NAN),
+                    counts: adjuster.counts(),
+                    loss: (trainings > 0)
+                        .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
+                });
+            }
+            if solved_now {
+                return Ok((Some(frames), mean(queue_sums, samples)));
+            }
+            if frames >= total {
+                return Ok((None, mean(queue_sums, samples)));
+            }
+            let seconds = window.0.elapsed().as_secs_f64();
+            if self.spec.dynamic_adjustment && seconds >= self.spec.adjustment_period_seconds {
+                let trained = Counters::get(&c.trained_frames);
+                let tps = (trained - window.1) as f64 / seconds;
+                let counts = adjuster.observe(tps, start.elapsed().as_secs_f64());
+                self.spawn_up_to(threads, shared, learner, counts)?;
+                window = (Instant::now(), trained);
+            }
+        }
+    }
+
+    /// Sets the active counts to `counts`, first starting any threads not yet spawned.
+    fn spawn_up_to(
+        &self,
+        t: &mut Threads,
+        shared: &Arc<Shared>,
+        learner: &Arc<Mutex<Ga3cLearner<B>>>,
+        counts: ThreadCounts,
+    ) -> Result<()> {
+        while t.spawned.agents < counts.agents {
+            let index = t.spawned.agents;
+            let seed = self.seed + index as u64;
+            let role = AgentRole {
+                index,
+                env: make(&self.env_id, seed).map_err(|e| CoreError::Config {
+                    at: format!("ga3c agent {index}"),
+                    reason: e.to_string(),
+                })?,
+                seed,
+                requests: t.requests.0.clone(),
+                replies: t.reply_ends[index].take().ok_or_else(|| CoreError::Config {
+                    at: format!("ga3c agent {index}"),
+                    reason: "its reply channel was taken twice".into(),
+                })?,
+                training: t.training.0.clone(),
+                segment: self.algorithm.segment_length(self.spec.t_max),
+            };
+            t.handles.push(spawn(shared, move |s| role.run(s)));
+            t.spawned.agents += 1;
+        }
+        while t.spawned.predictors < counts.predictors {
+            let index = t.spawned.predictors;
+            let seed = self.seed + 1000 + index as u64;
+            let role = PredictorRole {
+                index,
+                actor: self.algorithm.actor::<B>(&self.state_space, &self.action_space, seed)?,
+                requests: t.requests.1.clone(),
+                replies: t.replies.clone(),
+                max_batch: self.spec.prediction_batch_size,
+            };
+            t.handles.push(spawn(shared, move |s| role.run(s)));
+            t.spawned.predictors += 1;
+        }
+        while t.spawned.trainers < counts.trainers {
+            let role = TrainerRole {
+                index: t.spawned.trainers,
+                learner: learner.clone(),
+                training: t.training.1.clone(),
+                min_batch: self
+                    .spec
+                    .training_min_batch_size
+                    .unwrap_or_else(|| self.algorithm.default_min_batch()),
+            };
+            t.handles.push(spawn(shared, move |s| role.run(s)));
+            t.spawned.trainers += 1;
+        }
+        shared.set_counts(counts);
+        Ok(())
+    }
+}
+
+fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {
+    let shared = shared.clone();
+    std::thread::spawn(move || body(&shared))
+}
+
+fn mean(sums: (f64, f64), n: u64) -> (f64, f64) {
+    let n = n.max(1) as f64;
+    (sums.0 / n, sums.1 / n)
+}

@@ -1,0 +1,31 @@
+//! GA3C (Babaeizadeh et al., ICLR 2017): agents that never run a forward pass of their own.
+//!
+//! ```text
+//!  agent threads (NA)          predictor threads (NP)             trainer threads (NT)
+//!  env.step ─► state ──► prediction queue ──► batched act ──┐
+//!      ▲                                                     │ action, log-likelihood, version
+//!      └─────────────────────────────────────────────────────┘
+//!  every t_max steps or episode end: segment ──► training queue ──► batch ──► learner.learn
+//!                                                                               │ publish
+//!  predictors load the newest snapshot before each batch ◄──────────────────────┘
+//! ```
+//!
+//! The learner and actor are the agent's roles (`agents::PgLearner`, `pg_actor`,
+//! `ImpalaLearner`, `impala_actor`), so a config that trains with `rlgraph train` runs here
+//! by adding `"executor": "ga3c"` to its `execution_spec`. Every trained frame's policy lag
+//! (learner version minus acting version) is counted; IMPALA's V-trace corrects for it,
+//! actor-critic and PPO learn as if on-policy, as GA3C did. [`ThreadAdjuster`] tunes NA, NP
+//! and NT while it runs.
+
+mod adjuster;
+mod algorithm;
+mod executor;
+mod metrics;
+mod roles;
+mod spec;
+
+pub use adjuster::{Adjustment, ThreadAdjuster, Verdict};
+pub use algorithm::Ga3cAlgorithm;
+pub use executor::{Ga3cExecutor, Ga3cProgress};
+pub use metrics::{Ga3cStats, LagHistogram};
+pub use spec::{Ga3cSpec, ThreadCounts};

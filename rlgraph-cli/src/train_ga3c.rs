@@ -1,0 +1,111 @@
+//! `rlgraph train` for a config whose `execution_spec.executor` is `"ga3c"`: GA3C's agent,
+//! predictor and trainer threads, with their throughput, queue depths and policy lag in the
+//! progress bar, `summary.json` and TensorBoard.
+
+use executors::ga3c::{Ga3cExecutor, Ga3cProgress};
+use rlgraph_core::Backend;
+use serde_json::Value as Json;
+
+use crate::tensorboard::EventWriter;
+use crate::train_command::{episodes_csv, progress_bar, write_file, TrainArgs};
+
+/// The learned model in an `--out` directory: GA3C keeps no replayable host state, so it
+/// writes the model (`Agent::export_model`'s format) instead of a checkpoint.
+pub const MODEL_FILE: &str = "model.safetensors";
+
+/// Trains `config` under the GA3C executor; returns the JSON summary.
+pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String, String> {
+    if args.resume.is_some() || args.checkpoint_every > 0 || args.episodes.is_some() || args.num_envs != 1 {
+        return Err(format!(
+            "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
+             (ga3c_spec.num_agents); --resume, --checkpoint-every, --episodes and --num-envs do not apply",
+            args.config.display()
+        ));
+    }
+    let mut executor =
+        Ga3cExecutor::<B>::new(config, &args.env, args.seed).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    if let Some(target) = args.target_return {
+        executor = executor.with_target_return(target);
+    }
+    let mut events = match &args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
+            Some(EventWriter::create(dir)?)
+        }
+        None => None,
+    };
+    let total = args.timesteps.unwrap_or(200_000);
+    let bar = progress_bar(total);
+    let mut logged = 0usize;
+    let mut event_error = None;
+    let stats = executor
+        .execute_timesteps(total, |p: &Ga3cProgress| {
+            if let Some(w) = events.as_mut() {
+                if let Err(e) = log_events(w, p, &mut logged) {
+                    event_error.get_or_insert(e);
+                }
+            }
+            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
+            let mean = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            bar.set_position(p.frames);
+            bar.set_message(format!(
+                "| return (last 100) {mean:.1} | {:.0} pred/s, batch {:.1} | {:.1} train/s | queues {}/{} | lag {:.2} | NA {} NP {} NT {}",
+                p.predictions_per_second,
+                p.mean_prediction_batch,
+                p.trainings_per_second,
+                p.prediction_queue,
+                p.training_queue,
+                p.mean_lag,
+                p.counts.agents,
+                p.counts.predictors,
+                p.counts.trainers,
+            ));
+        })
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    if let Some(e) = event_error {
+        return Err(e);
+    }
+    let mut summary = stats.to_json();
+    summary["wall_clock_seconds"] = stats.worker.runtime_seconds.into();
+    summary["env"] = args.env.clone().into();
+    summary["backend"] = B::NAME.into();
+    summary["executor"] = "ga3c".into();
+    if let (Some(dir), Some(w)) = (&args.out, events.as_mut()) {
+        w.flush()?;
+        write_file(dir, "episodes.csv", &episodes_csv(&stats.worker))?;
+        write_file(dir, "summary.json", &summary.to_string())?;
+        executor
+            .export_model(&dir.join(MODEL_FILE))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(summary.to_string())
+}
+
+/// Episode returns as they finish, and the executor's rates at each report.
+fn log_events(w: &mut EventWriter, p: &Ga3cProgress, logged: &mut usize) -> Result<(), String> {
+    for r in &p.episode_rewards[*logged..] {
+        w.scalar("episode/return", p.frames, *r)?;
+    }
+    *logged = p.episode_rewards.len();
+    for (tag, value) in [
+        ("ga3c/predictions_per_second", p.predictions_per_second),
+        ("ga3c/trainings_per_second", p.trainings_per_second),
+        ("ga3c/mean_prediction_batch", p.mean_prediction_batch),
+        ("ga3c/prediction_queue", p.prediction_queue as f64),
+        ("ga3c/training_queue", p.training_queue as f64),
+        ("ga3c/mean_policy_lag", p.mean_lag),
+        ("ga3c/agents", p.counts.agents as f64),
+        ("ga3c/predictors", p.counts.predictors as f64),
+        ("ga3c/trainers", p.counts.trainers as f64),
+    ] {
+        if value.is_finite() {
+            w.scalar(tag, p.frames, value)?;
+        }
+    }
+    if let Some(loss) = p.loss {
+        w.scalar("train/loss", p.frames, loss)?;
+    }
+    Ok(())
+}
