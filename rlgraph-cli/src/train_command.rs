@@ -155,17 +155,10 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     // With --out, the directory is resumable from the start: the config now, checkpoints as
     // asked, and a TensorBoard event file written as episodes finish.
-    let mut events = match &args.out {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
-            if args.checkpoint_every > 0 {
-                worker = worker.with_checkpoints(args.checkpoint_every, dir.join("checkpoint.safetensors"));
-            }
-            Some(EventWriter::create(dir)?)
-        }
-        None => None,
-    };
+    let mut events = open_out_dir(args)?;
+    if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
+        worker = worker.with_checkpoints(args.checkpoint_every, dir.join("checkpoint.safetensors"));
+    }
     let mut event_error = None;
     let mut logged_episodes = 0usize;
     let total = args
@@ -223,6 +216,15 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         write_outputs(dir, &stats, &summary, worker.agent().as_ref())?;
     }
     Ok(summary.to_string())
+}
+
+/// With `--out`: creates the directory, copies the config into it and opens its TensorBoard
+/// event file.
+pub(crate) fn open_out_dir(args: &TrainArgs) -> Result<Option<EventWriter>, String> {
+    let Some(dir) = &args.out else { return Ok(None) };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
+    EventWriter::create(dir).map(Some)
 }
 
 /// The training progress bar over `total` steps.

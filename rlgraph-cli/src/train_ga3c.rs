@@ -7,7 +7,7 @@ use rlgraph_core::Backend;
 use serde_json::Value as Json;
 
 use crate::tensorboard::EventWriter;
-use crate::train_command::{episodes_csv, progress_bar, write_file, TrainArgs};
+use crate::train_command::{episodes_csv, open_out_dir, progress_bar, write_file, TrainArgs};
 
 /// The learned model in an `--out` directory: GA3C keeps no replayable host state, so it
 /// writes the model (`Agent::export_model`'s format) instead of a checkpoint.
@@ -27,14 +27,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     if let Some(target) = args.target_return {
         executor = executor.with_target_return(target);
     }
-    let mut events = match &args.out {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
-            Some(EventWriter::create(dir)?)
-        }
-        None => None,
-    };
+    let mut events = open_out_dir(args)?;
     let total = args.timesteps.unwrap_or(200_000);
     let bar = progress_bar(total);
     let mut logged = 0usize;

@@ -121,16 +121,7 @@ fn every_agent_type_trains_checkpoints_and_evaluates() {
             "{config}: {summary}"
         );
         // One TensorBoard record per finished episode, after the file-version record.
-        let events = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("events.out.tfevents.")
-            })
-            .unwrap_or_else(|| panic!("{config}: no event file"));
+        let events = event_file(&dir).unwrap_or_else(|| panic!("{config}: no event file"));
         let bytes = std::fs::read(events).unwrap();
         let mut records = 0;
         let mut at = 0;
@@ -330,16 +321,7 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     let on_disk: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(on_disk["ga3c"]["forward_passes"], g["forward_passes"]);
-    let events = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events.out.tfevents.")
-        })
-        .expect("an event file");
+    let events = event_file(&dir).expect("an event file");
     let bytes = std::fs::read(events).unwrap();
     let has = |tag: &str| bytes.windows(tag.len()).any(|w| w == tag.as_bytes());
     assert!(has("ga3c/predictions_per_second") && has("ga3c/mean_policy_lag") && has("episode/return"));
@@ -353,4 +335,14 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     assert_ne!(code, 0);
     assert!(stderr.contains("--num-envs"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The TensorBoard event file in `dir`, if there is one.
+fn event_file(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| {
+        p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events.out.tfevents.")
+    })
 }
