@@ -82,14 +82,20 @@ impl OnBackend for TrainArgs {
 /// `train --tensor-envs N`: PPO against N device-resident copies.
 fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String, String> {
     let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
-    if agents::agent_family(&json).ok() != Some(agents::AgentFamily::PolicyGradient) {
-        return Err(format!(
+    let not_ppo = || {
+        format!(
             "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {}",
             args.config.display(),
             json.get("type").unwrap_or(&Json::Null)
-        ));
+        )
+    };
+    if agents::agent_family(&json).ok() != Some(agents::AgentFamily::PolicyGradient) {
+        return Err(not_ppo());
     }
     let config = agents::PgConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    if !matches!(config.algorithm, agents::PgAlgorithm::Ppo { .. }) {
+        return Err(not_ppo());
+    }
     let device = config.device;
     let envs = rlgraph_tensor_envs::make::<B>(&args.env, copies, args.seed, device).map_err(|e| e.to_string())?;
     let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
@@ -138,7 +144,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     {
         return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
-    let mut agent = crate::agent_commands::build_agent::<B>(&args.config, &args.env, args.seed, Some(&args.device))?;
+    let mut agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
     if let Some(dir) = &args.resume {
         agent
             .restore_checkpoint(&dir.join("checkpoint.safetensors"))

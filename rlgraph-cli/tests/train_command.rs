@@ -285,6 +285,20 @@ fn trains_ppo_on_device_resident_envs() {
         stderr.contains("dqn-cartpole.json") && stderr.contains("--tensor-envs"),
         "{stderr}"
     );
+    // Actor-critic shares PPO's agent family, but is refused before it trains.
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        "configs/actor-critic-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--tensor-envs",
+        "8",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("trains PPO configs") && stderr.contains("actor_critic"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
