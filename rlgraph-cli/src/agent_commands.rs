@@ -20,9 +20,19 @@ pub fn build_agent<B: Backend>(
     seed: u64,
     device: Option<&str>,
 ) -> Result<Box<dyn Agent + Send>, String> {
-    let json = read_config(config, device)?;
+    build_agent_from::<B>(&read_config(config, device)?, config, env, seed)
+}
+
+/// Builds the agent of `json`, a config already read from the file `config` (which errors
+/// name), for the environment `env`.
+pub fn build_agent_from<B: Backend>(
+    json: &Json,
+    config: &std::path::Path,
+    env: &str,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>, String> {
     let probe = make(env, seed).map_err(|e| e.to_string())?;
-    agents::build_agent::<B>(&json, probe.state_space(), probe.action_space(), seed)
+    agents::build_agent::<B>(json, probe.state_space(), probe.action_space(), seed)
         .map_err(|e| format!("{}: {e}", config.display()))
 }
 

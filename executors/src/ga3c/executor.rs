@@ -86,15 +86,12 @@ impl<B: Backend> Ga3cExecutor<B> {
     /// The executor for `config` (an agent config whose `execution_spec` may carry a
     /// `ga3c_spec`; its `executor` key is not required here) on environment `env_id`.
     pub fn new(config: &Json, env_id: &str, seed: u64) -> Result<Self> {
-        let spec = match Ga3cSpec::from_config(config)? {
-            Some(spec) => spec,
-            None => {
-                let mut with = config.clone();
-                with["execution_spec"]["executor"] = "ga3c".into();
-                Ga3cSpec::from_config(&with)?.unwrap_or_default()
-            }
-        };
-        Self::with_spec(Ga3cAlgorithm::from_config(config)?, spec, env_id, seed)
+        Self::with_spec(
+            Ga3cAlgorithm::from_config(config)?,
+            Ga3cSpec::parse(config)?,
+            env_id,
+            seed,
+        )
     }
 
     /// The executor for `algorithm` with the settings `spec` on environment `env_id`.
@@ -239,10 +236,11 @@ impl<B: Backend> Ga3cExecutor<B> {
             let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
             queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
             samples += 1;
-            let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
-            let solved_now = solved(&episodes, self.target_return);
+            let solved_now = c.episodes.lock().is_ok_and(|e| solved(&e, self.target_return));
             if last_report.elapsed() >= Duration::from_millis(200) || solved_now || frames >= total {
                 last_report = Instant::now();
+                // Copied only to report: the agents append to the list while the callback runs.
+                let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
                 let elapsed = start.elapsed().as_secs_f64().max(1e-9);
                 let passes = Counters::get(&c.forward_passes);
                 let predictions = Counters::get(&c.predictions);

@@ -74,12 +74,16 @@ impl Ga3cSpec {
     /// The GA3C settings of an agent `config` whose `execution_spec.executor` is `"ga3c"`;
     /// `None` for any other executor. Errors name the key (`execution_spec.ga3c_spec.t_max`).
     pub fn from_config(config: &Json) -> Result<Option<Ga3cSpec>> {
-        let exec = &config["execution_spec"];
-        match exec.get("executor") {
-            Some(Json::String(name)) if name == "ga3c" => {}
-            _ => return Ok(None),
+        match config["execution_spec"].get("executor") {
+            Some(Json::String(name)) if name == "ga3c" => Self::parse(config).map(Some),
+            _ => Ok(None),
         }
-        let spec = match exec.get("ga3c_spec") {
+    }
+
+    /// The `execution_spec.ga3c_spec` of an agent `config` whatever executor it names (the
+    /// defaults where it has none).
+    pub fn parse(config: &Json) -> Result<Ga3cSpec> {
+        let spec = match config["execution_spec"].get("ga3c_spec") {
             None | Some(Json::Null) => Ga3cSpec::default(),
             Some(j) => serde_path_to_error::deserialize(j).map_err(|e| CoreError::Config {
                 at: format!("config.execution_spec.ga3c_spec.{}", e.path()),
@@ -87,7 +91,7 @@ impl Ga3cSpec {
             })?,
         };
         spec.check()?;
-        Ok(Some(spec))
+        Ok(spec)
     }
 
     /// The thread counts at the start.
