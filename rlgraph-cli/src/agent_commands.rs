@@ -72,7 +72,9 @@ pub struct GraphArgs {
     /// Components view: draw only this scope path and what lies under it.
     #[arg(long)]
     scope: Option<String>,
-    /// `dot` (Graphviz) or `json` (every node in full, variables listed per box).
+    /// `dot` (Graphviz), `json` (every node in full, variables listed per box) or `html`
+    /// (components view: one self-contained page, scopes collapse on a click, hover shows
+    /// spaces and devices, a search box finds components).
     #[arg(long, default_value = "dot")]
     format: String,
     /// The backend: candle (default) or tch (needs the `tch` feature).
@@ -82,8 +84,14 @@ pub struct GraphArgs {
 
 /// Prints a picture of the agent's graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
-    if !matches!(args.format.as_str(), "dot" | "json") {
-        return Err(format!("--format {}: use dot or json", args.format));
+    if !matches!(args.format.as_str(), "dot" | "json" | "html") {
+        return Err(format!("--format {}: use dot, json or html", args.format));
+    }
+    if args.format == "html" && args.view != "components" {
+        return Err(format!(
+            "--format html draws the components view, not --view {}",
+            args.view
+        ));
     }
     on_backend(&args.backend, args)
 }
@@ -111,10 +119,10 @@ impl OnBackend for GraphArgs {
                     scope: self.scope.clone(),
                 };
                 let view = ComponentView::new(meta, &shapes, &options).map_err(|e| e.to_string())?;
-                Ok(if json {
-                    view.to_json().to_string()
-                } else {
-                    view.to_dot()
+                Ok(match self.format.as_str() {
+                    "json" => view.to_json().to_string(),
+                    "html" => view.to_html(&format!("{} on {}", self.config.display(), self.env)),
+                    _ => view.to_dot(),
                 })
             }
             "calls" => {

@@ -12,6 +12,7 @@ use serde_json::{json, Value as Json};
 
 use crate::error::{CoreError, Result};
 use crate::meta_graph::{MetaGraph, NodeKind};
+use crate::spaces::Space;
 
 /// What to draw: all of it, or a focus.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +39,33 @@ pub struct ViewNode {
     pub devices: BTreeSet<String>,
     /// Components merged into it by `depth` (0: none).
     pub merged: usize,
+    /// What each API method takes and returns, by method (`sub/path.method` for a method of
+    /// a component merged into this box).
+    pub signatures: BTreeMap<String, Signature>,
+}
+
+/// The spaces one API method was called with and returned, one entry per distinct call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Signature {
+    /// Its arguments, as `param: space` lists.
+    pub inputs: BTreeSet<String>,
+    /// Its results, as space lists.
+    pub outputs: BTreeSet<String>,
+}
+
+/// A list of inferred spaces as text (`?` where the build inferred none).
+fn spaces_text<'a>(names: impl Iterator<Item = Option<&'a str>>, spaces: &[Option<Space>]) -> String {
+    names
+        .zip(spaces)
+        .map(|(name, space)| {
+            let space = space.as_ref().map_or_else(|| "?".to_string(), ToString::to_string);
+            match name {
+                Some(n) => format!("{n}: {space}"),
+                None => space,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The component-level picture of a meta graph.
@@ -106,10 +134,30 @@ impl ComponentView {
             let node = &graph[n];
             let Some(at) = place(&node.component) else { continue };
             members.entry(at.clone()).or_default().insert(node.component.clone());
+            let inner = node
+                .component
+                .strip_prefix(at.as_str())
+                .unwrap_or_default()
+                .trim_start_matches('/')
+                .to_string();
+            let key = |method: &str| match inner.as_str() {
+                "" => method.to_string(),
+                sub => format!("{sub}.{method}"),
+            };
             let entry = view.nodes.entry(at).or_default();
             entry.devices.insert(node.device.to_string());
-            if let NodeKind::ApiEnter { method, .. } = &node.kind {
-                entry.methods.insert(method.clone());
+            match &node.kind {
+                NodeKind::ApiEnter { method, params } => {
+                    entry.methods.insert(method.clone());
+                    let names = params.iter().map(|p| Some(p.as_str()));
+                    let text = spaces_text(names, &node.spaces);
+                    entry.signatures.entry(key(method)).or_default().inputs.insert(text);
+                }
+                NodeKind::ApiExit { method } => {
+                    let text = spaces_text(std::iter::repeat(None), &node.spaces);
+                    entry.signatures.entry(key(method)).or_default().outputs.insert(text);
+                }
+                _ => {}
             }
         }
         if view.nodes.is_empty() {
@@ -167,26 +215,27 @@ impl ComponentView {
         seen
     }
 
-    fn label(path: &str, node: &ViewNode) -> String {
+    /// The lines of a box's label: its name (with how many components were merged into
+    /// it), what its variables hold, and its devices. The DOT and HTML pictures share them.
+    pub fn label_lines(&self, path: &str) -> Vec<String> {
+        let Some(node) = self.nodes.get(path) else {
+            return vec![];
+        };
         let name = path.rsplit('/').next().unwrap_or(path);
-        let mut label = name.to_string();
-        if node.merged > 0 {
-            let _ = write!(label, " (+{} inside)", node.merged);
-        }
+        let mut lines = vec![if node.merged > 0 {
+            format!("{name} (+{} inside)", node.merged)
+        } else {
+            name.to_string()
+        }];
         if !node.variable_paths.is_empty() {
-            let _ = write!(
-                label,
-                "\\n{} variables, {} elements",
+            lines.push(format!(
+                "{} variables, {} elements",
                 node.variable_paths.len(),
                 node.variable_elements
-            );
+            ));
         }
-        let _ = write!(
-            label,
-            "\\n{}",
-            node.devices.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-        label.replace('"', "'")
+        lines.push(node.devices.iter().cloned().collect::<Vec<_>>().join(", "));
+        lines
     }
 
     /// The picture in Graphviz DOT: a component with components drawn under it is a cluster
@@ -202,7 +251,7 @@ impl ComponentView {
         let mut order: Vec<(&String, &ViewNode)> = self.nodes.iter().collect();
         order.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
         let mut open: Vec<&str> = vec![];
-        for (path, node) in order {
+        for (path, _) in order {
             while open.last().is_some_and(|o| !under(path, o)) {
                 open.pop();
                 out.push_str(&"  ".repeat(open.len() + 1));
@@ -219,7 +268,7 @@ impl ComponentView {
                 out,
                 "{indent}c{} [label=\"{}\"];",
                 id[path.as_str()],
-                Self::label(path, node)
+                self.label_lines(path).join("\\n").replace('"', "'")
             );
         }
         while open.pop().is_some() {
@@ -253,6 +302,7 @@ impl ComponentView {
                     "variable_elements": n.variable_elements,
                     "devices": n.devices,
                     "merged": n.merged,
+                    "signatures": n.signatures.iter().map(|(m, s)| (m.clone(), json!({"inputs": s.inputs, "outputs": s.outputs}))).collect::<serde_json::Map<_, _>>(),
                 })
             })
             .collect();

@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use agents::build_agent;
+use rlgraph_core::component_layout::CHAR_WIDTH;
 use rlgraph_core::spaces::{FloatBox, IntBox, Space};
-use rlgraph_core::{ComponentView, ViewOptions};
+use rlgraph_core::{ComponentView, Layout, ViewOptions};
 use rlgraph_tests::both_backends;
 
 fn spec() -> serde_json::Value {
@@ -98,6 +99,51 @@ both_backends! {
         let json = v.to_json();
         let optimizer = json["nodes"].as_array().unwrap().iter().find(|n| n["path"] == "dqn-agent/optimizer").unwrap();
         assert_eq!(optimizer["variables"].as_array().unwrap().len(), 17);
+    }
+
+    fn the_page_layout_nests_every_box_in_its_scopes_and_flows_left_to_right<B>() {
+        let v = view::<B>(ViewOptions::default()).unwrap();
+        let layout = Layout::new(&v, &|p| v.label_lines(p));
+        assert_eq!(layout.boxes.keys().cloned().collect::<BTreeSet<_>>(), full_tree());
+        let scopes: BTreeSet<String> = ["", "/policy", "/target-policy", "/policy/neural-network", "/target-policy/neural-network"]
+            .iter()
+            .map(|p| format!("dqn-agent{p}"))
+            .collect();
+        assert_eq!(layout.clusters.keys().cloned().collect::<BTreeSet<_>>(), scopes);
+        let under = |p: &str, s: &str| p == s || p.starts_with(&format!("{s}/"));
+        for (path, rect) in &layout.boxes {
+            for (scope, frame) in &layout.clusters {
+                assert_eq!(frame.contains(rect), under(path, scope), "{path} in {scope}");
+            }
+            // The box is wide enough for its longest label line.
+            let chars = v.label_lines(path).iter().map(|l| l.len()).max().unwrap();
+            assert!(rect.w >= chars as f64 * CHAR_WIDTH, "{path}");
+            for (other, r) in &layout.boxes {
+                assert!(path == other || !rect.overlaps(r), "{path} overlaps {other}");
+            }
+        }
+        for (a, ra) in &layout.clusters {
+            for (b, rb) in &layout.clusters {
+                if a != b && !under(a, b) && !under(b, a) {
+                    assert!(!ra.overlaps(rb), "{a} overlaps {b}");
+                }
+            }
+        }
+        assert!(layout.clusters.values().all(|r| r.x + r.w <= layout.width && r.y + r.h <= layout.height));
+        // Data flows root -> policies -> loss -> optimizer: each lies right of what feeds it.
+        let right_of = |a: &rlgraph_core::Rect, b: &rlgraph_core::Rect| a.x >= b.x + b.w;
+        let policy = layout.clusters["dqn-agent/policy"];
+        assert!(right_of(&policy, &layout.boxes["dqn-agent"]));
+        assert!(right_of(&layout.boxes["dqn-agent/loss"], &policy));
+        assert!(right_of(&layout.boxes["dqn-agent/loss"], &layout.clusters["dqn-agent/target-policy"]));
+        assert!(right_of(&layout.boxes["dqn-agent/optimizer"], &layout.boxes["dqn-agent/loss"]));
+        // The hover text's spaces: the 20-unit hidden layer maps the 4 unbounded floats of `view` to 20.
+        let hidden = &v.nodes["dqn-agent/policy/neural-network/hidden"].signatures["call"];
+        assert_eq!(hidden.inputs.iter().collect::<Vec<_>>(), ["inputs: FloatBox(float32, [4], batch)"]);
+        assert_eq!(hidden.outputs.iter().collect::<Vec<_>>(), ["FloatBox(float32, [20], batch)"]);
+        // Merged boxes name the inner component a method belongs to.
+        let merged = view::<B>(ViewOptions { depth: Some(1), ..ViewOptions::default() }).unwrap();
+        assert!(merged.nodes["dqn-agent/policy"].signatures.contains_key("neural-network/hidden.call"));
     }
 
     fn depth_collapses_scopes_into_single_boxes<B>() {
