@@ -26,7 +26,7 @@ pub(crate) fn actor_critic_networks<B: Backend>(
 ) -> Result<Component<B>> {
     let layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
     let separate = !value_function_spec.is_empty();
-    let mut c = Component::new("networks");
+    let mut c = Component::new("networks").with_kind("actor-critic-networks");
     if separate {
         let vf_layers = layers_from_spec::<B>(value_function_spec, "config.value_function_spec")?;
         c = c
@@ -96,6 +96,7 @@ pub(crate) fn actor_critic_root<B: Backend>(
     optimizer_spec: &OptimizerSpec,
 ) -> Result<(Component<B>, bool)> {
     let root = Component::<B>::new(name)
+        .with_kind(name)
         .with_sub(actor_critic_networks::<B>(
             spec.network,
             spec.value_function,
@@ -118,11 +119,13 @@ pub(crate) fn actor_critic_actor<B: Backend>(
     extras: &[&str],
     seed: u64,
 ) -> Result<GraphActor<B>> {
-    let root = Component::<B>::new(name).with_sub(actor_critic_networks::<B>(
-        spec.network,
-        spec.value_function,
-        action_space,
-    )?);
+    let root = Component::<B>::new(name)
+        .with_kind("actor-critic-actor")
+        .with_sub(actor_critic_networks::<B>(
+            spec.network,
+            spec.value_function,
+            action_space,
+        )?);
     let (root, has_pre) = with_preprocessing(root, spec.preprocessing)?;
     let root = with_acting_apis(root, has_pre, "networks", stochastic);
     let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);

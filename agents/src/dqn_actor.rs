@@ -28,6 +28,7 @@ pub fn dqn_actor<B: Backend>(
     let n = num_actions(action_space)?;
     let dueling = config.dueling;
     let root = Component::<B>::new(ROOT)
+        .with_kind("dqn-actor")
         .with_sub(dqn_policy::<B>(config, action_space, n)?)
         .with_sub(epsilon_exploration::<B>("exploration", config.epsilon.clone(), n));
     let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;

@@ -120,6 +120,7 @@ fn dqn_tower<B: Backend>(
             })
     };
     Ok(Component::<B>::new(format!("tower-{t}"))
+        .with_kind("tower")
         .with_sub(sub("policy")?.copy_as("policy", true))
         .with_sub(sub("target-policy")?.copy_as("target-policy", false))
         .with_sub(sub("loss")?.copy_as("loss", false))
@@ -223,6 +224,7 @@ impl<B: Backend> DqnLearner<B> {
         };
         let (dueling, double_q) = (config.dueling, config.double_q);
         let root = Component::<B>::new(ROOT)
+            .with_kind("dqn-agent")
             .with_sub(policy_component)
             .with_sub(target)
             .with_sub(dqn_loss("loss", loss_spec))

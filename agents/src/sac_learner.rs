@@ -79,6 +79,7 @@ fn critics<B: Backend>(spec: &[serde_json::Value]) -> Result<Component<B>> {
         ))
     };
     Ok(Component::new("critics")
+        .with_kind("sac-critics")
         .with_sub(q("q1")?)
         .with_sub(q("q2")?)
         .api(
@@ -162,6 +163,7 @@ impl<B: Backend> SacLearner<B> {
             },
         );
         let root = Component::<B>::new(ROOT)
+            .with_kind("sac-agent")
             .with_sub(sac_policy::<B>(config, action_space, categories)?)
             .with_sub(critics.copy_as("target-critics", false))
             .with_sub(critics)
@@ -302,7 +304,9 @@ pub fn sac_actor<B: Backend>(
     seed: u64,
 ) -> Result<GraphActor<B>> {
     let categories = discrete_actions(action_space)?;
-    let root = Component::<B>::new(ROOT).with_sub(sac_policy::<B>(config, action_space, categories)?);
+    let root = Component::<B>::new(ROOT)
+        .with_kind("sac-actor")
+        .with_sub(sac_policy::<B>(config, action_space, categories)?);
     let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
     let root = match categories {
         None => with_acting_apis(root, has_pre, "policy", "get_action"),

@@ -18,6 +18,7 @@ pub fn container_splitter<B: Backend>(name: &str, keys: Vec<String>) -> Componen
     let (k_run, k_infer) = (keys.clone(), keys);
     let comp = name.to_string();
     Component::new(name)
+        .with_kind("container-splitter")
         .api("split", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("split", &[args.get(0)?])
         })
@@ -59,6 +60,7 @@ pub fn container_merger<B: Backend>(name: &str, names: Vec<String>) -> Component
     let params: Vec<Param> = (0..names.len()).map(|i| Param::new(format!("input-{i}"))).collect();
     let (n_run, n_infer) = (names.clone(), names);
     Component::new(name)
+        .with_kind("container-merger")
         .api("merge", params, |ctx, args| ctx.graph_fn("merge", &args.present()))
         .graph_fn(
             GraphFn::new("merge", move |_, xs| {
@@ -74,6 +76,7 @@ pub fn container_merger<B: Backend>(name: &str, names: Vec<String>) -> Component
 pub fn slice<B: Backend>(name: &str) -> Component<B> {
     let comp = name.to_string();
     Component::new(name)
+        .with_kind("slice")
         .api(
             "slice",
             vec![Param::new("inputs"), Param::new("start_index"), Param::new("end_index")],
@@ -99,6 +102,7 @@ pub fn slice<B: Backend>(name: &str) -> Component<B> {
 pub fn batch_splitter<B: Backend>(name: &str, shards: usize) -> Component<B> {
     let comp = name.to_string();
     Component::new(name)
+        .with_kind("batch-splitter")
         .api("split_batch", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("split", &[args.get(0)?])
         })
@@ -129,6 +133,7 @@ pub fn batch_splitter<B: Backend>(name: &str, shards: usize) -> Component<B> {
 pub fn sampler<B: Backend>(name: &str) -> Component<B> {
     let comp = name.to_string();
     Component::new(name)
+        .with_kind("sampler")
         .api(
             "sample",
             vec![Param::new("inputs"), Param::new("sample_size")],
@@ -160,6 +165,7 @@ pub fn sampler<B: Backend>(name: &str) -> Component<B> {
 /// `softmax(logits)` -> (probabilities, log-probabilities) over the last dimension.
 pub fn softmax<B: Backend>(name: &str) -> Component<B> {
     Component::new(name)
+        .with_kind("softmax")
         .api("softmax", vec![Param::new("logits")], |ctx, args| {
             ctx.graph_fn("softmax", &[args.get(0)?])
         })

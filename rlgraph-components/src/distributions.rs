@@ -433,6 +433,7 @@ pub fn distribution<B: Backend>(name: &str, kind: Kind) -> Component<B> {
         move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args| ctx.graph_fn(n, &args.present())
     };
     Component::new(name)
+        .with_kind("distribution")
         .api(
             "sample_stochastic",
             vec![Param::new("parameters")],

@@ -16,6 +16,7 @@ use crate::time_dependent::TimeDependent;
 pub fn epsilon_exploration<B: Backend>(name: &str, epsilon: TimeDependent, num_actions: usize) -> Component<B> {
     let (eps_a, eps_b) = (epsilon.clone(), epsilon);
     Component::new(name)
+        .with_kind("epsilon-exploration")
         .api(
             "do_explore",
             vec![Param::new("sample"), Param::new("time_percentage")],
@@ -110,6 +111,7 @@ fn explore_mask<B: Backend>(
 /// Gaussian action noise: `get_noise(sample)` draws `N(mean, stddev)` of the sample's shape.
 pub fn gaussian_noise<B: Backend>(name: &str, mean: f64, stddev: f64) -> Component<B> {
     Component::new(name)
+        .with_kind("gaussian-noise")
         .api("get_noise", vec![Param::new("sample")], |ctx, args| {
             ctx.graph_fn("noise", &[args.get(0)?])
         })
@@ -139,6 +141,7 @@ pub fn ornstein_uhlenbeck_noise<B: Backend>(
 ) -> Component<B> {
     let out = Space::from(FloatBox::new(shape.clone()));
     Component::new(name)
+        .with_kind("ornstein-uhlenbeck-noise")
         .api("get_noise", vec![], |ctx, _| ctx.graph_fn("step", &[]))
         .variables(move |_| {
             Ok(vec![

@@ -18,6 +18,7 @@ fn image_op<B: Backend>(
 ) -> Component<B> {
     let label = format!("a float or int image whose shape fits {name}");
     Component::new(name)
+        .with_kind("image-preprocessor")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })

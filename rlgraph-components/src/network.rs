@@ -27,7 +27,7 @@ pub fn stack_with_inputs<B: Backend>(
         .chain((1..num_inputs.max(1)).map(|i| Param::optional(format!("inputs_{i}"))))
         .collect();
     subs.into_iter()
-        .fold(Component::new(name), Component::with_sub)
+        .fold(Component::new(name).with_kind("stack"), Component::with_sub)
         .api(method, params, move |ctx, args| {
             let mut outs = args.present();
             for (k, n) in names.iter().enumerate() {
@@ -40,7 +40,7 @@ pub fn stack_with_inputs<B: Backend>(
 
 /// A network named `name` whose `call(inputs)` runs each layer's `call` on the previous output.
 pub fn neural_network<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
-    stack(name, layers, "call")
+    stack(name, layers, "call").with_kind("neural-network")
 }
 
 /// RLgraph's `BatchApply`: `call(inputs)` folds the time rank of `[B, T, ...]` inputs into the
@@ -49,6 +49,7 @@ pub fn neural_network<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Comp
 pub fn batch_apply<B: Backend>(name: &str, sub: Component<B>, method: &str) -> Component<B> {
     let (sub_name, m) = (sub.name().to_string(), method.to_string());
     Component::new(name)
+        .with_kind("batch-apply")
         .with_sub(sub)
         .with_sub(fold_time_rank("folder"))
         .with_sub(unfold_time_rank("unfolder"))

@@ -244,7 +244,16 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
     let decl_spec = spec.clone();
     let (step_spec, apply_spec) = (spec.clone(), spec);
     let zero_t = || Value::f32(0.0);
+    // RLgraph's type names for the rules.
+    let kind = match decl_spec.rule {
+        Rule::Sgd => "sgd",
+        Rule::Adam { .. } => "adam",
+        Rule::RmsProp { .. } => "rms-prop",
+        Rule::Adagrad { .. } => "adagrad",
+        Rule::Adadelta { .. } => "adadelta",
+    };
     Component::new(name)
+        .with_kind(kind)
         .api(
             "step",
             vec![

@@ -114,6 +114,7 @@ pub fn policy_with<B: Backend>(
     let units = a.units();
     let kind = a.kind;
     let c = Component::new(name)
+        .with_kind("policy")
         .with_sub(neural_network("neural-network", layers))
         .with_sub(dense(
             "action-adapter",
@@ -264,7 +265,9 @@ fn joint_policy<B: Backend>(
         })
         .collect::<Result<Vec<_>>>()?;
     let n = leaves.len();
-    let mut c = Component::new(name).with_sub(neural_network("neural-network", layers));
+    let mut c = Component::new(name)
+        .with_kind("joint-policy")
+        .with_sub(neural_network("neural-network", layers));
     for (i, shape) in shapes.iter().enumerate() {
         c = c
             .with_sub(dense(
@@ -433,6 +436,7 @@ pub fn dueling_policy<B: Backend>(
     units_state_value_stream: usize,
 ) -> Component<B> {
     Component::new(name)
+        .with_kind("dueling-policy")
         .with_sub(neural_network("neural-network", layers))
         .with_sub(dense(
             "dense-layer-state-value-stream",
@@ -484,6 +488,7 @@ pub fn dueling_policy<B: Backend>(
 /// one value per batch item.
 pub fn value_function<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
     Component::new(name)
+        .with_kind("value-function")
         .with_sub(neural_network("neural-network", layers))
         .with_sub(dense("value-function-node", DenseSpec::new(1)))
         .api("value_output", vec![Param::new("nn_inputs")], |ctx, args| {

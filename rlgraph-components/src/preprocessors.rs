@@ -17,6 +17,7 @@ fn elementwise<B: Backend>(
     out: fn(&Space) -> Space,
 ) -> Component<B> {
     Component::new(name)
+        .with_kind("preprocessor")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
@@ -116,7 +117,10 @@ pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> 
         .collect();
     layers
         .into_iter()
-        .fold(Component::new(name), Component::with_sub)
+        .fold(
+            Component::new(name).with_kind("preprocessor-stack"),
+            Component::with_sub,
+        )
         .api("preprocess", vec![Param::new("inputs")], move |ctx, args| {
             let mut x = args.get(0)?;
             for n in &names {

@@ -63,6 +63,22 @@ pub fn from_spec<B: Backend>(spec: &Json, at: &str) -> Result<Component<B>> {
 
 /// Like [`from_spec`], with the action space that action-related components need.
 pub fn from_spec_with<B: Backend>(spec: &Json, at: &str, action_space: Option<&Space>) -> Result<Component<B>> {
+    let built = build_from_spec(spec, at, action_space)?;
+    // The spec's own name for the type: the user's word, and RLgraph's.
+    let kind = match spec {
+        Json::Array(_) => Some("neural-network"),
+        _ => spec
+            .get("type")
+            .and_then(Json::as_str)
+            .or_else(|| spec.get("layers").map(|_| "neural-network")),
+    };
+    Ok(match kind {
+        Some(kind) => built.with_kind(kind),
+        _ => built,
+    })
+}
+
+fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Space>) -> Result<Component<B>> {
     if let Json::Array(layers) = spec {
         return network_from_layers(layers, "neural-network", at);
     }

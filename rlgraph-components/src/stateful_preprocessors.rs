@@ -72,6 +72,7 @@ fn reset_fn<B: Backend>(vars: &'static [&'static str]) -> GraphFn<B> {
 /// the variance while `n = 1`), using the estimates after the whole batch.
 pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
     Component::new(name)
+        .with_kind("moving-standardize")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
@@ -136,6 +137,7 @@ pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
 pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_rank: bool) -> Component<B> {
     let length = length.max(1);
     Component::new(name)
+        .with_kind("sequence")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })

@@ -33,6 +33,7 @@ fn leaf_shapes(space: &Space) -> Vec<Vec<usize>> {
 /// `tau` 1.0 is a hard copy.
 pub fn synchronizable<B: Backend>(name: &str, tau: f64) -> Component<B> {
     Component::new(name)
+        .with_kind("synchronizable")
         .api("sync", vec![Param::new("source"), Param::new("target")], |ctx, args| {
             ctx.graph_fn("sync", &[args.get(0)?, args.get(1)?])
         })

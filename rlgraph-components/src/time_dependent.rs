@@ -127,6 +127,7 @@ impl TimeDependent {
     pub fn component<B: Backend>(&self, name: &str) -> Component<B> {
         let schedule = self.clone();
         Component::new(name)
+            .with_kind("parameter")
             .api("get", vec![Param::new("time_percentage")], |ctx, args| {
                 ctx.graph_fn("value", &[args.get(0)?])
             })

@@ -71,7 +71,9 @@ impl MultiGpuSync {
             "time_percentage",
             rlgraph_core::spaces::Value::f32(0.0),
         ));
-        let mut root = Component::<B>::new(name).with_sub(optimizer("optimizer", optimizer_spec));
+        let mut root = Component::<B>::new(name)
+            .with_kind("multi-gpu-sync")
+            .with_sub(optimizer("optimizer", optimizer_spec));
         for (i, device) in self.devices::<B>()?.into_iter().enumerate() {
             root = root.with_sub(learner.copy_as(format!("tower-{i}"), true).on_device(device));
             if i > 0 {

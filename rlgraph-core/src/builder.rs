@@ -125,6 +125,9 @@ pub fn build<B: Backend>(
     let walk = root.walk();
     for (path, comp) in &walk {
         comp.check_names(path)?;
+        if !comp.kind.is_empty() {
+            meta.kinds.insert(path.clone(), comp.kind.clone());
+        }
     }
     // Phase 2: assembly. Each root API method runs once on symbolic inputs.
     let root_path = root.name.clone();

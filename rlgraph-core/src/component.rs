@@ -90,6 +90,7 @@ pub struct Component<B: Backend> {
     pub(crate) check: Option<CheckFn>,
     pub(crate) trainable: bool,
     pub(crate) device: Option<Device>,
+    pub(crate) kind: String,
 }
 
 impl<B: Backend> Component<B> {
@@ -104,7 +105,20 @@ impl<B: Backend> Component<B> {
             check: None,
             trainable: true,
             device: None,
+            kind: String::new(),
         }
+    }
+
+    /// Names what kind of component this is (`dense`, `dueling-policy`, ...), as pictures of
+    /// the graph show it; RLgraph specs set it from their `type`.
+    pub fn with_kind(mut self, kind: impl Into<String>) -> Self {
+        self.kind = kind.into();
+        self
+    }
+
+    /// What kind of component this is (empty when nobody said).
+    pub fn kind(&self) -> &str {
+        &self.kind
     }
 
     /// The name, which is this component's segment of scope paths.

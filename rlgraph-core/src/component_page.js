@@ -116,7 +116,7 @@
   const tip = document.getElementById("tip");
   function describe(path) {
     const n = byPath.get(path);
-    const lines = [path];
+    const lines = [n.kind ? `${path} (${n.kind})` : path];
     if (n.merged > 0) lines.push(`${n.merged} components merged into this box`);
     for (const [method, sig] of Object.entries(n.signatures)) {
       const ins = sig.inputs.length ? sig.inputs.join(" | ") : "";

@@ -37,6 +37,8 @@ pub struct ViewNode {
     pub variable_elements: usize,
     /// The devices its calls run on.
     pub devices: BTreeSet<String>,
+    /// What kind of component it is (`dense`, `dueling-policy`; empty when unknown).
+    pub kind: String,
     /// Components merged into it by `depth` (0: none).
     pub merged: usize,
     /// What each API method takes and returns, by method (`sub/path.method` for a method of
@@ -178,6 +180,7 @@ impl ComponentView {
         }
         for (at, inside) in members {
             if let Some(node) = view.nodes.get_mut(&at) {
+                node.kind = meta.kinds().get(&at).cloned().unwrap_or_default();
                 node.merged = inside.iter().filter(|c| **c != at).count();
             }
         }
@@ -215,17 +218,24 @@ impl ComponentView {
         seen
     }
 
-    /// The lines of a box's label: its name (with how many components were merged into
-    /// it), what its variables hold, and its devices. The DOT and HTML pictures share them.
+    /// The lines of a box's label: its name (with its kind and how many components were
+    /// merged into it), what its variables hold, and its devices. The DOT and HTML pictures share them.
     pub fn label_lines(&self, path: &str) -> Vec<String> {
         let Some(node) = self.nodes.get(path) else {
             return vec![];
         };
         let name = path.rsplit('/').next().unwrap_or(path);
-        let mut lines = vec![if node.merged > 0 {
-            format!("{name} (+{} inside)", node.merged)
-        } else {
+        let mut notes = vec![];
+        if !node.kind.is_empty() && node.kind != name {
+            notes.push(node.kind.clone());
+        }
+        if node.merged > 0 {
+            notes.push(format!("+{} inside", node.merged));
+        }
+        let mut lines = vec![if notes.is_empty() {
             name.to_string()
+        } else {
+            format!("{name} ({})", notes.join(", "))
         }];
         if !node.variable_paths.is_empty() {
             lines.push(format!(
@@ -301,6 +311,7 @@ impl ComponentView {
                     "variables": n.variable_paths,
                     "variable_elements": n.variable_elements,
                     "devices": n.devices,
+                    "kind": n.kind,
                     "merged": n.merged,
                     "signatures": n.signatures.iter().map(|(m, s)| (m.clone(), json!({"inputs": s.inputs, "outputs": s.outputs}))).collect::<serde_json::Map<_, _>>(),
                 })

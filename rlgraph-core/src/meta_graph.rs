@@ -100,6 +100,7 @@ pub struct MethodIo {
 pub struct MetaGraph {
     pub(crate) graph: DiGraph<MetaNode, MetaEdge>,
     pub(crate) methods: BTreeMap<String, MethodIo>,
+    pub(crate) kinds: BTreeMap<String, String>,
 }
 
 impl MetaGraph {
@@ -140,6 +141,12 @@ impl MetaGraph {
     /// The root API methods and their inputs and outputs.
     pub fn methods(&self) -> &BTreeMap<String, MethodIo> {
         &self.methods
+    }
+
+    /// What kind each component is, by scope path, where its builder said
+    /// ([`Component::with_kind`](crate::Component::with_kind)).
+    pub fn kinds(&self) -> &BTreeMap<String, String> {
+        &self.kinds
     }
 
     /// The nodes the assembly of root API method `method` recorded; an unknown name is an

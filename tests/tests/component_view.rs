@@ -95,6 +95,18 @@ both_backends! {
         assert_eq!(dot.matches("subgraph cluster_").count(), 5);
         assert_eq!(dot.matches('{').count(), dot.matches('}').count());
         assert!(dot.contains("17 variables, 991 elements"));
+        // Each box names its kind: the config's layer types, and the agent's own parts.
+        for (path, kind) in [
+            ("dqn-agent/policy", "dueling-policy"),
+            ("dqn-agent/policy/neural-network", "neural-network"),
+            ("dqn-agent/policy/neural-network/hidden", "dense"),
+            ("dqn-agent/loss", "dqn-loss"),
+            ("dqn-agent/optimizer", "adam"),
+            ("dqn-agent/target-sync", "synchronizable"),
+        ] {
+            assert_eq!(v.nodes[path].kind, kind, "{path}");
+        }
+        assert!(dot.contains("label=\"hidden (dense)\\n2 variables, 100 elements"), "{dot}");
         // The full list of variables is in the JSON.
         let json = v.to_json();
         let optimizer = json["nodes"].as_array().unwrap().iter().find(|n| n["path"] == "dqn-agent/optimizer").unwrap();
@@ -152,7 +164,7 @@ both_backends! {
         assert_eq!(v.nodes.keys().cloned().collect::<BTreeSet<_>>(), expected);
         let policy = &v.nodes["dqn-agent/policy"];
         assert_eq!((policy.merged, policy.variable_paths.len(), policy.variable_elements), (5, 8, 495));
-        assert!(v.to_dot().contains("policy (+5 inside)"));
+        assert!(v.to_dot().contains("policy (dueling-policy, +5 inside)"));
         // Nothing is lost when collapsing: every variable lands in some box.
         let all = view::<B>(ViewOptions::default()).unwrap();
         let count = |v: &ComponentView| v.nodes.values().map(|n| n.variable_paths.len()).sum::<usize>();

@@ -62,6 +62,7 @@ pub fn gae<B: Backend>(name: &str, discount: f64, gae_lambda: f64) -> Component<
         }
     };
     Component::new(name)
+        .with_kind("gae")
         .api("calc_td_errors", params(), |ctx, args| {
             Ok(vec![ctx.graph_fn1("td_errors", &args.present())?])
         })

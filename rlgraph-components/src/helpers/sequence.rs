@@ -86,6 +86,7 @@ pub fn sequence_helper<B: Backend>(name: &str, decay: f64) -> Component<B> {
     let floats = || Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true);
     let ints = || Space::from(IntBox::unbounded()).with_batch_rank(true);
     Component::new(name)
+        .with_kind("sequence-helper")
         .api(
             "calc_sequence_lengths",
             vec![Param::new("sequence_indices")],

@@ -80,6 +80,7 @@ pub fn v_trace<B: Backend>(name: &str, rho_bar: f64, c_bar: f64, pg_rho_bar: f64
         .map(Param::new)
         .collect();
     Component::new(name)
+        .with_kind("v-trace")
         .api("get_v_trace_values", params, |ctx, args| {
             ctx.graph_fn("v_trace", &args.present())
         })

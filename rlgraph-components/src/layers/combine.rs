@@ -7,6 +7,7 @@ use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param};
 pub fn concat<B: Backend>(name: &str, num_inputs: usize) -> Component<B> {
     let params: Vec<Param> = (0..num_inputs).map(|i| Param::new(format!("input-{i}"))).collect();
     Component::new(name)
+        .with_kind("concat")
         .api("call", params, |ctx, args| ctx.graph_fn("concat", &args.present()))
         .graph_fn(
             GraphFn::tensors("concat", |_, xs| {
@@ -46,6 +47,7 @@ pub fn concat<B: Backend>(name: &str, num_inputs: usize) -> Component<B> {
 pub fn residual<B: Backend>(name: &str, unit: Component<B>) -> Component<B> {
     let unit_name = unit.name().to_string();
     Component::new(name)
+        .with_kind("residual")
         .with_sub(unit)
         .api("call", vec![Param::new("inputs")], move |ctx, args| {
             let x = args.get(0)?;

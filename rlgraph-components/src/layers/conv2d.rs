@@ -145,6 +145,7 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
         biases,
     } = spec;
     Component::new(name)
+        .with_kind("conv2d")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
@@ -196,6 +197,7 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
 pub fn max_pool2d<B: Backend>(name: &str, pool_size: usize, strides: usize, padding: Padding) -> Component<B> {
     let (k, s) = (pool_size, strides);
     Component::new(name)
+        .with_kind("max-pool2d")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })

@@ -43,6 +43,7 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
     let (act, use_bias) = (spec.activation, spec.use_bias);
     let (weights, biases) = (spec.weights.clone(), spec.biases.clone());
     Component::new(name)
+        .with_kind("dense")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })

@@ -6,6 +6,7 @@ use rlgraph_core::{Backend, Component, DType, GraphFn, Initializer, Param, VarDe
 /// `call(ids)`: for ids of any shape, the embeddings, shape `ids.shape + [embed_dim]`.
 pub fn embedding<B: Backend>(name: &str, vocab_size: usize, embed_dim: usize, init: Initializer) -> Component<B> {
     Component::new(name)
+        .with_kind("embedding")
         .api("call", vec![Param::new("ids")], |ctx, args| {
             ctx.graph_fn("lookup", &[args.get(0)?])
         })

@@ -78,6 +78,7 @@ pub fn lstm<B: Backend>(name: &str, spec: LstmSpec) -> Component<B> {
     let run = spec.clone();
     let layout = spec.time_major;
     Component::new(name)
+        .with_kind("lstm")
         .api(
             "call",
             vec![

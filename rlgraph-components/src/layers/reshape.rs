@@ -20,6 +20,7 @@ pub fn reshape_with_categories<B: Backend>(
     let target = new_shape.clone();
     let kernel_target = new_shape.clone();
     Component::new(name)
+        .with_kind("reshape")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })

@@ -8,6 +8,7 @@ use rlgraph_core::{Backend, Component, GraphFn, Param};
 /// has a batch rank only.
 pub fn fold_time_rank<B: Backend>(name: &str) -> Component<B> {
     Component::new(name)
+        .with_kind("fold-time-rank")
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("fold", &[args.get(0)?])
         })
@@ -39,6 +40,7 @@ pub fn fold_time_rank<B: Backend>(name: &str) -> Component<B> {
 /// `[B, T]` (or `[T, B]`) of the second input, whose ranks the output takes.
 pub fn unfold_time_rank<B: Backend>(name: &str) -> Component<B> {
     Component::new(name)
+        .with_kind("unfold-time-rank")
         .api(
             "call",
             vec![Param::new("inputs"), Param::new("input_before_time_rank_folding")],

@@ -50,6 +50,7 @@ pub fn actor_critic_loss<B: Backend>(name: &str, spec: ActorCriticLossSpec) -> C
     .map(Param::new)
     .collect();
     loss_component(
+        "actor-critic-loss",
         name,
         params,
         GraphFn::tensors("per_item", move |ctx, xs| {

@@ -52,6 +52,7 @@ pub fn dqn_loss<B: Backend>(name: &str, spec: DqnLossSpec) -> Component<B> {
         params.push(Param::new("importance_weights"));
     }
     loss_component(
+        "dqn-loss",
         name,
         params,
         GraphFn::new("per_item", move |ctx, args| {

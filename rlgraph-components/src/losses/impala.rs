@@ -57,6 +57,7 @@ pub fn impala_loss<B: Backend>(name: &str, spec: ImpalaLossSpec) -> Component<B>
     .map(Param::new)
     .collect();
     loss_component(
+        "impala-loss",
         name,
         params,
         GraphFn::tensors("per_item", move |ctx, xs| {

@@ -26,11 +26,17 @@ pub(crate) fn per_item_space() -> Space {
     Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true)
 }
 
-/// A loss component named `name` from its per-item graph function (named `per_item`, with
+/// A loss component of kind `kind` named `name` from its per-item graph function (named `per_item`, with
 /// one input per parameter that is present) and the parameters of `loss`/`loss_per_item`.
-pub(crate) fn loss_component<B: Backend>(name: &str, params: Vec<Param>, per_item: GraphFn<B>) -> Component<B> {
+pub(crate) fn loss_component<B: Backend>(
+    kind: &str,
+    name: &str,
+    params: Vec<Param>,
+    per_item: GraphFn<B>,
+) -> Component<B> {
     let per_item = per_item.infer(|_, _| Ok(vec![per_item_space()]));
     Component::new(name)
+        .with_kind(kind)
         .api("loss_per_item", params.clone(), |ctx, args| {
             Ok(vec![ctx.graph_fn1("per_item", &args.present())?])
         })

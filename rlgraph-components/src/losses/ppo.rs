@@ -59,6 +59,7 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
     ])
     .collect();
     loss_component(
+        "ppo-loss",
         name,
         params,
         GraphFn::tensors("per_item", move |_, xs| {

@@ -58,6 +58,7 @@ pub fn sac_loss<B: Backend>(name: &str, spec: SacLossSpec) -> Component<B> {
     let params: Vec<Param> = PARAMS.into_iter().map(Param::new).collect();
     let init = spec.initial_alpha.ln();
     Component::new(name)
+        .with_kind("sac-loss")
         .api("loss_per_item", params.clone(), |ctx, args| {
             ctx.graph_fn("per_item", &args.present())
         })

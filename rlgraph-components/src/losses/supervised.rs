@@ -15,6 +15,7 @@ fn params() -> Vec<Param> {
 /// classes.
 pub fn cross_entropy_loss<B: Backend>(name: &str) -> Component<B> {
     loss_component(
+        "cross-entropy-loss",
         name,
         params(),
         GraphFn::tensors("per_item", |_, xs: &[&B::Tensor]| {
@@ -29,6 +30,7 @@ pub fn cross_entropy_loss<B: Backend>(name: &str) -> Component<B> {
 /// `sqrt(sum over non-batch dims (p - l)^2)`.
 pub fn euclidean_distance_loss<B: Backend>(name: &str) -> Component<B> {
     loss_component(
+        "euclidean-distance-loss",
         name,
         params(),
         GraphFn::tensors("per_item", |_, xs| {
