@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor, Result};
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
@@ -73,10 +74,15 @@ impl<B: Backend> DqnAgent<B> {
     /// Learns from `batch`, feeds new priorities back to the replay, and hands the actor the
     /// learner's new snapshot.
     fn learn(&mut self, batch: &Value, indices: Option<Vec<usize>>, time_percentage: f64) -> Result<f64> {
-        let learned = self.learner.learn(batch, time_percentage)?;
+        let learned = {
+            let _op = profiler::operation("backpropagation");
+            self.learner.learn(batch, time_percentage)?
+        };
         if let (Some(indices), Some(priorities)) = (indices, &learned.priorities) {
+            let _op = profiler::operation("replay");
             self.replay.update_priorities(&indices, priorities)?;
         }
+        let _op = profiler::operation("weight_sync");
         self.learner.publish_to(&mut self.actor)?;
         Ok(learned.loss)
     }
@@ -211,6 +217,7 @@ impl<B: Backend> Agent for DqnAgent<B> {
 
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
         self.counters.timesteps += 1;
+        let _op = profiler::operation("replay");
         let done = self.adder.push(env_id, transition);
         self.insert(done)
     }
@@ -220,8 +227,12 @@ impl<B: Backend> Agent for DqnAgent<B> {
         if self.replay.size() < batch_size {
             return Ok(None);
         }
-        let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;
-        self.learn(&sample.batch()?, sample.indices, time_percentage).map(Some)
+        let (batch, indices) = {
+            let _op = profiler::operation("replay");
+            let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;
+            (sample.batch()?, sample.indices)
+        };
+        self.learn(&batch, indices, time_percentage).map(Some)
     }
 
     /// Records as the agent's own replay holds them (`states`, `actions`, `rewards`,

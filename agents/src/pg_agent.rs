@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, Result, Tree};
 
@@ -108,7 +109,11 @@ impl<B: Backend> PgAgent<B> {
 
     /// Learns from `batch` and hands the actor the learner's new weights.
     fn learn(&mut self, batch: &RolloutBatch, time_percentage: f64) -> Result<f64> {
-        let loss = self.learner.learn_rollout(batch, time_percentage)?;
+        let loss = {
+            let _op = profiler::operation("backpropagation");
+            self.learner.learn_rollout(batch, time_percentage)?
+        };
+        let _op = profiler::operation("weight_sync");
         self.learner.publish_to(&mut self.actor)?;
         Ok(loss)
     }

@@ -21,6 +21,7 @@ mod threads;
 pub use threads::init_threads;
 
 use candle_core::{DType as CDType, Device as CDevice, Tensor, Var};
+use rlgraph_core::profiler::Category;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
 pub use candle_core;
@@ -92,6 +93,7 @@ impl Backend for Candle {
     }
 
     fn from_host(host: &HostTensor, device: Device) -> Result<Tensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_cdevice(device)?;
         let shape = host.shape.clone();
         match &host.data {
@@ -104,6 +106,7 @@ impl Backend for Candle {
     }
 
     fn to_host(t: &Tensor) -> Result<HostTensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "download");
         let flat = t.flatten_all().map_err(err("to_host"))?;
         let data = match t.dtype() {
             CDType::F32 => HostData::F32(flat.to_vec1().map_err(err("to_host"))?),
@@ -152,7 +155,12 @@ impl Backend for Candle {
     }
 
     fn to_device(t: &Tensor, device: Device) -> Result<Tensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "device_move");
         t.to_device(&to_cdevice(device)?).map_err(err("to_device"))
+    }
+
+    fn sync(device: Device) -> Result<()> {
+        to_cdevice(device)?.synchronize().map_err(err("sync"))
     }
 
     fn cast(t: &Tensor, dtype: DType) -> Result<Tensor> {

@@ -15,6 +15,7 @@
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
 
+use rlgraph_core::profiler::Category;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 use tch::{Kind, Tensor};
 
@@ -100,6 +101,7 @@ impl Backend for Tch {
     }
 
     fn from_host(host: &HostTensor, device: Device) -> Result<TchTensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_tdevice(device)?;
         let t = match &host.data {
             HostData::F32(v) => Tensor::f_from_slice(v),
@@ -115,6 +117,7 @@ impl Backend for Tch {
     }
 
     fn to_host(t: &TchTensor) -> Result<HostTensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "download");
         let shape: Vec<usize> = t.0.size().iter().map(|&d| d as usize).collect();
         let flat =
             t.0.f_to_device(tch::Device::Cpu)
@@ -170,7 +173,16 @@ impl Backend for Tch {
     }
 
     fn to_device(t: &TchTensor, device: Device) -> Result<TchTensor> {
+        let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "device_move");
         ok(t.0.f_to_device(to_tdevice(device)?), "to_device")
+    }
+
+    fn sync(device: Device) -> Result<()> {
+        if let Device::Cuda(i) = device {
+            to_tdevice(device)?;
+            tch::Cuda::synchronize(i as i64);
+        }
+        Ok(())
     }
 
     fn cast(t: &TchTensor, dtype: DType) -> Result<TchTensor> {

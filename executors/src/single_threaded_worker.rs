@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use agents::{Agent, Transition, UpdateMode};
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{CoreError, Result};
+use rlgraph_core::{profiler, CoreError, Result};
 use rlgraph_envs::VectorEnv;
 use serde_json::{json, Value as Json};
 
@@ -213,11 +213,20 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 break;
             }
             let t = (steps as f64 / horizon.max(1) as f64).min(1.0);
-            let actions = self.agent.get_actions(&self.states, true, t)?;
-            let results = self.envs.step(&actions).map_err(|e| CoreError::Config {
-                at: "environment".into(),
-                reason: e.to_string(),
-            })?;
+            let collecting = profiler::phase("data_collection");
+            let actions = {
+                let _op = profiler::operation("inference");
+                self.agent.get_actions(&self.states, true, t)?
+            };
+            let results = {
+                let _op = profiler::operation("simulation");
+                let _env = profiler::capture(profiler::Category::Simulator, "env.step");
+                self.envs.step(&actions).map_err(|e| CoreError::Config {
+                    at: "environment".into(),
+                    reason: e.to_string(),
+                })?
+            };
+            let storing = profiler::operation("storing");
             let episodes_before = episode_rewards.len() as u64;
             for (i, (r, action)) in results.into_iter().zip(actions).enumerate() {
                 self.returns[i] += r.step.reward;
@@ -240,9 +249,12 @@ impl<A: Agent> SingleThreadedWorker<A> {
                     self.returns[i] = 0.0;
                 }
             }
+            drop(storing);
+            drop(collecting);
             steps += n;
             if let Some((every, path)) = &self.checkpoint {
                 if (self.total_timesteps + n) / every > self.total_timesteps / every {
+                    let _op = profiler::operation("checkpoint");
                     self.agent.save_checkpoint(path)?;
                 }
             }
@@ -257,6 +269,8 @@ impl<A: Agent> SingleThreadedWorker<A> {
             since_update += unit;
             if spec.do_updates && done_so_far >= spec.steps_before_update && since_update >= spec.update_interval {
                 since_update = 0;
+                let _phase = profiler::phase("training");
+                let _op = profiler::operation("learning");
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {
                         loss = Some(l);

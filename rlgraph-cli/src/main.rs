@@ -9,6 +9,7 @@ mod agent_commands;
 mod backend_choice;
 mod call_command;
 mod env_command;
+mod profile_command;
 mod space_command;
 mod tensorboard;
 mod train_command;
@@ -45,6 +46,8 @@ enum Command {
     Evaluate(agent_commands::EvaluateArgs),
     /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
     Graph(agent_commands::GraphArgs),
+    /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
+    Profile(profile_command::ProfileArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train_command::run(&args),
         Command::Evaluate(args) => agent_commands::evaluate(&args),
         Command::Graph(args) => agent_commands::graph(&args),
+        Command::Profile(args) => profile_command::run(&args),
     };
     match result {
         Ok(output) => {

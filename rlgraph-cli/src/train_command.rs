@@ -62,6 +62,10 @@ pub struct TrainArgs {
     /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
     #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every"])]
     tensor_envs: Option<usize>,
+    /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
+    /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
+    #[arg(long)]
+    profile: Option<PathBuf>,
 }
 
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
@@ -69,7 +73,15 @@ pub fn run(args: &TrainArgs) -> Result<String, String> {
     if rlgraph_core::Device::parse(&args.device).is_none() {
         return Err(format!("--device {}: use cpu or cuda:N", args.device));
     }
-    on_backend(&args.backend, args)
+    let Some(dir) = &args.profile else {
+        return on_backend(&args.backend, args);
+    };
+    crate::profile_command::start(dir)?;
+    let trained = on_backend(&args.backend, args);
+    let profile = crate::profile_command::finish(dir)?;
+    let mut summary: Json = serde_json::from_str(&trained?).map_err(|e| format!("the summary is not JSON: {e}"))?;
+    summary["profile"] = profile;
+    Ok(summary.to_string())
 }
 
 impl OnBackend for TrainArgs {

@@ -219,6 +219,9 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     fn device(t: &Self::Tensor) -> Device;
     /// `t` moved to `device` (a no-op if it is there).
     fn to_device(t: &Self::Tensor, device: Device) -> Result<Self::Tensor>;
+    /// Waits until all work queued on `device` has finished (a no-op on the CPU), so the
+    /// profiler can bracket GPU kernels with host timestamps.
+    fn sync(device: Device) -> Result<()>;
     /// `t` converted to `dtype`.
     fn cast(t: &Self::Tensor, dtype: DType) -> Result<Self::Tensor>;
 

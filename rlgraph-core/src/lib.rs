@@ -79,6 +79,7 @@ pub use graph_fn::{ContainerMode, GraphFn, InferCtx, KernelCtx};
 pub use host_state::{HostState, SavedState};
 pub use meta_graph::{MetaGraph, NodeKind};
 pub use plan::{Outputs, Plan, TreeInput};
+pub use rlgraph_profiler as profiler;
 pub use rlgraph_spaces as spaces;
 pub use rng_state::{rng_from_json, rng_to_json};
 pub use tree::Tree;

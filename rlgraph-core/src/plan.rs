@@ -125,6 +125,8 @@ pub struct Plan<B: Backend> {
     /// The root component and the method, for errors.
     pub(crate) root: String,
     pub(crate) method: String,
+    /// The method again, shared by the profiler's step events.
+    pub(crate) method_name: Arc<str>,
     pub(crate) steps: Vec<Step<B>>,
     pub(crate) num_slots: usize,
     pub(crate) input_slots: Vec<usize>,
@@ -210,6 +212,7 @@ impl<B: Backend> Plan<B> {
         let mut plan = Plan {
             root: built.root.name.clone(),
             method: method.into(),
+            method_name: Arc::from(method),
             steps: vec![],
             num_slots: 0,
             input_slots: vec![],
@@ -493,6 +496,7 @@ impl<B: Backend> Plan<B> {
             return Err(self.wrong_input_count(given));
         }
         for step in &self.steps {
+            let _profiled = self.profile_step(step);
             let mut ctx = KernelCtx::new(&step.meta, store, rng);
             // The fast path: a leaf kernel whose operands are single tensors (and on its
             // device: see `compile`) reads them where they lie; nothing is moved, cloned or wrapped.
@@ -567,9 +571,28 @@ impl<B: Backend> Plan<B> {
         let Some(x) = input.as_tree().as_leaf() else {
             return Err(self.not_straight());
         };
+        let profiled = self.profile_step(step);
         let y = call_on_one(kernel, &mut KernelCtx::new(&step.meta, store, rng), &step.name, x, outs)?;
+        drop(profiled);
         drop(input);
         run_chain(&step.chain, y, store, rng, outs)
+    }
+
+    /// The profiler's capture of one step (nothing when profiling is off): backend time on
+    /// the host; on a GPU, a bracket synchronized on both ends, so the kernels' time is in it.
+    #[inline]
+    fn profile_step(&self, step: &Step<B>) -> StepCapture<B> {
+        if !crate::profiler::enabled(crate::profiler::Level::Full) {
+            return StepCapture::off();
+        }
+        let device = step.meta.device;
+        let gpu = device != Device::Cpu && B::sync(device).is_ok();
+        let scope = crate::profiler::capture_step(&step.meta.component, &step.name, &self.method_name);
+        StepCapture {
+            _scope: scope,
+            gpu: gpu.then_some(device),
+            backend: std::marker::PhantomData,
+        }
     }
 
     #[cold]
@@ -591,6 +614,37 @@ impl<B: Backend> Plan<B> {
                 self.input_slots.len(),
                 self.input_params.join(", ")
             ),
+        }
+    }
+}
+
+/// A plan step's open profiler scope; on a GPU it waits for the step's kernels (recorded as
+/// GPU time) before the scope closes.
+struct StepCapture<B: Backend> {
+    // Held for its drop, which records the step.
+    _scope: crate::profiler::Scope<'static>,
+    gpu: Option<Device>,
+    backend: std::marker::PhantomData<B>,
+}
+
+impl<B: Backend> StepCapture<B> {
+    fn off() -> Self {
+        StepCapture {
+            _scope: crate::profiler::Scope::off(),
+            gpu: None,
+            backend: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<B: Backend> Drop for StepCapture<B> {
+    fn drop(&mut self) {
+        // The wait for the step's kernels is GPU time; the step's scope (a field, dropped
+        // after this) closes around it.
+        if let Some(device) = self.gpu {
+            let _gpu = crate::profiler::capture(crate::profiler::Category::Gpu, "kernels");
+            // A failed sync only blurs this one measurement; the step's result stands.
+            let _ = B::sync(device);
         }
     }
 }

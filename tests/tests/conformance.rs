@@ -462,3 +462,26 @@ fn shape_errors_are_errors_not_panics() {
     run::<Candle>();
     run::<Tch>();
 }
+
+// `sync` waits for queued work: a product computed, synchronized, then read back; on the
+// CPU it is a no-op. [[1, 2], [3, 4]] x [[1], [1]] = [[3], [7]] by hand.
+case!(sync_after_queued_work, vec![vec![3.0, 7.0]], <B> {
+    let a = B::from_host(&HostTensor::f32([2, 2], vec![1.0, 2.0, 3.0, 4.0])?, test_device::<B>())?;
+    let b = B::from_host(&HostTensor::f32([2, 1], vec![1.0, 1.0])?, test_device::<B>())?;
+    let c = B::matmul(&a, &b)?;
+    B::sync(test_device::<B>())?;
+    host::<B>(&[c])
+});
+
+#[test]
+fn sync_on_a_device_that_does_not_exist_is_an_error_naming_it() {
+    fn run<B: Backend>() -> String {
+        match B::sync(rlgraph_core::Device::Cuda(99)) {
+            Ok(()) => panic!("{}: cuda:99 synchronized", B::NAME),
+            Err(e) => e.to_string(),
+        }
+    }
+    for message in [run::<Candle>(), run::<Tch>()] {
+        assert!(message.contains("cuda") || message.contains("99"), "{message}");
+    }
+}
