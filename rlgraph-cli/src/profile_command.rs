@@ -3,9 +3,9 @@
 //! calibrate` measures what the profiler's own events cost so reports can subtract it.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::{Args, Subcommand};
+use cpu_time::ProcessTime;
 use rlgraph_core::profiler::{self, Breakdown, Calibration, CalibrationRun, Event, Level};
 use rlgraph_core::Backend;
 use rlgraph_envs::{make, Stepping, VectorEnv};
@@ -48,7 +48,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 3000)]
     timesteps: u64,
     /// Runs per level; each level's fastest run counts (the least disturbed by the machine).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     repeats: usize,
     /// The seed of every run.
     #[arg(long, default_value_t = 0)]
@@ -160,7 +160,8 @@ fn report(dir: &Path, calibration: Option<&Path>) -> Result<String, String> {
     Ok(out)
 }
 
-/// One training run of the calibration workload at `level`: its wall time and events.
+/// One training run of the calibration workload at `level`: its time and events. The time
+/// is the process's CPU time, which other processes on the machine do not inflate.
 fn timed_run<B: Backend>(
     args: &CalibrateArgs,
     json: &Json,
@@ -172,7 +173,7 @@ fn timed_run<B: Backend>(
     let mut worker = executors::SingleThreadedWorker::new(agent, envs, args.seed);
     let _ = profiler::global().take_events();
     profiler::set_level(level);
-    let start = Instant::now();
+    let start = ProcessTime::now();
     let result = worker.execute_timesteps(args.timesteps, |_| {});
     let wall_ns = start.elapsed().as_nanos() as f64;
     profiler::set_level(Level::Off);
@@ -211,29 +212,36 @@ impl OnBackend for CalibrateArgs {
                 }
             }
         }
-        let calibration = Calibration::derive(best[0], best[1], best[2]);
+        // Per-event costs measured directly are steadier than the gaps between whole runs
+        // on a busy machine; the runs ride along in the file, with what their gaps imply.
+        let from_runs = Calibration::derive(best[0], best[1], best[2]);
+        let mut calibration = Calibration::measure(200_000, self.repeats);
+        calibration.runs = from_runs.runs;
         profiler::write_json(&self.out, &calibration).map_err(|e| e.to_string())?;
-        // Validation on runs the calibration did not see: the corrected time of a fresh
-        // fully profiled run against a fresh unprofiled one.
-        let (mut off, mut full) = (f64::INFINITY, CalibrationRun::default());
+        // Validation on runs the calibration did not see: pairs of a fresh unprofiled run and
+        // a fresh fully profiled one, back to back so both meet the same machine; the median
+        // pair's error counts.
+        let mut pairs: Vec<(f64, f64, f64)> = vec![];
         for _ in 0..self.repeats {
-            off = off.min(timed_run::<B>(self, &json, Level::Off)?.0.wall_ns);
-            let (run, _) = timed_run::<B>(self, &json, Level::Full)?;
-            if full.wall_ns == 0.0 || run.wall_ns < full.wall_ns {
-                full = run;
-            }
+            let off = timed_run::<B>(self, &json, Level::Off)?.0.wall_ns;
+            let (full, _) = timed_run::<B>(self, &json, Level::Full)?;
+            let corrected = full.wall_ns - calibration.overhead(full.annotation_events, full.capture_events);
+            pairs.push((off, full.wall_ns, corrected));
         }
-        let corrected = full.wall_ns - calibration.overhead(full.annotation_events, full.capture_events);
+        pairs.sort_by(|a, b| (a.2 / a.0).total_cmp(&(b.2 / b.0)));
+        let (off, full, corrected) = pairs[pairs.len() / 2];
         Ok(json!({
             "calibration": self.out.display().to_string(),
             "annotation_ns": calibration.annotation_ns,
             "capture_ns": calibration.capture_ns,
+            "from_run_gaps": {"annotation_ns": from_runs.annotation_ns, "capture_ns": from_runs.capture_ns},
             "validation": {
                 "unprofiled_ms": off / 1e6,
-                "profiled_ms": full.wall_ns / 1e6,
+                "profiled_ms": full / 1e6,
                 "corrected_ms": corrected / 1e6,
                 "corrected_error_percent": 100.0 * (corrected - off) / off,
-                "uncorrected_error_percent": 100.0 * (full.wall_ns - off) / off,
+                "uncorrected_error_percent": 100.0 * (full - off) / off,
+                "pairs_corrected_error_percent": pairs.iter().map(|p| 100.0 * (p.2 - p.0) / p.0).collect::<Vec<_>>(),
             },
         })
         .to_string())

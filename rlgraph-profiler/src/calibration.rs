@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Clock;
+use crate::event::{Category, Kind, Name};
+use crate::recorder::{Level, Profiler};
+
 /// One run of the calibration workload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationRun {
@@ -41,6 +45,37 @@ impl Calibration {
             annotation_ns,
             capture_ns,
             runs: [off, annotations, full],
+        }
+    }
+
+    /// Measures the per-event costs directly: `n` scopes of each kind recorded back to back
+    /// on a profiler of the machine's clock, the fastest of `repeats` tries. Steadier than
+    /// [`Calibration::derive`] on a noisy machine, where the gap between two whole runs can
+    /// be smaller than their jitter; it misses what events cost the workload's caches.
+    pub fn measure(n: u64, repeats: usize) -> Calibration {
+        let shared: std::sync::Arc<str> = std::sync::Arc::from("component/graph_fn");
+        let time = |capture: bool| {
+            (0..repeats.max(1))
+                .map(|_| {
+                    let p = Profiler::new(Clock::real(), Level::Full);
+                    let start = std::time::Instant::now();
+                    for _ in 0..n {
+                        let _s = if capture {
+                            p.open(Kind::Capture(Category::Backend), Name::Shared(shared.clone()), None, None)
+                        } else {
+                            p.operation("operation")
+                        };
+                    }
+                    let elapsed = start.elapsed().as_nanos() as f64;
+                    drop(p.take_events());
+                    elapsed / n.max(1) as f64
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        Calibration {
+            annotation_ns: time(false),
+            capture_ns: time(true),
+            runs: Default::default(),
         }
     }
 
