@@ -1,7 +1,8 @@
 //! `rlgraph graph` and `rlgraph evaluate`: an agent's meta graph, and greedy episodes of a
 //! trained agent.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use agents::Agent;
 use clap::Args;
@@ -80,12 +81,33 @@ pub struct GraphArgs {
     /// The backend: candle (default) or tch (needs the `tch` feature).
     #[arg(long, default_value = "candle")]
     backend: String,
+    /// Components view: colour each box by its share of the backend time recorded by
+    /// `rlgraph train --profile DIR` (reads `DIR/events.json`).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+}
+
+/// Each component's plan-step time in a profile, by scope path.
+fn backend_time_by_component(dir: &Path) -> Result<BTreeMap<String, f64>, String> {
+    use rlgraph_core::profiler::{Category, Event, Kind};
+    let events: Vec<Event> = rlgraph_core::profiler::read_json(&dir.join("events.json")).map_err(|e| e.to_string())?;
+    let mut by = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == Kind::Capture(Category::Backend)) {
+        *by.entry(e.name.as_str().to_string()).or_default() += e.duration() as f64;
+    }
+    Ok(by)
 }
 
 /// Prints a picture of the agent's graph, with its spaces and devices.
 pub fn graph(args: &GraphArgs) -> Result<String, String> {
     if !matches!(args.format.as_str(), "dot" | "json" | "html") {
         return Err(format!("--format {}: use dot, json or html", args.format));
+    }
+    if args.profile.is_some() && args.view != "components" {
+        return Err(format!(
+            "--profile colours the components view, not --view {}",
+            args.view
+        ));
     }
     if args.format == "html" && args.view != "components" {
         return Err(format!(
@@ -118,7 +140,10 @@ impl OnBackend for GraphArgs {
                     depth: self.depth,
                     scope: self.scope.clone(),
                 };
-                let view = ComponentView::new(meta, &shapes, &options).map_err(|e| e.to_string())?;
+                let mut view = ComponentView::new(meta, &shapes, &options).map_err(|e| e.to_string())?;
+                if let Some(dir) = &self.profile {
+                    view.set_timings(&backend_time_by_component(dir)?);
+                }
                 Ok(match self.format.as_str() {
                     "json" => view.to_json().to_string(),
                     "html" => view.to_html(&format!("{} on {}", self.config.display(), self.env)),

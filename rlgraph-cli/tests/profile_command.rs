@@ -72,6 +72,53 @@ fn a_profiled_run_records_every_step_and_the_report_breaks_it_down() {
         .unwrap()
         .starts_with("<svg"));
 
+    // The recorded times colour the component view: every box with a share, the shares
+    // summing to the whole.
+    let (code, json, err) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--format",
+        "json",
+        "--profile",
+        d,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let view: Value = serde_json::from_str(&json).unwrap();
+    let shares: Vec<f64> = view["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["backend_share"].as_f64().unwrap())
+        .collect();
+    assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{shares:?}");
+    let (code, dot, err) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--profile",
+        d,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        dot.contains("% of backend time") && dot.contains("fillcolor=\"#bd0026\""),
+        "{dot}"
+    );
+    let (code, _, err) = rlgraph(&[
+        "graph",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--view",
+        "calls",
+        "--profile",
+        d,
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--profile colours the components view"), "{err}");
+
     // With a calibration, the report removes annotations x 1000 ns + captures x 500 ns.
     let calibration = dir.join("calibration.json");
     std::fs::write(&calibration, r#"{"annotation_ns": 1000.0, "capture_ns": 500.0}"#).unwrap();

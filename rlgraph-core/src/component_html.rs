@@ -63,9 +63,10 @@ impl ComponentView {
         for (path, r) in &layout.boxes {
             let _ = write!(
                 svg,
-                "<g class=\"node\" data-path=\"{}\"><rect rx=\"6\" {}/><text>",
+                "<g class=\"node\" data-path=\"{}\"><rect rx=\"6\" {} fill=\"{}\"/><text>",
                 escape(path),
-                rect_attrs(r)
+                rect_attrs(r),
+                self.fill(path)
             );
             for (i, line) in self.label_lines(path).iter().enumerate() {
                 let _ = write!(

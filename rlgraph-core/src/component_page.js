@@ -125,6 +125,9 @@
     }
     if (n.variables.length) lines.push(`${n.variables.length} variables, ${n.variable_elements} elements`);
     lines.push(`device: ${n.devices.join(", ")}`);
+    if (n.backend_ms !== null && n.backend_ms !== undefined) {
+      lines.push(`backend time: ${n.backend_ms.toFixed(2)} ms, ${(100 * n.backend_share).toFixed(1)}% of the graph's`);
+    }
     return lines.join("\n");
   }
   for (const [path, g] of boxes) {

@@ -44,6 +44,9 @@ pub struct ViewNode {
     /// What each API method takes and returns, by method (`sub/path.method` for a method of
     /// a component merged into this box).
     pub signatures: BTreeMap<String, Signature>,
+    /// With a profile: the backend time of its plan steps (and of what was merged into it),
+    /// in nanoseconds, and that time's share of the whole graph's.
+    pub timing: Option<(f64, f64)>,
 }
 
 /// The spaces one API method was called with and returned, one entry per distinct call.
@@ -79,6 +82,19 @@ pub struct ComponentView {
     pub edges: BTreeMap<(String, String), BTreeSet<String>>,
     /// The scope everything drawn lies under.
     pub root: String,
+}
+
+/// A colour from pale yellow (0) through orange (0.5) to red (1), as `#rrggbb`.
+pub fn heat(t: f64) -> String {
+    let t = t.clamp(0.0, 1.0);
+    let stops = [(0xff, 0xff, 0xcc), (0xfd, 0x8d, 0x3c), (0xbd, 0x00, 0x26)];
+    let (a, b, u) = if t <= 0.5 {
+        (stops[0], stops[1], t * 2.0)
+    } else {
+        (stops[1], stops[2], t * 2.0 - 1.0)
+    };
+    let mix = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * u).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
 /// The scope path one level up (`None` at the root).
@@ -201,6 +217,51 @@ impl ComponentView {
         Ok(view)
     }
 
+    /// Puts a profile's timings on the boxes: `backend_ns` gives each component's plan-step
+    /// time by scope path (as `rlgraph train --profile` records it); a box gets the time of
+    /// every component drawn as it, and its share of all of it. Components the view does
+    /// not draw are left out of the shares.
+    pub fn set_timings(&mut self, backend_ns: &BTreeMap<String, f64>) {
+        let mut by_box: BTreeMap<String, f64> = BTreeMap::new();
+        for (path, ns) in backend_ns {
+            let mut p = path.as_str();
+            let at = loop {
+                if self.nodes.contains_key(p) {
+                    break Some(p);
+                }
+                match parent(p) {
+                    Some(up) => p = up,
+                    None => break None,
+                }
+            };
+            if let Some(at) = at {
+                *by_box.entry(at.to_string()).or_default() += ns;
+            }
+        }
+        let total: f64 = by_box.values().sum();
+        for (path, node) in &mut self.nodes {
+            node.timing = (total > 0.0).then(|| {
+                let ns = by_box.get(path).copied().unwrap_or(0.0);
+                (ns, ns / total)
+            });
+        }
+    }
+
+    /// A box's fill: light blue without a profile; with one, from pale to red as its time
+    /// nears the hottest box's.
+    pub fn fill(&self, path: &str) -> String {
+        let hottest = self
+            .nodes
+            .values()
+            .filter_map(|n| n.timing)
+            .map(|t| t.1)
+            .fold(0.0, f64::max);
+        match self.nodes.get(path).and_then(|n| n.timing) {
+            Some((_, share)) if hottest > 0.0 => heat(share / hottest),
+            _ => "#add8e6".to_string(),
+        }
+    }
+
     /// The boxes reachable from the drawn root along the edges.
     pub fn reachable(&self) -> BTreeSet<String> {
         let mut seen = BTreeSet::from([self.root.clone()]);
@@ -245,6 +306,9 @@ impl ComponentView {
             ));
         }
         lines.push(node.devices.iter().cloned().collect::<Vec<_>>().join(", "));
+        if let Some((ns, share)) = node.timing {
+            lines.push(format!("{:.1}% of backend time ({:.1} ms)", 100.0 * share, ns / 1e6));
+        }
         lines
     }
 
@@ -276,9 +340,10 @@ impl ComponentView {
             let indent = "  ".repeat(open.len() + 1);
             let _ = writeln!(
                 out,
-                "{indent}c{} [label=\"{}\"];",
+                "{indent}c{} [label=\"{}\", fillcolor=\"{}\"];",
                 id[path.as_str()],
-                self.label_lines(path).join("\\n").replace('"', "'")
+                self.label_lines(path).join("\\n").replace('"', "'"),
+                self.fill(path)
             );
         }
         while open.pop().is_some() {
@@ -312,6 +377,8 @@ impl ComponentView {
                     "variable_elements": n.variable_elements,
                     "devices": n.devices,
                     "kind": n.kind,
+                    "backend_ms": n.timing.map(|t| t.0 / 1e6),
+                    "backend_share": n.timing.map(|t| t.1),
                     "merged": n.merged,
                     "signatures": n.signatures.iter().map(|(m, s)| (m.clone(), json!({"inputs": s.inputs, "outputs": s.outputs}))).collect::<serde_json::Map<_, _>>(),
                 })

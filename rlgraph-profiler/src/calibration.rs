@@ -61,7 +61,12 @@ impl Calibration {
                     let start = std::time::Instant::now();
                     for _ in 0..n {
                         let _s = if capture {
-                            p.open(Kind::Capture(Category::Backend), Name::Shared(shared.clone()), None, None)
+                            p.open(
+                                Kind::Capture(Category::Backend),
+                                Name::Shared(shared.clone()),
+                                None,
+                                None,
+                            )
                         } else {
                             p.operation("operation")
                         };

@@ -158,6 +158,37 @@ both_backends! {
         assert!(merged.nodes["dqn-agent/policy"].signatures.contains_key("neural-network/hidden.call"));
     }
 
+    fn profile_timings_colour_the_boxes_by_their_share_of_backend_time<B>() {
+        // Plan-step time by component, as a profile records it: 600 ns in the policy's
+        // hidden layer, 200 in its action adapter, 200 in the loss; a path outside the graph
+        // is left out.
+        let times: BTreeMap<String, f64> = [
+            ("dqn-agent/policy/neural-network/hidden", 600.0),
+            ("dqn-agent/policy/action-adapter", 200.0),
+            ("dqn-agent/loss", 200.0),
+            ("elsewhere/component", 5000.0),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_string(), t))
+        .collect();
+        let mut v = view::<B>(ViewOptions::default()).unwrap();
+        v.set_timings(&times);
+        assert_eq!(v.nodes["dqn-agent/policy/neural-network/hidden"].timing, Some((600.0, 0.6)));
+        assert_eq!(v.nodes["dqn-agent/loss"].timing, Some((200.0, 0.2)));
+        assert_eq!(v.nodes["dqn-agent/optimizer"].timing, Some((0.0, 0.0)));
+        // The hottest box is full red, one a third as hot a third of the way, an idle one pale.
+        assert_eq!(v.fill("dqn-agent/policy/neural-network/hidden"), "#bd0026");
+        assert_eq!(v.fill("dqn-agent/optimizer"), "#ffffcc");
+        assert_eq!(rlgraph_core::component_view::heat(0.5), "#fd8d3c");
+        let dot = v.to_dot();
+        assert!(dot.contains("60.0% of backend time (0.0 ms)\", fillcolor=\"#bd0026\""), "{dot}");
+        // Merged by depth 1, the policy holds its layers' time: 80%.
+        let mut merged = view::<B>(ViewOptions { depth: Some(1), ..ViewOptions::default() }).unwrap();
+        merged.set_timings(&times);
+        assert_eq!(merged.nodes["dqn-agent/policy"].timing, Some((800.0, 0.8)));
+        assert_eq!(merged.fill("dqn-agent/policy"), "#bd0026");
+    }
+
     fn depth_collapses_scopes_into_single_boxes<B>() {
         let v = view::<B>(ViewOptions { depth: Some(1), ..ViewOptions::default() }).unwrap();
         let expected: BTreeSet<String> = full_tree().into_iter().filter(|p| p.matches('/').count() <= 1).collect();
