@@ -16,6 +16,7 @@
 //! A program should call [`init_threads`] first in `main`: without `RAYON_NUM_THREADS`,
 //! candle 0.11 re-reads `/proc/cpuinfo` on every matrix product.
 
+mod fast_tanh;
 mod threads;
 
 pub use threads::init_threads;
@@ -215,7 +216,7 @@ impl Backend for Candle {
         t.abs().map_err(err("abs"))
     }
     fn tanh(t: &Tensor) -> Result<Tensor> {
-        t.tanh().map_err(err("tanh"))
+        fast_tanh::apply(t).map_err(err("tanh"))
     }
     fn sin(t: &Tensor) -> Result<Tensor> {
         t.sin().map_err(err("sin"))
