@@ -26,6 +26,10 @@ step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 step "cargo test (candle and tch)"
-cargo test --workspace --locked
+# Libraries, binaries and integration tests, then the doc tests. Examples are left out of
+# this build: clippy --all-targets has already checked that they compile, and linking them
+# again in the test profile cost minutes.
+cargo test --workspace --locked --tests
+cargo test --workspace --locked --doc
 # The CLI's libtorch path (`"backend": "tch"`) is behind a feature; run its tests with it too.
 cargo test -p rlgraph-cli --features tch --locked

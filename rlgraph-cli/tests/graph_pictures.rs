@@ -225,8 +225,11 @@ fn the_page_collapses_a_scope_on_a_click_shows_spaces_on_hover_and_finds_compone
     std::fs::write(&page, html).expect("the page is written");
     let (_browser, url) = launch(&binary, &page, &dir.join("profile"));
     let mut tools = Devtools::connect(&url);
+    // The tab starts on a blank document that is already "complete"; wait for our page's
+    // script to have drawn (it sets the count of boxes shown).
     let deadline = Instant::now() + WAIT;
-    while tools.eval("document.readyState") != json!("complete") {
+    let drawn = "document.readyState === 'complete' && !!document.getElementById('graph') && document.getElementById('graph').dataset.shown !== undefined";
+    while tools.eval(drawn) != json!(true) {
         assert!(Instant::now() < deadline, "the page did not load");
         std::thread::sleep(Duration::from_millis(50));
     }

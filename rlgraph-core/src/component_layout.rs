@@ -128,39 +128,19 @@ impl<'a> Tree<'a> {
 
     /// Lays out `path`: a box alone, or a cluster of its own box and its children's sub-trees.
     fn place(&self, path: &str) -> Placed {
-        let (bw, bh) = box_size(&(self.lines)(path));
+        let (w, h) = box_size(&(self.lines)(path));
+        let own = Placed {
+            w,
+            h,
+            boxes: vec![(path.to_string(), Rect { x: 0.0, y: 0.0, w, h })],
+            clusters: vec![],
+        };
         let kids = self.kids(path);
         if kids.is_empty() {
-            return Placed {
-                w: bw,
-                h: bh,
-                boxes: vec![(
-                    path.to_string(),
-                    Rect {
-                        x: 0.0,
-                        y: 0.0,
-                        w: bw,
-                        h: bh,
-                    },
-                )],
-                clusters: vec![],
-            };
+            return own;
         }
         // Items: the scope's own box (index 0), then each child's sub-tree.
-        let mut items: Vec<Placed> = vec![Placed {
-            w: bw,
-            h: bh,
-            boxes: vec![(
-                path.to_string(),
-                Rect {
-                    x: 0.0,
-                    y: 0.0,
-                    w: bw,
-                    h: bh,
-                },
-            )],
-            clusters: vec![],
-        }];
+        let mut items: Vec<Placed> = vec![own];
         items.extend(kids.iter().map(|k| self.place(k)));
         let item_of = |p: &str| -> Option<usize> {
             if p == path {
