@@ -25,10 +25,10 @@ pub struct SacConfig {
     pub capacity: usize,
     /// Gamma.
     pub discount: f64,
-    /// Alpha at the start (tuned toward the target entropy from there).
+    /// Alpha at the start (tuned toward the target entropy from there, when there is one).
     pub initial_alpha: f64,
-    /// The entropy alpha is tuned toward (`None`: minus the number of action dimensions, or
-    /// of categories for discrete actions).
+    /// The entropy alpha is tuned toward. `None` (absent or `null`, RLgraph's default) keeps
+    /// alpha fixed at `initial_alpha`.
     pub target_entropy: Option<f64>,
     /// The Gumbel-softmax temperature of discrete actions.
     pub gumbel_softmax_temperature: f64,

@@ -159,7 +159,7 @@ impl<B: Backend> SacLearner<B> {
             SacLossSpec {
                 discount: config.discount,
                 initial_alpha: config.initial_alpha,
-                target_entropy: config.target_entropy.unwrap_or(-(action_size as f64)),
+                target_entropy: config.target_entropy,
             },
         );
         let root = Component::<B>::new(ROOT)
@@ -206,6 +206,7 @@ impl<B: Backend> SacLearner<B> {
                 Ok(vec![])
             }
         };
+        let tuned = config.target_entropy.is_some();
         let root = with_acting_apis(root, has_pre, "policy", "get_action")
             .api("update_critics", update_params(), move |ctx, args| {
                 let (_, critic, _) = sac_losses(ctx, args, has_pre, discrete)?;
@@ -216,6 +217,9 @@ impl<B: Backend> SacLearner<B> {
                 let (actor, _, alpha) = sac_losses(ctx, args, has_pre, discrete)?;
                 let policy_vars = ctx.call("policy", "variables", &[])?;
                 let a = ctx.call("policy-optimizer", "step", &[policy_vars[0], actor, args.get(5)?])?;
+                if !tuned {
+                    return Ok(vec![a[0]]);
+                }
                 let loss_vars = ctx.call("loss", "variables", &[])?;
                 let b = ctx.call("alpha-optimizer", "step", &[loss_vars[0], alpha, args.get(5)?])?;
                 Ok(vec![a[0], b[0]])

@@ -12,6 +12,7 @@ use rlgraph_envs::{Env, Pendulum};
 fn spec(tau: f64) -> serde_json::Value {
     serde_json::json!({
         "type": "sac",
+        "target_entropy": -1.0,
         "memory_spec": {"type": "replay", "capacity": 500},
         "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
         "value_function_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
@@ -114,6 +115,31 @@ fn a_restored_checkpoint_continues_exactly_and_weights_round_trip() {
     assert_eq!(c.get_weights().unwrap(), a.get_weights().unwrap());
     assert!((a.alpha().unwrap() - 1.0).abs() > 1e-6, "alpha was tuned");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn without_a_target_entropy_alpha_stays_fixed_as_in_rlgraph() {
+    // RLgraph's SAC default is target_entropy=None: no alpha loss, no alpha optimizer.
+    for target in [serde_json::Value::Null, serde_json::json!("absent")] {
+        let mut spec = spec(0.01);
+        let obj = spec.as_object_mut().unwrap();
+        obj.insert("initial_alpha".into(), serde_json::json!(0.5));
+        if target.is_null() {
+            obj.insert("target_entropy".into(), target);
+        } else {
+            obj.remove("target_entropy");
+        }
+        let config = SacConfig::parse(&spec).unwrap();
+        assert_eq!(config.target_entropy, None);
+        let env = Pendulum::new(0);
+        let mut a = SacAgent::<Candle>::new(config, env.state_space(), env.action_space(), 1).unwrap();
+        run(&mut a, 0, 40);
+        assert!(
+            (a.alpha().unwrap() - 0.5).abs() < 1e-6,
+            "alpha moved to {}",
+            a.alpha().unwrap()
+        );
+    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::Value as Json;
 
-use rlgraph_core::spaces::{FloatBox, Space};
+use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result};
 
 use crate::spec::{normalize_type, Spec};
@@ -29,12 +29,14 @@ pub enum TimeDependent {
         /// The exponent.
         power: f64,
     },
-    /// `from * decay_rate^t`: after all of training the value is `decay_rate` times `from`
-    /// (0.1 by default).
+    /// `to + (from - to) * decay_rate^t`: after all of training `from - to` has shrunk by the
+    /// factor `decay_rate` (0.1 by default), RLgraph's `ExponentialDecay`.
     Exponential {
         /// The value at `t = 0`.
         from: f64,
-        /// The factor reached at `t = 1`.
+        /// The value approached as `decay_rate^t` goes to zero.
+        to: f64,
+        /// The factor left of `from - to` at `t = 1`.
         decay_rate: f64,
     },
 }
@@ -47,14 +49,23 @@ impl TimeDependent {
             TimeDependent::Constant(v) => v,
             TimeDependent::Linear { from, to } => from - (from - to) * t,
             TimeDependent::Polynomial { from, to, power } => (from - to) * (1.0 - t).powf(power) + to,
-            TimeDependent::Exponential { from, decay_rate } => from * decay_rate.powf(t),
+            TimeDependent::Exponential { from, to, decay_rate } => to + (from - to) * decay_rate.powf(t),
         }
     }
 
-    /// Parses RLgraph's spellings: a number; `[from, to]`; `["linear", from, to]`,
-    /// `["polynomial", from, to, power?]`, `["exponential", from, decay_rate?]`; and the dict
-    /// form `{"type": "linear_decay", "from": .., "to": ..}` (also `constant_decay` with
+    /// The value before any training (`t = 0`), which RLgraph returns when `get` is called with
+    /// no time percentage (its global step is then still zero).
+    pub fn start(&self) -> f64 {
+        self.value(0.0)
+    }
+
+    /// Parses RLgraph's spellings (its `TimeDependentParameter.from_spec`): a bare number
+    /// (constant); `[from, to]` (linear); `[kind, from, to]` and `[kind, from, to, extra]` where
+    /// kind is `linear`/`lin`, `polynomial`/`poly` (extra: power, 2 by default),
+    /// `exponential`/`exp` (extra: decay_rate, 0.1 by default) or `constant`; and the dict form
+    /// `{"type": "linear_decay", "from": .., "to": ..}` (`from_`/`to_` too; `constant_decay` with
     /// `constant_value`, `polynomial_decay` with `power`, `exponential_decay` with `decay_rate`).
+    /// `from` defaults to 1 and `to` to 0, as in RLgraph.
     pub fn parse(spec: &Json, at: &str) -> Result<Self> {
         let bad = |reason: String| CoreError::Config { at: at.into(), reason };
         let num = |j: Option<&Json>, what: &str| {
@@ -68,26 +79,31 @@ impl TimeDependent {
                 .ok_or_else(|| bad("not a finite number".into())),
             Json::Array(items) => match items.first() {
                 Some(Json::String(kind)) => {
-                    let from = num(items.get(1), "from")?;
-                    match normalize_type(kind).trim_end_matches("decay") {
-                        "constant" => Ok(TimeDependent::Constant(from)),
-                        "linear" => Ok(TimeDependent::Linear {
-                            from,
-                            to: num(items.get(2), "to")?,
-                        }),
-                        "polynomial" => Ok(TimeDependent::Polynomial {
-                            from,
-                            to: num(items.get(2), "to")?,
-                            power: items.get(3).and_then(Json::as_f64).unwrap_or(2.0),
-                        }),
-                        "exponential" => Ok(TimeDependent::Exponential {
-                            from,
-                            decay_rate: items.get(2).and_then(Json::as_f64).unwrap_or(0.1),
-                        }),
-                        other => Err(bad(format!(
-                            "unknown schedule {other:?}; known: constant, linear, polynomial, exponential"
-                        ))),
+                    if !(2..=4).contains(&items.len()) {
+                        return Err(bad(format!(
+                            "expected [kind, from, to] or [kind, from, to, power or decay_rate], got {} items",
+                            items.len()
+                        )));
                     }
+                    let from = num(items.get(1), "from")?;
+                    let to = match items.get(2) {
+                        None => 0.0,
+                        j => num(j, "to")?,
+                    };
+                    // The fourth item is the power of a polynomial or the decay rate of an
+                    // exponential schedule.
+                    let extra = match items.get(3) {
+                        None => None,
+                        j => Some(num(j, "the fourth item (power or decay_rate)")?),
+                    };
+                    Self::build(
+                        &normalize_type(kind),
+                        from,
+                        to,
+                        extra.unwrap_or(2.0),
+                        extra.unwrap_or(0.1),
+                    )
+                    .map_err(&bad)
                 }
                 Some(_) if items.len() == 2 => Ok(TimeDependent::Linear {
                     from: num(items.first(), "from")?,
@@ -97,28 +113,52 @@ impl TimeDependent {
             },
             Json::Object(_) => {
                 let s = Spec::new(spec, at)?;
-                let kind = s.str_or("type", "constant")?;
-                match normalize_type(kind).trim_end_matches("decay") {
-                    "constant" => {
-                        s.only(&["constant_value", "value"])?;
-                        Ok(TimeDependent::Constant(s.f64_or("constant_value", s.f64_or("value", 0.0)?)?))
+                // `max_time_steps` and `resolution` only matter to RLgraph's TensorFlow global
+                // step; here the caller always passes the time percentage (or none: the start).
+                s.only(&[
+                    "from",
+                    "to",
+                    "from_",
+                    "to_",
+                    "power",
+                    "decay_rate",
+                    "constant_value",
+                    "value",
+                    "max_time_steps",
+                    "resolution",
+                ])?;
+                let kind = normalize_type(s.str_or("type", "constant")?);
+                let from = s.f64_or("from", s.f64_or("from_", 1.0)?)?;
+                let from = s.f64_or("constant_value", s.f64_or("value", from)?)?;
+                let to = s.f64_or("to", s.f64_or("to_", 0.0)?)?;
+                let wrong_for = |key: &str, kinds: &[&str]| -> Result<()> {
+                    match s.get(key) {
+                        Some(_) if !kinds.iter().any(|k| kind.trim_end_matches("decay") == *k) => {
+                            Err(CoreError::Config {
+                                at: s.at(key),
+                                reason: format!("{key:?} belongs to {} schedules, not {kind:?}", kinds.join("/")),
+                            })
+                        }
+                        _ => Ok(()),
                     }
-                    "linear" => {
-                        s.only(&["from", "to"])?;
-                        Ok(TimeDependent::Linear { from: s.f64_or("from", 1.0)?, to: s.f64_or("to", 0.0)? })
-                    }
-                    "polynomial" => {
-                        s.only(&["from", "to", "power"])?;
-                        Ok(TimeDependent::Polynomial { from: s.f64_or("from", 1.0)?, to: s.f64_or("to", 0.0)?, power: s.f64_or("power", 2.0)? })
-                    }
-                    "exponential" => {
-                        s.only(&["from", "decay_rate"])?;
-                        Ok(TimeDependent::Exponential { from: s.f64_or("from", 1.0)?, decay_rate: s.f64_or("decay_rate", 0.1)? })
-                    }
-                    other => Err(bad(format!("unknown schedule type {other:?}; known: constant_decay, linear_decay, polynomial_decay, exponential_decay"))),
-                }
+                };
+                wrong_for("power", &["polynomial", "poly"])?;
+                wrong_for("decay_rate", &["exponential", "exp"])?;
+                Self::build(&kind, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?).map_err(&bad)
             }
             other => Err(bad(format!("expected a number, an array or an object, got {other}"))),
+        }
+    }
+
+    fn build(kind: &str, from: f64, to: f64, power: f64, decay_rate: f64) -> std::result::Result<Self, String> {
+        match kind.trim_end_matches("decay") {
+            "constant" | "timedependentparameter" => Ok(TimeDependent::Constant(from)),
+            "linear" | "lin" => Ok(TimeDependent::Linear { from, to }),
+            "polynomial" | "poly" => Ok(TimeDependent::Polynomial { from, to, power }),
+            "exponential" | "exp" => Ok(TimeDependent::Exponential { from, to, decay_rate }),
+            other => Err(format!(
+                "unknown schedule {other:?}; known: constant, linear, polynomial, exponential (with or without _decay)"
+            )),
         }
     }
 
@@ -126,12 +166,21 @@ impl TimeDependent {
     /// element of a float tensor of time percentages.
     pub fn component<B: Backend>(&self, name: &str) -> Component<B> {
         let schedule = self.clone();
+        let start = self.start();
         Component::new(name)
             .with_kind("parameter")
-            .api("get", vec![Param::new("time_percentage")], |ctx, args| {
-                ctx.graph_fn("value", &[args.get(0)?])
+            .api(
+                "get",
+                vec![Param::optional("time_percentage")],
+                move |ctx, args| match args.opt(0) {
+                    Some(t) => ctx.graph_fn("value", &[t]),
+                    None => Ok(vec![ctx.constant(Value::f32(start as f32))]),
+                },
+            )
+            .check_inputs(|s| match s.try_get("time_percentage") {
+                Some(_) => s.expect("time_percentage", "a FloatBox", |sp| matches!(sp, Space::Float(_))),
+                None => Ok(()),
             })
-            .check_inputs(|s| s.expect("time_percentage", "a FloatBox", |sp| matches!(sp, Space::Float(_))))
             .graph_fn(
                 GraphFn::tensors("value", move |_, xs| {
                     let t = B::clamp(xs[0], 0.0, 1.0)?;
@@ -143,8 +192,8 @@ impl TimeDependent {
                             let p = B::full(&B::shape(&t), power, B::dtype(&t), B::device(&t))?;
                             B::affine(&B::pow(&one_minus, &p)?, from - to, to)?
                         }
-                        TimeDependent::Exponential { from, decay_rate } => {
-                            B::affine(&B::exp(&B::affine(&t, decay_rate.ln(), 0.0)?)?, from, 0.0)?
+                        TimeDependent::Exponential { from, to, decay_rate } => {
+                            B::affine(&B::exp(&B::affine(&t, decay_rate.ln(), 0.0)?)?, from - to, to)?
                         }
                     }])
                 })

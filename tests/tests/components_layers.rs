@@ -34,6 +34,19 @@ both_backends! {
         t.assert_call("call", &[value(&s, json!([[0.5, 2.0]]))], &[value(&s, json!([[2.5, 2.5]]))], Tolerance::decimals(5));
     }
 
+    fn dense_with_rlgraphs_biases_spec_false<B>() {
+        // RLgraph test_dense_layer exactly: DenseLayer(units=2, weights_spec=1.0, biases_spec=False).
+        let spec = json!({"type": "dense", "units": 2, "weights_spec": 1.0, "biases_spec": false});
+        let s = batch_of(2);
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", s.clone())], 0).unwrap();
+        t.assert_call("call", &[value(&s, json!([[0.5, 2.0]]))], &[value(&s, json!([[2.5, 2.5]]))], Tolerance::decimals(5));
+        let vars: Vec<String> = t.executor().variable_infos().iter().map(|i| i.path.clone()).collect();
+        assert_eq!(vars, ["dense/kernel"], "no bias variable");
+        let clash = json!({"type": "dense", "units": 2, "biases_spec": false, "use_bias": true});
+        let err = from_spec::<B>(&clash, "spec").err().unwrap().to_string();
+        assert!(err.contains("spec.biases_spec"), "{err}");
+    }
+
     fn dense_with_bias_and_leaky_relu<B>() {
         // RLgraph test_dense_layer_with_leaky_relu_activation: 8.5 and -8.5 * 0.2.
         let spec = json!({"type": "dense", "units": 2, "activation": "lrelu", "weights_spec": 2.0, "biases_spec": 0.5});
@@ -111,6 +124,20 @@ both_backends! {
             (json!(["linear", 1.0, 0.15]), [1.0, 0.7875, 0.575, 0.15]),
             (json!({"type": "polynomial_decay", "from": 1.0, "to": 0.0}), [1.0, 0.5625, 0.25, 0.0]),
             (json!(["exponential", 1.0]), [1.0, 0.1f64.powf(0.25), 0.1f64.sqrt(), 0.1]),
+            // RLgraph's test_exponential_parameter: 0.5 + (2.0 - 0.5) * 0.5 ** t.
+            (
+                json!({"type": "exponential-decay", "from_": 2.0, "to_": 0.5, "decay_rate": 0.5}),
+                [2.0, 0.5 + 1.5 * 0.5f64.powf(0.25), 0.5 + 1.5 * 0.5f64.sqrt(), 1.25],
+            ),
+            // The list form keeps its fourth element: 0.1 + 0.9 * 0.2 ** t.
+            (json!(["exponential", 1.0, 0.1, 0.2]), [1.0, 0.1 + 0.9 * 0.2f64.powf(0.25), 0.1 + 0.9 * 0.2f64.sqrt(), 0.28]),
+            // RLgraph's test_polynomial_parameter: (2.0 - 0.5) * (1 - t) ** 2 + 0.5.
+            (
+                json!({"type": "polynomial-decay", "from_": 2.0, "to_": 0.5, "power": 2.0}),
+                [2.0, 1.5 * 0.5625 + 0.5, 1.5 * 0.25 + 0.5, 0.5],
+            ),
+            // RLgraph's test_linear_parameter: 2.0 - t * (2.0 - 0.5).
+            (json!([2.0, 0.5]), [2.0, 1.625, 1.25, 0.5]),
         ];
         for (spec, want) in cases {
             let schedule = TimeDependent::parse(&spec, "decay_spec").unwrap();
@@ -119,6 +146,21 @@ both_backends! {
             }
             let mut c = ComponentTest::<B>::new(schedule.component("schedule"), [("time_percentage", s.clone())], 0).unwrap();
             c.assert_call("get", &[value(&s, json!(ts))], &[value(&s, json!(want))], Tolerance::new(1e-6, 1e-5));
+        }
+    }
+
+    fn time_dependent_parameters_without_a_time_percentage_give_their_start_value<B>() {
+        // RLgraph's test_*_parameter_using_global_timestep: `get()` before any step is `from`.
+        for (spec, start) in [
+            (json!({"type": "linear-decay", "from_": 2.0, "to_": 0.5, "max_time_steps": 100}), 2.0),
+            (json!({"type": "polynomial-decay", "from_": 3.0, "to_": 0.5, "max_time_steps": 100}), 3.0),
+            (json!({"type": "exponential-decay", "from_": 3.0, "to_": 0.5, "max_time_steps": 100}), 3.0),
+            (json!(2.0), 2.0),
+        ] {
+            let schedule = TimeDependent::parse(&spec, "decay_spec").unwrap();
+            let mut c = ComponentTest::<B>::new(schedule.component("schedule"), Vec::<(&str, Space)>::new(), 0).unwrap();
+            let out = c.call("get", &[]).unwrap();
+            assert_eq!(out, vec![rlgraph_core::spaces::Value::f32(start as f32)], "{spec}");
         }
     }
 }
@@ -155,9 +197,39 @@ fn time_dependent_spellings_parse_and_bad_ones_are_named() {
         p(json!(["exponential", 2.0])).unwrap(),
         TimeDependent::Exponential {
             from: 2.0,
+            to: 0.0,
             decay_rate: 0.1
         }
     );
+    // RLgraph's list form: [kind, from, to, decay_rate], and the object form's `to`.
+    assert_eq!(
+        p(json!(["exponential", 1.0, 0.05, 0.3])).unwrap(),
+        TimeDependent::Exponential {
+            from: 1.0,
+            to: 0.05,
+            decay_rate: 0.3
+        }
+    );
+    assert_eq!(
+        p(json!({"type": "exponential_decay", "from": 1.0, "to": 0.1, "decay_rate": 0.5})).unwrap(),
+        TimeDependent::Exponential {
+            from: 1.0,
+            to: 0.1,
+            decay_rate: 0.5
+        }
+    );
+    assert_eq!(
+        p(json!(["poly", 1.0, 0.0, 3.0])).unwrap(),
+        TimeDependent::Polynomial {
+            from: 1.0,
+            to: 0.0,
+            power: 3.0
+        }
+    );
+    let err = p(json!({"type": "linear_decay", "decay_rate": 0.5}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("decay_rate") && err.contains("exponential"), "{err}");
     let err = p(json!({"type": "linear_decay", "from": 1.0, "too": 0.1}))
         .unwrap_err()
         .to_string();

@@ -242,7 +242,7 @@ both_backends! {
     }
 
     fn impala_on_policy_by_hand<B>() {
-        let spec = ImpalaLossSpec { discount: 0.9, ..ImpalaLossSpec::default() };
+        let spec = ImpalaLossSpec { discount: 0.9, reward_clipping: rlgraph_components::losses::RewardClipping::Off, ..ImpalaLossSpec::default() };
         let tb = Space::from_json(&json!("float")).unwrap().with_time_rank(true, true).with_batch_rank(true);
         let tb_bool = Space::from_json(&json!("bool")).unwrap().with_time_rank(true, true).with_batch_rank(true);
         let spaces = vec![
@@ -250,7 +250,7 @@ both_backends! {
             ("rewards", tb.clone()), ("terminals", tb_bool.clone()), ("bootstrap_value", scalars()),
             ("loss_per_item", scalars()),
         ];
-        let mut t = ComponentTest::<B>::new(impala_loss("impala-loss", spec), spaces, 0).unwrap();
+        let mut t = ComponentTest::<B>::new(impala_loss("impala-loss", spec), spaces.clone(), 0).unwrap();
         let f = |v: serde_json::Value| value(&tb, v);
         let lp = 0.5f64.ln();
         let inputs = [
@@ -262,19 +262,42 @@ both_backends! {
         let step0 = -lp * 4.73 + 0.5 * 0.5 * (5.23f64 - 0.5).powi(2);
         let step1 = -lp * 3.7 + 0.5 * 0.5 * (4.7f64 - 1.0).powi(2);
         t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([step0 + step1]))], tol());
+        // RLgraph's default reward_clipping "clamp_one": reward 2 counts as 1, so
+        // v_1 = 1 + 0.9*3 = 3.7, v_0 = 1 + 0.9*3.7 = 4.33; advantages 3.83 and 2.7.
+        let clamped = rlgraph_components::from_spec::<B>(&json!({"type": "impala-loss-function", "discount": 0.9}), "loss").unwrap();
+        let mut t = ComponentTest::<B>::new(clamped, spaces.clone(), 0).unwrap();
+        let step0 = -lp * 3.83 + 0.25 * (4.33f64 - 0.5).powi(2);
+        let step1 = -lp * 2.7 + 0.25 * (3.7f64 - 1.0).powi(2);
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([step0 + step1]))], tol());
+        // "soft_asymmetric": 5 tanh(r / 5), so reward 2 counts as 5 tanh(0.4) and 1 as 5 tanh(0.2).
+        let soft = rlgraph_components::from_spec::<B>(&json!({"type": "impala-loss-function", "discount": 0.9, "reward_clipping": "soft_asymmetric"}), "loss").unwrap();
+        let mut t = ComponentTest::<B>::new(soft, spaces.clone(), 0).unwrap();
+        let (r0, r1) = (5.0 * 0.2f64.tanh(), 5.0 * 0.4f64.tanh());
+        let (v1, v0) = (r1 + 2.7, r0 + 0.9 * (r1 + 2.7));
+        let step0 = -lp * (r0 + 0.9 * v1 - 0.5) + 0.25 * (v0 - 0.5).powi(2);
+        let step1 = -lp * (r1 + 2.7 - 1.0) + 0.25 * (v1 - 1.0).powi(2);
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([step0 + step1]))], tol());
+        let err = rlgraph_components::from_spec::<B>(&json!({"type": "impala-loss-function", "reward_clipping": "clip"}), "loss").err().unwrap().to_string();
+        assert!(err.contains("loss.reward_clipping"), "{err}");
     }
 
     fn sac_losses_by_hand<B>() {
-        let spec = SacLossSpec { discount: 0.5, initial_alpha: 2.0, target_entropy: -1.0 };
+        let spec = SacLossSpec { discount: 0.5, initial_alpha: 2.0, target_entropy: Some(-1.0) };
         let names = ["rewards", "terminals", "q1", "q2", "qt1_next", "qt2_next", "log_probs_next", "log_probs_sampled", "q1_sampled", "q2_sampled"];
         let spaces: Vec<(&str, Space)> = names.iter().map(|&n| (n, if n == "terminals" { space(json!("bool")) } else { scalars() })).chain([("loss_per_item", scalars())]).collect();
-        let mut t = ComponentTest::<B>::new(sac_loss("sac-loss", spec), spaces, 0).unwrap();
+        let mut t = ComponentTest::<B>::new(sac_loss("sac-loss", spec), spaces.clone(), 0).unwrap();
         let f = |x: f64| value(&scalars(), json!([x]));
         let inputs = [f(1.0), value(&space(json!("bool")), json!([false])), f(1.0), f(2.0), f(3.0), f(4.0), f(-1.0), f(-0.5), f(2.0), f(1.0)];
         // alpha 2: y = 1 + 0.5 (min(3, 4) - 2*(-1)) = 3.5; critic 0.5 ((1-3.5)^2 + (2-3.5)^2) = 4.25;
         // actor 2*(-0.5) - min(2, 1) = -2; alpha loss -ln 2 (-0.5 - 1) = 1.5 ln 2.
         t.assert_call("loss_per_item", &inputs, &[f(-2.0), f(4.25), f(1.5 * 2f64.ln())], tol());
         t.assert_call("get_alpha", &[], &[scalar(2.0)], tol());
+        // RLgraph's target_entropy=None: the alpha loss is zero, the other two are unchanged.
+        for spec in [json!({"type": "sac-loss", "discount": 0.5, "initial_alpha": 2.0, "target_entropy": null}), json!({"type": "sac-loss", "discount": 0.5, "initial_alpha": 2.0})] {
+            let loss = rlgraph_components::from_spec::<B>(&spec, "loss_spec").unwrap();
+            let mut t = ComponentTest::<B>::new(loss, spaces.clone(), 0).unwrap();
+            t.assert_call("loss_per_item", &inputs, &[f(-2.0), f(4.25), f(0.0)], tol());
+        }
     }
 
     fn supervised_losses_by_hand<B>() {

@@ -3,7 +3,7 @@
 
 use serde_json::Value as Json;
 
-use rlgraph_core::{Backend, Component, Result};
+use rlgraph_core::{Backend, Component, CoreError, Result};
 
 use super::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
@@ -111,9 +111,17 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                     "weight_pg",
                     "weight_vf",
                     "weight_entropy",
+                    "reward_clipping",
                     "scope",
                 ])?;
                 let d = ImpalaLossSpec::default();
+                let reward_clipping =
+                    crate::losses::RewardClipping::parse(s.get("reward_clipping")).ok_or_else(|| {
+                        CoreError::Config {
+                            at: s.at("reward_clipping"),
+                            reason: "expected null, \"clamp_one\" (RLgraph's default) or \"soft_asymmetric\"".into(),
+                        }
+                    })?;
                 impala_loss(
                     scope("impala-loss-function")?,
                     ImpalaLossSpec {
@@ -124,6 +132,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                         weight_pg: s.f64_or("weight_pg", d.weight_pg)?,
                         weight_vf: s.f64_or("weight_vf", d.weight_vf)?,
                         weight_entropy: s.f64_or("weight_entropy", d.weight_entropy)?,
+                        reward_clipping,
                     },
                 )
             }
@@ -135,7 +144,11 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                     SacLossSpec {
                         discount: s.f64_or("discount", d.discount)?,
                         initial_alpha: s.f64_or("initial_alpha", d.initial_alpha)?,
-                        target_entropy: s.f64_or("target_entropy", d.target_entropy)?,
+                        // null and absent both mean RLgraph's None: alpha stays fixed.
+                        target_entropy: match s.get("target_entropy") {
+                            None | Some(serde_json::Value::Null) => d.target_entropy,
+                            Some(_) => Some(s.f64_or("target_entropy", 0.0)?),
+                        },
                     },
                 )
             }

@@ -23,6 +23,47 @@ pub struct ImpalaLossSpec {
     pub weight_vf: f64,
     /// Weight of the entropy bonus (subtracted).
     pub weight_entropy: f64,
+    /// How rewards are squashed before V-trace (RLgraph's default: clamp to [-1, 1]).
+    pub reward_clipping: RewardClipping,
+}
+
+/// RLgraph's IMPALA `reward_clipping`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RewardClipping {
+    /// Rewards as they come (RLgraph's `None`).
+    Off,
+    /// Clamped into `[-1, 1]` (`"clamp_one"`, RLgraph's default).
+    #[default]
+    ClampOne,
+    /// `5 tanh(r / 5)`, times 0.3 for negative rewards (`"soft_asymmetric"`).
+    SoftAsymmetric,
+}
+
+impl RewardClipping {
+    /// Parses RLgraph's `reward_clipping` value: `null`, `"clamp_one"` or `"soft_asymmetric"`.
+    pub fn parse(value: Option<&serde_json::Value>) -> Option<Self> {
+        match value {
+            None => Some(RewardClipping::default()),
+            Some(serde_json::Value::Null) => Some(RewardClipping::Off),
+            Some(v) => match v.as_str()? {
+                "clamp_one" => Some(RewardClipping::ClampOne),
+                "soft_asymmetric" => Some(RewardClipping::SoftAsymmetric),
+                _ => None,
+            },
+        }
+    }
+
+    /// The clipped reward.
+    pub fn apply(self, r: f64) -> f64 {
+        match self {
+            RewardClipping::Off => r,
+            RewardClipping::ClampOne => r.clamp(-1.0, 1.0),
+            RewardClipping::SoftAsymmetric => {
+                let squeezed = (r / 5.0).tanh();
+                5.0 * if r < 0.0 { 0.3 * squeezed } else { squeezed }
+            }
+        }
+    }
 }
 
 impl Default for ImpalaLossSpec {
@@ -35,6 +76,7 @@ impl Default for ImpalaLossSpec {
             weight_pg: 1.0,
             weight_vf: 0.5,
             weight_entropy: 0.01,
+            reward_clipping: RewardClipping::ClampOne,
         }
     }
 }
@@ -81,7 +123,10 @@ pub fn impala_loss<B: Backend>(name: &str, spec: ImpalaLossSpec) -> Component<B>
                 batch,
                 &log_rhos,
                 &discounts,
-                &host::<B>(xs[4])?,
+                &host::<B>(xs[4])?
+                    .into_iter()
+                    .map(|r| spec.reward_clipping.apply(r))
+                    .collect::<Vec<_>>(),
                 &host::<B>(values)?,
                 &host::<B>(xs[6])?,
                 spec.rho_bar,

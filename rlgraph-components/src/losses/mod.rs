@@ -13,7 +13,7 @@ mod supervised;
 pub use actor_critic::{actor_critic_loss, ActorCriticLossSpec};
 pub use dqn::{dqn_loss, DqnLossSpec};
 pub use from_spec::{loss_from_spec, LOSS_TYPES};
-pub use impala::{impala_loss, ImpalaLossSpec};
+pub use impala::{impala_loss, ImpalaLossSpec, RewardClipping};
 pub use ppo::{ppo_loss, PpoLossSpec};
 pub use sac::{sac_loss, SacLossSpec};
 pub use supervised::{cross_entropy_loss, euclidean_distance_loss};

@@ -14,7 +14,8 @@ pub struct SacLossSpec {
     /// Alpha at the start (stored as the trainable variable `log_alpha`).
     pub initial_alpha: f64,
     /// The entropy alpha is tuned toward (`-dim(A)` for continuous actions, by convention).
-    pub target_entropy: f64,
+    /// `None`, RLgraph's default, keeps alpha fixed: the alpha loss is zero.
+    pub target_entropy: Option<f64>,
 }
 
 impl Default for SacLossSpec {
@@ -22,7 +23,7 @@ impl Default for SacLossSpec {
         SacLossSpec {
             discount: 0.99,
             initial_alpha: 1.0,
-            target_entropy: -1.0,
+            target_entropy: None,
         }
     }
 }
@@ -49,7 +50,8 @@ const PARAMS: [&str; 10] = [
 ///   `y = r + gamma (1 - d) (min(qt1', qt2') - alpha log pi(a'|s'))`, a constant;
 /// - actor: `alpha log pi(a~|s) - min(q1~, q2~)` (step only the policy's variables with it);
 /// - alpha: `-log_alpha (log pi(a~|s) + target_entropy)`, which raises alpha while the
-///   policy's entropy is below the target.
+///   policy's entropy is below the target; zero without a target entropy (RLgraph's
+///   `target_entropy=None`: alpha stays at `initial_alpha`).
 ///
 /// `loss_per_item` returns `(actor, critic, alpha)` per item; `loss` returns
 /// `(actor, actor_per_item, critic, critic_per_item, alpha, alpha_per_item)`; `get_alpha`
@@ -105,10 +107,10 @@ pub fn sac_loss<B: Backend>(name: &str, spec: SacLossSpec) -> Component<B> {
                 )?;
                 let lp = x(7)?;
                 let actor = B::sub(&B::mul(&alpha, lp)?, &B::minimum(x(8)?, x(9)?)?)?;
-                let alpha_loss = B::neg(&B::mul(
-                    log_alpha,
-                    &B::affine(&B::detach(lp), 1.0, spec.target_entropy)?,
-                )?)?;
+                let alpha_loss = match spec.target_entropy {
+                    Some(target) => B::neg(&B::mul(log_alpha, &B::affine(&B::detach(lp), 1.0, target)?)?)?,
+                    None => B::affine(lp, 0.0, 0.0)?,
+                };
                 Ok(vec![Tree::Leaf(actor), Tree::Leaf(critic), Tree::Leaf(alpha_loss)])
             })
             .outputs(3)
