@@ -2,7 +2,8 @@
 //! scope, so one optimizer steps both.
 
 use rlgraph_components::{
-    layers_from_spec, optimizer, policy, shared_value_function_policy, value_function, OptimizerSpec,
+    layers_from_spec, optimizer, policy_with, shared_value_function_policy, value_function, OptimizerSpec,
+    PolicyOptions,
 };
 use std::collections::BTreeMap;
 
@@ -22,18 +23,28 @@ use crate::preprocessing::with_preprocessing;
 pub(crate) fn actor_critic_networks<B: Backend>(
     network_spec: &[Json],
     value_function_spec: &[Json],
+    action_adapter: Option<&Json>,
     action_space: &Space,
 ) -> Result<Component<B>> {
     let layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
+    let options = PolicyOptions {
+        action_adapter: crate::agent_spec::adapter_spec(action_adapter),
+        ..PolicyOptions::default()
+    };
     let separate = !value_function_spec.is_empty();
     let mut c = Component::new("networks").with_kind("actor-critic-networks");
     if separate {
         let vf_layers = layers_from_spec::<B>(value_function_spec, "config.value_function_spec")?;
         c = c
-            .with_sub(policy::<B>("policy", layers, action_space)?)
+            .with_sub(policy_with::<B>("policy", layers, action_space, options)?)
             .with_sub(value_function::<B>("value-function", vf_layers));
     } else {
-        c = c.with_sub(shared_value_function_policy::<B>("policy", layers, action_space)?);
+        c = c.with_sub(shared_value_function_policy::<B>(
+            "policy",
+            layers,
+            action_space,
+            options,
+        )?);
     }
     let states = || vec![Param::new("states")];
     let values = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, s| -> Result<rlgraph_core::Op> {
@@ -79,6 +90,8 @@ pub(crate) struct ActorCriticSpec<'a> {
     pub network: &'a [Json],
     /// `value_function_spec` (empty: a value head on the policy's network).
     pub value_function: &'a [Json],
+    /// `policy_spec.action_adapter_spec`.
+    pub action_adapter: Option<&'a Json>,
     /// `preprocessing_spec`.
     pub preprocessing: &'a [Json],
     /// `execution_spec.default_device`.
@@ -100,6 +113,7 @@ pub(crate) fn actor_critic_root<B: Backend>(
         .with_sub(actor_critic_networks::<B>(
             spec.network,
             spec.value_function,
+            spec.action_adapter,
             action_space,
         )?)
         .with_sub(loss)
@@ -124,6 +138,7 @@ pub(crate) fn actor_critic_actor<B: Backend>(
         .with_sub(actor_critic_networks::<B>(
             spec.network,
             spec.value_function,
+            spec.action_adapter,
             action_space,
         )?);
     let (root, has_pre) = with_preprocessing(root, spec.preprocessing)?;

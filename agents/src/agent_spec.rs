@@ -119,6 +119,14 @@ impl SharedSpec {
     }
 }
 
+/// `policy_spec.action_adapter_spec` as the policies take it, placed in the config for errors.
+pub(crate) fn adapter_spec(spec: Option<&Json>) -> Option<rlgraph_components::AdapterSpec> {
+    spec.map(|spec| rlgraph_components::AdapterSpec {
+        spec: spec.clone(),
+        at: "config.policy_spec.action_adapter_spec".into(),
+    })
+}
+
 /// Refuses the first of `keys` that is given (`(key, given)` pairs under `at`, such as
 /// `config` or `config.memory_spec`), saying `why`.
 pub(crate) fn refuse_given(at: &str, keys: &[(&str, bool)], why: &str) -> Result<()> {
@@ -151,6 +159,15 @@ pub(crate) fn read_config<T: DeserializeOwned>(spec: &Json, kind: &AgentKind) ->
     let Some(map) = spec.as_object() else {
         return Err(config("config", format!("expected a JSON object, got {}", brief(spec))));
     };
+    // Checked before anything else: nothing else matters until distributed execution exists.
+    if spec.pointer("/execution_spec/ray_spec").is_some() {
+        return Err(config(
+            "config.execution_spec.ray_spec",
+            "Ray's distributed executor settings: distributed execution across processes is not built yet \
+             (the gRPC executor); remove ray_spec to run this agent in one process"
+                .into(),
+        ));
+    }
     let shared: SharedSpec = part(spec)?;
     let name = shared.kind(kind.default);
     if !kind.names.contains(&name.as_str()) {
@@ -258,6 +275,24 @@ pub(crate) struct ExecutionSpec {
     /// The settings of the `ga3c` executor, checked by `executors::ga3c::Ga3cSpec`.
     #[allow(dead_code)] // Read by the executors, from the JSON.
     pub ga3c_spec: Option<Json>,
+    /// RLgraph's graph seed; `rlgraph train` uses it when `--seed` is not given.
+    #[allow(dead_code)] // Read by the command-line program, from the JSON.
+    pub seed: Option<u64>,
+    /// TensorFlow session options (soft placement, thread pools): no libtorch or candle
+    /// equivalent; reported by [`unused_keys`].
+    #[allow(dead_code)] // Read only to report it.
+    pub session_config: Option<Json>,
+    /// TensorFlow's monitored-session switch: nothing to switch here; reported by
+    /// [`unused_keys`].
+    #[allow(dead_code)] // Read only to report it.
+    pub disable_monitoring: Option<bool>,
+    /// Ray's executor settings: refused, naming distributed execution.
+    #[allow(dead_code)] // Refused from the JSON before this is read.
+    pub ray_spec: Option<Json>,
+    /// TensorFlow's timeline tracing: the profiler (`rlgraph train --profile`) does this here;
+    /// reported by [`unused_keys`].
+    #[allow(dead_code)] // Read only to report it.
+    pub trace_enabled: Option<bool>,
 }
 
 /// The executors an `execution_spec` may name.
@@ -290,6 +325,10 @@ pub(crate) struct GpuSpec {
     pub max_usable_gpus: Option<Positive>,
     /// With fewer GPUs than towers, put the towers on the CPU rather than refuse.
     pub fake_gpus_if_necessary: Option<bool>,
+    /// TensorFlow's cap on one process's share of GPU memory: libtorch and candle allocate
+    /// what they need; reported by [`unused_keys`].
+    #[allow(dead_code)] // Read only to report it.
+    pub per_process_gpu_memory_fraction: Option<f64>,
     /// TensorFlow's on-demand allocation; libtorch and candle always allocate on demand, so
     /// only `true` is accepted.
     #[allow(dead_code)] // Read only to refuse false.
@@ -391,4 +430,33 @@ impl<'de> Deserialize<'de> for Positive {
             .map(Positive)
             .map_err(|_| D::Error::invalid_value(Unexpected::Unsigned(n), &"an integer that fits this machine"))
     }
+}
+
+/// The keys of `spec` that RLgraph reads and that this project accepts without a use for
+/// them (TensorFlow session settings), each with why; the command-line program prints them,
+/// so no key is ignored silently.
+pub fn unused_keys(spec: &Json) -> Vec<(String, &'static str)> {
+    const UNUSED: [(&str, &str); 4] = [
+        (
+            "/execution_spec/trace_enabled",
+            "TensorFlow timeline tracing; use rlgraph train --profile DIR",
+        ),
+        (
+            "/execution_spec/session_config",
+            "TensorFlow session options; libtorch and candle have no session",
+        ),
+        (
+            "/execution_spec/disable_monitoring",
+            "TensorFlow's monitored session; nothing to monitor here",
+        ),
+        (
+            "/execution_spec/gpu_spec/per_process_gpu_memory_fraction",
+            "TensorFlow's GPU memory cap; libtorch and candle allocate as needed",
+        ),
+    ];
+    UNUSED
+        .iter()
+        .filter(|(pointer, _)| spec.pointer(pointer).is_some())
+        .map(|(pointer, why)| (format!("config{}", pointer.replace('/', ".")), *why))
+        .collect()
 }

@@ -37,6 +37,9 @@ pub struct DqnConfig {
     pub dueling: bool,
     /// Units of the dueling state-value stream.
     pub units_state_value_stream: usize,
+    /// `policy_spec.action_adapter_spec`: the Q-value (advantage) layer's settings and
+    /// pre-network.
+    pub action_adapter: Option<Json>,
     /// Replay memory kind.
     pub memory: MemoryKind,
     /// Replay capacity.
@@ -88,6 +91,7 @@ struct PolicySpec {
     #[serde(rename = "type")]
     kind: Option<String>,
     units_state_value_stream: Option<Positive>,
+    action_adapter_spec: Option<Json>,
 }
 
 /// `exploration_spec`: epsilon-greedy with an epsilon schedule.
@@ -169,6 +173,7 @@ impl DqnConfig {
             preprocessing_spec: shared.preprocessing(),
             dueling,
             units_state_value_stream,
+            action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             memory,
             capacity,
             epsilon,

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
-use rlgraph_components::{dueling_policy, layers_from_spec, optimizer, policy, synchronizable, MultiGpuSync};
+use rlgraph_components::{
+    dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, MultiGpuSync, PolicyOptions,
+};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
@@ -25,10 +27,21 @@ pub(crate) fn dqn_policy<B: Backend>(
     num_actions: usize,
 ) -> Result<Component<B>> {
     let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
+    let adapter = crate::agent_spec::adapter_spec(config.action_adapter.as_ref());
     Ok(if config.dueling {
-        dueling_policy::<B>("policy", layers, num_actions, config.units_state_value_stream)
+        dueling_policy::<B>(
+            "policy",
+            layers,
+            num_actions,
+            config.units_state_value_stream,
+            adapter.as_ref(),
+        )?
     } else {
-        policy::<B>("policy", layers, action_space)?
+        let options = PolicyOptions {
+            action_adapter: adapter,
+            ..PolicyOptions::default()
+        };
+        policy_with::<B>("policy", layers, action_space, options)?
     })
 }
 

@@ -45,6 +45,19 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
         AgentFamily::Impala
     } else if is(&random_agent::KIND) {
         AgentFamily::Random
+    } else if kind.is_empty() && object.contains_key("learner") && object.contains_key("actor") {
+        return Err(config(
+            "config",
+            "a cluster spec (learner and actor addresses) for distributed execution, not an agent config; \
+             distributed execution across processes is not built yet (the gRPC executor)"
+                .into(),
+        ));
+    } else if kind.is_empty() && object.contains_key("layers") {
+        return Err(config(
+            "config",
+            "a neural-network spec (layers), not an agent config: test it with `rlgraph call` on its input space"
+                .into(),
+        ));
     } else if kind.is_empty() {
         return Err(config(
             "config.type",

@@ -2,6 +2,7 @@
 //! single-process form, read with RLgraph's defaults; keys not yet supported are errors that
 //! name them.
 
+use rlgraph_components::losses::RewardClipping;
 use rlgraph_components::OptimizerSpec;
 use rlgraph_core::{Device, Result};
 use serde::Deserialize;
@@ -35,6 +36,9 @@ pub struct ImpalaConfig {
     pub weight_vf: f64,
     /// Entropy-bonus weight.
     pub weight_entropy: f64,
+    /// How rewards are squashed before V-trace (`reward_clipping`; RLgraph's default
+    /// `"clamp_one"`, `null` for none).
+    pub reward_clipping: RewardClipping,
     /// The update schedule; `batch_size` counts rollouts.
     pub update: UpdateSpec,
     /// The optimizer.
@@ -62,6 +66,9 @@ struct ImpalaKeys {
     weight_vf: Option<f64>,
     weight_entropy: Option<f64>,
     environment_spec: Option<Json>,
+    // Read from the JSON itself, where `null` (no clipping) differs from absent (the default).
+    #[allow(dead_code)]
+    reward_clipping: Option<Json>,
 }
 
 /// `fifo_queue_spec`: the queue of rollouts between actors and learner.
@@ -80,6 +87,7 @@ impl ImpalaConfig {
         ActorCriticSpec {
             network: &self.network_spec,
             value_function: &self.value_function_spec,
+            action_adapter: None,
             preprocessing: &self.preprocessing_spec,
             device: self.device,
         }
@@ -90,16 +98,28 @@ impl ImpalaConfig {
         let (_, shared, own) = read_config::<ImpalaKeys>(spec, &KIND)?;
         shared.refuse_n_step()?;
         shared.multi_gpu(false)?;
+        // The environment is what such a config lacks first: RLgraph steps a Gym environment
+        // inside the graph, which needs the Gymnasium bridge.
+        if let Some(env) = &own.environment_spec {
+            let gym = env
+                .get("type")
+                .and_then(Json::as_str)
+                .is_some_and(|t| t.replace(['-', '_'], "").eq_ignore_ascii_case("openaigym"));
+            return Err(config(
+                "config.environment_spec",
+                if gym {
+                    "an OpenAI Gym environment stepped inside the agent: the Gymnasium bridge is not built yet; \
+                     remove environment_spec and pass a built-in environment with --env"
+                        .into()
+                } else {
+                    "the environment comes from the caller (--env), not the agent config".into()
+                },
+            ));
+        }
         if own.num_workers.is_some_and(|n| n.0 != 1) {
             return Err(config(
                 "config.num_workers",
                 "single-process IMPALA acts through the worker's environment copies; set 1 and use --num-envs".into(),
-            ));
-        }
-        if own.environment_spec.is_some() {
-            return Err(config(
-                "config.environment_spec",
-                "the environment comes from the caller (--env), not the agent config".into(),
             ));
         }
         refuse_given(
@@ -147,6 +167,12 @@ impl ImpalaConfig {
             weight_pg: own.weight_pg.unwrap_or(1.0),
             weight_vf: own.weight_vf.unwrap_or(0.5),
             weight_entropy: own.weight_entropy.unwrap_or(0.01),
+            reward_clipping: RewardClipping::parse(spec.get("reward_clipping")).ok_or_else(|| {
+                config(
+                    "config.reward_clipping",
+                    "expected null, \"clamp_one\" (RLgraph's default) or \"soft_asymmetric\"".into(),
+                )
+            })?,
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
         })

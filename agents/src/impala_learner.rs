@@ -36,6 +36,7 @@ impl<B: Backend> ImpalaLearner<B> {
                 weight_pg: config.weight_pg,
                 weight_vf: config.weight_vf,
                 weight_entropy: config.weight_entropy,
+                reward_clipping: config.reward_clipping,
                 ..ImpalaLossSpec::default()
             },
         );

@@ -70,6 +70,7 @@ mod update_spec;
 
 pub use actor::{Acted, Actor, GraphActor};
 pub use agent::{Agent, Transition};
+pub use agent_spec::unused_keys;
 pub use batch::{stack, transitions_batch, unstack};
 pub use dqn::{dqn_replay, DqnAgent};
 pub use dqn_actor::{apex_priorities, dqn_actor};

@@ -43,6 +43,8 @@ pub struct PgConfig {
     /// `value_function_spec`: a separate value network's layers (empty: the value head
     /// shares the policy network).
     pub value_function_spec: Vec<Json>,
+    /// `policy_spec.action_adapter_spec`: the policy's output layer and its pre-network.
+    pub action_adapter: Option<Json>,
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
     /// Gamma.
@@ -94,6 +96,7 @@ struct PgKeys {
 struct PolicySpec {
     #[serde(rename = "type")]
     kind: Option<String>,
+    action_adapter_spec: Option<Json>,
 }
 
 impl PgConfig {
@@ -102,6 +105,7 @@ impl PgConfig {
         ActorCriticSpec {
             network: &self.network_spec,
             value_function: &self.value_function_spec,
+            action_adapter: self.action_adapter.as_ref(),
             preprocessing: &self.preprocessing_spec,
             device: self.device,
         }
@@ -186,6 +190,7 @@ impl PgConfig {
             capacity,
             network_spec,
             value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
+            action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             preprocessing_spec: shared.preprocessing(),
             discount: shared.discount.unwrap_or(0.98),
             gae_lambda: own.gae_lambda.unwrap_or(1.0),

@@ -111,8 +111,8 @@ fn bad_configs_name_the_key() {
             "config.update_spec.batch_sise",
         ),
         (
-            serde_json::json!({"type": "dqn", "network_spec": dense, "execution_spec": {"session_config": {}}}),
-            "config.execution_spec.session_config",
+            serde_json::json!({"type": "dqn", "network_spec": dense, "execution_spec": {"sesion_config": {}}}),
+            "config.execution_spec.sesion_config",
         ),
         (serde_json::json!({"type": "dqn"}), "config.network_spec"),
     ];

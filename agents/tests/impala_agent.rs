@@ -110,3 +110,28 @@ fn unsupported_settings_are_named() {
         assert!(err.contains(&format!("config.{key}")), "{key}: {err}");
     }
 }
+
+#[test]
+fn reward_clipping_reads_rlgraphs_values() {
+    // RLgraph's IMPALAAgent: reward_clipping "clamp_one" by default, None for none.
+    use rlgraph_components::losses::RewardClipping;
+    let with = |value: Option<serde_json::Value>| {
+        let mut s = spec();
+        if let Some(v) = value {
+            s["reward_clipping"] = v;
+        }
+        ImpalaConfig::parse(&s).map(|c| c.reward_clipping)
+    };
+    assert_eq!(with(None).unwrap(), RewardClipping::ClampOne);
+    assert_eq!(with(Some(serde_json::Value::Null)).unwrap(), RewardClipping::Off);
+    assert_eq!(
+        with(Some(serde_json::json!("soft_asymmetric"))).unwrap(),
+        RewardClipping::SoftAsymmetric
+    );
+    let err = with(Some(serde_json::json!("clip"))).unwrap_err().to_string();
+    assert!(err.contains("config.reward_clipping"), "{err}");
+    // Soft asymmetric by its formula: 5 tanh(r / 5), and 0.3 times that below zero.
+    assert!((RewardClipping::SoftAsymmetric.apply(5.0) - 5.0 * 1f64.tanh()).abs() < 1e-12);
+    assert!((RewardClipping::SoftAsymmetric.apply(-5.0) + 1.5 * 1f64.tanh()).abs() < 1e-12);
+    assert_eq!(RewardClipping::ClampOne.apply(-3.0), -1.0);
+}

@@ -1,9 +1,11 @@
 //! `rlgraph call SPEC.json`: ComponentTest from the command line, for components and agents.
 //!
 //! The spec is one JSON object: either `component` (an RLgraph component spec) with
-//! `input_spaces` (parameter name to space spec), optional `action_space` and optional
-//! `variables` (scope path to value, set before any call); or `agent` (an RLgraph agent
-//! config) with `env` (the environment id that fixes its spaces). Then `backend`
+//! `input_spaces` (parameter name to space spec), optional `action_space`, and optional
+//! `learn` (`{"method", "loss", "optimizer"}`: adds a `step` method that runs one optimizer
+//! update of the component's variables on the loss of that method's output); or `agent` (an
+//! RLgraph agent config) with `env` (the environment id that fixes its spaces). Both take
+//! optional `variables` (scope path to value, set before any call). Then `backend`
 //! (`"candle"`, the default, or `"tch"`), optional `seed`, and `calls` (a list of
 //! `{"method": ..., "inputs": [...] or {...}}`). It prints
 //! `{"results": [{"method": ..., "outputs": [...]}, ...]}`.
@@ -13,9 +15,12 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{json, Map, Value as Json};
 
-use rlgraph_components::from_spec_with;
+use std::collections::BTreeMap;
+
+use rlgraph_components::{from_spec_with, training_harness};
+use rlgraph_core::convert::value_to_host;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
-use rlgraph_core::{Backend, ComponentTest, CoreError, ErasedExecutor};
+use rlgraph_core::{Backend, Component, ComponentTest, CoreError, ErasedExecutor, HostData, HostTensor};
 
 use crate::backend_choice::{on_backend, OnBackend};
 
@@ -26,8 +31,9 @@ pub struct CallArgs {
     spec: PathBuf,
 }
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "agent",
+    "learn",
     "env",
     "component",
     "input_spaces",
@@ -87,7 +93,7 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             .ok_or_else(|| config("seed", "must be a non-negative integer"))?,
     };
     if let Some(agent_spec) = obj.get("agent") {
-        for key in ["component", "input_spaces", "action_space", "variables"] {
+        for key in ["component", "input_spaces", "action_space", "learn"] {
             if obj.contains_key(key) {
                 return Err(config(
                     key,
@@ -104,14 +110,30 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
         let graph = agent
             .graph_mut()
             .ok_or_else(|| config("agent", "this agent has no graph to call"))?;
+        if let Some(vars) = obj.get("variables") {
+            set_agent_variables(graph, vars)?;
+            // The agent's actor and other roles follow the graph's new weights.
+            agent.weights_changed()?;
+        }
+        let graph = agent
+            .graph_mut()
+            .ok_or_else(|| config("agent", "this agent has no graph to call"))?;
         return run_calls(graph, obj);
     }
     let action_space = obj.get("action_space").map(Space::from_json).transpose()?;
-    let component = from_spec_with::<B>(
+    let mut component = from_spec_with::<B>(
         obj.get("component").ok_or_else(|| config("component", "missing"))?,
         "component",
         action_space.as_ref(),
     )?;
+    // With `learn`, the component sits inside a harness; its variables keep their paths
+    // below the component's name.
+    let mut prefix = None;
+    if let Some(learn) = obj.get("learn") {
+        let name = component.name().to_string();
+        component = harness::<B>(component, learn)?;
+        prefix = Some(name);
+    }
     let mut spaces = vec![];
     if let Some(s) = obj.get("input_spaces") {
         let s = s
@@ -127,6 +149,10 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             .as_object()
             .ok_or_else(|| config("variables", "must map scope paths to values"))?;
         for (path, value) in vars {
+            let path = &match &prefix {
+                Some(p) if !path.starts_with(&format!("{p}/")) => format!("{p}/{path}"),
+                _ => path.clone(),
+            };
             let current = test.get_variable(path)?;
             let shape = current.shape().unwrap_or(&[]).to_vec();
             let dtype = if matches!(current, Value::Float64(_)) {
@@ -142,6 +168,62 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
         }
     }
     run_calls(test.executor(), obj)
+}
+
+/// `component` inside a training harness as `learn` (`{"method", "loss", "optimizer"}`) says.
+fn harness<B: Backend>(component: Component<B>, learn: &Json) -> Result<Component<B>, CoreError> {
+    let obj = learn
+        .as_object()
+        .ok_or_else(|| config("learn", "must be {\"method\", \"loss\", \"optimizer\"}"))?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["method", "loss", "optimizer"].contains(&k.as_str()))
+    {
+        return Err(config(
+            &format!("learn.{k}"),
+            "unknown key; learn takes method (default \"call\"), loss and optimizer",
+        ));
+    }
+    let method = match obj.get("method") {
+        None => "call",
+        Some(m) => m
+            .as_str()
+            .ok_or_else(|| config("learn.method", "must be the name of an API method"))?,
+    };
+    let part = |key: &str| -> Result<Component<B>, CoreError> {
+        let spec = obj
+            .get(key)
+            .ok_or_else(|| config(&format!("learn.{key}"), "missing; give its RLgraph spec"))?;
+        rlgraph_components::from_spec::<B>(spec, &format!("learn.{key}"))
+    };
+    training_harness("call-harness", component, method, part("loss")?, part("optimizer")?)
+}
+
+/// Sets an agent's variables by scope path (as `rlgraph graph --format json` lists them),
+/// each checked against the stored shape before any is written.
+fn set_agent_variables(graph: &mut dyn ErasedExecutor, vars: &Json) -> Result<(), CoreError> {
+    let vars = vars
+        .as_object()
+        .ok_or_else(|| config("variables", "must map scope paths to values"))?;
+    let current = graph.variables()?;
+    let mut new = BTreeMap::new();
+    for (path, value) in vars {
+        let at = format!("variables.{path}");
+        let old = current.get(path).ok_or_else(|| {
+            let names: Vec<&str> = current.keys().map(String::as_str).collect();
+            config(
+                &at,
+                format!("the agent has no variable {path:?}; it has: {}", names.join(", ")),
+            )
+        })?;
+        let space = Space::from(FloatBox::new(old.shape.clone()));
+        let v = space.value_from_json(value).map_err(|e| config(&at, e.to_string()))?;
+        let host = value_to_host(&v)?;
+        let host = HostTensor::new(host.shape, HostData::from_f64(&host.data.to_f64(), old.data.dtype()))
+            .map_err(|e| config(&at, e.to_string()))?;
+        new.insert(path.clone(), host);
+    }
+    graph.set_variables(&new)
 }
 
 /// Runs the spec's `calls` on `graph` and collects their outputs.

@@ -18,7 +18,7 @@ use crate::tensorboard::EventWriter;
 use serde_json::Value as Json;
 
 /// Arguments of `rlgraph train`.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct TrainArgs {
     /// The agent config (RLgraph's JSON format).
     pub(crate) config: PathBuf,
@@ -38,8 +38,11 @@ pub struct TrainArgs {
     /// Episodes to train for (bounded by 1,000,000 steps).
     #[arg(long)]
     pub(crate) episodes: Option<u64>,
-    /// The seed of everything random.
-    #[arg(long, default_value_t = 0)]
+    /// The seed of everything random (default: the config's `execution_spec.seed`, else 0).
+    #[arg(long = "seed")]
+    pub(crate) seed_flag: Option<u64>,
+    /// The seed in use: `--seed`, else the config's `execution_spec.seed`, else 0.
+    #[arg(skip)]
     pub(crate) seed: u64,
     /// Parallel environment copies.
     #[arg(long, default_value_t = 1)]
@@ -84,6 +87,32 @@ pub fn run(args: &TrainArgs) -> Result<String, String> {
     Ok(summary.to_string())
 }
 
+impl TrainArgs {
+    /// These arguments with the seed resolved from the config `json` they name: `--seed`,
+    /// else the config's `execution_spec.seed` (RLgraph's graph seed), else 0.
+    fn seeded(&self, json: &Json) -> Result<TrainArgs, String> {
+        let mut args = self.clone();
+        args.seed = match self.seed_flag {
+            Some(seed) => seed,
+            None => config_seed(json, &self.config)?.unwrap_or(0),
+        };
+        Ok(args)
+    }
+}
+
+/// The config's `execution_spec.seed`, if it has one.
+fn config_seed(json: &Json, path: &Path) -> Result<Option<u64>, String> {
+    match json.pointer("/execution_spec/seed") {
+        None | Some(Json::Null) => Ok(None),
+        Some(seed) => seed.as_u64().map(Some).ok_or_else(|| {
+            format!(
+                "{}: config.execution_spec.seed: expected a non-negative integer, got {seed}",
+                path.display()
+            )
+        }),
+    }
+}
+
 impl OnBackend for TrainArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
@@ -92,8 +121,7 @@ impl OnBackend for TrainArgs {
 }
 
 /// `train --tensor-envs N`: PPO against N device-resident copies.
-fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String, String> {
-    let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
+fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> Result<String, String> {
     let not_ppo = || {
         format!(
             "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {}",
@@ -101,10 +129,10 @@ fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String
             json.get("type").unwrap_or(&Json::Null)
         )
     };
-    if agents::agent_family(&json).ok() != Some(agents::AgentFamily::PolicyGradient) {
+    if agents::agent_family(json).ok() != Some(agents::AgentFamily::PolicyGradient) {
         return Err(not_ppo());
     }
-    let config = agents::PgConfig::parse(&json).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let config = agents::PgConfig::parse(json).map_err(|e| format!("{}: {e}", args.config.display()))?;
     if !matches!(config.algorithm, agents::PgAlgorithm::Ppo { .. }) {
         return Err(not_ppo());
     }
@@ -146,10 +174,11 @@ fn train_on_device<B: Backend>(args: &TrainArgs, copies: usize) -> Result<String
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
-    if let Some(copies) = args.tensor_envs {
-        return train_on_device::<B>(args, copies);
-    }
     let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
+    let args = &args.seeded(&json)?;
+    if let Some(copies) = args.tensor_envs {
+        return train_on_device::<B>(args, &json, copies);
+    }
     if executors::ga3c::Ga3cSpec::from_config(&json)
         .map_err(|e| format!("{}: {e}", args.config.display()))?
         .is_some()

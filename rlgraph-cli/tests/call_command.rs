@@ -164,3 +164,104 @@ fn agents_are_called_by_api_method() {
     assert_eq!(code, 2);
     assert!(stderr.contains("input_spaces"), "{stderr}");
 }
+
+#[test]
+fn learn_runs_optimizer_steps_on_a_component() {
+    // RLgraph's optimizer tests as a spec: one dense unit without bias, weights [0.5, 0.5],
+    // Euclidean loss against label 2.5, SGD with rate 0.1. Input [1, 2]: prediction 1.5,
+    // loss |1.5 - 2.5| = 1, gradient -[1, 2], so the weights become [0.6, 0.7] and predict
+    // 2.0; the next step reports loss 0.5 and moves them to [0.7, 0.9], predicting 2.5.
+    let x = [[1.0, 2.0]];
+    let spec = serde_json::json!({
+        "component": {"type": "dense", "units": 1, "biases_spec": false, "scope": "layer"},
+        "input_spaces": {
+            "inputs": {"type": "float-box", "shape": [2], "add_batch_rank": true},
+            "labels": {"type": "float-box", "shape": [1], "add_batch_rank": true}
+        },
+        "learn": {"loss": {"type": "euclidean-distance-loss"}, "optimizer": {"type": "sgd", "learning_rate": 0.1}},
+        "variables": {"kernel": [[0.5], [0.5]]},
+        "calls": [
+            {"method": "step", "inputs": {"inputs": x, "labels": [[2.5]]}},
+            {"method": "call", "inputs": [x]},
+            {"method": "step", "inputs": {"inputs": x, "labels": [[2.5]]}},
+            {"method": "call", "inputs": [x]}
+        ]
+    });
+    for backend in ["candle", "tch"] {
+        if backend == "tch" && !cfg!(feature = "tch") {
+            continue;
+        }
+        let mut spec = spec.clone();
+        spec["backend"] = serde_json::json!(backend);
+        let (code, stdout, stderr) = call(&spec);
+        assert_eq!(code, 0, "{backend}: {stderr}");
+        let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let number = |i: usize| -> f64 {
+            let mut v = &out["results"][i]["outputs"][0];
+            while let Some(first) = v.as_array().and_then(|a| a.first()) {
+                v = first;
+            }
+            v.as_f64().unwrap()
+        };
+        for (i, want) in [1.0, 2.0, 0.5, 2.5].into_iter().enumerate() {
+            assert!((number(i) - want).abs() < 1e-5, "{backend}: call {i}: {out}");
+        }
+    }
+    let mut bad = spec.clone();
+    bad["learn"]["method"] = serde_json::json!("apply");
+    let (code, _, stderr) = call(&bad);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("learn") && stderr.contains("\"apply\"") && stderr.contains("call"),
+        "{stderr}"
+    );
+    let mut bad = spec;
+    bad["learn"].as_object_mut().unwrap().remove("optimizer");
+    let (code, _, stderr) = call(&bad);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("learn.optimizer"), "{stderr}");
+}
+
+#[test]
+fn an_agents_variables_are_set_by_scope_path() {
+    // A PPO agent whose hidden layer is the identity; its action adapter is then set so the
+    // logits are [s0, 0.5]: state s0 = 1 picks action 0, s0 = 0 picks action 1.
+    let identity = [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    let spec = serde_json::json!({
+        "agent": {
+            "type": "ppo",
+            "network_spec": [{"type": "dense", "units": 4, "weights_spec": identity, "biases_spec": false}],
+            "update_spec": {"batch_size": 16}
+        },
+        "env": "CartPole-v1",
+        "variables": {"no/such/variable": [0.0]},
+        "calls": [{"method": "get_deterministic_action", "inputs": [[[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]}]
+    });
+    // A wrong path names every variable the agent has.
+    let (code, _, stderr) = call(&spec);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("variables.no/such/variable"), "{stderr}");
+    let listed = stderr.rsplit("it has: ").next().unwrap().trim();
+    let find = |suffix: &str| {
+        listed
+            .split(", ")
+            .find(|p| p.ends_with(suffix) && p.contains("policy"))
+            .unwrap_or_else(|| panic!("no {suffix} in {listed}"))
+            .to_string()
+    };
+    let (kernel, bias) = (find("action-adapter/kernel"), find("action-adapter/bias"));
+    let mut spec = spec;
+    spec["variables"] = serde_json::json!({
+        kernel: [[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]],
+        bias: [0.0, 0.5]
+    });
+    let (code, stdout, stderr) = call(&spec);
+    assert_eq!(code, 0, "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["results"][0]["outputs"][0], serde_json::json!([0, 1]), "{out}");
+}

@@ -24,7 +24,10 @@ pub enum Kind {
     Normal,
     /// `low + (tanh(u) + 1) (high - low) / 2` with `u ~ Normal(mean, stddev)`. Parameters
     /// as Normal's. Entropy is the underlying Normal's (the squashed one has no closed form);
-    /// the KL divergence is exact (a bijection leaves it unchanged).
+    /// the KL divergence is exact (a bijection leaves it unchanged). Unlike RLgraph's, the
+    /// log-likelihood includes the Jacobian of the rescaling to `[low, high]`
+    /// (`-ln((high - low) / 2)` per element), so it is a true density over the actions; the
+    /// difference is a constant, which no gradient sees.
     SquashedNormal {
         /// The smallest action.
         low: f64,
@@ -32,7 +35,9 @@ pub enum Kind {
         high: f64,
     },
     /// `low + (high - low) y` with `y ~ Beta(alpha, beta)`. Parameters: a Tuple
-    /// `(alpha, beta)` of positive floats. Sampling is not reparameterized.
+    /// `(alpha, beta)` of positive floats. Sampling is not reparameterized. Unlike RLgraph's,
+    /// the log-likelihood includes the Jacobian of the rescaling (`-ln(high - low)` per
+    /// element): a constant, which no gradient sees.
     Beta {
         /// The smallest action.
         low: f64,

@@ -1,8 +1,8 @@
-//! Image preprocessors on NHWC batches, as Atari frames come: grayscale, crop, bilinear
-//! resize, and transpose. Each has API method `call(inputs)` (and a `reset` that does
+//! Image preprocessors on NHWC batches, as Atari frames come: grayscale, crop, resize (area,
+//! bilinear or nearest), and transpose. Each has API method `call(inputs)` (and a `reset` that does
 //! nothing, so a preprocessor stack can reset every member alike).
 
-use rlgraph_core::spaces::{BoolBox, FloatBounds, FloatBox, Space};
+use rlgraph_core::spaces::{BoolBox, FloatBounds, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, DType, GraphFn, HostData, HostTensor, Param, Result};
 
 /// RLgraph's (and ITU-R 601's) luma weights for red, green, blue.
@@ -45,19 +45,41 @@ fn item_shape(s: &Space) -> Vec<usize> {
     s.shape().map(<[usize]>::to_vec).unwrap_or_default()
 }
 
-/// Luma from the last (colour) dimension of size 3: `0.299 r + 0.587 g + 0.114 b`, as
-/// floats. `keep_rank` keeps a colour dimension of size 1.
-pub fn grayscale<B: Backend>(name: &str, keep_rank: bool) -> Component<B> {
+/// The item shape of `s` with its channel (last) dimension reduced away, or kept as 1.
+fn without_channels(s: &Space, keep_rank: bool) -> Vec<usize> {
+    let mut shape = item_shape(s);
+    shape.pop();
+    if keep_rank {
+        shape.push(1);
+    }
+    shape
+}
+
+/// The weighted sum over the last (colour) dimension, whose size must be the number of
+/// `weights` (RLgraph's default: [`GRAYSCALE_WEIGHTS`], `0.299 r + 0.587 g + 0.114 b`).
+/// `keep_rank` keeps a colour dimension of size 1. As in RLgraph, integer images come back
+/// as integers of their dtype (the weighted sum cast back, which truncates toward zero);
+/// float images stay float.
+pub fn grayscale<B: Backend>(name: &str, weights: Vec<f64>, keep_rank: bool) -> Component<B> {
+    let n = weights.len();
+    // The bounds of an integer image hold when the result is a convex combination.
+    let convex = weights.iter().all(|w| *w >= 0.0) && weights.iter().sum::<f64>() <= 1.0 + 1e-9;
+    let w32: Vec<f32> = weights.iter().map(|&w| w as f32).collect();
+    let label = if weights == GRAYSCALE_WEIGHTS {
+        "3 colours".to_string()
+    } else {
+        format!("{n} colours, one per weight")
+    };
     image_op::<B>(
         name,
         move |x, _| {
             let shape = B::shape(x);
             let rest: usize = shape[..shape.len() - 1].iter().product();
-            let flat = B::reshape(&B::cast(x, DType::F32)?, &[rest, 3])?;
+            let flat = B::reshape(&B::cast(x, DType::F32)?, &[rest, n])?;
             let w = B::from_host(
                 &HostTensor {
-                    shape: vec![3, 1],
-                    data: HostData::F32(GRAYSCALE_WEIGHTS.iter().map(|&w| w as f32).collect()),
+                    shape: vec![n, 1],
+                    data: HostData::F32(w32.clone()),
                 },
                 B::device(x),
             )?;
@@ -65,19 +87,29 @@ pub fn grayscale<B: Backend>(name: &str, keep_rank: bool) -> Component<B> {
             if keep_rank {
                 out.push(1);
             }
-            B::reshape(&B::matmul(&flat, &w)?, &out)
+            let gray = B::reshape(&B::matmul(&flat, &w)?, &out)?;
+            match B::dtype(x) {
+                DType::F32 | DType::F64 => Ok(gray),
+                int => B::cast(&gray, int),
+            }
         },
         move |s| {
-            let mut shape = item_shape(s);
-            shape.pop();
-            if keep_rank {
-                shape.push(1);
-            }
-            Ok(float_space(shape, s))
+            let shape = without_channels(s, keep_rank);
+            Ok(match s {
+                Space::Int(_) if convex => s.with_shape_like(shape),
+                Space::Int(_) => match s
+                    .dtype()
+                    .map(|d| IntBox::unbounded().with_shape(shape.clone()).with_dtype(d))
+                {
+                    Some(Ok(b)) => Space::from(b).with_ranks(s.ranks().unwrap_or_default()),
+                    _ => float_space(shape, s),
+                },
+                _ => float_space(shape, s),
+            })
         },
-        |shape| match shape.last() {
-            Some(3) => Ok(()),
-            _ => Err(format!("the last dimension must be 3 colours, got shape {shape:?}")),
+        move |shape| match shape.last() {
+            Some(&c) if c == n => Ok(()),
+            _ => Err(format!("the last dimension must be {label}, got shape {shape:?}")),
         },
     )
 }
@@ -110,6 +142,89 @@ pub fn image_crop<B: Backend>(name: &str, x: usize, y: usize, width: usize, heig
     )
 }
 
+/// RLgraph's `ImageBinary`: 1 where the channels of a pixel (the last dimension) sum to more
+/// than `threshold`, else 0, in the input's dtype. RLgraph accepts a `threshold` but always
+/// compares with 0; here it is used, and its default, 0, gives RLgraph's result. `keep_rank`
+/// keeps a channel dimension of size 1.
+pub fn image_binary<B: Backend>(name: &str, threshold: f64, keep_rank: bool) -> Component<B> {
+    image_op::<B>(
+        name,
+        move |x, _| {
+            let last = B::shape(x).len().saturating_sub(1);
+            let sums = B::sum(&B::cast(x, DType::F32)?, &[last], keep_rank)?;
+            let on = B::gt(&sums, &B::scalar(threshold, DType::F32, B::device(x))?)?;
+            B::cast(&on, B::dtype(x))
+        },
+        move |s| {
+            let shape = without_channels(s, keep_rank);
+            Ok(match s {
+                Space::Int(_) => s.with_shape_like(shape),
+                _ => Space::from(FloatBox::bounded(shape, 0.0, 1.0)?).with_ranks(s.ranks().unwrap_or_default()),
+            })
+        },
+        |shape| match shape.last() {
+            Some(_) => Ok(()),
+            None => Err("needs a channel (last) dimension".into()),
+        },
+    )
+}
+
+/// How [`image_resize`] samples the source image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    /// Each output pixel is the mean of the source area it covers, partly covered source pixels
+    /// weighted by the part (RLgraph's default: OpenCV's `INTER_AREA` and TensorFlow's `AREA`
+    /// when shrinking, TensorFlow's `AREA` when enlarging).
+    Area,
+    /// Linear between the two nearest source pixels, as PyTorch's `interpolate(mode="bilinear",
+    /// align_corners=False)` and OpenCV's `INTER_LINEAR`.
+    Bilinear,
+    /// The source pixel at `floor(i * n_in / n_out)`, as OpenCV's `INTER_NEAREST`.
+    Nearest,
+}
+
+impl Interpolation {
+    /// Parses RLgraph's `interpolation` key (`area`, `bilinear`, `nearest`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "area" => Some(Interpolation::Area),
+            "bilinear" | "linear" => Some(Interpolation::Bilinear),
+            "nearest" => Some(Interpolation::Nearest),
+            _ => None,
+        }
+    }
+
+    /// The `[n_in, n_out]` matrix (row-major) that resizes one axis: output `j` is
+    /// `sum_i x[i] * m[i][j]`.
+    pub fn matrix(self, n_in: usize, n_out: usize) -> Vec<f64> {
+        let mut m = vec![0.0; n_in * n_out];
+        match self {
+            Interpolation::Bilinear => {
+                for (j, (i0, i1, w1)) in bilinear_taps(n_in, n_out).into_iter().enumerate() {
+                    m[i0 * n_out + j] += 1.0 - w1;
+                    m[i1 * n_out + j] += w1;
+                }
+            }
+            Interpolation::Nearest => {
+                for j in 0..n_out {
+                    m[(j * n_in / n_out).min(n_in - 1) * n_out + j] = 1.0;
+                }
+            }
+            Interpolation::Area => {
+                let scale = n_in as f64 / n_out as f64;
+                for j in 0..n_out {
+                    let (lo, hi) = (j as f64 * scale, (j + 1) as f64 * scale);
+                    for i in (lo.floor() as usize)..(hi.ceil() as usize).min(n_in) {
+                        let overlap = (hi.min(i as f64 + 1.0) - lo.max(i as f64)).max(0.0);
+                        m[i * n_out + j] += overlap / scale;
+                    }
+                }
+            }
+        }
+        m
+    }
+}
+
 /// The two source indices and weights of each output position of a bilinear resize from
 /// `n_in` to `n_out` samples, the way PyTorch's `interpolate(mode="bilinear",
 /// align_corners=False)` and OpenCV's `INTER_LINEAR` place them: `src = (i + 0.5) n_in /
@@ -126,51 +241,46 @@ pub fn bilinear_taps(n_in: usize, n_out: usize) -> Vec<(usize, usize, f64)> {
         .collect()
 }
 
-/// `x` resized along `dim` from its size to `n_out` by linear interpolation.
-fn resize_dim<B: Backend>(x: &B::Tensor, dim: usize, n_out: usize) -> Result<B::Tensor> {
+/// `x` resized along `dim` to `n_out` samples: one matrix product with the axis moved last.
+fn resize_dim<B: Backend>(x: &B::Tensor, dim: usize, n_out: usize, how: Interpolation) -> Result<B::Tensor> {
     let shape = B::shape(x);
-    let taps = bilinear_taps(shape[dim], n_out);
-    let dev = B::device(x);
-    let index = |f: fn(&(usize, usize, f64)) -> usize| {
-        B::from_host(
-            &HostTensor {
-                shape: vec![n_out],
-                data: HostData::I64(taps.iter().map(|t| f(t) as i64).collect()),
-            },
-            dev,
-        )
-    };
-    let x0 = B::index_select(x, dim, &index(|t| t.0)?)?;
-    let x1 = B::index_select(x, dim, &index(|t| t.1)?)?;
-    let mut w_shape = vec![1; shape.len()];
-    w_shape[dim] = n_out;
-    let mut out_shape = shape.clone();
-    out_shape[dim] = n_out;
-    let w1 = B::broadcast_to(
-        &B::from_host(
-            &HostTensor {
-                shape: w_shape,
-                data: HostData::F32(taps.iter().map(|t| t.2 as f32).collect()),
-            },
-            dev,
-        )?,
-        &out_shape,
+    let rank = shape.len();
+    let n_in = shape[dim];
+    let m = B::from_host(
+        &HostTensor {
+            shape: vec![n_in, n_out],
+            data: HostData::F32(how.matrix(n_in, n_out).into_iter().map(|w| w as f32).collect()),
+        },
+        B::device(x),
     )?;
-    // x0 + w1 (x1 - x0)
-    B::add(&x0, &B::mul(&w1, &B::sub(&x1, &x0)?)?)
+    // Move `dim` last, multiply, and move it back.
+    let order: Vec<usize> = (0..rank).filter(|&d| d != dim).chain([dim]).collect();
+    let moved = B::permute(x, &order)?;
+    let moved_shape = B::shape(&moved);
+    let rest: usize = moved_shape[..rank - 1].iter().product();
+    let flat = B::matmul(&B::reshape(&moved, &[rest, n_in])?, &m)?;
+    let mut out_shape = moved_shape.clone();
+    out_shape[rank - 1] = n_out;
+    let back: Vec<usize> = (0..rank)
+        .map(|d| match d.cmp(&dim) {
+            std::cmp::Ordering::Less => d,
+            std::cmp::Ordering::Equal => rank - 1,
+            std::cmp::Ordering::Greater => d - 1,
+        })
+        .collect();
+    B::permute(&B::reshape(&flat, &out_shape)?, &back)
 }
 
-/// `[H, W, C]` images resized to `height x width` by bilinear interpolation, matching PyTorch's
-/// `F.interpolate(mode="bilinear", align_corners=False)` (and OpenCV's `INTER_LINEAR`
-/// upsampling); the result is float.
-pub fn image_resize<B: Backend>(name: &str, width: usize, height: usize) -> Component<B> {
+/// `[H, W, C]` images resized to `height x width` by `how` (RLgraph's default is
+/// [`Interpolation::Area`]); the result is float.
+pub fn image_resize<B: Backend>(name: &str, width: usize, height: usize, how: Interpolation) -> Component<B> {
     image_op::<B>(
         name,
         move |x, _| {
             let rank = B::shape(x).len();
             let x = B::cast(x, DType::F32)?;
-            let rows = resize_dim::<B>(&x, rank - 3, height)?;
-            resize_dim::<B>(&rows, rank - 2, width)
+            let rows = resize_dim::<B>(&x, rank - 3, height, how)?;
+            resize_dim::<B>(&rows, rank - 2, width, how)
         },
         move |s| {
             let mut shape = item_shape(s);
@@ -179,9 +289,11 @@ pub fn image_resize<B: Backend>(name: &str, width: usize, height: usize) -> Comp
             shape[n - 2] = width;
             Ok(float_space(shape, s))
         },
-        |shape| match shape {
-            [.., h, w, _] if *h > 0 && *w > 0 => Ok(()),
-            _ => Err(format!("needs [H, W, C] images, got {shape:?}")),
+        move |shape| match shape {
+            [.., h, w, _] if *h > 0 && *w > 0 && height > 0 && width > 0 => Ok(()),
+            _ => Err(format!(
+                "needs [H, W, C] images and a size above zero, got {shape:?} to {height}x{width}"
+            )),
         },
     )
 }

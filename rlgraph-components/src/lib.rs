@@ -23,6 +23,7 @@
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
 
+pub mod action_adapter;
 pub mod activation;
 pub mod common;
 pub mod distributions;
@@ -37,13 +38,16 @@ pub mod optimizer;
 pub mod policy;
 pub mod preprocessors;
 pub mod registry;
+pub mod registry_utilities;
 pub mod spec;
 pub mod special_functions;
 pub mod stateful_preprocessors;
 pub mod synchronizable;
 pub mod time_dependent;
 pub mod towers;
+pub mod training_harness;
 
+pub use action_adapter::{action_adapter, AdapterSpec};
 pub use activation::Activation;
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
@@ -58,7 +62,8 @@ pub use policy::{
     dueling_policy, policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions,
 };
 pub use preprocessors::preprocessor_stack;
-pub use registry::{from_spec, from_spec_with, layers_from_spec};
+pub use registry::{from_spec, from_spec_with, layers_from_spec, network_layers};
 pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;
 pub use towers::MultiGpuSync;
+pub use training_harness::training_harness;

@@ -7,6 +7,7 @@
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result, Tree};
 
+use crate::action_adapter::{action_adapter, AdapterSpec};
 use crate::activation::Activation;
 use crate::distributions::{distribution, Kind};
 use crate::layers::{dense, DenseSpec};
@@ -22,8 +23,9 @@ struct ActionShape {
     categories: usize,
 }
 
-/// Which distribution a policy puts on bounded continuous and on discrete actions.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Which distribution a policy puts on bounded continuous and on discrete actions, and how
+/// its action adapter is built.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyOptions {
     /// Bounded FloatBox actions get a Beta rather than a squashed Normal (RLgraph's
     /// `bounded_distribution_type: "beta"`).
@@ -31,10 +33,13 @@ pub struct PolicyOptions {
     /// IntBox actions get a Gumbel-softmax of this temperature rather than a Categorical;
     /// its actions are then probability vectors over the categories.
     pub gumbel_softmax_temperature: Option<f64>,
+    /// RLgraph's `action_adapter_spec` (see [`action_adapter`]); for container actions it may
+    /// be a dict of such specs keyed by the action space's keys.
+    pub action_adapter: Option<AdapterSpec>,
 }
 
 impl ActionShape {
-    fn with_options(action_space: &Space, options: PolicyOptions) -> Result<Self> {
+    fn with_options(action_space: &Space, options: &PolicyOptions) -> Result<Self> {
         let shape = action_space.shape().unwrap_or(&[]).to_vec();
         match action_space {
             Space::Int(_) => {
@@ -48,6 +53,13 @@ impl ActionShape {
                     categories: n as usize,
                 })
             }
+            // RLgraph's BernoulliDistributionAdapter: one logit per element, sigmoid to a
+            // probability.
+            Space::Bool(_) => Ok(ActionShape {
+                kind: Kind::Bernoulli,
+                shape,
+                categories: 0,
+            }),
             Space::Float(_) => Ok(ActionShape {
                 kind: match squashed_bounds(action_space) {
                     Some((low, high)) if options.beta_for_bounded => Kind::Beta { low, high },
@@ -69,6 +81,7 @@ impl ActionShape {
     fn units(&self) -> usize {
         match self.kind {
             Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => 2 * self.elements(),
+            Kind::Bernoulli => self.elements(),
             _ => self.elements() * self.categories,
         }
     }
@@ -88,7 +101,9 @@ pub fn squashed_bounds(space: &Space) -> Option<(f64, f64)> {
 fn unsupported(space: &Space) -> CoreError {
     CoreError::Config {
         at: "action_space".into(),
-        reason: format!("policies support a bounded IntBox, a FloatBox, or a Dict or Tuple of them, not {space}"),
+        reason: format!(
+            "policies support a bounded IntBox, a FloatBox, a BoolBox, or a Dict or Tuple of them, not {space}"
+        ),
     }
 }
 
@@ -110,19 +125,17 @@ pub fn policy_with<B: Backend>(
     if action_space.is_container() {
         return joint_policy(name, layers, action_space, options);
     }
-    let a = ActionShape::with_options(action_space, options)?;
+    let a = ActionShape::with_options(action_space, &options)?;
     let units = a.units();
     let kind = a.kind;
     let c = Component::new(name)
         .with_kind("policy")
         .with_sub(neural_network("neural-network", layers))
-        .with_sub(dense(
+        .with_sub(action_adapter::<B>(
             "action-adapter",
-            DenseSpec {
-                activation: Activation::Linear,
-                ..DenseSpec::new(units)
-            },
-        ))
+            units,
+            options.action_adapter.as_ref(),
+        )?)
         .with_sub(distribution("distribution", kind))
         .api("get_nn_outputs", vec![Param::new("nn_inputs")], |ctx, args| {
             ctx.call("neural-network", "call", &[args.get(0)?])
@@ -171,7 +184,8 @@ pub fn policy_with<B: Backend>(
 }
 
 /// The graph function `name` that turns an action adapter's flat outputs into the
-/// distribution parameters of `shape`: `(mean, stddev)` for the Normals, logits otherwise.
+/// distribution parameters of `shape`: `(mean, stddev)` for the Normals, `(alpha, beta)` for
+/// the Beta, probabilities for the Bernoulli, logits otherwise.
 fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
     let (to_params, infer_params) = (shape.clone(), shape);
     GraphFn::new(name, move |_, xs| {
@@ -203,6 +217,7 @@ fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
                 let std = B::exp(&B::clamp(&B::narrow(out, 1, n, n)?, -20.0, 2.0)?)?;
                 Tree::Tuple(vec![Tree::Leaf(mean), Tree::Leaf(B::reshape(&std, &shape)?)])
             }
+            Kind::Bernoulli => Tree::Leaf(B::sigmoid(&B::reshape(out, &shape)?)?),
             _ => {
                 shape.push(to_params.categories);
                 Tree::Leaf(B::reshape(out, &shape)?)
@@ -217,6 +232,7 @@ fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
                 let s = Space::from(FloatBox::new(shape)).with_ranks(ranks);
                 Space::tuple(vec![s.clone(), s])
             }
+            Kind::Bernoulli => Space::from(FloatBox::bounded(shape, 0.0, 1.0)?).with_ranks(ranks),
             _ => {
                 shape.push(infer_params.categories);
                 Space::from(FloatBox::new(shape)).with_ranks(ranks)
@@ -258,7 +274,7 @@ fn joint_policy<B: Backend>(
     let shapes = leaves
         .iter()
         .map(|(k, s)| {
-            ActionShape::with_options(s, options).map_err(|_| CoreError::Config {
+            ActionShape::with_options(s, &options).map_err(|_| CoreError::Config {
                 at: format!("action_space{k}"),
                 reason: format!("policies support bounded IntBox or FloatBox leaves, not {s}"),
             })
@@ -268,15 +284,19 @@ fn joint_policy<B: Backend>(
     let mut c = Component::new(name)
         .with_kind("joint-policy")
         .with_sub(neural_network("neural-network", layers));
+    let adapters = options.action_adapter.as_ref();
+    let keys: Vec<&str> = leaves.iter().map(|(k, _)| k.trim_start_matches('/')).collect();
+    if let Some(a) = adapters {
+        a.check_keys(&keys)?;
+    }
     for (i, shape) in shapes.iter().enumerate() {
+        let adapter = adapters.and_then(|a| a.for_action(keys[i]));
         c = c
-            .with_sub(dense(
+            .with_sub(action_adapter::<B>(
                 &format!("action-adapter-{i}"),
-                DenseSpec {
-                    activation: Activation::Linear,
-                    ..DenseSpec::new(shape.units())
-                },
-            ))
+                shape.units(),
+                adapter.as_ref(),
+            )?)
             .with_sub(distribution(&format!("distribution-{i}"), shape.kind))
             .graph_fn(parameters_fn::<B>(&format!("parameters-{i}"), shape.clone()));
     }
@@ -434,8 +454,9 @@ pub fn dueling_policy<B: Backend>(
     layers: Vec<Component<B>>,
     num_actions: usize,
     units_state_value_stream: usize,
-) -> Component<B> {
-    Component::new(name)
+    adapter: Option<&AdapterSpec>,
+) -> Result<Component<B>> {
+    Ok(Component::new(name)
         .with_kind("dueling-policy")
         .with_sub(neural_network("neural-network", layers))
         .with_sub(dense(
@@ -446,7 +467,7 @@ pub fn dueling_policy<B: Backend>(
             },
         ))
         .with_sub(dense("state-value-node", DenseSpec::new(1)))
-        .with_sub(dense("action-adapter", DenseSpec::new(num_actions)))
+        .with_sub(action_adapter::<B>("action-adapter", num_actions, adapter)?)
         .api("get_q_values", vec![Param::new("nn_inputs")], |ctx, args| {
             let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
             let v = ctx.call("dense-layer-state-value-stream", "call", &h)?;
@@ -481,7 +502,7 @@ pub fn dueling_policy<B: Backend>(
                 )?)
                 .with_ranks(s[0].ranks().unwrap_or_default())])
             }),
-        )
+        ))
 }
 
 /// A state-value network named `name`: `value_output(nn_inputs)` = `dense(1)(network(x))`,
@@ -516,8 +537,9 @@ pub fn shared_value_function_policy<B: Backend>(
     name: &str,
     layers: Vec<Component<B>>,
     action_space: &Space,
+    options: PolicyOptions,
 ) -> Result<Component<B>> {
-    Ok(policy(name, layers, action_space)?
+    Ok(policy_with(name, layers, action_space, options)?
         .with_sub(dense("value-function-node", DenseSpec::new(1)))
         .api("get_state_values", vec![Param::new("nn_inputs")], |ctx, args| {
             let h = ctx.call("neural-network", "call", &[args.get(0)?])?;

@@ -7,7 +7,9 @@ use serde_json::Value as Json;
 use rlgraph_core::spaces::{BoolBox, Dtype, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Param, Result};
 
-use crate::image_preprocessors::{grayscale, image_crop, image_resize, transpose, GRAYSCALE_WEIGHTS};
+use crate::image_preprocessors::{
+    grayscale, image_binary, image_crop, image_resize, transpose, Interpolation, GRAYSCALE_WEIGHTS,
+};
 use crate::spec::{normalize_type, Spec};
 use crate::stateful_preprocessors::{moving_standardize, sequence};
 
@@ -109,7 +111,7 @@ pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
 /// stateful member, so the resets run.
 pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> Component<B> {
     let names: Vec<String> = layers.iter().map(|l| l.name().to_string()).collect();
-    // Layers used as preprocessors (reshape) have no reset; they keep no state either.
+    // Every preprocessor has a reset; other layers put in a stack (dense, say) keep no state.
     let reset_names: Vec<String> = layers
         .iter()
         .filter(|l| l.api_methods().iter().any(|m| m.name == "reset"))
@@ -165,16 +167,18 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
             }
             "grayscale" => {
                 s.only(&["keep_rank", "weights", "scope"])?;
-                if let Some(w) = s.get("weights") {
-                    let rgb: Option<Vec<f64>> = w.as_array().map(|a| a.iter().filter_map(Json::as_f64).collect());
-                    if rgb.as_deref() != Some(&GRAYSCALE_WEIGHTS[..]) {
-                        return Err(CoreError::Config {
+                let weights = match s.get("weights") {
+                    None | Some(Json::Null) => GRAYSCALE_WEIGHTS.to_vec(),
+                    Some(w) => w
+                        .as_array()
+                        .and_then(|a| a.iter().map(Json::as_f64).collect::<Option<Vec<f64>>>())
+                        .filter(|w| !w.is_empty())
+                        .ok_or_else(|| CoreError::Config {
                             at: s.at("weights"),
-                            reason: format!("only RLgraph's default weights {GRAYSCALE_WEIGHTS:?} are supported"),
-                        });
-                    }
-                }
-                grayscale(scope("grayscale")?, s.bool_or("keep_rank", false)?)
+                            reason: format!("expected a non-empty list of numbers, one per colour, got {w}"),
+                        })?,
+                };
+                grayscale(scope("grayscale")?, weights, s.bool_or("keep_rank", false)?)
             }
             "imagecrop" => {
                 s.only(&["x", "y", "width", "height", "scope"])?;
@@ -188,14 +192,22 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
             }
             "imageresize" => {
                 s.only(&["width", "height", "interpolation", "scope"])?;
-                let how = s.str_or("interpolation", "bilinear")?;
-                if normalize_type(how) != "bilinear" {
-                    return Err(CoreError::Config {
-                        at: s.at("interpolation"),
-                        reason: format!("{how:?} is not supported; use \"bilinear\""),
-                    });
-                }
-                image_resize(scope("image-resize")?, s.usize("width")?, s.usize("height")?)
+                let name = s.str_or("interpolation", "area")?;
+                let how = Interpolation::parse(name).ok_or_else(|| CoreError::Config {
+                    at: s.at("interpolation"),
+                    reason: format!(
+                        "unknown interpolation {name:?}; known: area (RLgraph's default), bilinear, nearest"
+                    ),
+                })?;
+                image_resize(scope("image-resize")?, s.usize("width")?, s.usize("height")?, how)
+            }
+            "imagebinary" => {
+                s.only(&["threshold", "keep_rank", "scope"])?;
+                image_binary(
+                    scope("image-binary")?,
+                    s.f64_or("threshold", 0.0)?,
+                    s.bool_or("keep_rank", false)?,
+                )
             }
             "transpose" => {
                 s.only(&["perm", "scope"])?;
@@ -246,6 +258,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
             | "grayscale"
             | "imagecrop"
             | "imageresize"
+            | "imagebinary"
             | "transpose"
             | "movingstandardize"
             | "sequence"

@@ -6,12 +6,13 @@ use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
 use rlgraph_core::spaces::Space;
 
+use crate::action_adapter::AdapterSpec;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
 use crate::layers::{
-    conv2d, dense, fold_time_rank, lstm, max_pool2d, reshape_with_categories, unfold_time_rank, Conv2dSpec, DenseSpec,
-    LstmSpec, Padding,
+    conv2d, dense, fold_time_rank, lstm, max_pool2d, reshape_flattening, unfold_time_rank, Conv2dSpec, DenseSpec,
+    FlattenCategories, LstmSpec, Padding,
 };
 use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
@@ -45,6 +46,7 @@ pub const KNOWN_TYPES: &[&str] = &[
     "grayscale",
     "image-crop",
     "image-resize",
+    "image-binary",
     "transpose",
     "moving-standardize",
     "sequence",
@@ -99,6 +101,9 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
     }
     if let Some(loss) = crate::losses::loss_from_spec::<B>(kind, spec, at) {
         return loss;
+    }
+    if let Some(built) = crate::registry_utilities::utility_from_spec::<B>(kind, spec, at) {
+        return built;
     }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
@@ -187,7 +192,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
         "conv2d" | "conv2dlayer" => {
             s.only(
                 &[
-                    &["filters", "kernel_size", "strides", "padding", "scope"][..],
+                    &["filters", "kernel_size", "strides", "padding", "kernel_spec", "scope"][..],
                     &LAYER_KEYS,
                 ]
                 .concat(),
@@ -225,9 +230,21 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                 return Ok(unfold_time_rank(s.str_or("scope", "unfold-time-rank")?));
             }
             s.only(&["flatten", "flatten_categories", "new_shape", "scope"])?;
+            let flatten = s.bool_or("flatten", false)?;
+            // RLgraph's default is true, and it only matters when flattening.
             let categories = match s.get("flatten_categories") {
-                None | Some(Json::Null) | Some(Json::Bool(false)) => None,
-                Some(_) => Some(s.usize("flatten_categories")?),
+                None | Some(Json::Null) if flatten => FlattenCategories::FromSpace,
+                None | Some(Json::Null) | Some(Json::Bool(false)) => FlattenCategories::Off,
+                Some(Json::Bool(true)) => FlattenCategories::FromSpace,
+                Some(Json::Object(_)) => {
+                    return Err(CoreError::Config {
+                        at: s.at("flatten_categories"),
+                        reason: "categories per Dict key need a Dict input, which reshape does not take yet; \
+                                 give one number (or true) and reshape each entry with its own reshape"
+                            .into(),
+                    })
+                }
+                Some(_) => FlattenCategories::Exactly(s.usize("flatten_categories")?),
             };
             let new_shape = match s.get("new_shape") {
                 None | Some(Json::Null) => None,
@@ -248,44 +265,43 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                     })
                 }
             };
-            if new_shape.is_none() && !s.bool_or("flatten", false)? {
+            if new_shape.is_none() && !flatten {
                 return Err(CoreError::Config {
                     at: at.into(),
                     reason: "reshape needs \"flatten\": true or a \"new_shape\"".into(),
                 });
             }
-            Ok(reshape_with_categories(
-                s.str_or("scope", "reshape")?,
-                new_shape,
-                categories,
-            ))
+            Ok(reshape_flattening(s.str_or("scope", "reshape")?, new_shape, categories))
         }
         "policy" | "sharedvaluefunctionpolicy" | "duelingpolicy" => {
             let dueling = normalize_type(kind) == "duelingpolicy";
             let allowed: &[&str] = if dueling {
-                &["network_spec", "units_state_value_stream", "scope"]
+                &[
+                    "network_spec",
+                    "units_state_value_stream",
+                    "action_adapter_spec",
+                    "scope",
+                ]
             } else {
                 &[
                     "network_spec",
                     "bounded_distribution_type",
                     "gumbel_softmax_temperature",
+                    "action_adapter_spec",
                     "scope",
                 ]
             };
             s.only(allowed)?;
-            let layers = match s.get("network_spec") {
-                Some(Json::Array(l)) => l
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| from_spec::<B>(l, &format!("{at}.network_spec[{i}]")))
-                    .collect::<Result<Vec<_>>>()?,
-                _ => {
-                    return Err(CoreError::Config {
-                        at: s.at("network_spec"),
-                        reason: "a policy needs a network_spec list of layers".into(),
-                    })
-                }
-            };
+            let at_net = s.at("network_spec");
+            let net = s.get("network_spec").ok_or_else(|| CoreError::Config {
+                at: at_net.clone(),
+                reason: "missing; a policy needs a network".into(),
+            })?;
+            let layers = layers_from_spec::<B>(network_layers(net, &at_net)?, &at_net)?;
+            let adapter = s.get("action_adapter_spec").map(|spec| AdapterSpec {
+                spec: spec.clone(),
+                at: s.at("action_adapter_spec"),
+            });
             let action_space = action_space.ok_or_else(|| CoreError::Config {
                 at: at.into(),
                 reason: "a policy needs an action_space".into(),
@@ -297,14 +313,23 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                         at: at.into(),
                         reason: "a dueling policy needs a bounded IntBox action space".into(),
                     })?;
-                    Ok(dueling_policy(
+                    dueling_policy(
                         scope,
                         layers,
                         n as usize,
                         s.usize_or("units_state_value_stream", 128)?,
-                    ))
+                        adapter.as_ref(),
+                    )
                 }
-                "sharedvaluefunctionpolicy" => shared_value_function_policy(scope, layers, action_space),
+                "sharedvaluefunctionpolicy" => shared_value_function_policy(
+                    scope,
+                    layers,
+                    action_space,
+                    PolicyOptions {
+                        action_adapter: adapter,
+                        ..PolicyOptions::default()
+                    },
+                ),
                 _ => {
                     let beta_for_bounded = match s.str_or("bounded_distribution_type", "squashed")? {
                         "beta" => true,
@@ -327,6 +352,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                         PolicyOptions {
                             beta_for_bounded,
                             gumbel_softmax_temperature,
+                            action_adapter: adapter,
                         },
                     )
                 }
@@ -376,8 +402,9 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
         other => Err(CoreError::Config {
             at: format!("{at}.type"),
             reason: format!(
-                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}",
+                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}, {}",
                 KNOWN_TYPES.join(", "),
+                crate::registry_utilities::UTILITY_TYPES.join(", "),
                 crate::losses::LOSS_TYPES.join(", ")
             ),
         }),
@@ -394,21 +421,64 @@ const LAYER_KEYS: [&str; 5] = [
 ];
 
 /// The settings dense and conv layers share: activation, bias use and both initializers.
+/// `biases_spec: false` means no bias, as in RLgraph; conv layers also take RLgraph's
+/// `kernel_spec` for the weights.
 fn layer_settings(s: &Spec<'_>) -> Result<(Activation, bool, Initializer, Initializer)> {
+    let weights_key = match (s.get("weights_spec"), s.get("kernel_spec")) {
+        (Some(_), Some(_)) => {
+            return Err(CoreError::Config {
+                at: s.at("kernel_spec"),
+                reason: "give the weights' initializer once: kernel_spec or weights_spec, not both".into(),
+            })
+        }
+        (None, Some(_)) => "kernel_spec",
+        _ => "weights_spec",
+    };
+    let biases = s.get("biases_spec");
+    let no_bias = biases == Some(&Json::Bool(false));
+    if no_bias && s.get("use_bias") == Some(&Json::Bool(true)) {
+        return Err(CoreError::Config {
+            at: s.at("biases_spec"),
+            reason: "biases_spec false means no bias, but use_bias is true".into(),
+        });
+    }
     Ok((
         Activation::parse(
             s.get("activation").and_then(Json::as_str),
             s.get("activation_params"),
             &s.at("activation"),
         )?,
-        s.bool_or("use_bias", true)?,
-        parse_initializer(s.get("weights_spec"), Initializer::GlorotUniform, &s.at("weights_spec"))?,
-        parse_initializer(s.get("biases_spec"), Initializer::Zeros, &s.at("biases_spec"))?,
+        s.bool_or("use_bias", true)? && !no_bias,
+        parse_initializer(s.get(weights_key), Initializer::GlorotUniform, &s.at(weights_key))?,
+        parse_initializer(biases.filter(|_| !no_bias), Initializer::Zeros, &s.at("biases_spec"))?,
     ))
 }
 
 fn network_from_layers<B: Backend>(layers: &[Json], name: &str, at: &str) -> Result<Component<B>> {
     Ok(neural_network(name, layers_from_spec(layers, at)?))
+}
+
+/// The layer specs of a network spec, which RLgraph writes as a list of layers or as
+/// `{"layers": [...], "scope": ...}` (the scope is RLgraph's variable scope; names here come
+/// from the component tree). `at` names the spec's place for messages.
+pub fn network_layers<'a>(spec: &'a Json, at: &str) -> Result<&'a [Json]> {
+    match spec {
+        Json::Array(layers) => Ok(layers),
+        Json::Object(o) => {
+            Spec::new(spec, at)?.only(&["layers", "scope"])?;
+            o.get("layers")
+                .and_then(Json::as_array)
+                .map(Vec::as_slice)
+                .ok_or_else(|| CoreError::Config {
+                    at: format!("{at}.layers"),
+                    reason: "missing; a network spec object lists its layers under \"layers\"".into(),
+                })
+        }
+        other => Err(CoreError::Config {
+            at: at.into(),
+            reason: format!("expected a list of layer specs or {{\"layers\": [...]}}, got {other}"),
+        }),
+    }
 }
 
 /// The components of a layer-spec list (RLgraph's `network_spec`), uniquely named.

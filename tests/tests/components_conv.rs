@@ -72,6 +72,23 @@ fn conv_ref(
 }
 
 both_backends! {
+    fn conv2d_with_rlgraphs_kernel_spec_and_no_biases<B>() {
+        // RLgraph test_conv2d_layer: Conv2DLayer(filters=4, kernel_size=2, strides=1,
+        // padding="valid", kernel_spec=0.5, biases_spec=False) on two 2x2x3 images:
+        // 0.5 * (1 + ... + 12) = 39 and 0.5 * (0.1 + ... + 1.2) = 3.9 in each of the 4 filters.
+        let spec = json!({"type": "conv2d", "filters": 4, "kernel_size": 2, "strides": 1, "padding": "valid", "kernel_spec": 0.5, "biases_spec": false});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(2, 2, 3))], 0).unwrap();
+        let mut data: Vec<f64> = (1..=12).map(f64::from).collect();
+        data.extend((1..=12).map(|i| f64::from(i) / 10.0));
+        let want = value(&[2, 1, 1, 4], &[39.0, 39.0, 39.0, 39.0, 3.9, 3.9, 3.9, 3.9]);
+        t.assert_call("call", &[value(&[2, 2, 2, 3], &data)], &[want], Tolerance::new(1e-4, 1e-5));
+        let vars: Vec<String> = t.executor().variable_infos().iter().map(|i| i.path.clone()).collect();
+        assert_eq!(vars, ["conv2d/kernel"]);
+        let both = json!({"type": "conv2d", "filters": 1, "kernel_size": 2, "kernel_spec": 0.5, "weights_spec": 1.0});
+        let err = from_spec::<B>(&both, "spec").err().unwrap().to_string();
+        assert!(err.contains("spec.kernel_spec") && err.contains("not both"), "{err}");
+    }
+
     fn conv2d_same_by_hand<B>() {
         // 3x3 image 1..9, 3x3 kernel of ones, same padding: each output is a neighbourhood sum.
         let spec = json!({"type": "conv2d", "filters": 1, "kernel_size": 3, "strides": 1, "padding": "same", "weights_spec": 1.0, "use_bias": false});

@@ -1,7 +1,7 @@
 //! Policies (discrete and continuous) and the dueling policy, with weights set by hand and
 //! outputs computed by hand, on candle and on tch.
 
-use rlgraph_components::{dueling_policy, policy};
+use rlgraph_components::{dueling_policy, from_spec_with, policy, PolicyOptions};
 use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
@@ -71,7 +71,7 @@ both_backends! {
 
     fn dueling_policy_combines_value_and_advantages<B>() {
         let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
-        let mut t = ComponentTest::<B>::new(dueling_policy::<B>("dueling-policy", vec![], 3, 2), [("nn_inputs", states)], 1).unwrap();
+        let mut t = ComponentTest::<B>::new(dueling_policy::<B>("dueling-policy", vec![], 3, 2, None).unwrap(), [("nn_inputs", states)], 1).unwrap();
         t.set_variable("dense-layer-state-value-stream/kernel", &floats(&[2, 2], vec![1.0; 4])).unwrap();
         t.set_variable("state-value-node/kernel", &floats(&[2, 1], vec![0.5, 0.5])).unwrap();
         t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
@@ -83,9 +83,46 @@ both_backends! {
     }
 }
 
+both_backends! {
+    fn action_adapter_spec_with_a_pre_network<B>() {
+        // RLgraph's ActionAdapter: pre_network_spec layers, then the dense "action-layer" with
+        // the adapter's own weights_spec / biases_spec; the network_spec as {scope, layers}.
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let actions = batch(r#"{"type": "int-box", "high": 3}"#);
+        let spec = serde_json::json!({
+            "type": "policy",
+            "network_spec": {"scope": "net", "layers": [{"type": "dense", "units": 2, "weights_spec": 1.0, "biases_spec": false}]},
+            "action_adapter_spec": {
+                "pre_network_spec": [{"type": "dense", "units": 3, "activation": "relu", "weights_spec": 0.5, "biases_spec": false}],
+                "weights_spec": [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, -3.0]],
+                "biases_spec": 0.25
+            }
+        });
+        let p = from_spec_with::<B>(&spec, "policy_spec", Some(&actions)).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions.clone())], 0).unwrap();
+        let mut vars: Vec<String> = t.executor().variable_infos().iter().map(|i| i.path.clone()).collect();
+        vars.sort();
+        assert_eq!(vars, ["policy/action-adapter/action-layer/bias", "policy/action-adapter/action-layer/kernel", "policy/action-adapter/dense-0/kernel", "policy/neural-network/dense-0/kernel"]);
+        // x = [1, 2]: h = [3, 3]; pre = relu(0.5 * 6) = [3, 3, 3]; logits = [3, 6, -9] + 0.25.
+        let x = floats(&[1, 2], vec![1.0, 2.0]);
+        t.assert_call("get_adapter_outputs", std::slice::from_ref(&x), &[floats(&[1, 3], vec![3.25, 6.25, -8.75])], tol());
+        t.assert_call("get_deterministic_action", &[x], &[ints(vec![1])], tol());
+        // Adapters keyed by action need container actions.
+        let keyed = serde_json::json!({"type": "dueling-policy", "network_spec": [], "action_adapter_spec": {"turn": {}}});
+        let err = from_spec_with::<B>(&keyed, "policy_spec", Some(&actions)).err().unwrap().to_string();
+        assert!(err.contains("action_adapter_spec") && err.contains("container"), "{err}");
+        // For container actions each key must name an action.
+        let dict = Space::from_json_str(r#"{"type": "dict", "spec": {"a": {"type": "int-box", "high": 2}}}"#).unwrap().with_batch_rank(true);
+        let keyed = |key: &str| serde_json::json!({"type": "policy", "network_spec": [], "action_adapter_spec": {key: {"biases_spec": false}}});
+        assert!(from_spec_with::<B>(&keyed("a"), "policy_spec", Some(&dict)).is_ok());
+        let err = from_spec_with::<B>(&keyed("b"), "policy_spec", Some(&dict)).err().unwrap().to_string();
+        assert!(err.contains("action_adapter_spec.b") && err.contains("the actions are a"), "{err}");
+    }
+}
+
 mod value_heads {
     use super::*;
-    use rlgraph_components::{from_spec_with, shared_value_function_policy, value_function};
+    use rlgraph_components::{shared_value_function_policy, value_function};
 
     both_backends! {
         fn value_function_and_shared_value_policy<B>() {
@@ -95,7 +132,7 @@ mod value_heads {
             v.set_variable("value-function-node/bias", &floats(&[1], vec![0.5])).unwrap();
             v.assert_call("value_output", &[floats(&[1, 2], vec![1.0, 2.0])], &[floats(&[1], vec![5.5])], tol());
             let actions = batch(r#"{"type": "int-box", "high": 3}"#);
-            let p = shared_value_function_policy::<B>("policy", vec![], &actions).unwrap();
+            let p = shared_value_function_policy::<B>("policy", vec![], &actions, PolicyOptions::default()).unwrap();
             let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions)], 0).unwrap();
             t.set_variable("value-function-node/kernel", &floats(&[2, 1], vec![1.0, 2.0])).unwrap();
             t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
@@ -178,5 +215,27 @@ both_backends! {
         let bad = serde_json::json!({"type": "policy", "network_spec": [], "bounded_distribution_type": "kumaraswamy"});
         let err = from_spec_with::<B>(&bad, "policy_spec", Some(&bounded)).err().unwrap().to_string();
         assert!(err.contains("policy_spec.bounded_distribution_type"), "{err}");
+    }
+}
+
+both_backends! {
+    fn bernoulli_policy_over_bool_actions<B>() {
+        // RLgraph's BernoulliDistributionAdapter: one logit per action element, sigmoid to the
+        // probability of true. x = [1, 2], kernel [[1, 0], [0, -1]], bias 0: logits [1, -2].
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let actions = batch(r#"{"type": "bool-box", "shape": [2]}"#);
+        let p = policy::<B>("policy", vec![], &actions).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", actions.clone())], 0).unwrap();
+        t.set_variable("action-adapter/kernel", &floats(&[2, 2], vec![1.0, 0.0, 0.0, -1.0])).unwrap();
+        let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+        let x = floats(&[1, 2], vec![1.0, 2.0]);
+        t.assert_call("get_adapter_outputs", std::slice::from_ref(&x), &[floats(&[1, 2], vec![sigmoid(1.0), sigmoid(-2.0)])], tol());
+        let mode = Value::Bool(Array::new([1, 2], vec![true, false]).unwrap());
+        t.assert_call("get_deterministic_action", std::slice::from_ref(&x), &[mode], tol());
+        let both = Value::Bool(Array::new([1, 2], vec![true, true]).unwrap());
+        let ll = t.call("get_log_likelihood", &[x, both]).unwrap();
+        let total: f64 = ll[0].to_json().as_array().unwrap().iter().flat_map(|r| r.as_array().cloned().unwrap_or_else(|| vec![r.clone()])).map(|v| v.as_f64().unwrap()).sum();
+        let want = sigmoid(1.0).ln() + sigmoid(-2.0).ln();
+        assert!((total - want).abs() < 1e-5, "log-likelihood {total}, want {want}");
     }
 }

@@ -4,6 +4,7 @@
 //! stacking with reset, on candle and on tch.
 
 use rlgraph_components::{from_spec, preprocessor_stack};
+use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
 use rlgraph_tests::values::{batch, floats};
@@ -44,13 +45,54 @@ both_backends! {
         // 0.25, 0.75, 1.25 (-> 1): [0, 4] becomes [0, 1, 3, 4] along each axis.
         let s = batch(r#"{"type": "float-box", "shape": [2, 2, 1]}"#);
         let x = floats(&[1, 2, 2, 1], [0.0, 4.0, 8.0, 12.0]);
-        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 4, "height": 4}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 4, "height": 4, "interpolation": "bilinear"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
         let want = [0.0, 1.0, 3.0, 4.0, 2.0, 3.0, 5.0, 6.0, 6.0, 7.0, 9.0, 10.0, 8.0, 9.0, 11.0, 12.0];
         t.assert_call("call", &[x], &[floats(&[1, 4, 4, 1], want)], tol());
         // Down: 1x4 -> 1x2. Sources 0.5 and 2.5: [0, 1, 2, 3] becomes [0.5, 2.5].
         let s = batch(r#"{"type": "float-box", "shape": [1, 4, 1]}"#);
-        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "bilinear"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
         t.assert_call("call", &[floats(&[1, 1, 4, 1], [0.0, 1.0, 2.0, 3.0])], &[floats(&[1, 1, 2, 1], [0.5, 2.5])], tol());
+    }
+
+    fn image_resize_defaults_to_rlgraphs_area_interpolation<B>() {
+        // 4x4 -> 2x2 with no `interpolation` key: each output is the mean of its 2x2 block.
+        let s = batch(r#"{"type": "float-box", "shape": [4, 4, 1]}"#);
+        let x = floats(&[1, 4, 4, 1], (0..16).map(f64::from).collect::<Vec<_>>());
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 2}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        // Block means: (0+1+4+5)/4 = 2.5, (2+3+6+7)/4 = 4.5, 10.5, 12.5.
+        t.assert_call("call", &[x], &[floats(&[1, 2, 2, 1], [2.5, 4.5, 10.5, 12.5])], tol());
+        // 1x3 -> 1x2 (scale 1.5): pixel 1 is split in halves between both outputs,
+        // (0 + 0.5*3)/1.5 = 1 and (0.5*3 + 6)/1.5 = 5; both channels alike.
+        let s = batch(r#"{"type": "float-box", "shape": [1, 3, 2]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "area"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 3, 2], [0.0, 0.0, 3.0, 30.0, 6.0, 60.0])], &[floats(&[1, 1, 2, 2], [1.0, 10.0, 5.0, 50.0])], tol());
+        // Enlarging 1x2 -> 1x4 by area repeats each pixel (TensorFlow's AREA).
+        let s = batch(r#"{"type": "float-box", "shape": [1, 2, 1]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 4, "height": 1}), "p").unwrap(), [("inputs", s.clone())], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 2, 1], [1.0, 7.0])], &[floats(&[1, 1, 4, 1], [1.0, 1.0, 7.0, 7.0])], tol());
+        // Nearest by key: 1x4 -> 1x2 takes pixels floor(0 * 2) = 0 and floor(1 * 2) = 2.
+        let s4 = batch(r#"{"type": "float-box", "shape": [1, 4, 1]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "nearest"}), "p").unwrap(), [("inputs", s4)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 4, 1], [5.0, 6.0, 7.0, 8.0])], &[floats(&[1, 1, 2, 1], [5.0, 7.0])], tol());
+        let err = from_spec::<B>(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "bicubic"}), "p").err().unwrap().to_string();
+        assert!(err.contains("p.interpolation") && err.contains("bicubic") && err.contains("area"), "{err}");
+    }
+
+    fn grayscale_takes_custom_weights_and_casts_integer_images_back<B>() {
+        // RLgraph's GrayScale(weights=...): the last dimension has one entry per weight.
+        let s = batch(r#"{"type": "float-box", "shape": [1, 2]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "grayscale", "weights": [0.25, 0.75]}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 2], [4.0, 8.0])], &[floats(&[1, 1], [7.0])], tol());
+        // uint8 RGB in, uint8 gray out, truncated as RLgraph's cast: 0.587 * 10 = 5.87 -> 5,
+        // 0.299 * 255 = 76.245 -> 76.
+        let s = batch(r#"{"type": "int-box", "shape": [1, 2, 3], "low": 0, "high": 256, "dtype": "uint8"}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "grayscale"}), "p").unwrap(), [("inputs", s.clone())], 0).unwrap();
+        let x = s.value_from_json(&json!([[[[0, 10, 0], [255, 0, 0]]]])).unwrap();
+        let out = t.call("call", &[x]).unwrap();
+        let want = Value::Uint8(Array::new(vec![1, 1, 2], vec![5, 76]).unwrap());
+        assert_eq!(out, vec![want]);
+        let err = ComponentTest::<B>::new(from_spec(&json!({"type": "grayscale", "weights": [0.5, 0.5], "scope": "gray"}), "p").unwrap(), [("inputs", s)], 0).err().unwrap().to_string();
+        assert!(err.contains("gray") && err.contains("2 colours"), "{err}");
     }
 
     fn transpose_permutes_item_dimensions<B>() {
@@ -103,5 +145,62 @@ both_backends! {
         // A batch of two streams when one was declared is an error naming the component.
         let err = t.call("call", &[floats(&[2, 2], [0.0; 4])]).unwrap_err().to_string();
         assert!(err.contains("sequence") && err.contains("1 streams"), "{err}");
+    }
+}
+
+both_backends! {
+    fn image_binary_marks_non_black_pixels<B>() {
+        // RLgraph's ImageBinary: 1 where a pixel's channels sum above 0. Pixels (0,0,0),
+        // (0,1,0), (2,0,0), (0,0,0) give 0, 1, 1, 0; with threshold 1.5 only (2,0,0) passes.
+        let images = batch(r#"{"type": "float-box", "shape": [2, 2, 3]}"#);
+        let x = floats(&[1, 2, 2, 3], vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let spec = serde_json::json!({"type": "image-binary"});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images.clone())], 0).unwrap();
+        t.assert_call("call", std::slice::from_ref(&x), &[floats(&[1, 2, 2], vec![0.0, 1.0, 1.0, 0.0])], tol());
+        let spec = serde_json::json!({"type": "image-binary", "threshold": 1.5, "keep_rank": true});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images)], 0).unwrap();
+        t.assert_call("call", &[x], &[floats(&[1, 2, 2, 1], vec![0.0, 0.0, 1.0, 0.0])], tol());
+    }
+
+    fn reshape_flattens_categories_by_default_as_rlgraph<B>() {
+        // RLgraph's flatten_categories defaults to true: an IntBox(3) item [2, 0] becomes
+        // one-hot [0, 0, 1, 1, 0, 0]; false keeps the ints.
+        let ids = batch(r#"{"type": "int-box", "high": 3, "shape": [2]}"#);
+        let x = Value::Int32(Array::new([1, 2], vec![2, 0]).unwrap());
+        let spec = serde_json::json!({"type": "reshape", "flatten": true});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", ids.clone())], 0).unwrap();
+        t.assert_call("call", std::slice::from_ref(&x), &[floats(&[1, 6], vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0])], tol());
+        t.call("reset", &[]).unwrap();
+        let spec = serde_json::json!({"type": "reshape", "flatten": true, "flatten_categories": false});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", ids)], 0).unwrap();
+        t.assert_call("call", std::slice::from_ref(&x), &[x.clone()], tol());
+        let keyed = serde_json::json!({"type": "reshape", "flatten": true, "flatten_categories": {"a": 4}});
+        let err = from_spec::<B>(&keyed, "spec").err().unwrap().to_string();
+        assert!(err.contains("spec.flatten_categories"), "{err}");
+    }
+
+    fn every_preprocessor_has_reset<B>() {
+        // RLgraph's PreprocessorStack resets each member; every preprocessor must take it.
+        use serde_json::json;
+        let specs = [
+            json!({"type": "clip", "min": 0.0, "max": 1.0}),
+            json!({"type": "convert-type", "to_dtype": "float32"}),
+            json!({"type": "divide", "divisor": 2.0}),
+            json!({"type": "multiply", "factor": 2.0}),
+            json!({"type": "normalize"}),
+            json!({"type": "grayscale"}),
+            json!({"type": "image-crop", "x": 0, "y": 0, "width": 1, "height": 1}),
+            json!({"type": "image-resize", "width": 2, "height": 2}),
+            json!({"type": "image-binary"}),
+            json!({"type": "transpose"}),
+            json!({"type": "moving-standardize"}),
+            json!({"type": "sequence", "sequence_length": 2}),
+            json!({"type": "reshape", "flatten": true}),
+            json!({"type": "reshape", "fold_time_rank": true}),
+        ];
+        for spec in specs {
+            let c = from_spec::<B>(&spec, "spec").unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert!(c.api_methods().iter().any(|m| m.name == "reset"), "{spec} has no reset");
+        }
     }
 }

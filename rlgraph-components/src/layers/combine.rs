@@ -3,6 +3,8 @@
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param};
 
+use crate::activation::Activation;
+
 /// `call(input-0, .., input-{n-1})`: the inputs concatenated along their last dimension.
 pub fn concat<B: Backend>(name: &str, num_inputs: usize) -> Component<B> {
     let params: Vec<Param> = (0..num_inputs).map(|i| Param::new(format!("input-{i}"))).collect();
@@ -45,6 +47,12 @@ pub fn concat<B: Backend>(name: &str, num_inputs: usize) -> Component<B> {
 
 /// `call(inputs)`: `inputs + unit(inputs)`, for a sub-component `unit` whose `call` keeps the shape.
 pub fn residual<B: Backend>(name: &str, unit: Component<B>) -> Component<B> {
+    residual_activated(name, unit, Activation::Linear)
+}
+
+/// `call(inputs)`: `activation(inputs + unit(inputs))`, RLgraph's `ResidualLayer` (whose
+/// `unit` is its residual unit repeated `repeats` times).
+pub fn residual_activated<B: Backend>(name: &str, unit: Component<B>, activation: Activation) -> Component<B> {
     let unit_name = unit.name().to_string();
     Component::new(name)
         .with_kind("residual")
@@ -54,5 +62,10 @@ pub fn residual<B: Backend>(name: &str, unit: Component<B>) -> Component<B> {
             let fx = ctx.call(&unit_name, "call", &[x])?;
             ctx.graph_fn("add", &[x, fx[0]])
         })
-        .graph_fn(GraphFn::tensors("add", |_, xs| Ok(vec![B::add(xs[0], xs[1])?])).infer_same())
+        .graph_fn(
+            GraphFn::tensors("add", move |_, xs| {
+                Ok(vec![activation.apply::<B>(&B::add(xs[0], xs[1])?)?])
+            })
+            .infer_same(),
+        )
 }

@@ -12,6 +12,8 @@ pub fn fold_time_rank<B: Backend>(name: &str) -> Component<B> {
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("fold", &[args.get(0)?])
         })
+        // A preprocessor stack resets every member; folding keeps no state.
+        .api("reset", vec![], |_, _| Ok(vec![]))
         .check_inputs(|s| {
             let x = s.get("inputs")?;
             match x.ranks() {

@@ -1,0 +1,103 @@
+//! RLgraph's `action_adapter_spec`: the layer that turns a policy network's output into
+//! distribution parameters (or Q-values), with its own initializers and activation, and an
+//! optional pre-network of layers in front of it.
+
+use serde_json::{json, Map, Value as Json};
+
+use rlgraph_core::{Backend, Component, CoreError, Result};
+
+use crate::network::neural_network;
+use crate::registry::{from_spec, layers_from_spec, network_layers};
+use crate::spec::Spec;
+
+/// The keys an action adapter spec takes.
+const ADAPTER_KEYS: [&str; 6] = [
+    "pre_network_spec",
+    "weights_spec",
+    "biases_spec",
+    "activation",
+    "activation_params",
+    "scope",
+];
+
+/// An `action_adapter_spec` and where it was written (`config.policy_spec.action_adapter_spec`
+/// in an agent config), so its errors name the place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdapterSpec {
+    /// The spec as written: one adapter spec, or (container actions) one per action key.
+    pub spec: Json,
+    /// Its JSON path, for messages.
+    pub at: String,
+}
+
+impl AdapterSpec {
+    /// The spec of the action `key` of a keyed spec, or the whole spec when it is not keyed;
+    /// `None` when a keyed spec has no entry for `key`.
+    pub(crate) fn for_action(&self, key: &str) -> Option<AdapterSpec> {
+        if !is_keyed(&self.spec) {
+            return Some(self.clone());
+        }
+        self.spec.get(key).map(|spec| AdapterSpec {
+            spec: spec.clone(),
+            at: format!("{}.{key}", self.at),
+        })
+    }
+
+    /// Refuses a keyed entry that names none of the action `keys` (it would be dropped
+    /// without a word).
+    pub(crate) fn check_keys(&self, keys: &[&str]) -> Result<()> {
+        let keyed = self.spec.as_object().filter(|_| is_keyed(&self.spec));
+        match keyed.and_then(|o| o.keys().find(|k| !keys.contains(&k.as_str()))) {
+            Some(k) => Err(CoreError::Config {
+                at: format!("{}.{k}", self.at),
+                reason: format!("no action is called {k:?}; the actions are {}", keys.join(", ")),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The action adapter `name` with `units` outputs, as `spec` (RLgraph's
+/// `action_adapter_spec`) describes it; `None` gives RLgraph's default, one linear dense
+/// layer. With a `pre_network_spec` the adapter is a network of those layers followed by the
+/// dense `action-layer`, as RLgraph builds it.
+pub fn action_adapter<B: Backend>(name: &str, units: usize, adapter: Option<&AdapterSpec>) -> Result<Component<B>> {
+    let empty = Json::Object(Map::new());
+    let (spec, at) = adapter.map_or((&empty, "action_adapter_spec"), |a| (&a.spec, a.at.as_str()));
+    // A joint policy hands each action its own entry, so a keyed spec here has no action to key.
+    if is_keyed(spec) {
+        return Err(CoreError::Config {
+            at: at.into(),
+            reason: format!("adapters keyed by action ({spec}) need container actions; this policy has one action"),
+        });
+    }
+    let s = Spec::new(spec, at)?;
+    s.only(&ADAPTER_KEYS)?;
+    // The action layer is an ordinary dense spec, so it reads its keys as every dense does.
+    let mut layer = json!({"type": "dense", "units": units, "activation": "linear"});
+    for key in ["weights_spec", "biases_spec", "activation", "activation_params"] {
+        if let Some(v) = s.get(key) {
+            layer[key] = v.clone();
+        }
+    }
+    let at_pre = s.at("pre_network_spec");
+    let pre = match s.get("pre_network_spec") {
+        None | Some(Json::Null) => &[][..],
+        Some(net) => network_layers(net, &at_pre)?,
+    };
+    if pre.is_empty() {
+        layer["scope"] = json!(name);
+        return from_spec::<B>(&layer, at);
+    }
+    layer["scope"] = json!("action-layer");
+    let mut layers = layers_from_spec::<B>(pre, &at_pre)?;
+    layers.push(from_spec::<B>(&layer, at)?);
+    Ok(neural_network(name, layers).with_kind("action-adapter"))
+}
+
+/// Whether `spec` is a dict of adapter specs keyed by action-space keys (RLgraph's form for
+/// container actions) rather than one adapter spec.
+pub fn is_keyed(spec: &Json) -> bool {
+    spec.as_object()
+        .is_some_and(|o| !o.is_empty() && o.keys().all(|k| k != "type" && !ADAPTER_KEYS.contains(&k.as_str())))
+}

@@ -1,0 +1,308 @@
+//! The registry's entries for RLgraph's combining, utility and distribution components:
+//! concat, residual, embedding lookup, local response normalization, softmax, slice,
+//! container splitter and merger, synchronizable, preprocessor stack, and the distributions
+//! on their own.
+
+use serde_json::Value as Json;
+
+use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
+
+use crate::activation::Activation;
+use crate::common::{container_merger, container_splitter, slice, softmax};
+use crate::distributions::{distribution, Kind};
+use crate::initializer_spec::parse_initializer;
+use crate::layers::{concat, embedding, local_response_norm, residual_activated, LrnSpec};
+use crate::network::neural_network;
+use crate::preprocessors::preprocessor_stack;
+use crate::registry::{from_spec, layers_from_spec};
+use crate::spec::{normalize_type, Spec};
+use crate::synchronizable::synchronizable;
+
+/// The types [`utility_from_spec`] builds, as RLgraph spells them.
+pub const UTILITY_TYPES: &[&str] = &[
+    "concat",
+    "residual",
+    "embedding-lookup",
+    "local-response-normalization",
+    "softmax",
+    "slice",
+    "container-splitter",
+    "container-merger",
+    "synchronizable",
+    "preprocessor-stack",
+    "categorical",
+    "bernoulli",
+    "normal",
+    "beta",
+    "squashed-normal",
+    "gumbel-softmax",
+];
+
+/// Builds one of [`UTILITY_TYPES`] from its spec, or `None` if `kind` is none of them.
+pub(crate) fn utility_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
+    let kind = normalize_type(kind);
+    let known = matches!(
+        kind.as_str(),
+        "concat"
+            | "concatlayer"
+            | "residual"
+            | "residuallayer"
+            | "embedding"
+            | "embeddinglookup"
+            | "embeddinglookuplayer"
+            | "localresponsenormalization"
+            | "localresponsenormalizationlayer"
+            | "softmax"
+            | "slice"
+            | "containersplitter"
+            | "containermerger"
+            | "synchronizable"
+            | "preprocessorstack"
+    ) || distribution_kind(&kind).is_some();
+    known.then(|| build::<B>(&kind, spec, at))
+}
+
+fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Component<B>> {
+    let s = Spec::new(spec, at)?;
+    let scope = |default: &'static str| s.str_or("scope", default);
+    let bad = |key: &str, reason: String| CoreError::Config { at: s.at(key), reason };
+    if let Some(make) = distribution_kind(kind) {
+        return Ok(distribution(scope("distribution")?, make(&s)?));
+    }
+    Ok(match kind {
+        "concat" | "concatlayer" => {
+            s.only(&["axis", "num_inputs", "scope"])?;
+            // RLgraph's default axis; the only one the layer's shape inference covers here.
+            if !matches!(s.get("axis"), None | Some(Json::Null)) && s.get("axis").and_then(Json::as_i64) != Some(-1) {
+                return Err(bad(
+                    "axis",
+                    "only -1 (the last dimension, RLgraph's default) is supported".into(),
+                ));
+            }
+            concat(scope("concat-layer")?, s.usize_or("num_inputs", 2)?.max(1))
+        }
+        "residual" | "residuallayer" => {
+            s.only(&["residual_unit", "repeats", "activation", "activation_params", "scope"])?;
+            let unit = s
+                .get("residual_unit")
+                .ok_or_else(|| bad("residual_unit", "missing; the layer (or layers) to repeat".into()))?;
+            let repeats = s.usize_or("repeats", 2)?;
+            if repeats == 0 {
+                return Err(bad("repeats", "must be at least 1".into()));
+            }
+            let activation = Activation::parse(
+                s.get("activation").and_then(Json::as_str),
+                s.get("activation_params"),
+                &s.at("activation"),
+            )?;
+            if activation.width_factor() != 1 {
+                return Err(bad("activation", "must keep the shape (crelu doubles it)".into()));
+            }
+            // RLgraph copies the unit `repeats` times, each with its own variables.
+            let copies: Vec<Json> = std::iter::repeat_n(unit.clone(), repeats).collect();
+            let units = layers_from_spec::<B>(&copies, &s.at("residual_unit"))?;
+            residual_activated(
+                scope("residual-layer")?,
+                neural_network("residual-units", units),
+                activation,
+            )
+        }
+        "embedding" | "embeddinglookup" | "embeddinglookuplayer" => {
+            s.only(&[
+                "embed_dim",
+                "vocab_size",
+                "initializer_spec",
+                "partition_strategy",
+                "trainable",
+                "pad_empty",
+                "scope",
+            ])?;
+            let vocab = s.usize("vocab_size")?;
+            let dim = s.usize("embed_dim")?;
+            if vocab == 0 || dim == 0 {
+                return Err(bad(
+                    if vocab == 0 { "vocab_size" } else { "embed_dim" },
+                    "must be at least 1".into(),
+                ));
+            }
+            // Partitioning only matters to TensorFlow's sharded variables.
+            if !matches!(s.str_or("partition_strategy", "mod")?, "mod" | "div") {
+                return Err(bad("partition_strategy", "expected \"mod\" or \"div\"".into()));
+            }
+            if !s.bool_or("trainable", true)? {
+                return Err(bad(
+                    "trainable",
+                    "a frozen embedding is not supported; omit it or use true".into(),
+                ));
+            }
+            if s.bool_or("pad_empty", false)? {
+                return Err(bad(
+                    "pad_empty",
+                    "empty lookups never happen here; omit it or use false".into(),
+                ));
+            }
+            // RLgraph's default: a truncated normal of stddev 1/sqrt(vocab_size).
+            let default = Initializer::TruncatedNormal {
+                mean: 0.0,
+                std: 1.0 / (vocab as f64).sqrt(),
+            };
+            let init = parse_initializer(s.get("initializer_spec"), default, &s.at("initializer_spec"))?;
+            embedding(scope("embedding-lookup")?, vocab, dim, init)
+        }
+        "localresponsenormalization" | "localresponsenormalizationlayer" => {
+            s.only(&["depth_radius", "bias", "alpha", "beta", "scope"])?;
+            let d = LrnSpec::default();
+            let spec = LrnSpec {
+                depth_radius: s.usize_or("depth_radius", d.depth_radius)?,
+                bias: s.f64_or("bias", d.bias)?,
+                alpha: s.f64_or("alpha", d.alpha)?,
+                beta: s.f64_or("beta", d.beta)?,
+            };
+            if !(spec.bias > 0.0 && spec.alpha >= 0.0 && spec.bias.is_finite() && spec.alpha.is_finite()) {
+                return Err(bad(
+                    "bias",
+                    "bias must be above 0 and alpha at least 0, so the base stays positive".into(),
+                ));
+            }
+            local_response_norm(scope("local-response-normalization")?, spec)
+        }
+        "softmax" => {
+            s.only(&["scope"])?;
+            softmax(scope("softmax")?)
+        }
+        "slice" => {
+            s.only(&["squeeze", "scope"])?;
+            if s.bool_or("squeeze", false)? {
+                return Err(bad(
+                    "squeeze",
+                    "squeezing a one-row slice is not supported; omit it or use false".into(),
+                ));
+            }
+            slice(scope("slice")?)
+        }
+        "containersplitter" => {
+            s.only(&["output_order", "_args", "scope"])?;
+            let key = if s.get("output_order").is_some() {
+                "output_order"
+            } else {
+                "_args"
+            };
+            container_splitter(scope("container-splitter")?, names(&s, key)?)
+        }
+        "containermerger" => {
+            s.only(&["input_names", "_args", "scope"])?;
+            let key = if s.get("input_names").is_some() {
+                "input_names"
+            } else {
+                "_args"
+            };
+            container_merger(scope("container-merger")?, names(&s, key)?)
+        }
+        "synchronizable" => {
+            s.only(&["sync_tau", "scope"])?;
+            let tau = s.f64_or("sync_tau", 1.0)?;
+            if !(tau > 0.0 && tau <= 1.0) {
+                return Err(bad(
+                    "sync_tau",
+                    format!("must be in (0, 1] (1 is a hard copy), got {tau}"),
+                ));
+            }
+            synchronizable(scope("synchronizable")?, tau)
+        }
+        "preprocessorstack" => {
+            s.only(&["preprocessors", "_args", "scope"])?;
+            let key = if s.get("preprocessors").is_some() {
+                "preprocessors"
+            } else {
+                "_args"
+            };
+            let list = s
+                .get(key)
+                .and_then(Json::as_array)
+                .ok_or_else(|| bad(key, "expected a list of preprocessor specs".into()))?;
+            let layers = list
+                .iter()
+                .enumerate()
+                .map(|(i, p)| from_spec::<B>(p, &format!("{}[{i}]", s.at(key))))
+                .collect::<Result<Vec<_>>>()?;
+            preprocessor_stack(scope("preprocessor-stack")?, layers)
+        }
+        other => {
+            return Err(CoreError::Config {
+                at: at.into(),
+                reason: format!("unknown utility type {other:?}"),
+            })
+        }
+    })
+}
+
+/// A list of key names under `key` (RLgraph passes them as positional arguments, `_args`).
+fn names(s: &Spec<'_>, key: &str) -> Result<Vec<String>> {
+    let list = s.get(key).and_then(Json::as_array).filter(|l| !l.is_empty());
+    list.and_then(|l| {
+        l.iter()
+            .map(|k| k.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+    })
+    .ok_or_else(|| CoreError::Config {
+        at: s.at(key),
+        reason: "expected a non-empty list of key names (Dict keys; Tuple indices are not supported)".into(),
+    })
+}
+
+type KindFromSpec = fn(&Spec<'_>) -> Result<Kind>;
+
+/// The distribution a normalized type name stands for, with how to read its keys.
+fn distribution_kind(kind: &str) -> Option<KindFromSpec> {
+    let base = kind.strip_suffix("distribution").unwrap_or(kind);
+    let make: KindFromSpec = match base {
+        "categorical" => |s| {
+            s.only(&["scope"])?;
+            Ok(Kind::Categorical)
+        },
+        "bernoulli" => |s| {
+            s.only(&["scope"])?;
+            Ok(Kind::Bernoulli)
+        },
+        "normal" => |s| {
+            s.only(&["scope"])?;
+            Ok(Kind::Normal)
+        },
+        "beta" => |s| {
+            s.only(&["low", "high", "scope"])?;
+            let (low, high) = bounds(s, 0.0, 1.0)?;
+            Ok(Kind::Beta { low, high })
+        },
+        "squashednormal" => |s| {
+            s.only(&["low", "high", "scope"])?;
+            let (low, high) = bounds(s, -1.0, 1.0)?;
+            Ok(Kind::SquashedNormal { low, high })
+        },
+        "gumbelsoftmax" => |s| {
+            s.only(&["temperature", "scope"])?;
+            let temperature = s.f64_or("temperature", 1.0)?;
+            if !(temperature > 0.0 && temperature.is_finite()) {
+                return Err(CoreError::Config {
+                    at: s.at("temperature"),
+                    reason: format!("must be a finite number above 0, got {temperature}"),
+                });
+            }
+            Ok(Kind::GumbelSoftmax { temperature })
+        },
+        _ => return None,
+    };
+    Some(make)
+}
+
+/// `low` and `high` (RLgraph's defaults given), finite and in order.
+fn bounds(s: &Spec<'_>, low: f64, high: f64) -> Result<(f64, f64)> {
+    let (low, high) = (s.f64_or("low", low)?, s.f64_or("high", high)?);
+    if low.is_finite() && high.is_finite() && low < high {
+        Ok((low, high))
+    } else {
+        Err(CoreError::Config {
+            at: s.at("high"),
+            reason: format!("low and high must be finite with low < high, got {low} and {high}"),
+        })
+    }
+}
