@@ -18,7 +18,7 @@ use crate::registry::{from_spec, layers_from_spec};
 use crate::spec::{normalize_type, Spec};
 use crate::synchronizable::synchronizable;
 
-/// The types [`utility_from_spec`] builds, as RLgraph spells them.
+/// The types this module builds from their specs, as RLgraph spells them.
 pub const UTILITY_TYPES: &[&str] = &[
     "concat",
     "residual",

@@ -172,7 +172,7 @@ both_backends! {
         let tuple = Space::tuple(vec![batch(r#""float""#), batch(r#""float""#)]);
         let mut beta = built::<B>(json!({"type": "beta", "low": 0.0, "high": 2.0}), vec![("parameters", tuple.clone()), ("values", batch(r#""float""#)), ("other_parameters", tuple.clone())]);
         let params = tuple.value_from_json(&json!([[2.0], [2.0]])).unwrap();
-        beta.assert_call("sample_deterministic", &[params.clone()], &[floats(&[1], vec![1.0])], tol());
+        beta.assert_call("sample_deterministic", std::slice::from_ref(&params), &[floats(&[1], vec![1.0])], tol());
         // Normal(0, 1) at 0: -ln(2 pi) / 2; squashed onto [-2, 4], mean 0 maps to the middle, 1.
         let mut n = built::<B>(json!({"type": "normal"}), vec![("parameters", tuple.clone()), ("values", batch(r#""float""#)), ("other_parameters", tuple.clone())]);
         let unit = tuple.value_from_json(&json!([[0.0], [1.0]])).unwrap();
