@@ -167,12 +167,7 @@ impl ImpalaConfig {
             weight_pg: own.weight_pg.unwrap_or(1.0),
             weight_vf: own.weight_vf.unwrap_or(0.5),
             weight_entropy: own.weight_entropy.unwrap_or(0.01),
-            reward_clipping: RewardClipping::parse(spec.get("reward_clipping")).ok_or_else(|| {
-                config(
-                    "config.reward_clipping",
-                    "expected null, \"clamp_one\" (RLgraph's default) or \"soft_asymmetric\"".into(),
-                )
-            })?,
+            reward_clipping: RewardClipping::parse(spec.get("reward_clipping"), "config.reward_clipping")?,
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
         })

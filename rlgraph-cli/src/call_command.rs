@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use rlgraph_components::{from_spec_with, training_harness};
 use rlgraph_core::convert::value_to_host;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
-use rlgraph_core::{Backend, Component, ComponentTest, CoreError, ErasedExecutor, HostData, HostTensor};
+use rlgraph_core::{Backend, Component, ComponentTest, CoreError, DType, ErasedExecutor, HostData, HostTensor};
 
 use crate::backend_choice::{on_backend, OnBackend};
 
@@ -107,18 +107,13 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             .ok_or_else(|| config("env", "an agent call needs the environment id, e.g. \"CartPole-v1\""))?;
         let env = rlgraph_envs::make(env_id, seed).map_err(|e| config("env", e.to_string()))?;
         let mut agent = agents::build_agent::<B>(agent_spec, env.state_space(), env.action_space(), seed)?;
-        let graph = agent
-            .graph_mut()
-            .ok_or_else(|| config("agent", "this agent has no graph to call"))?;
         if let Some(vars) = obj.get("variables") {
-            set_agent_variables(graph, vars)?;
+            // An agent's paths are its graph's full scope paths.
+            set_variables(graph_of(agent.as_mut())?, vars, str::to_string)?;
             // The agent's actor and other roles follow the graph's new weights.
             agent.weights_changed()?;
         }
-        let graph = agent
-            .graph_mut()
-            .ok_or_else(|| config("agent", "this agent has no graph to call"))?;
-        return run_calls(graph, obj);
+        return run_calls(graph_of(agent.as_mut())?, obj);
     }
     let action_space = obj.get("action_space").map(Space::from_json).transpose()?;
     let mut component = from_spec_with::<B>(
@@ -126,14 +121,20 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
         "component",
         action_space.as_ref(),
     )?;
-    // With `learn`, the component sits inside a harness; its variables keep their paths
-    // below the component's name.
-    let mut prefix = None;
-    if let Some(learn) = obj.get("learn") {
-        let name = component.name().to_string();
-        component = harness::<B>(component, learn)?;
-        prefix = Some(name);
-    }
+    // A path is full or relative to the component; with `learn` the component sits inside
+    // the harness, one scope down.
+    let name = component.name().to_string();
+    let root = match obj.get("learn") {
+        Some(learn) => {
+            component = harness::<B>(component, learn)?;
+            format!("{HARNESS}/")
+        }
+        None => String::new(),
+    };
+    let full_path = move |path: &str| match path.strip_prefix(&format!("{name}/")) {
+        Some(_) => format!("{root}{path}"),
+        None => format!("{root}{name}/{path}"),
+    };
     let mut spaces = vec![];
     if let Some(s) = obj.get("input_spaces") {
         let s = s
@@ -145,29 +146,19 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
     }
     let mut test = ComponentTest::<B>::new(component, spaces, seed)?;
     if let Some(vars) = obj.get("variables") {
-        let vars = vars
-            .as_object()
-            .ok_or_else(|| config("variables", "must map scope paths to values"))?;
-        for (path, value) in vars {
-            let path = &match &prefix {
-                Some(p) if !path.starts_with(&format!("{p}/")) => format!("{p}/{path}"),
-                _ => path.clone(),
-            };
-            let current = test.get_variable(path)?;
-            let shape = current.shape().unwrap_or(&[]).to_vec();
-            let dtype = if matches!(current, Value::Float64(_)) {
-                Dtype::Float64
-            } else {
-                Dtype::Float32
-            };
-            let space = Space::from(FloatBox::new(shape).with_dtype(dtype)?);
-            let v = space
-                .value_from_json(value)
-                .map_err(|e| config(&format!("variables.{path}"), e.to_string()))?;
-            test.set_variable(path, &v)?;
-        }
+        set_variables(test.executor(), vars, full_path)?;
     }
     run_calls(test.executor(), obj)
+}
+
+/// The root scope of the training harness `learn` builds.
+const HARNESS: &str = "call-harness";
+
+/// The graph an agent's calls run on.
+fn graph_of(agent: &mut dyn agents::Agent) -> Result<&mut dyn ErasedExecutor, CoreError> {
+    agent
+        .graph_mut()
+        .ok_or_else(|| config("agent", "this agent has no graph to call"))
 }
 
 /// `component` inside a training harness as `learn` (`{"method", "loss", "optimizer"}`) says.
@@ -196,12 +187,16 @@ fn harness<B: Backend>(component: Component<B>, learn: &Json) -> Result<Componen
             .ok_or_else(|| config(&format!("learn.{key}"), "missing; give its RLgraph spec"))?;
         rlgraph_components::from_spec::<B>(spec, &format!("learn.{key}"))
     };
-    training_harness("call-harness", component, method, part("loss")?, part("optimizer")?)
+    training_harness(HARNESS, component, method, part("loss")?, part("optimizer")?)
 }
 
-/// Sets an agent's variables by scope path (as `rlgraph graph --format json` lists them),
-/// each checked against the stored shape before any is written.
-fn set_agent_variables(graph: &mut dyn ErasedExecutor, vars: &Json) -> Result<(), CoreError> {
+/// Sets `graph`'s variables from `vars` (path, as `full_path` turns it into a scope path, to
+/// value), each read in the stored shape and dtype, and all checked before any is written.
+fn set_variables(
+    graph: &mut dyn ErasedExecutor,
+    vars: &Json,
+    full_path: impl Fn(&str) -> String,
+) -> Result<(), CoreError> {
     let vars = vars
         .as_object()
         .ok_or_else(|| config("variables", "must map scope paths to values"))?;
@@ -209,19 +204,21 @@ fn set_agent_variables(graph: &mut dyn ErasedExecutor, vars: &Json) -> Result<()
     let mut new = BTreeMap::new();
     for (path, value) in vars {
         let at = format!("variables.{path}");
-        let old = current.get(path).ok_or_else(|| {
+        let full = full_path(path);
+        let old = current.get(&full).ok_or_else(|| {
             let names: Vec<&str> = current.keys().map(String::as_str).collect();
-            config(
-                &at,
-                format!("the agent has no variable {path:?}; it has: {}", names.join(", ")),
-            )
+            config(&at, format!("no variable {full:?}; it has: {}", names.join(", ")))
         })?;
-        let space = Space::from(FloatBox::new(old.shape.clone()));
+        let dtype = match old.data.dtype() {
+            DType::F64 => Dtype::Float64,
+            _ => Dtype::Float32,
+        };
+        let space = Space::from(FloatBox::new(old.shape.clone()).with_dtype(dtype)?);
         let v = space.value_from_json(value).map_err(|e| config(&at, e.to_string()))?;
         let host = value_to_host(&v)?;
         let host = HostTensor::new(host.shape, HostData::from_f64(&host.data.to_f64(), old.data.dtype()))
             .map_err(|e| config(&at, e.to_string()))?;
-        new.insert(path.clone(), host);
+        new.insert(full, host);
     }
     graph.set_variables(&new)
 }

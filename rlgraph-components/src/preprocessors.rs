@@ -141,10 +141,10 @@ pub fn preprocessor_stack<B: Backend>(name: &str, layers: Vec<Component<B>>) -> 
 
 /// Builds a preprocessor from its RLgraph spec, or `None` if the type is not a preprocessor.
 pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
-    let build = || -> Result<Component<B>> {
+    let build = || -> Result<Option<Component<B>>> {
         let s = Spec::new(spec, at)?;
         let scope = |d: &'static str| s.str_or("scope", d);
-        Ok(match normalize_type(kind).as_str() {
+        Ok(Some(match normalize_type(kind).as_str() {
             "clip" => {
                 s.only(&["min", "max", "scope"])?;
                 clip(
@@ -237,7 +237,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                     s.bool_or("add_rank", true)?,
                 )
             }
-            _ => {
+            "converttype" => {
                 s.only(&["to_dtype", "scope"])?;
                 let name = s.str_or("to_dtype", "float")?;
                 let to = Dtype::parse(name).ok_or_else(|| CoreError::Config {
@@ -246,22 +246,8 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 })?;
                 convert_type(scope("convert-type")?, to)
             }
-        })
+            _ => return Ok(None),
+        }))
     };
-    matches!(
-        normalize_type(kind).as_str(),
-        "clip"
-            | "divide"
-            | "multiply"
-            | "normalize"
-            | "converttype"
-            | "grayscale"
-            | "imagecrop"
-            | "imageresize"
-            | "imagebinary"
-            | "transpose"
-            | "movingstandardize"
-            | "sequence"
-    )
-    .then(build)
+    build().transpose()
 }

@@ -40,36 +40,17 @@ pub const UTILITY_TYPES: &[&str] = &[
 
 /// Builds one of [`UTILITY_TYPES`] from its spec, or `None` if `kind` is none of them.
 pub(crate) fn utility_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
-    let kind = normalize_type(kind);
-    let known = matches!(
-        kind.as_str(),
-        "concat"
-            | "concatlayer"
-            | "residual"
-            | "residuallayer"
-            | "embedding"
-            | "embeddinglookup"
-            | "embeddinglookuplayer"
-            | "localresponsenormalization"
-            | "localresponsenormalizationlayer"
-            | "softmax"
-            | "slice"
-            | "containersplitter"
-            | "containermerger"
-            | "synchronizable"
-            | "preprocessorstack"
-    ) || distribution_kind(&kind).is_some();
-    known.then(|| build::<B>(&kind, spec, at))
+    build::<B>(&normalize_type(kind), spec, at).transpose()
 }
 
-fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Component<B>> {
+fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Component<B>>> {
     let s = Spec::new(spec, at)?;
     let scope = |default: &'static str| s.str_or("scope", default);
     let bad = |key: &str, reason: String| CoreError::Config { at: s.at(key), reason };
     if let Some(make) = distribution_kind(kind) {
-        return Ok(distribution(scope("distribution")?, make(&s)?));
+        return Ok(Some(distribution(scope("distribution")?, make(&s)?)));
     }
-    Ok(match kind {
+    Ok(Some(match kind {
         "concat" | "concatlayer" => {
             s.only(&["axis", "num_inputs", "scope"])?;
             // RLgraph's default axis; the only one the layer's shape inference covers here.
@@ -227,13 +208,8 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Component<B>> 
                 .collect::<Result<Vec<_>>>()?;
             preprocessor_stack(scope("preprocessor-stack")?, layers)
         }
-        other => {
-            return Err(CoreError::Config {
-                at: at.into(),
-                reason: format!("unknown utility type {other:?}"),
-            })
-        }
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// A list of key names under `key` (RLgraph passes them as positional arguments, `_args`).

@@ -3,7 +3,7 @@
 
 use serde_json::Value as Json;
 
-use rlgraph_core::{Backend, Component, CoreError, Result};
+use rlgraph_core::{Backend, Component, Result};
 
 use super::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
@@ -30,11 +30,10 @@ pub const LOSS_TYPES: &[&str] = &[
 pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
     let kind = normalize_type(kind);
     let kind = kind.trim_end_matches("function").to_string();
-    let known = kind.clone();
-    let build = move || -> Result<Component<B>> {
+    let build = move || -> Result<Option<Component<B>>> {
         let s = Spec::new(spec, at)?;
         let scope = |d: &'static str| s.str_or("scope", d);
-        Ok(match kind.as_str() {
+        Ok(Some(match kind.as_str() {
             "dqnloss" => {
                 s.only(&[
                     "discount",
@@ -116,12 +115,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 ])?;
                 let d = ImpalaLossSpec::default();
                 let reward_clipping =
-                    crate::losses::RewardClipping::parse(s.get("reward_clipping")).ok_or_else(|| {
-                        CoreError::Config {
-                            at: s.at("reward_clipping"),
-                            reason: "expected null, \"clamp_one\" (RLgraph's default) or \"soft_asymmetric\"".into(),
-                        }
-                    })?;
+                    crate::losses::RewardClipping::parse(s.get("reward_clipping"), &s.at("reward_clipping"))?;
                 impala_loss(
                     scope("impala-loss-function")?,
                     ImpalaLossSpec {
@@ -172,7 +166,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 s.only(&["decay", "scope"])?;
                 sequence_helper(scope("sequence-helper")?, s.f64_or("decay", 1.0)?)
             }
-            _ => {
+            "vtrace" => {
                 s.only(&["rho_bar", "c_bar", "pg_rho_bar", "scope"])?;
                 v_trace(
                     scope("v-trace")?,
@@ -181,23 +175,8 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                     s.f64_or("pg_rho_bar", 1.0)?,
                 )
             }
-        })
+            _ => return Ok(None),
+        }))
     };
-    matches!(
-        known.as_str(),
-        "dqnloss"
-            | "actorcriticloss"
-            | "ppoloss"
-            | "impalaloss"
-            | "sacloss"
-            | "categoricalcrossentropyloss"
-            | "crossentropyloss"
-            | "euclidiandistanceloss"
-            | "euclideandistanceloss"
-            | "gae"
-            | "generalizedadvantageestimation"
-            | "sequencehelper"
-            | "vtrace"
-    )
-    .then(build)
+    build().transpose()
 }

@@ -40,16 +40,18 @@ pub enum RewardClipping {
 }
 
 impl RewardClipping {
-    /// Parses RLgraph's `reward_clipping` value: `null`, `"clamp_one"` or `"soft_asymmetric"`.
-    pub fn parse(value: Option<&serde_json::Value>) -> Option<Self> {
-        match value {
-            None => Some(RewardClipping::default()),
-            Some(serde_json::Value::Null) => Some(RewardClipping::Off),
-            Some(v) => match v.as_str()? {
-                "clamp_one" => Some(RewardClipping::ClampOne),
-                "soft_asymmetric" => Some(RewardClipping::SoftAsymmetric),
-                _ => None,
-            },
+    /// Parses RLgraph's `reward_clipping` value (absent: the default; `null`, `"clamp_one"` or
+    /// `"soft_asymmetric"`), found at `at` for the error.
+    pub fn parse(value: Option<&serde_json::Value>, at: &str) -> rlgraph_core::Result<Self> {
+        match value.map(|v| (v, v.as_str())) {
+            None => Ok(RewardClipping::default()),
+            Some((serde_json::Value::Null, _)) => Ok(RewardClipping::Off),
+            Some((_, Some("clamp_one"))) => Ok(RewardClipping::ClampOne),
+            Some((_, Some("soft_asymmetric"))) => Ok(RewardClipping::SoftAsymmetric),
+            Some((v, _)) => Err(rlgraph_core::CoreError::Config {
+                at: at.into(),
+                reason: format!("expected null, \"clamp_one\" (RLgraph's default) or \"soft_asymmetric\", got {v}"),
+            }),
         }
     }
 
@@ -76,7 +78,7 @@ impl Default for ImpalaLossSpec {
             weight_pg: 1.0,
             weight_vf: 0.5,
             weight_entropy: 0.01,
-            reward_clipping: RewardClipping::ClampOne,
+            reward_clipping: RewardClipping::default(),
         }
     }
 }
