@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use rlgraph_core::spaces::{IntBox, Space};
-use rlgraph_core::{Backend, BuildOptions, Component, Device, DeviceMap, GraphExecutor, GraphFn, Param, Result};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, BuildOptions, Component, Device, DeviceMap, GraphExecutor, Param, Result};
 
 use crate::preprocessing::preprocess;
 
@@ -26,16 +26,6 @@ pub(crate) fn build_graph<B: Backend>(
 /// exploration draws differ from the learner's initializers.
 pub(crate) fn actor_seed(seed: u64) -> u64 {
     seed.wrapping_add(0xac70)
-}
-
-/// A graph function `name` that turns scores `[batch, n]` (Q-values, relaxed one-hot
-/// actions) into the index of each row's largest, an action of `IntBox(n)`.
-pub(crate) fn argmax_fn<B: Backend>(name: &str, n: usize) -> GraphFn<B> {
-    GraphFn::tensors(name, |_, xs| Ok(vec![B::argmax(xs[0], 1, false)?])).infer(move |_, s| {
-        Ok(vec![
-            Space::from(IntBox::new(n as i64)?).with_ranks(s[0].ranks().unwrap_or_default())
-        ])
-    })
 }
 
 /// Adds `get_action(states)` and `get_deterministic_action(states)`: the states through the

@@ -17,7 +17,7 @@ use crate::batch::{stack, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_actor::{apex_priorities, dqn_actor};
 use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::dqn_learner::{num_actions, DqnLearner};
+use crate::dqn_learner::{dqn_actions, DqnLearner};
 use crate::learner::Learner;
 use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
@@ -47,7 +47,6 @@ pub struct DqnAgent<B: Backend> {
     learner: DqnLearner<B>,
     config: DqnConfig,
     counters: Counters,
-    num_actions: usize,
     state_space: Space,
 }
 
@@ -55,7 +54,7 @@ impl<B: Backend> DqnAgent<B> {
     /// A DQN agent for `state_space` and a discrete `action_space` (an IntBox), from
     /// `config`, with every random choice drawn from `seed`.
     pub fn new(config: DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        let num_actions = num_actions(action_space)?;
+        dqn_actions(action_space)?;
         let mut learner = DqnLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = dqn_actor(&config, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
@@ -65,7 +64,6 @@ impl<B: Backend> DqnAgent<B> {
             replay: dqn_replay(&config, state_space, action_space)?,
             learner,
             counters: Counters::new(seed),
-            num_actions,
             state_space: state_space.with_batch_rank(false),
             config,
         })
@@ -93,17 +91,31 @@ impl<B: Backend> DqnAgent<B> {
         self.learner.republish_to(&mut self.actor)
     }
 
-    /// The Q-values of a batch of states (`[n, actions]`), from the actor.
+    /// The Q-values of a batch of states, from the actor: one row per state, holding the
+    /// Q-values of every action element in flat-key order (`categories` numbers for a
+    /// scalar IntBox action).
     pub fn q_values(&mut self, states: &[Value]) -> Result<Vec<Vec<f32>>> {
         let batch = stack(states)?;
         let out = self.actor.executor_mut().execute("get_q_values", &[batch])?;
-        match out.first() {
-            Some(Value::Float32(a)) => Ok(a.data().chunks(self.num_actions).map(<[f32]>::to_vec).collect()),
-            other => Err(CoreError::Config {
-                at: "dqn-agent/get_q_values".into(),
-                reason: format!("expected float Q-values, got {other:?}"),
-            }),
+        let bad = |reason: String| CoreError::Config {
+            at: "dqn-agent/get_q_values".into(),
+            reason,
+        };
+        let q = out.first().ok_or_else(|| bad("no Q-values came back".into()))?;
+        let mut rows = vec![vec![]; states.len()];
+        for (key, leaf) in q.flatten() {
+            let Value::Float32(a) = leaf else {
+                return Err(bad(format!(
+                    "expected float Q-values at {key:?}, got {}",
+                    leaf.kind_name()
+                )));
+            };
+            let width = a.data().len() / states.len().max(1);
+            for (row, chunk) in rows.iter_mut().zip(a.data().chunks(width.max(1))) {
+                row.extend_from_slice(chunk);
+            }
         }
+        Ok(rows)
     }
 
     /// Every variable of the learner by scope path (policy, target, optimizer state).

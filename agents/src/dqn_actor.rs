@@ -3,15 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use rlgraph_components::epsilon_exploration;
+use rlgraph_components::{epsilon_exploration, greedy_fn};
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, Param, Result};
 
 use crate::actor::GraphActor;
-use crate::agent_graph::{actor_seed, argmax_fn, build_graph};
+use crate::agent_graph::{actor_seed, build_graph};
 use crate::batch::{field, host_floats};
 use crate::dqn_config::DqnConfig;
-use crate::dqn_learner::{dqn_policy, num_actions, q_values, ROOT};
+use crate::dqn_learner::{dqn_actions, dqn_policy, q_values, ROOT};
 use crate::preprocessing::{preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
@@ -25,12 +25,16 @@ pub fn dqn_actor<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<GraphActor<B>> {
-    let n = num_actions(action_space)?;
+    dqn_actions(action_space)?;
     let dueling = config.dueling;
     let root = Component::<B>::new(ROOT)
         .with_kind("dqn-actor")
-        .with_sub(dqn_policy::<B>(config, action_space, n)?)
-        .with_sub(epsilon_exploration::<B>("exploration", config.epsilon.clone(), n));
+        .with_sub(dqn_policy::<B>(config, action_space)?)
+        .with_sub(epsilon_exploration::<B>(
+            "exploration",
+            config.epsilon.clone(),
+            action_space,
+        )?);
     let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
     let root = root
         .api("get_q_values", vec![Param::new("states")], move |ctx, args| {
@@ -50,7 +54,7 @@ pub fn dqn_actor<B: Backend>(
                 Ok(vec![ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0]])
             },
         )
-        .graph_fn(argmax_fn("greedy", n));
+        .graph_fn(greedy_fn("greedy"));
     let spaces = BTreeMap::from([
         ("states".to_string(), state_space.with_batch_rank(true)),
         (
@@ -63,7 +67,9 @@ pub fn dqn_actor<B: Backend>(
 }
 
 /// Ape-X's worker-side priorities of n-step transition `records` under the actor's current
-/// Q-values: `|R + discount^n (1 - terminal) max_a Q(s', a) - Q(s, a_taken)| + 1e-6`.
+/// Q-values: per record `|mean TD| + 1e-6` with `TD = R + discount^n (1 - terminal)
+/// max_a Q(s', a) - Q(s, a_taken)`, the mean taken over every action element (and every
+/// action of a container), as the DQN loss averages them.
 pub fn apex_priorities<B: Backend>(
     actor: &mut GraphActor<B>,
     records: &Value,
@@ -75,40 +81,70 @@ pub fn apex_priorities<B: Backend>(
         ("get_q_values", vec![field(records, "states")?]),
         ("get_q_values", vec![field(records, "next_states")?]),
     ])?;
-    let q_next = host_floats(q.pop().and_then(|mut v| v.pop()).as_ref(), "apex/get_q_values")?;
-    let q_now = host_floats(q.pop().and_then(|mut v| v.pop()).as_ref(), "apex/get_q_values")?;
+    let q_next = q
+        .pop()
+        .and_then(|mut v| v.pop())
+        .ok_or_else(|| bad("no next-state Q-values".into()))?;
+    let q_now = q
+        .pop()
+        .and_then(|mut v| v.pop())
+        .ok_or_else(|| bad("no Q-values".into()))?;
     let rewards = host_floats(Some(&field(records, "rewards")?), "apex/rewards")?;
-    let actions: Vec<usize> = match field(records, "actions")? {
-        Value::Int32(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
-        Value::Int64(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
-        other => return Err(bad(format!("expected integer actions, got {}", other.kind_name()))),
-    };
     let terminals: Vec<bool> = match field(records, "terminals")? {
         Value::Bool(a) => a.data().to_vec(),
         other => return Err(bad(format!("expected boolean terminals, got {}", other.kind_name()))),
     };
+    let actions = field(records, "actions")?;
     let n = rewards.len();
-    if n == 0 || q_now.len() % n != 0 || q_next.len() != q_now.len() || actions.len() != n || terminals.len() != n {
+    if n == 0 || terminals.len() != n {
         return Err(bad(format!(
-            "{n} rewards, {} actions, {} terminals and {} Q-values do not make one batch",
-            actions.len(),
-            terminals.len(),
-            q_now.len()
+            "{n} rewards and {} terminals do not make one batch",
+            terminals.len()
         )));
     }
-    let width = q_now.len() / n;
     let gamma_n = discount.powi(n_step as i32);
-    (0..n)
-        .map(|i| {
-            let row = i * width..(i + 1) * width;
-            let taken = *q_now[row.clone()]
-                .get(actions[i])
-                .ok_or_else(|| bad(format!("action {} is not one of {width}", actions[i])))?;
-            let best_next = q_next[row].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (mut td_sum, mut elements) = (vec![0.0; n], 0usize);
+    let (now, next) = (q_now.flatten(), q_next.flatten());
+    let taken = actions.flatten();
+    if now.len() != taken.len() || next.len() != taken.len() {
+        return Err(bad(format!("{} Q heads for {} actions", now.len(), taken.len())));
+    }
+    for (((key, q_s), (_, q_sp)), (_, a)) in now.into_iter().zip(next).zip(taken) {
+        let q_s = host_floats(Some(q_s), "apex/get_q_values")?;
+        let q_sp = host_floats(Some(q_sp), "apex/get_q_values")?;
+        let a: Vec<usize> = match a {
+            Value::Int32(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
+            Value::Int64(a) => a.data().iter().map(|&x| x.max(0) as usize).collect(),
+            other => {
+                return Err(bad(format!(
+                    "expected integer actions at {key:?}, got {}",
+                    other.kind_name()
+                )))
+            }
+        };
+        // Per record: `per_item` action elements, each with `width` Q-values.
+        let per_item = a.len() / n;
+        if per_item == 0 || a.len() != n * per_item || q_s.len() % a.len() != 0 || q_sp.len() != q_s.len() {
+            return Err(bad(format!(
+                "{n} rewards, {} actions and {} Q-values at {key:?} do not make one batch",
+                a.len(),
+                q_s.len()
+            )));
+        }
+        let width = q_s.len() / a.len();
+        for (j, &choice) in a.iter().enumerate() {
+            let row = j * width..(j + 1) * width;
+            let q_taken = *q_s[row.clone()]
+                .get(choice)
+                .ok_or_else(|| bad(format!("action {choice} at {key:?} is not one of {width}")))?;
+            let best_next = q_sp[row].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let i = j / per_item;
             let bootstrap = if terminals[i] { 0.0 } else { gamma_n * best_next };
-            Ok((rewards[i] + bootstrap - taken).abs() + 1e-6)
-        })
-        .collect()
+            td_sum[i] += rewards[i] + bootstrap - q_taken;
+        }
+        elements += per_item;
+    }
+    Ok(td_sum.iter().map(|td| (td / elements as f64).abs() + 1e-6).collect())
 }
 
 fn bad(reason: String) -> rlgraph_core::CoreError {

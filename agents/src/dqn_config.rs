@@ -1,6 +1,7 @@
 //! `DqnConfig`: RLgraph's DQN agent config (`{"type": "dqn", "network_spec": [...], ...}`)
 //! (and Ape-X's, `{"type": "apex", ...}`) read with RLgraph's defaults; keys not yet supported are errors that name them.
 
+use rlgraph_components::losses::ContainerLoss;
 use rlgraph_components::{MultiGpuSync, OptimizerSpec, TimeDependent};
 use rlgraph_core::{Device, Result};
 use serde::Deserialize;
@@ -54,6 +55,10 @@ pub struct DqnConfig {
     pub huber_loss: bool,
     /// n-step returns.
     pub n_step: usize,
+    /// How container actions' TD errors make one loss (`container_actions_loss`).
+    pub container_loss: ContainerLoss,
+    /// RLgraph's `shared_container_action_target`.
+    pub shared_container_action_target: bool,
     /// Ape-X: new records enter prioritized replay at their own TD error rather than at
     /// the largest priority seen.
     pub worker_side_priorities: bool,
@@ -82,6 +87,8 @@ struct DqnKeys {
     dueling_q: Option<bool>,
     huber_loss: Option<bool>,
     n_step: Option<Positive>,
+    shared_container_action_target: Option<bool>,
+    container_actions_loss: Option<String>,
 }
 
 /// `policy_spec`: a plain or dueling Q policy.
@@ -181,6 +188,11 @@ impl DqnConfig {
             double_q: own.double_q.unwrap_or(true),
             huber_loss: own.huber_loss.unwrap_or(false),
             n_step,
+            container_loss: ContainerLoss::parse(
+                own.container_actions_loss.as_deref().unwrap_or("average_td"),
+                "config.container_actions_loss",
+            )?,
+            shared_container_action_target: own.shared_container_action_target.unwrap_or(true),
             worker_side_priorities: apex,
             multi_gpu: shared.multi_gpu(true)?,
             update: shared.update_spec.unwrap_or_default().resolve(),

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
 use rlgraph_components::{
-    dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, MultiGpuSync, PolicyOptions,
+    discrete_actions, dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, DiscreteAction,
+    MultiGpuSync, PolicyOptions,
 };
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
@@ -21,18 +22,14 @@ use crate::snapshot::WeightSnapshot;
 pub(crate) const ROOT: &str = "dqn-agent";
 
 /// The DQN policy component (plain or dueling) named `policy`.
-pub(crate) fn dqn_policy<B: Backend>(
-    config: &DqnConfig,
-    action_space: &Space,
-    num_actions: usize,
-) -> Result<Component<B>> {
+pub(crate) fn dqn_policy<B: Backend>(config: &DqnConfig, action_space: &Space) -> Result<Component<B>> {
     let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
     let adapter = crate::agent_spec::adapter_spec(config.action_adapter.as_ref());
     Ok(if config.dueling {
         dueling_policy::<B>(
             "policy",
             layers,
-            num_actions,
+            action_space,
             config.units_state_value_stream,
             adapter.as_ref(),
         )?
@@ -45,23 +42,15 @@ pub(crate) fn dqn_policy<B: Backend>(
     })
 }
 
-/// The number of actions of a scalar IntBox action space; an error for any other.
-pub(crate) fn num_actions(action_space: &Space) -> Result<usize> {
-    action_space
-        .num_categories()
-        .filter(|_| action_space.shape() == Some(&[][..]))
-        .map(|n| n as usize)
-        .ok_or_else(|| CoreError::Config {
-            at: "action_space".into(),
-            reason: format!(
-                "DQN needs a scalar IntBox action space, got {}",
-                action_space.describe()
-            ),
-        })
+/// The discrete actions DQN picks: a bounded IntBox action space, or a Dict or Tuple of
+/// them (one Q head per action, as RLgraph's container actions); an error for any other.
+pub(crate) fn dqn_actions(action_space: &Space) -> Result<Vec<DiscreteAction>> {
+    discrete_actions(&action_space.with_batch_rank(false), "DQN")
 }
 
 /// The Q-values of `policy` for `x`: the third output of a dueling policy's `get_q_values`,
-/// or a plain policy's action-adapter outputs (the Categorical logits).
+/// or a plain policy's action-adapter outputs (the Categorical logits); both nested like the
+/// action space.
 pub(crate) fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, dueling: bool, x: Op) -> Result<Op> {
     Ok(if dueling {
         ctx.call(policy, "get_q_values", &[x])?[2]
@@ -224,8 +213,8 @@ pub struct DqnLearner<B: Backend> {
 impl<B: Backend> DqnLearner<B> {
     /// The learner for `config` over these spaces, its variables drawn from `seed`.
     pub fn new(config: &DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        let num_actions = num_actions(action_space)?;
-        let policy_component = dqn_policy::<B>(config, action_space, num_actions)?;
+        dqn_actions(action_space)?;
+        let policy_component = dqn_policy::<B>(config, action_space)?;
         let target = policy_component.copy_as("target-policy", false);
         let prioritized = matches!(config.memory, MemoryKind::Prioritized { .. });
         let loss_spec = DqnLossSpec {
@@ -234,6 +223,8 @@ impl<B: Backend> DqnLearner<B> {
             huber_loss: config.huber_loss,
             importance_weights: prioritized,
             n_step: config.n_step as u32,
+            container_loss: config.container_loss,
+            shared_container_action_target: config.shared_container_action_target,
         };
         let (dueling, double_q) = (config.dueling, config.double_q);
         let root = Component::<B>::new(ROOT)

@@ -12,12 +12,14 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{sac_loss, SacLossSpec};
 use rlgraph_components::policy::squashed_bounds;
-use rlgraph_components::{layers_from_spec, optimizer, policy_with, synchronizable, value_function, PolicyOptions};
+use rlgraph_components::{
+    greedy_fn, layers_from_spec, optimizer, policy_with, synchronizable, value_function, PolicyOptions,
+};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, DType, GraphFn, Op, Param, Result};
 
 use crate::actor::GraphActor;
-use crate::agent_graph::{actor_seed, argmax_fn, build_graph, with_acting_apis};
+use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::batch::{host_scalar, transition_inputs};
 use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -314,7 +316,7 @@ pub fn sac_actor<B: Backend>(
     let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
     let root = match categories {
         None => with_acting_apis(root, has_pre, "policy", "get_action"),
-        Some(n) => {
+        Some(_) => {
             let act = move |method: &'static str| {
                 move |ctx: &mut ApiCtx<'_, B>, args: &Args| {
                     let s = preprocess(ctx, has_pre, args.get(0)?)?;
@@ -328,7 +330,7 @@ pub fn sac_actor<B: Backend>(
                     vec![Param::new("states")],
                     act("get_deterministic_action"),
                 )
-                .graph_fn(argmax_fn("argmax", n))
+                .graph_fn(greedy_fn("argmax"))
         }
     };
     let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);

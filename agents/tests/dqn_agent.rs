@@ -115,19 +115,30 @@ fn bad_configs_name_the_key() {
             "config.execution_spec.sesion_config",
         ),
         (serde_json::json!({"type": "dqn"}), "config.network_spec"),
+        (
+            serde_json::json!({"type": "dqn", "network_spec": dense, "container_actions_loss": "sum"}),
+            "config.container_actions_loss",
+        ),
     ];
     for (spec, key) in cases {
         let err = DqnConfig::parse(&spec).err().unwrap().to_string();
         assert!(err.contains(key), "{key}: {err}");
     }
-    // A container action space is refused with a clear message.
+    // A continuous action in a container is refused at its key.
     let state = Space::from(FloatBox::new([2]));
-    let actions = Space::dict([("a", Space::from(IntBox::new(2).unwrap()))]).unwrap();
+    let actions = Space::dict([
+        ("a", Space::from(IntBox::new(2).unwrap())),
+        ("b", Space::from(FloatBox::new([1]))),
+    ])
+    .unwrap();
     let err = DqnAgent::<Candle>::new(config(false), &state, &actions, 0)
         .err()
         .unwrap()
         .to_string();
-    assert!(err.contains("action_space"), "{err}");
+    assert!(
+        err.contains("action_space/b") && err.contains("bounded IntBox"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -28,8 +28,8 @@ fn each_reference_config_builds_or_names_what_it_lacks() {
         ("dqn_agent_for_2x2_gridworld.json", "GridWorld-2x2", Builds),
         (
             "dqn_agent_for_2x2_gridworld_with_container_actions.json",
-            "GridWorld-2x2-ftj",
-            Refused(&["action_space", "DQN needs a scalar IntBox action space"]),
+            "GridWorld-2x2-ftj-xy+orientation",
+            Builds,
         ),
         ("dqn_agent_for_cartpole.json", "CartPole-v1", Builds),
         ("dqn_cartpole.json", "CartPole-v1", Builds),

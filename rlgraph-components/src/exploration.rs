@@ -2,20 +2,32 @@
 //! action noise. All randomness comes from the executor's seeded RNG.
 
 use rand::Rng;
-use rlgraph_core::spaces::{BoolBox, FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, GraphFn, HostData, Initializer, Param, VarDecl};
+use std::collections::BTreeMap;
 
+use rlgraph_core::spaces::{BoolBox, FloatBox, Space};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, HostData, Initializer, Param, Result, Tree, VarDecl};
+
+use crate::discrete_actions::discrete_actions;
 use crate::time_dependent::TimeDependent;
 
-/// Epsilon-greedy exploration over `num_actions` discrete actions.
+/// Epsilon-greedy exploration over the discrete actions of `action_space` (an IntBox, or a
+/// Dict or Tuple of IntBoxes).
 ///
 /// `do_explore(sample, time_percentage)` gives, per batch item of `sample`, whether to explore
 /// (`u < epsilon(t)` with `u` uniform); `get_action(actions, time_percentage)` replaces the
-/// actions of exploring items by uniformly random ones. `time_percentage` is a scalar or one
-/// value per batch item.
-pub fn epsilon_exploration<B: Backend>(name: &str, epsilon: TimeDependent, num_actions: usize) -> Component<B> {
+/// actions of exploring items by uniformly random ones. As in RLgraph, one decision per item
+/// covers every action of a container, and each action draws its own random choice.
+/// `time_percentage` is a scalar or one value per batch item.
+pub fn epsilon_exploration<B: Backend>(
+    name: &str,
+    epsilon: TimeDependent,
+    action_space: &Space,
+) -> Result<Component<B>> {
+    let actions = discrete_actions(&action_space.with_batch_rank(false), "epsilon exploration")?;
+    let categories: BTreeMap<String, usize> = actions.iter().map(|a| (a.key.clone(), a.categories)).collect();
+    let expected = action_space.with_batch_rank(true);
     let (eps_a, eps_b) = (epsilon.clone(), epsilon);
-    Component::new(name)
+    Ok(Component::new(name)
         .with_kind("epsilon-exploration")
         .api(
             "do_explore",
@@ -29,42 +41,77 @@ pub fn epsilon_exploration<B: Backend>(name: &str, epsilon: TimeDependent, num_a
         )
         .check_inputs(move |s| {
             if let Some(a) = s.try_get("actions") {
-                if a.num_categories() != Some(num_actions as u64) || !a.has_batch_rank() {
-                    return Err(s.mismatch("actions", format!("a batched IntBox with {num_actions} categories")));
+                let fits = a.has_batch_rank()
+                    && discrete_actions(&a.with_batch_rank(false), "epsilon exploration")
+                        .ok()
+                        .as_deref()
+                        == Some(&actions[..]);
+                if !fits {
+                    return Err(s.mismatch("actions", format!("{} with a batch rank", expected.describe())));
                 }
             }
             s.expect("time_percentage", "a FloatBox", |sp| matches!(sp, Space::Float(_)))
         })
         .graph_fn(
-            GraphFn::tensors("explore_mask", move |ctx, xs| {
-                Ok(vec![explore_mask::<B>(ctx, xs[0], xs[1], &eps_a)?])
+            GraphFn::new("explore_mask", move |ctx, xs| {
+                let sample = first_leaf::<B>(ctx.component(), &xs[0])?;
+                let t = first_leaf::<B>(ctx.component(), &xs[1])?;
+                Ok(vec![Tree::Leaf(explore_mask::<B>(ctx, sample, t, &eps_a)?)])
             })
             .infer(|_, _| Ok(vec![Space::from(BoolBox::new([])).with_batch_rank(true)])),
         )
         .graph_fn(
-            GraphFn::tensors("epsilon_greedy", move |ctx, xs| {
+            GraphFn::new("epsilon_greedy", move |ctx, xs| {
                 // Per item: u < epsilon(t) explores, with uniform random actions. The draws
                 // are made on the host from the kernel's RNG (as `B::uniform` would), and
-                // the actions are replaced there: one download and one upload, and nothing
-                // at all when no item explores (most steps, once epsilon has decayed).
-                let explore = explore_draws::<B>(ctx, xs[0], xs[1], &eps_b)?;
+                // the actions are replaced there: one download and one upload per action,
+                // and nothing at all when no item explores (most steps, once epsilon has
+                // decayed).
+                let component = ctx.component().to_string();
+                let sample = first_leaf::<B>(&component, &xs[0])?;
+                let t = first_leaf::<B>(&component, &xs[1])?;
+                let explore = explore_draws::<B>(ctx, sample, t, &eps_b)?;
                 if !explore.contains(&true) {
                     return Ok(vec![xs[0].clone()]);
                 }
-                let mut actions = B::to_host(xs[0])?;
-                let per_item = actions.data.len() / explore.len().max(1);
-                let rng = ctx.rng();
-                let mut draw = || rng.random_range(0..num_actions as i64);
-                match &mut actions.data {
-                    HostData::I64(v) => replace_rows(v, per_item, &explore, &mut draw),
-                    HostData::U8(v) => replace_rows(v, per_item, &explore, &mut || draw() as u8),
-                    HostData::F32(v) => replace_rows(v, per_item, &explore, &mut || draw() as f32),
-                    HostData::F64(v) => replace_rows(v, per_item, &explore, &mut || draw() as f64),
-                }
-                Ok(vec![B::from_host(&actions, ctx.device())?])
+                let out =
+                    xs[0].try_map(&mut |key, leaf| {
+                        let n = categories.get(key.trim_start_matches('/')).copied().ok_or_else(|| {
+                            CoreError::Component {
+                                component: component.clone(),
+                                method: Some("get_action".into()),
+                                reason: format!("the action space has no action at {key:?}"),
+                            }
+                        })?;
+                        let mut actions = B::to_host(leaf)?;
+                        let per_item = actions.data.len() / explore.len().max(1);
+                        let rng = ctx.rng();
+                        let mut draw = || rng.random_range(0..n as i64);
+                        match &mut actions.data {
+                            HostData::I64(v) => replace_rows(v, per_item, &explore, &mut draw),
+                            HostData::U8(v) => replace_rows(v, per_item, &explore, &mut || draw() as u8),
+                            HostData::F32(v) => replace_rows(v, per_item, &explore, &mut || draw() as f32),
+                            HostData::F64(v) => replace_rows(v, per_item, &explore, &mut || draw() as f64),
+                        }
+                        B::from_host(&actions, ctx.device())
+                    })?;
+                Ok(vec![out])
             })
             .infer_same(),
-        )
+        ))
+}
+
+/// The first leaf of `tree` (the one whose batch size decides the draws).
+fn first_leaf<'t, B: Backend>(component: &str, tree: &'t Tree<B::Tensor>) -> Result<&'t B::Tensor> {
+    tree.flatten()
+        .into_iter()
+        .next()
+        .map(|(_, t)| t)
+        .ok_or_else(|| CoreError::Component {
+            component: component.into(),
+            method: Some("get_action".into()),
+            reason: "an empty container has no batch to explore".into(),
+        })
 }
 
 /// Overwrites the `per_item` values of each exploring item of `data` with draws.

@@ -26,13 +26,17 @@
 pub mod action_adapter;
 pub mod activation;
 pub mod common;
+pub mod discrete_actions;
 pub mod distributions;
+pub mod dueling_policy;
 pub mod exploration;
 pub mod helpers;
 pub mod image_preprocessors;
 pub mod initializer_spec;
 pub mod layers;
 pub mod losses;
+pub mod memory_component;
+pub mod nest;
 pub mod network;
 pub mod optimizer;
 pub mod policy;
@@ -49,18 +53,20 @@ pub mod training_harness;
 
 pub use action_adapter::{action_adapter, AdapterSpec};
 pub use activation::Activation;
+pub use discrete_actions::{discrete_actions, greedy_fn, DiscreteAction};
 pub use distributions::{distribution, Kind as DistributionKind};
+pub use dueling_policy::dueling_policy;
 pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
 pub use layers::{dense, DenseSpec};
 pub use losses::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
     ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
+pub use memory_component::{memory_component, MemoryKind};
+pub use nest::join_like;
 pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
-pub use policy::{
-    dueling_policy, policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions,
-};
+pub use policy::{policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions};
 pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with, layers_from_spec, network_layers};
 pub use synchronizable::synchronizable;

@@ -1,16 +1,16 @@
 //! Policies: a neural network, an action adapter (a dense layer sized for the action space)
 //! and a distribution, for one discrete (IntBox: Categorical) or continuous (FloatBox: Normal,
 //! or squashed into shared finite bounds) action space, or one of each per leaf of a Dict or
-//! Tuple action space (a joint distribution); and the dueling Q-network policy of Wang et al.
-//! (2016) for DQN.
+//! Tuple action space (a joint distribution). The dueling Q-network policy is in
+//! [`crate::dueling_policy`].
 
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result, Tree};
 
 use crate::action_adapter::{action_adapter, AdapterSpec};
-use crate::activation::Activation;
 use crate::distributions::{distribution, Kind};
 use crate::layers::{dense, DenseSpec};
+use crate::nest::join_like;
 use crate::network::neural_network;
 
 /// How the adapter's outputs become distribution parameters for an action space.
@@ -241,20 +241,6 @@ fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
     })
 }
 
-/// `leaves` (in flat-key order) nested like `space`.
-fn nest_like<T>(space: &Space, leaves: &mut impl Iterator<Item = T>) -> Option<Tree<T>> {
-    Some(match space {
-        Space::Dict(d) => Tree::Dict(
-            d.entries()
-                .iter()
-                .map(|(k, s)| Some((k.clone(), nest_like(s, leaves)?)))
-                .collect::<Option<_>>()?,
-        ),
-        Space::Tuple(t) => Tree::Tuple(t.items().iter().map(|s| nest_like(s, leaves)).collect::<Option<_>>()?),
-        _ => Tree::Leaf(leaves.next()?),
-    })
-}
-
 /// A policy over a Dict or Tuple action space: one action adapter and distribution per leaf
 /// (`action-adapter-0`, `distribution-0`, ... in flat-key order) on one shared network, and
 /// the joint distribution of independent leaves (RLgraph's `JointCumulativeDistribution`).
@@ -300,22 +286,8 @@ fn joint_policy<B: Backend>(
             .with_sub(distribution(&format!("distribution-{i}"), shape.kind))
             .graph_fn(parameters_fn::<B>(&format!("parameters-{i}"), shape.clone()));
     }
-    let join_space = action_space.clone();
-    let split_space = action_space.clone();
     let c = c
-        .graph_fn(
-            GraphFn::new("join", move |_, xs| {
-                let mut it = xs.iter().map(|t| t.as_leaf().cloned());
-                let mut leaves = std::iter::from_fn(|| it.next().flatten());
-                let tree = nest_like(&join_space, &mut leaves).ok_or_else(|| CoreError::Component {
-                    component: "policy".into(),
-                    method: Some("join".into()),
-                    reason: "fewer actions than the action space has leaves".into(),
-                })?;
-                Ok(vec![tree])
-            })
-            .infer(move |_, s| Ok(vec![split_space.with_ranks(s[0].ranks().unwrap_or_default())])),
-        )
+        .graph_fn(join_like::<B>("join", &action_space.with_batch_rank(false)))
         .graph_fn(
             GraphFn::new("split", move |_, xs: &[Tree<B::Tensor>]| {
                 Ok(xs[0]
@@ -381,7 +353,10 @@ fn joint_policy<B: Backend>(
     .api(
         "get_adapter_outputs",
         vec![Param::new("nn_inputs")],
-        move |ctx, args| params(ctx, args.get(0)?, n),
+        move |ctx, args| {
+            let p = params(ctx, args.get(0)?, n)?;
+            Ok(vec![ctx.graph_fn1("join", &p)?])
+        },
     )
     .api("get_action", vec![Param::new("nn_inputs")], sample("sample_stochastic"))
     .api(
@@ -442,67 +417,6 @@ pub fn sum_item_dims<B: Backend>(name: &str) -> GraphFn<B> {
             Space::from(FloatBox::new(Vec::<usize>::new())).with_ranks(s[0].ranks().unwrap_or_default())
         ])
     })
-}
-
-/// The dueling Q-network policy named `name` for `num_actions` discrete actions:
-/// `q = v + a - mean(a)`, with a state-value stream (a ReLU layer of `units_state_value_stream`
-/// units, then one output) and an advantage stream (the action adapter). API methods:
-/// `get_q_values(nn_inputs)` -> (state values, advantages, q-values), and
-/// `get_action(nn_inputs)` -> the greedy action.
-pub fn dueling_policy<B: Backend>(
-    name: &str,
-    layers: Vec<Component<B>>,
-    num_actions: usize,
-    units_state_value_stream: usize,
-    adapter: Option<&AdapterSpec>,
-) -> Result<Component<B>> {
-    Ok(Component::new(name)
-        .with_kind("dueling-policy")
-        .with_sub(neural_network("neural-network", layers))
-        .with_sub(dense(
-            "dense-layer-state-value-stream",
-            DenseSpec {
-                activation: Activation::Relu,
-                ..DenseSpec::new(units_state_value_stream)
-            },
-        ))
-        .with_sub(dense("state-value-node", DenseSpec::new(1)))
-        .with_sub(action_adapter::<B>("action-adapter", num_actions, adapter)?)
-        .api("get_q_values", vec![Param::new("nn_inputs")], |ctx, args| {
-            let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
-            let v = ctx.call("dense-layer-state-value-stream", "call", &h)?;
-            let v = ctx.call("state-value-node", "call", &v)?;
-            let a = ctx.call("action-adapter", "call", &h)?;
-            ctx.graph_fn("dueling", &[v[0], a[0]])
-        })
-        .api("get_action", vec![Param::new("nn_inputs")], |ctx, args| {
-            let q = ctx.call_own("get_q_values", &[args.get(0)?])?;
-            ctx.graph_fn("greedy", &[q[2]])
-        })
-        .graph_fn(
-            GraphFn::tensors("dueling", |_, xs| {
-                let (v, a) = (xs[0], xs[1]);
-                let q = B::add(v, &B::sub(a, &B::mean(a, &[1], true)?)?)?;
-                Ok(vec![B::squeeze(v, 1)?, a.clone(), q])
-            })
-            .outputs(3)
-            .infer(|_, s| {
-                let ranks = s[1].ranks().unwrap_or_default();
-                Ok(vec![
-                    Space::from(FloatBox::new([])).with_ranks(ranks),
-                    s[1].clone(),
-                    s[1].clone(),
-                ])
-            }),
-        )
-        .graph_fn(
-            GraphFn::tensors("greedy", |_, xs| Ok(vec![B::argmax(xs[0], 1, false)?])).infer(move |_, s| {
-                Ok(vec![Space::from(rlgraph_core::spaces::IntBox::new(
-                    num_actions as i64,
-                )?)
-                .with_ranks(s[0].ranks().unwrap_or_default())])
-            }),
-        ))
 }
 
 /// A state-value network named `name`: `value_output(nn_inputs)` = `dense(1)(network(x))`,

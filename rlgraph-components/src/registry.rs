@@ -8,6 +8,7 @@ use rlgraph_core::spaces::Space;
 
 use crate::action_adapter::AdapterSpec;
 use crate::activation::Activation;
+use crate::dueling_policy::dueling_policy;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
 use crate::layers::{
@@ -16,7 +17,7 @@ use crate::layers::{
 };
 use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
-use crate::policy::{dueling_policy, policy_with, shared_value_function_policy, PolicyOptions};
+use crate::policy::{policy_with, shared_value_function_policy, PolicyOptions};
 use crate::preprocessors::preprocessor_from_spec;
 use crate::spec::{normalize_type, Spec};
 use crate::time_dependent::TimeDependent;
@@ -104,6 +105,9 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
     }
     if let Some(built) = crate::registry_utilities::utility_from_spec::<B>(kind, spec, at) {
         return built;
+    }
+    if let Some(memory) = crate::memory_component::memory_from_spec::<B>(kind, spec, at) {
+        return memory;
     }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
@@ -308,19 +312,13 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             })?;
             let scope = s.str_or("scope", "policy")?;
             match normalize_type(kind).as_str() {
-                "duelingpolicy" => {
-                    let n = action_space.num_categories().ok_or_else(|| CoreError::Config {
-                        at: at.into(),
-                        reason: "a dueling policy needs a bounded IntBox action space".into(),
-                    })?;
-                    dueling_policy(
-                        scope,
-                        layers,
-                        n as usize,
-                        s.usize_or("units_state_value_stream", 128)?,
-                        adapter.as_ref(),
-                    )
-                }
+                "duelingpolicy" => dueling_policy(
+                    scope,
+                    layers,
+                    action_space,
+                    s.usize_or("units_state_value_stream", 128)?,
+                    adapter.as_ref(),
+                ),
                 "sharedvaluefunctionpolicy" => shared_value_function_policy(
                     scope,
                     layers,
@@ -374,17 +372,11 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                 }
             };
             let schedule = TimeDependent::parse(decay, &s.at("decay_spec"))?;
-            let n = action_space
-                .and_then(Space::num_categories)
-                .ok_or_else(|| CoreError::Config {
-                    at: at.into(),
-                    reason: "epsilon exploration needs an action_space that is a bounded IntBox".into(),
-                })?;
-            Ok(epsilon_exploration(
-                s.str_or("scope", "exploration")?,
-                schedule,
-                n as usize,
-            ))
+            let action_space = action_space.ok_or_else(|| CoreError::Config {
+                at: at.into(),
+                reason: "epsilon exploration needs an action_space of bounded IntBoxes".into(),
+            })?;
+            epsilon_exploration(s.str_or("scope", "exploration")?, schedule, action_space)
         }
         "gaussiannoise" => {
             s.only(&["mean", "stddev", "scope"])?;
@@ -402,10 +394,11 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
         other => Err(CoreError::Config {
             at: format!("{at}.type"),
             reason: format!(
-                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}, {}",
+                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}, {}, {}",
                 KNOWN_TYPES.join(", "),
                 crate::registry_utilities::UTILITY_TYPES.join(", "),
-                crate::losses::LOSS_TYPES.join(", ")
+                crate::losses::LOSS_TYPES.join(", "),
+                crate::memory_component::MEMORY_TYPES.join(", ")
             ),
         }),
     }

@@ -43,6 +43,7 @@
 
 pub mod assembly;
 pub mod backend;
+pub mod batching;
 pub mod builder;
 pub mod checkpoint;
 pub mod component;
@@ -66,6 +67,7 @@ pub mod variables;
 
 pub use assembly::{ApiCtx, Args, Op};
 pub use backend::{Backend, DType, Device, HostData, HostTensor};
+pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
 pub use component::{ApiMethod, Component, InputSpaces, Param};
 pub use component_layout::{Layout, Rect};

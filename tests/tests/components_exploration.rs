@@ -36,7 +36,7 @@ both_backends! {
         let schedule = TimeDependent::Linear { from: 1.0, to: 0.15 };
         let actions = Space::from(IntBox::new(4).unwrap()).with_batch_rank(true);
         let t_space = Space::from(FloatBox::new([])).with_batch_rank(true);
-        let mut t = ComponentTest::<B>::new(epsilon_exploration("exploration", schedule, 4), [("sample", actions.clone()), ("actions", actions.clone()), ("time_percentage", t_space)], 5).unwrap();
+        let mut t = ComponentTest::<B>::new(epsilon_exploration("exploration", schedule, &actions).unwrap(), [("sample", actions.clone()), ("actions", actions.clone()), ("time_percentage", t_space)], 5).unwrap();
         let sample = Value::Int32(Array::new([N], vec![0; N]).unwrap());
         // Uniform time: the mean epsilon is (1.0 + 0.15) / 2 = 0.575; the standard error is 0.005.
         let uniform: Vec<f32> = (0..N).map(|i| i as f32 / N as f32).collect();
@@ -55,12 +55,42 @@ both_backends! {
 
     fn greedy_actions_pass_through_when_epsilon_is_zero<B>() {
         let actions = Space::from(IntBox::new(3).unwrap()).with_batch_rank(true);
-        let mut t = ComponentTest::<B>::new(epsilon_exploration("e", TimeDependent::Constant(0.0), 3), [("sample", actions.clone()), ("actions", actions), ("time_percentage", Space::from(FloatBox::new([])))], 1).unwrap();
+        let e = || epsilon_exploration("e", TimeDependent::Constant(0.0), &Space::from(IntBox::new(3).unwrap())).unwrap();
+        let mut t = ComponentTest::<B>::new(e(), [("sample", actions.clone()), ("actions", actions), ("time_percentage", Space::from(FloatBox::new([])))], 1).unwrap();
         let a = Value::Int32(Array::new([4], vec![2, 0, 1, 2]).unwrap());
         assert_eq!(t.call("get_action", &[a.clone(), Value::f32(0.3)]).unwrap(), vec![a]);
         let bad = Space::from(IntBox::new(5).unwrap()).with_batch_rank(true);
-        let err = ComponentTest::<B>::new(epsilon_exploration("e", TimeDependent::Constant(0.0), 3), [("sample", bad.clone()), ("actions", bad), ("time_percentage", Space::from(FloatBox::new([])))], 1).err().unwrap();
+        let err = ComponentTest::<B>::new(e(), [("sample", bad.clone()), ("actions", bad), ("time_percentage", Space::from(FloatBox::new([])))], 1).err().unwrap();
         assert!(err.to_string().contains("'e'") && err.to_string().contains("'actions'"), "{err}");
+    }
+
+    fn container_actions_share_one_decision_per_item_and_draw_each_action<B>() {
+        // RLgraph's Exploration: one epsilon decision per batch item, a random choice per
+        // action (and per element). With 1000 categories a draw repeats the greedy 0 with
+        // probability 1/1000, so "a changed" and "b changed" mark the exploring items.
+        let space = Space::from_json_str(r#"{"a": {"type": "int-box", "high": 1000}, "b": {"type": "int-box", "high": 1000, "shape": [2]}}"#).unwrap();
+        let batched = space.with_batch_rank(true);
+        let e = epsilon_exploration("e", TimeDependent::Constant(0.5), &space).unwrap();
+        let mut t = ComponentTest::<B>::new(e, [("sample", batched.clone()), ("actions", batched.clone()), ("time_percentage", Space::from(FloatBox::new([])))], 7).unwrap();
+        let greedy = Value::Dict([("a".to_string(), Value::Int32(Array::new([N], vec![0; N]).unwrap())), ("b".to_string(), Value::Int32(Array::new([N, 2], vec![0; 2 * N]).unwrap()))].into());
+        let out = t.call("get_action", &[greedy, Value::f32(0.0)]).unwrap();
+        let Value::Dict(d) = &out[0] else { panic!("{out:?}") };
+        let (Some(Value::Int32(a)), Some(Value::Int32(b))) = (d.get("a"), d.get("b")) else { panic!("{d:?}") };
+        assert!(a.data().iter().chain(b.data()).all(|x| (0..1000).contains(x)));
+        let changed_a: Vec<bool> = a.data().iter().map(|&x| x != 0).collect();
+        let changed_b: Vec<bool> = b.data().chunks(2).map(|r| r[0] != 0 || r[1] != 0).collect();
+        let agree = changed_a.iter().zip(&changed_b).filter(|(x, y)| x == y).count();
+        assert!(agree as f64 / N as f64 > 0.99, "decisions shared by {agree} of {N} items");
+        let explored = changed_a.iter().filter(|&&x| x).count() as f64 / N as f64;
+        assert!((explored - 0.5).abs() < 0.02, "explored {explored}");
+        // The two elements of b are drawn apart: they are equal for about 1 in 1000 explorers.
+        let same = b.data().chunks(2).filter(|r| r[0] != 0 && r[0] == r[1]).count();
+        assert!(same < 30, "{same} explorers drew equal elements");
+        // Actions of another structure are refused by name.
+        let wrong = Space::from(IntBox::new(1000).unwrap()).with_batch_rank(true);
+        let e = epsilon_exploration::<B>("e", TimeDependent::Constant(0.5), &space).unwrap();
+        let err = ComponentTest::<B>::new(e, [("sample", wrong.clone()), ("actions", wrong), ("time_percentage", Space::from(FloatBox::new([])))], 7).err().unwrap().to_string();
+        assert!(err.contains("'actions'") && err.contains("Dict"), "{err}");
     }
 
     fn gaussian_noise_has_its_moments<B>() {

@@ -4,7 +4,7 @@
 
 use rlgraph_components::losses::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
-    ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
+    ActorCriticLossSpec, ContainerLoss, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{ComponentTest, CoreError, Tolerance};
@@ -159,6 +159,33 @@ both_backends! {
         ];
         // TD errors per component: a: 1 - 1 - 1 = -1, ba: 1 + 3.2 - 0 = 4.2, bb: 1 + 1 + 2 = 4;
         // their mean 2.4, and 0.5 * 2.4^2 = 2.88 (RLgraph's value).
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([2.88]))], tol());
+    }
+
+    fn dqn_container_actions_per_action_loss<B>() {
+        // The same batch as RLgraph's container case. TD targets per action: a 1 + max(-1, -2)
+        // = 0, ba 1 + 3.2 = 4.2, bb 1 + max(1, -5.2) = 2; chosen Q-values 1, 0, -2.
+        let q = space(json!({"a": {"type": "float-box", "shape": [2]}, "b": {"ba": {"type": "float-box", "shape": [3]}, "bb": {"type": "float-box", "shape": [2]}}}));
+        let a = space(json!({"a": {"type": "int-box", "high": 2}, "b": {"ba": {"type": "int-box", "high": 3}, "bb": {"type": "int-box", "high": 2}}}));
+        let inputs = [
+            value(&q, json!({"a": [[1.0, 2.0]], "b": {"ba": [[0.0, -0.5, 1.2]], "bb": [[-1.0, -2.0]]}})),
+            value(&a, json!({"a": [0], "b": {"ba": [0], "bb": [1]}})),
+            value(&scalars(), json!([1.0])),
+            value(&space(json!("bool")), json!([false])),
+            value(&q, json!({"a": [[-1.0, -2.0]], "b": {"ba": [[3.0, 3.1, 3.2]], "bb": [[1.0, -5.2]]}})),
+        ];
+        // Own targets: errors -1, 4.2, 4; (0.5 + 0.5 * 17.64 + 0.5 * 16) / 3 = 5.773333.
+        let own = DqnLossSpec { discount: 1.0, container_loss: ContainerLoss::PerAction, shared_container_action_target: false, ..DqnLossSpec::default() };
+        let mut t = ComponentTest::<B>::new(dqn_loss("dqn-loss", own), dqn_spaces(&q, &a, false), 0).unwrap();
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([5.773333]))], tol());
+        // Shared target (0 + 4.2 + 2) / 3 = 2.066667: errors 1.066667, 2.066667, 4.066667;
+        // (0.568889 + 2.135556 + 8.268889) / 3 = 3.657778.
+        let shared = DqnLossSpec { discount: 1.0, container_loss: ContainerLoss::PerAction, ..DqnLossSpec::default() };
+        let mut t = ComponentTest::<B>::new(dqn_loss("dqn-loss", shared), dqn_spaces(&q, &a, false), 0).unwrap();
+        t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([3.657778]))], tol());
+        // RLgraph's averaged TD is the same with or without the shared target.
+        let unshared = DqnLossSpec { discount: 1.0, shared_container_action_target: false, ..DqnLossSpec::default() };
+        let mut t = ComponentTest::<B>::new(dqn_loss("dqn-loss", unshared), dqn_spaces(&q, &a, false), 0).unwrap();
         t.assert_call("loss_per_item", &inputs, &[value(&scalars(), json!([2.88]))], tol());
     }
 

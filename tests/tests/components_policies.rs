@@ -2,7 +2,7 @@
 //! outputs computed by hand, on candle and on tch.
 
 use rlgraph_components::{dueling_policy, from_spec_with, policy, PolicyOptions};
-use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::spaces::{Array, IntBox, Space, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
 use rlgraph_tests::values::{batch, floats};
@@ -71,7 +71,7 @@ both_backends! {
 
     fn dueling_policy_combines_value_and_advantages<B>() {
         let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
-        let mut t = ComponentTest::<B>::new(dueling_policy::<B>("dueling-policy", vec![], 3, 2, None).unwrap(), [("nn_inputs", states)], 1).unwrap();
+        let mut t = ComponentTest::<B>::new(dueling_policy::<B>("dueling-policy", vec![], &Space::from(IntBox::new(3).unwrap()), 2, None).unwrap(), [("nn_inputs", states)], 1).unwrap();
         t.set_variable("dense-layer-state-value-stream/kernel", &floats(&[2, 2], vec![1.0; 4])).unwrap();
         t.set_variable("state-value-node/kernel", &floats(&[2, 1], vec![0.5, 0.5])).unwrap();
         t.set_variable("action-adapter/kernel", &floats(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 1.0])).unwrap();
@@ -80,6 +80,36 @@ both_backends! {
         let q: Vec<f64> = [1.0, 2.0, 4.0].iter().map(|a| 3.0 + a - 7.0 / 3.0).collect();
         t.assert_call("get_q_values", &[x()], &[floats(&[1], vec![3.0]), floats(&[1, 3], vec![1.0, 2.0, 4.0]), floats(&[1, 3], q)], tol());
         t.assert_call("get_action", &[x()], &[ints(vec![2])], tol());
+    }
+
+    fn dueling_policy_over_container_actions<B>() {
+        // RLgraph's DuelingPolicy with container actions: one shared state-value stream, one
+        // advantage stream per action, q = v + a - mean(a) over each element's categories.
+        let actions = Space::from_json_str(r#"{"a": {"type": "int-box", "high": 2}, "b": {"type": "int-box", "high": 2, "shape": [2]}}"#).unwrap();
+        let adapters = serde_json::json!({"a": {"weights_spec": [[1.0, 0.0], [0.0, 1.0]]}, "b": {"weights_spec": [[1.0, 0.0, 0.0, 2.0], [0.0, 1.0, 3.0, 0.0]]}});
+        let adapters = rlgraph_components::AdapterSpec { spec: adapters, at: "action_adapter_spec".into() };
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let p = dueling_policy::<B>("dueling-policy", vec![], &actions, 2, Some(&adapters)).unwrap();
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states)], 1).unwrap();
+        t.set_variable("dense-layer-state-value-stream/kernel", &floats(&[2, 2], vec![1.0; 4])).unwrap();
+        t.set_variable("state-value-node/kernel", &floats(&[2, 1], vec![0.5, 0.5])).unwrap();
+        // x = [1, 2]: v = 0.5 relu(3) + 0.5 relu(3) = 3. a: advantages [1, 2], mean 1.5, so
+        // q = [2.5, 3.5]. b: [1, 2, 6, 2] as two elements [1, 2] (mean 1.5) and [6, 2]
+        // (mean 4): q = [[2.5, 3.5], [5, 1]].
+        let x = || floats(&[1, 2], vec![1.0, 2.0]);
+        let dict = |a: Value, b: Value| Value::Dict([("a".to_string(), a), ("b".to_string(), b)].into());
+        let advantages = dict(floats(&[1, 2], vec![1.0, 2.0]), floats(&[1, 2, 2], vec![1.0, 2.0, 6.0, 2.0]));
+        let q = dict(floats(&[1, 2], vec![2.5, 3.5]), floats(&[1, 2, 2], vec![2.5, 3.5, 5.0, 1.0]));
+        t.assert_call("get_q_values", &[x()], &[floats(&[1], vec![3.0]), advantages, q], tol());
+        let greedy_b = Value::Int32(Array::new([1, 2], vec![1, 0]).unwrap());
+        t.assert_call("get_action", &[x()], &[dict(ints(vec![1]), greedy_b)], tol());
+        // An adapter keyed by an action that does not exist, and a continuous action, are refused.
+        let wrong = rlgraph_components::AdapterSpec { spec: serde_json::json!({"c": {}}), at: "action_adapter_spec".into() };
+        let err = dueling_policy::<B>("p", vec![], &actions, 2, Some(&wrong)).err().unwrap().to_string();
+        assert!(err.contains("action_adapter_spec.c") && err.contains("a, b"), "{err}");
+        let mixed = Space::from_json_str(r#"{"a": {"type": "int-box", "high": 2}, "f": {"type": "float-box", "shape": [1]}}"#).unwrap();
+        let err = dueling_policy::<B>("p", vec![], &mixed, 2, None).err().unwrap().to_string();
+        assert!(err.contains("action_space/f") && err.contains("bounded IntBox"), "{err}");
     }
 }
 

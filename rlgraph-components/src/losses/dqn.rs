@@ -1,7 +1,8 @@
 //! The DQN loss (Mnih et al. 2015), with double Q (van Hasselt et al. 2016), Huber loss,
-//! n-step discounting, importance weights, and multi-dimensional or container actions, with
-//! RLgraph's semantics: the TD errors of all action dimensions and components are averaged
-//! per item before squaring.
+//! n-step discounting, importance weights, and multi-dimensional or container actions. By
+//! default container actions follow RLgraph: the TD errors of all action dimensions and
+//! components are averaged per item before squaring. [`ContainerLoss::PerAction`] squares
+//! each action's TD error first (the branching loss of Tavakoli et al. 2018).
 
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Component, DType, GraphFn, Param, Result, Tree};
@@ -22,6 +23,39 @@ pub struct DqnLossSpec {
     pub importance_weights: bool,
     /// The bootstrap is discounted by `discount^n_step` (rewards are n-step returns).
     pub n_step: u32,
+    /// How the TD errors of several action elements (container or multi-dimensional
+    /// actions) make one loss per item.
+    pub container_loss: ContainerLoss,
+    /// RLgraph's `shared_container_action_target`: every action element regresses onto the
+    /// mean of their TD targets. Under [`ContainerLoss::AverageTd`] this changes nothing
+    /// (the mean of the errors is the same either way), as in RLgraph.
+    pub shared_container_action_target: bool,
+}
+
+/// How a DQN loss combines the TD errors of several action elements into one loss per item.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContainerLoss {
+    /// RLgraph's: the TD errors are averaged, then squared (or Huber'd) once. Only the mean
+    /// of the chosen Q-values is regressed, so the heads are free to drift apart.
+    #[default]
+    AverageTd,
+    /// Each element's TD error is squared (or Huber'd), then the losses are averaged: every
+    /// head is regressed on its own (Tavakoli et al. 2018, "Action Branching Architectures").
+    PerAction,
+}
+
+impl ContainerLoss {
+    /// The names a config uses: `average_td` (RLgraph's default) or `per_action`.
+    pub fn parse(name: &str, at: &str) -> Result<Self> {
+        match name {
+            "average_td" => Ok(ContainerLoss::AverageTd),
+            "per_action" => Ok(ContainerLoss::PerAction),
+            other => Err(rlgraph_core::CoreError::Config {
+                at: at.into(),
+                reason: format!("{other:?} is not a container loss; use \"average_td\" (RLgraph's) or \"per_action\""),
+            }),
+        }
+    }
 }
 
 impl Default for DqnLossSpec {
@@ -32,6 +66,8 @@ impl Default for DqnLossSpec {
             huber_loss: false,
             importance_weights: false,
             n_step: 1,
+            container_loss: ContainerLoss::AverageTd,
+            shared_container_action_target: true,
         }
     }
 }
@@ -126,7 +162,9 @@ fn per_item<B: Backend>(spec: &DqnLossSpec, component: &str, args: &[Tree<B::Ten
         ));
     }
     let gamma_n = spec.discount.powi(spec.n_step as i32);
-    let mut sum: Option<B::Tensor> = None;
+    // Per action: Q(s, a_taken) and the (constant) TD target, both [batch, ..shape].
+    let mut taken = vec![];
+    let mut targets = vec![];
     for (i, ((_, q), (_, a))) in q_s.iter().zip(&actions).enumerate() {
         let last = B::shape(q).len() - 1;
         let a = B::unsqueeze(&B::cast(a, DType::I64)?, last)?;
@@ -146,28 +184,69 @@ fn per_item<B: Backend>(spec: &DqnLossSpec, component: &str, args: &[Tree<B::Ten
             &B::mul(&B::affine(&alive, gamma_n, 0.0)?, &qt_sp_ap)?,
         )?;
         // The target is a constant: no gradient flows into the target net (or through s').
-        let delta = B::sub(&B::detach(&target), &q_s_a)?;
-        let delta = mean_per_item::<B>(&delta)?;
-        sum = Some(match sum {
-            Some(s) => B::add(&s, &delta)?,
-            None => delta,
-        });
+        targets.push(B::detach(&target));
+        taken.push(q_s_a);
     }
-    let delta = sum.ok_or_else(|| bad_input(component, "no Q-values".into()))?;
-    let delta = B::affine(&delta, 1.0 / q_s.len() as f64, 0.0)?;
-    let loss = if spec.huber_loss {
-        let abs = B::abs(&delta)?;
-        let quadratic = B::affine(&B::square(&delta)?, 0.5, 0.0)?;
-        B::where_cond(
-            &B::lt(&abs, &scalar::<B>(&abs, 1.0)?)?,
-            &quadratic,
-            &B::affine(&abs, 1.0, -0.5)?,
-        )?
-    } else {
-        B::affine(&B::square(&delta)?, 0.5, 0.0)?
+    let n = taken.len();
+    if n == 0 {
+        return Err(bad_input(component, "no Q-values".into()));
+    }
+    let mean_of = |xs: Vec<B::Tensor>| -> Result<B::Tensor> {
+        let mut sum = xs[0].clone();
+        for x in &xs[1..] {
+            sum = B::add(&sum, x)?;
+        }
+        B::affine(&sum, 1.0 / xs.len() as f64, 0.0)
+    };
+    let loss = match spec.container_loss {
+        ContainerLoss::AverageTd => {
+            let deltas = taken
+                .iter()
+                .zip(&targets)
+                .map(|(q, y)| mean_per_item::<B>(&B::sub(y, q)?))
+                .collect::<Result<Vec<_>>>()?;
+            td_loss::<B>(&mean_of(deltas)?, spec.huber_loss)?
+        }
+        ContainerLoss::PerAction => {
+            let shared = if spec.shared_container_action_target && n > 1 {
+                let per_item = targets
+                    .iter()
+                    .map(|y| mean_per_item::<B>(y))
+                    .collect::<Result<Vec<_>>>()?;
+                Some(mean_of(per_item)?)
+            } else {
+                None
+            };
+            let losses = taken
+                .iter()
+                .zip(&targets)
+                .map(|(q, y)| {
+                    let y = match &shared {
+                        Some(m) => per_batch::<B>(m, B::shape(q).len())?,
+                        None => y.clone(),
+                    };
+                    mean_per_item::<B>(&td_loss::<B>(&B::sub(&y, q)?, spec.huber_loss)?)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            mean_of(losses)?
+        }
     };
     match weights {
         Some(w) => B::mul(&loss, &B::cast(w, B::dtype(&loss))?),
         None => Ok(loss),
     }
+}
+
+/// Half the squared TD error, or its Huber loss (delta 1), elementwise.
+fn td_loss<B: Backend>(delta: &B::Tensor, huber: bool) -> Result<B::Tensor> {
+    let quadratic = B::affine(&B::square(delta)?, 0.5, 0.0)?;
+    if !huber {
+        return Ok(quadratic);
+    }
+    let abs = B::abs(delta)?;
+    B::where_cond(
+        &B::lt(&abs, &scalar::<B>(&abs, 1.0)?)?,
+        &quadratic,
+        &B::affine(&abs, 1.0, -0.5)?,
+    )
 }

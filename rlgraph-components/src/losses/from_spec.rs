@@ -7,7 +7,7 @@ use rlgraph_core::{Backend, Component, Result};
 
 use super::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
-    ActorCriticLossSpec, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
+    ActorCriticLossSpec, ContainerLoss, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
 use crate::helpers::{gae, sequence_helper, v_trace};
 use crate::spec::{normalize_type, Spec};
@@ -41,9 +41,15 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                     "huber_loss",
                     "importance_weights",
                     "n_step",
+                    "shared_container_action_target",
+                    "container_actions_loss",
                     "scope",
                 ])?;
                 let d = DqnLossSpec::default();
+                let container_loss = ContainerLoss::parse(
+                    s.str_or("container_actions_loss", "average_td")?,
+                    &s.at("container_actions_loss"),
+                )?;
                 dqn_loss(
                     scope("dqn-loss-function")?,
                     DqnLossSpec {
@@ -52,6 +58,9 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                         huber_loss: s.bool_or("huber_loss", d.huber_loss)?,
                         importance_weights: s.bool_or("importance_weights", d.importance_weights)?,
                         n_step: s.usize_or("n_step", 1)? as u32,
+                        container_loss,
+                        shared_container_action_target: s
+                            .bool_or("shared_container_action_target", d.shared_container_action_target)?,
                     },
                 )
             }

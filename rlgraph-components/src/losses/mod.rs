@@ -11,7 +11,7 @@ mod sac;
 mod supervised;
 
 pub use actor_critic::{actor_critic_loss, ActorCriticLossSpec};
-pub use dqn::{dqn_loss, DqnLossSpec};
+pub use dqn::{dqn_loss, ContainerLoss, DqnLossSpec};
 pub use from_spec::{loss_from_spec, LOSS_TYPES};
 pub use impala::{impala_loss, ImpalaLossSpec, RewardClipping};
 pub use ppo::{ppo_loss, PpoLossSpec};
