@@ -2,7 +2,7 @@
 //! and a distribution, for one discrete (IntBox: Categorical) or continuous (FloatBox: Normal,
 //! or squashed into shared finite bounds) action space, or one of each per leaf of a Dict or
 //! Tuple action space (a joint distribution). The dueling Q-network policy is in
-//! [`crate::dueling_policy`].
+//! [`mod@crate::dueling_policy`].
 
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result, Tree};
