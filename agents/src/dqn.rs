@@ -17,7 +17,7 @@ use crate::batch::{stack, transition_space, transitions_batch};
 use crate::counters::Counters;
 use crate::dqn_actor::{apex_priorities, dqn_actor};
 use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::dqn_learner::{dqn_actions, DqnLearner};
+use crate::dqn_learner::DqnLearner;
 use crate::learner::Learner;
 use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
@@ -51,10 +51,9 @@ pub struct DqnAgent<B: Backend> {
 }
 
 impl<B: Backend> DqnAgent<B> {
-    /// A DQN agent for `state_space` and a discrete `action_space` (an IntBox), from
-    /// `config`, with every random choice drawn from `seed`.
+    /// A DQN agent for `state_space` and a discrete `action_space` (an IntBox, or a Dict or
+    /// Tuple of them), from `config`, with every random choice drawn from `seed`.
     pub fn new(config: DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        dqn_actions(action_space)?;
         let mut learner = DqnLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = dqn_actor(&config, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;

@@ -11,7 +11,7 @@ use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph};
 use crate::batch::{field, host_floats};
 use crate::dqn_config::DqnConfig;
-use crate::dqn_learner::{dqn_actions, dqn_policy, q_values, ROOT};
+use crate::dqn_learner::{dqn_policy, q_values, ROOT};
 use crate::preprocessing::{preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
@@ -25,7 +25,6 @@ pub fn dqn_actor<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<GraphActor<B>> {
-    dqn_actions(action_space)?;
     let dueling = config.dueling;
     let root = Component::<B>::new(ROOT)
         .with_kind("dqn-actor")

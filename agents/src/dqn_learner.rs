@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
 use rlgraph_components::{
-    discrete_actions, dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, DiscreteAction,
-    MultiGpuSync, PolicyOptions,
+    discrete_actions, dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, MultiGpuSync,
+    PolicyOptions,
 };
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
@@ -21,8 +21,11 @@ use crate::snapshot::WeightSnapshot;
 /// The root component's name; the policy's variables sit under `dqn-agent/policy/`.
 pub(crate) const ROOT: &str = "dqn-agent";
 
-/// The DQN policy component (plain or dueling) named `policy`.
+/// The DQN policy component (plain or dueling) named `policy`, over a bounded IntBox action
+/// space or a Dict or Tuple of them (one Q head per action, as RLgraph's container actions);
+/// an error for any other.
 pub(crate) fn dqn_policy<B: Backend>(config: &DqnConfig, action_space: &Space) -> Result<Component<B>> {
+    discrete_actions(&action_space.with_batch_rank(false), "DQN")?;
     let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
     let adapter = crate::agent_spec::adapter_spec(config.action_adapter.as_ref());
     Ok(if config.dueling {
@@ -40,12 +43,6 @@ pub(crate) fn dqn_policy<B: Backend>(config: &DqnConfig, action_space: &Space) -
         };
         policy_with::<B>("policy", layers, action_space, options)?
     })
-}
-
-/// The discrete actions DQN picks: a bounded IntBox action space, or a Dict or Tuple of
-/// them (one Q head per action, as RLgraph's container actions); an error for any other.
-pub(crate) fn dqn_actions(action_space: &Space) -> Result<Vec<DiscreteAction>> {
-    discrete_actions(&action_space.with_batch_rank(false), "DQN")
 }
 
 /// The Q-values of `policy` for `x`: the third output of a dueling policy's `get_q_values`,
@@ -213,7 +210,6 @@ pub struct DqnLearner<B: Backend> {
 impl<B: Backend> DqnLearner<B> {
     /// The learner for `config` over these spaces, its variables drawn from `seed`.
     pub fn new(config: &DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        dqn_actions(action_space)?;
         let policy_component = dqn_policy::<B>(config, action_space)?;
         let target = policy_component.copy_as("target-policy", false);
         let prioritized = matches!(config.memory, MemoryKind::Prioritized { .. });

@@ -67,13 +67,13 @@ pub fn epsilon_exploration<B: Backend>(
                 // the actions are replaced there: one download and one upload per action,
                 // and nothing at all when no item explores (most steps, once epsilon has
                 // decayed).
-                let component = ctx.component().to_string();
-                let sample = first_leaf::<B>(&component, &xs[0])?;
-                let t = first_leaf::<B>(&component, &xs[1])?;
+                let sample = first_leaf::<B>(ctx.component(), &xs[0])?;
+                let t = first_leaf::<B>(ctx.component(), &xs[1])?;
                 let explore = explore_draws::<B>(ctx, sample, t, &eps_b)?;
                 if !explore.contains(&true) {
                     return Ok(vec![xs[0].clone()]);
                 }
+                let component = ctx.component().to_string();
                 let out =
                     xs[0].try_map(&mut |key, leaf| {
                         let n = categories.get(key.trim_start_matches('/')).copied().ok_or_else(|| {
@@ -103,15 +103,11 @@ pub fn epsilon_exploration<B: Backend>(
 
 /// The first leaf of `tree` (the one whose batch size decides the draws).
 fn first_leaf<'t, B: Backend>(component: &str, tree: &'t Tree<B::Tensor>) -> Result<&'t B::Tensor> {
-    tree.flatten()
-        .into_iter()
-        .next()
-        .map(|(_, t)| t)
-        .ok_or_else(|| CoreError::Component {
-            component: component.into(),
-            method: Some("get_action".into()),
-            reason: "an empty container has no batch to explore".into(),
-        })
+    tree.first_leaf().ok_or_else(|| CoreError::Component {
+        component: component.into(),
+        method: Some("get_action".into()),
+        reason: "an empty container has no batch to explore".into(),
+    })
 }
 
 /// Overwrites the `per_item` values of each exploring item of `data` with draws.

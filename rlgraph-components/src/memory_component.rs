@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rlgraph_core::convert::{tree_to_value, value_to_tree};
-use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
+use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
 use rlgraph_core::{stack, unstack, Backend, Component, CoreError, GraphFn, KernelCtx, Param, Result, Tree};
 use rlgraph_memories::{FifoQueue, PrioritizedReplay, ReplayMemory, RingBuffer};
 
@@ -33,6 +33,18 @@ pub enum MemoryKind {
     RingBuffer,
     /// A bounded first-in first-out queue (RLgraph's `FIFOQueue`).
     FifoQueue,
+}
+
+impl MemoryKind {
+    /// RLgraph's type name for this memory (also the component's default scope).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            MemoryKind::Replay => "replay-memory",
+            MemoryKind::Prioritized { .. } => "prioritized-replay",
+            MemoryKind::RingBuffer => "ring-buffer",
+            MemoryKind::FifoQueue => "fifo-queue",
+        }
+    }
 }
 
 /// The memory itself, once the build has given it its record space.
@@ -77,17 +89,11 @@ fn unbuilt(component: &str) -> CoreError {
 pub fn memory_component<B: Backend>(name: &str, kind: MemoryKind, capacity: usize) -> Component<B> {
     let slot = Slot::default();
     let (make, infer_get) = (slot.clone(), slot.clone());
-    let kind_name = match kind {
-        MemoryKind::Replay => "replay-memory",
-        MemoryKind::Prioritized { .. } => "prioritized-replay",
-        MemoryKind::RingBuffer => "ring-buffer",
-        MemoryKind::FifoQueue => "fifo-queue",
-    };
     let memory_name = name.to_string();
     let prioritized = matches!(kind, MemoryKind::Prioritized { .. });
     let ring_buffer = kind == MemoryKind::RingBuffer;
     let mut c = Component::new(name)
-        .with_kind(kind_name)
+        .with_kind(kind.type_name())
         .variables(move |spaces| {
             let space = spaces
                 .try_get("records")
@@ -107,7 +113,7 @@ pub fn memory_component<B: Backend>(name: &str, kind: MemoryKind, capacity: usiz
         .api("insert_records", vec![Param::new("records")], |ctx, args| {
             ctx.graph_fn("insert", &[args.get(0)?])
         })
-        .api("get_records", vec![Param::new("num_records")], move |ctx, args| {
+        .api("get_records", vec![Param::new("num_records")], |ctx, args| {
             ctx.graph_fn("get", &[args.get(0)?])
         })
         .api("get_size", vec![], |ctx, _| ctx.graph_fn("size", &[]))
@@ -117,25 +123,7 @@ pub fn memory_component<B: Backend>(name: &str, kind: MemoryKind, capacity: usiz
                 Held::Replay(m) => m.insert_records(&records)?,
                 Held::Prioritized(m) => m.insert_records(&records)?,
                 Held::RingBuffer(m) => m.insert_records(&records)?,
-                Held::FifoQueue(m) => {
-                    let rows = unstack(&records)?;
-                    // All or nothing: a batch that does not fit leaves the queue as it was.
-                    if m.size() + rows.len() > m.capacity() {
-                        return Err(CoreError::Component {
-                            component: ctx.component().into(),
-                            method: Some("insert_records".into()),
-                            reason: format!(
-                                "the queue is full: it holds {} of {}, and {} more do not fit; nothing was enqueued",
-                                m.size(),
-                                m.capacity(),
-                                rows.len()
-                            ),
-                        });
-                    }
-                    for record in rows {
-                        m.try_enqueue(record)?;
-                    }
-                }
+                Held::FifoQueue(m) => m.try_enqueue_all(unstack(&records)?)?,
             }
             Ok(vec![count::<B>(ctx, size_of(held))?])
         }))
@@ -153,33 +141,18 @@ pub fn memory_component<B: Backend>(name: &str, kind: MemoryKind, capacity: usiz
                         (s.records, Some((s.indices, s.weights)))
                     }
                     Held::RingBuffer(m) => (m.get_records(n)?, None),
-                    Held::FifoQueue(m) => {
-                        if m.size() < n || n == 0 {
-                            return Err(CoreError::Component {
-                                component: ctx.component().into(),
-                                method: Some("get_records".into()),
-                                reason: format!(
-                                    "the queue holds {} records, {n} were asked for; nothing was taken",
-                                    m.size()
-                                ),
-                            });
-                        }
-                        let rows = (0..n)
-                            .map(|_| m.try_dequeue())
-                            .collect::<std::result::Result<Vec<_>, _>>()?;
-                        (stack(&rows)?, None)
-                    }
+                    Held::FifoQueue(m) => (stack(&m.try_dequeue_exactly(n)?)?, None),
                 };
                 let mut out = vec![value_to_tree::<B>(&records, ctx.device())?];
                 if let Some((indices, weights)) = extra {
                     let indices: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
                     out.push(value_to_tree::<B>(
-                        &Value::Int64(rlgraph_core::spaces::Array::new([n], indices)?),
+                        &Value::Int64(Array::new([n], indices)?),
                         ctx.device(),
                     )?);
                     let weights: Vec<f32> = weights.iter().map(|&w| w as f32).collect();
                     out.push(value_to_tree::<B>(
-                        &Value::Float32(rlgraph_core::spaces::Array::new([n], weights)?),
+                        &Value::Float32(Array::new([n], weights)?),
                         ctx.device(),
                     )?);
                 }
@@ -268,10 +241,7 @@ fn memory_fn<B: Backend>(name: &str, slot: &Slot, kernel: MemoryKernel<B>) -> Gr
 
 /// A count as an integer scalar tensor.
 fn count<B: Backend>(ctx: &KernelCtx<'_, B>, n: usize) -> Result<Tree<B::Tensor>> {
-    value_to_tree::<B>(
-        &Value::Int64(rlgraph_core::spaces::Array::scalar(n as i64)),
-        ctx.device(),
-    )
+    value_to_tree::<B>(&Value::Int64(Array::scalar(n as i64)), ctx.device())
 }
 
 /// The numbers of a tensor, on the host.
@@ -305,11 +275,11 @@ pub(crate) fn memory_from_spec<B: Backend>(
     spec: &serde_json::Value,
     at: &str,
 ) -> Option<Result<Component<B>>> {
-    let (memory, default_scope) = match normalize_type(kind).as_str() {
-        "replaymemory" | "replay" => (MemoryKind::Replay, "replay-memory"),
-        "prioritizedreplay" => (MemoryKind::Prioritized { alpha: 1.0, beta: 0.0 }, "prioritized-replay"),
-        "ringbuffer" => (MemoryKind::RingBuffer, "ring-buffer"),
-        "fifoqueue" => (MemoryKind::FifoQueue, "fifo-queue"),
+    let memory = match normalize_type(kind).as_str() {
+        "replaymemory" | "replay" => MemoryKind::Replay,
+        "prioritizedreplay" => MemoryKind::Prioritized { alpha: 1.0, beta: 0.0 },
+        "ringbuffer" => MemoryKind::RingBuffer,
+        "fifoqueue" => MemoryKind::FifoQueue,
         _ => return None,
     };
     let build = || {
@@ -334,7 +304,11 @@ pub(crate) fn memory_from_spec<B: Backend>(
                 reason: "a memory needs a capacity of at least 1".into(),
             });
         }
-        Ok(memory_component(s.str_or("scope", default_scope)?, memory, capacity))
+        Ok(memory_component(
+            s.str_or("scope", memory.type_name())?,
+            memory,
+            capacity,
+        ))
     };
     Some(build())
 }

@@ -50,15 +50,12 @@ pub fn join_like<B: Backend>(name: &str, structure: &Space) -> GraphFn<B> {
         method: None,
         reason: format!("{got} inputs for a structure of {leaves} leaves"),
     };
-    let short_infer = short;
     GraphFn::new(name, move |_, xs| {
         let mut items = xs.iter().cloned();
         Ok(vec![nest_like(&join, &mut items).ok_or_else(|| short(xs.len()))?])
     })
     .infer(move |_, spaces| {
         let mut items = spaces.iter().cloned();
-        Ok(vec![
-            nest_spaces(&infer, &mut items).ok_or_else(|| short_infer(spaces.len()))?
-        ])
+        Ok(vec![nest_spaces(&infer, &mut items).ok_or_else(|| short(spaces.len()))?])
     })
 }

@@ -163,20 +163,12 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
         }
         "containersplitter" => {
             s.only(&["output_order", "_args", "scope"])?;
-            let key = if s.get("output_order").is_some() {
-                "output_order"
-            } else {
-                "_args"
-            };
+            let key = key_or_args(&s, "output_order");
             container_splitter(scope("container-splitter")?, names(&s, key)?)
         }
         "containermerger" => {
             s.only(&["input_names", "_args", "scope"])?;
-            let key = if s.get("input_names").is_some() {
-                "input_names"
-            } else {
-                "_args"
-            };
+            let key = key_or_args(&s, "input_names");
             container_merger(scope("container-merger")?, names(&s, key)?)
         }
         "synchronizable" => {
@@ -192,11 +184,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
         }
         "preprocessorstack" => {
             s.only(&["preprocessors", "_args", "scope"])?;
-            let key = if s.get("preprocessors").is_some() {
-                "preprocessors"
-            } else {
-                "_args"
-            };
+            let key = key_or_args(&s, "preprocessors");
             let list = s
                 .get(key)
                 .and_then(Json::as_array)
@@ -210,6 +198,15 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
         }
         _ => return Ok(None),
     }))
+}
+
+/// `key` if the spec has it, else RLgraph's positional `_args`, which holds the same list.
+fn key_or_args(s: &Spec<'_>, key: &'static str) -> &'static str {
+    if s.get(key).is_some() {
+        key
+    } else {
+        "_args"
+    }
 }
 
 /// A list of key names under `key` (RLgraph passes them as positional arguments, `_args`).

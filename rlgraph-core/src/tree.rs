@@ -34,6 +34,16 @@ impl<T> Tree<T> {
         }
     }
 
+    /// The first leaf in flat-key order (the tree itself if it is a leaf), found without
+    /// building the flat list; `None` for an empty container.
+    pub fn first_leaf(&self) -> Option<&T> {
+        match self {
+            Tree::Leaf(t) => Some(t),
+            Tree::Dict(d) => d.values().find_map(Tree::first_leaf),
+            Tree::Tuple(v) => v.iter().find_map(Tree::first_leaf),
+        }
+    }
+
     /// The leaf, if this is one.
     pub fn into_leaf(self) -> Option<T> {
         match self {

@@ -85,6 +85,36 @@ impl FifoQueue {
         self.push(inner, record)
     }
 
+    /// Adds all of `records` if they fit now, or none of them: a batch that does not fit
+    /// leaves the queue as it was.
+    pub fn try_enqueue_all(&self, records: Vec<Value>) -> Result<()> {
+        for record in &records {
+            self.check(record)?;
+        }
+        let mut inner = self.lock();
+        if inner.closed {
+            return Err(MemoryError::Closed {
+                memory: self.name.clone(),
+            });
+        }
+        if inner.records.len() + records.len() > self.capacity {
+            return Err(MemoryError::BadArguments {
+                memory: self.name.clone(),
+                method: "try_enqueue_all".into(),
+                reason: format!(
+                    "the queue is full: it holds {} of {}, and {} more do not fit; nothing was enqueued",
+                    inner.records.len(),
+                    self.capacity,
+                    records.len()
+                ),
+            });
+        }
+        inner.records.extend(records);
+        drop(inner);
+        self.not_empty.notify_all();
+        Ok(())
+    }
+
     fn push(&self, mut inner: MutexGuard<'_, Inner>, record: Value) -> Result<()> {
         if inner.closed {
             return Err(MemoryError::Closed {
@@ -125,6 +155,23 @@ impl FifoQueue {
     /// Takes the `n` oldest records, waiting until there are `n` (or the queue closes).
     pub fn dequeue_many(&self, n: usize) -> Result<Vec<Value>> {
         (0..n).map(|_| self.dequeue()).collect()
+    }
+
+    /// Takes the `n` (at least one) oldest records if `n` are waiting now, or none of them.
+    pub fn try_dequeue_exactly(&self, n: usize) -> Result<Vec<Value>> {
+        let mut inner = self.lock();
+        let held = inner.records.len();
+        if n == 0 || n > held {
+            return Err(MemoryError::BadArguments {
+                memory: self.name.clone(),
+                method: "try_dequeue_exactly".into(),
+                reason: format!("the queue holds {held} records, {n} were asked for; nothing was taken"),
+            });
+        }
+        let records = inner.records.drain(..n).collect();
+        drop(inner);
+        self.not_full.notify_all();
+        Ok(records)
     }
 
     fn pop(&self, mut inner: MutexGuard<'_, Inner>) -> Result<Value> {
