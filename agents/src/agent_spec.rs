@@ -24,8 +24,8 @@ pub(crate) struct SharedSpec {
     pub network_spec: Option<Layers>,
     /// The preprocessor specs.
     pub preprocessing_spec: Option<Vec<Json>>,
-    /// Gamma.
-    pub discount: Option<f64>,
+    /// Gamma, in `[0, 1]`.
+    pub discount: Option<Fraction>,
     /// Where the graph runs.
     pub execution_spec: Option<ExecutionSpec>,
     /// TensorBoard summaries: only an empty object is accepted.
@@ -413,6 +413,35 @@ impl MemorySpec {
             &[("alpha", self.alpha.is_some()), ("beta", self.beta.is_some())],
             "a prioritized-replay setting; this memory has no priorities",
         )
+    }
+}
+
+/// A number in `[0, 1]`: a discount or a probability.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Fraction(pub f64);
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match f64::deserialize(d)? {
+            x if (0.0..=1.0).contains(&x) => Ok(Fraction(x)),
+            x => Err(D::Error::invalid_value(Unexpected::Float(x), &"a number from 0 to 1")),
+        }
+    }
+}
+
+/// A finite number above 0: a temperature or a scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PositiveReal(pub f64);
+
+impl<'de> Deserialize<'de> for PositiveReal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match f64::deserialize(d)? {
+            x if x > 0.0 && x.is_finite() => Ok(PositiveReal(x)),
+            x => Err(D::Error::invalid_value(
+                Unexpected::Float(x),
+                &"a finite number above 0",
+            )),
+        }
     }
 }
 

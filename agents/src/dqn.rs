@@ -235,7 +235,8 @@ impl<B: Backend> Agent for DqnAgent<B> {
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
         let batch_size = self.config.update.batch_size;
-        if self.replay.size() < batch_size {
+        // A batch larger than the memory is drawn with replacement once it is full (RLgraph).
+        if self.replay.size() < batch_size.min(self.config.capacity) {
             return Ok(None);
         }
         let (batch, indices) = {

@@ -164,6 +164,12 @@ impl DqnConfig {
             Some(e) => TimeDependent::parse(
                 &e.epsilon_spec.decay_spec,
                 "config.exploration_spec.epsilon_spec.decay_spec",
+            )?
+            .within(
+                0.0,
+                1.0,
+                "config.exploration_spec.epsilon_spec.decay_spec",
+                "epsilon is a probability, from 0 to 1",
             )?,
         };
         let n_step = match shared.observe_spec.as_ref().and_then(|o| o.n_step) {
@@ -174,6 +180,7 @@ impl DqnConfig {
             &shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.001})),
             "config.optimizer_spec",
         )?;
+        let update = shared.update_spec.clone().unwrap_or_default().resolve();
         Ok(DqnConfig {
             device: shared.device(),
             network_spec,
@@ -184,7 +191,7 @@ impl DqnConfig {
             memory,
             capacity,
             epsilon,
-            discount: shared.discount.unwrap_or(0.98),
+            discount: shared.discount.map_or(0.98, |d| d.0),
             double_q: own.double_q.unwrap_or(true),
             huber_loss: own.huber_loss.unwrap_or(false),
             n_step,
@@ -195,7 +202,7 @@ impl DqnConfig {
             shared_container_action_target: own.shared_container_action_target.unwrap_or(true),
             worker_side_priorities: apex,
             multi_gpu: shared.multi_gpu(true)?,
-            update: shared.update_spec.unwrap_or_default().resolve(),
+            update,
             optimizer,
         })
     }

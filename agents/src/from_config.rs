@@ -33,7 +33,15 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
     let Some(object) = spec.as_object() else {
         return Err(config("config", "expected a JSON object".into()));
     };
-    let kind = normalized_kind(object.get("type").and_then(Json::as_str), "");
+    let kind = match object.get("type") {
+        None | Some(Json::String(_)) => normalized_kind(object.get("type").and_then(Json::as_str), ""),
+        Some(other) => {
+            return Err(config(
+                "config.type",
+                format!("expected a string, one of {}; got {other}", AGENT_TYPES.join(", ")),
+            ))
+        }
+    };
     let is = |k: &AgentKind| k.names.contains(&kind.as_str());
     Ok(if is(&dqn_config::KIND) {
         AgentFamily::Dqn

@@ -163,7 +163,7 @@ impl ImpalaConfig {
             preprocessing_spec: shared.preprocessing(),
             rollout_length: own.worker_sample_size.map_or(50, |n| n.0),
             queue_capacity: queue.capacity.map_or(1, |c| c.0).max(update.batch_size),
-            discount: shared.discount.unwrap_or(0.99),
+            discount: shared.discount.map_or(0.99, |d| d.0),
             weight_pg: own.weight_pg.unwrap_or(1.0),
             weight_vf: own.weight_vf.unwrap_or(0.5),
             weight_entropy: own.weight_entropy.unwrap_or(0.01),

@@ -151,7 +151,12 @@ impl PgConfig {
                 return Err(config("config.weight_pg", "not used by PPO".into()));
             }
             PgAlgorithm::Ppo {
-                clip_ratio: schedule(own.clip_ratio.as_ref(), 0.2, "config.clip_ratio")?,
+                clip_ratio: schedule(own.clip_ratio.as_ref(), 0.2, "config.clip_ratio")?.within(
+                    0.0,
+                    f64::MAX,
+                    "config.clip_ratio",
+                    "a clip ratio is a finite number of at least 0",
+                )?,
                 value_function_clipping: own.value_function_clipping,
                 standardize_advantages: own.standardize_advantages.unwrap_or(false),
             }
@@ -192,7 +197,7 @@ impl PgConfig {
             value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
             action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             preprocessing_spec: shared.preprocessing(),
-            discount: shared.discount.unwrap_or(0.98),
+            discount: shared.discount.map_or(0.98, |d| d.0),
             gae_lambda: own.gae_lambda.unwrap_or(1.0),
             weight_entropy,
             weight_vf: own.weight_vf.unwrap_or(0.5),

@@ -100,7 +100,8 @@ impl<B: Backend> Agent for SacAgent<B> {
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
         let batch_size = self.learner.config().update.batch_size;
-        if Replay::size(&self.replay) < batch_size {
+        // A batch larger than the memory is drawn with replacement once it is full (RLgraph).
+        if Replay::size(&self.replay) < batch_size.min(self.learner.config().capacity) {
             return Ok(None);
         }
         let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent::config;
-use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec};
+use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec, PositiveReal};
 use crate::update_spec::UpdateSpec;
 
 /// A parsed SAC config.
@@ -50,11 +50,11 @@ pub(crate) const KIND: AgentKind = AgentKind {
 /// The keys of a SAC config beyond the shared ones.
 #[derive(Deserialize)]
 struct SacKeys {
-    gumbel_softmax_temperature: Option<f64>,
+    gumbel_softmax_temperature: Option<PositiveReal>,
     value_function_spec: Option<Layers>,
     memory_spec: Option<MemorySpec>,
     value_function_optimizer_spec: Option<Json>,
-    initial_alpha: Option<f64>,
+    initial_alpha: Option<PositiveReal>,
     target_entropy: Option<f64>,
     double_q: Option<bool>,
 }
@@ -89,17 +89,18 @@ impl SacConfig {
         m.refuse_priorities()?;
         let optimizer_json = shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.0003}));
         let vf_json = own.value_function_optimizer_spec.unwrap_or(optimizer_json.clone());
+        let update = shared.update_spec.clone().unwrap_or_default().resolve();
         Ok(SacConfig {
             device: shared.device(),
             network_spec,
             value_function_spec,
             preprocessing_spec: shared.preprocessing(),
             capacity: m.capacity(1000),
-            discount: shared.discount.unwrap_or(0.99),
-            initial_alpha: own.initial_alpha.unwrap_or(1.0),
-            gumbel_softmax_temperature: own.gumbel_softmax_temperature.unwrap_or(1.0),
+            discount: shared.discount.map_or(0.99, |d| d.0),
+            initial_alpha: own.initial_alpha.map_or(1.0, |a| a.0),
+            gumbel_softmax_temperature: own.gumbel_softmax_temperature.map_or(1.0, |t| t.0),
             target_entropy: own.target_entropy,
-            update: shared.update_spec.clone().unwrap_or_default().resolve(),
+            update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
             value_function_optimizer: OptimizerSpec::parse(&vf_json, "config.value_function_optimizer_spec")?,
         })

@@ -78,6 +78,20 @@ fn shared_keys_fail_at_the_same_path_for_every_agent() {
             "config.optimizer_spec.learning_rate",
         ),
         ("bogus_key", json!(1), "config.bogus_key"),
+        // Nonsense that used to be accepted: a discount outside [0, 1], a negative learning
+        // rate (also at the end of a schedule).
+        ("discount", json!(-3), "config.discount"),
+        ("discount", json!(1.5), "config.discount"),
+        (
+            "optimizer_spec",
+            json!({"type": "adam", "learning_rate": -1}),
+            "config.optimizer_spec.learning_rate",
+        ),
+        (
+            "optimizer_spec",
+            json!({"type": "sgd", "learning_rate": ["linear", 0.1, -0.1]}),
+            "config.optimizer_spec.learning_rate",
+        ),
     ];
     for (agent, parse, base) in every_agent() {
         assert_eq!(parse(&base), None, "{agent} refuses its base config");
@@ -169,4 +183,77 @@ fn dqn_settings_elsewhere_are_refused() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("config.memory_spec.alpha"), "{err}");
+}
+
+#[test]
+fn each_agents_own_nonsense_is_refused_by_key() {
+    let dense = json!([{"type": "dense", "units": 4}]);
+    let dqn = json!({"type": "dqn", "network_spec": dense});
+    let epsilon = |decay: Json| with(&dqn, "exploration_spec", json!({"epsilon_spec": {"decay_spec": decay}}));
+    for decay in [json!(["linear", 1.5, 0.1]), json!(["linear", 1.0, -0.1]), json!(2.0)] {
+        let e = err(DqnConfig::parse(&epsilon(decay.clone()))).unwrap_or_else(|| panic!("accepts epsilon {decay}"));
+        assert!(
+            e.contains("config.exploration_spec.epsilon_spec.decay_spec") && e.contains("from 0 to 1"),
+            "{e}"
+        );
+    }
+    assert_eq!(err(DqnConfig::parse(&epsilon(json!(["linear", 1.0, 0.0])))), None);
+    let sac = json!({"type": "sac", "network_spec": dense, "value_function_spec": dense});
+    let e = err(PgConfig::parse(
+        &json!({"type": "ppo", "network_spec": dense, "clip_ratio": -1}),
+    ))
+    .unwrap();
+    assert!(e.contains("config.clip_ratio"), "{e}");
+    for key in ["gumbel_softmax_temperature", "initial_alpha"] {
+        let e = err(SacConfig::parse(&with(&sac, key, json!(0)))).unwrap_or_else(|| panic!("accepts {key}: 0"));
+        assert!(e.contains(&format!("config.{key}")) && e.contains("above 0"), "{e}");
+    }
+}
+
+#[test]
+fn layer_and_preprocessor_nonsense_is_refused_when_the_agent_is_built() {
+    use rlgraph_core::spaces::{FloatBox, IntBox, Space};
+    let states = Space::from(FloatBox::new([4]));
+    let actions = Space::from(IntBox::new(2).unwrap());
+    let dense = json!([{"type": "dense", "units": 4}]);
+    let cases = [
+        (
+            "network_spec",
+            json!([{"type": "dense", "units": 0}]),
+            "config.network_spec[0].units",
+        ),
+        (
+            "preprocessing_spec",
+            json!([{"type": "clip", "min": 1, "max": -1}]),
+            "config.preprocessing_spec[0].min",
+        ),
+        (
+            "preprocessing_spec",
+            json!([{"type": "divide", "divisor": 0}]),
+            "config.preprocessing_spec[0].divisor",
+        ),
+    ];
+    for base in [
+        json!({"type": "dqn", "network_spec": dense}),
+        json!({"type": "ppo", "network_spec": dense}),
+    ] {
+        assert!(agents::build_agent::<backend_candle::Candle>(&base, &states, &actions, 0).is_ok());
+        for (key, value, path) in &cases {
+            let e =
+                agents::build_agent::<backend_candle::Candle>(&with(&base, key, value.clone()), &states, &actions, 0)
+                    .err()
+                    .unwrap_or_else(|| panic!("{base}: accepts {key}: {value}"))
+                    .to_string();
+            assert!(e.contains(path), "{key}: {value}: {e}");
+        }
+    }
+}
+
+#[test]
+fn a_type_that_is_not_a_string_is_named_as_such() {
+    let e = agents::agent_family(&json!({"type": 5})).err().unwrap().to_string();
+    assert!(
+        e.contains("config.type") && e.contains("expected a string") && e.contains("got 5"),
+        "{e}"
+    );
 }

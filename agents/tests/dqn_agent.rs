@@ -266,3 +266,29 @@ fn external_batches_models_and_resets() {
     b.observe(0, step(true)).unwrap();
     assert_eq!(b.memory_size(), 1);
 }
+
+#[test]
+fn a_batch_larger_than_the_memory_is_drawn_with_replacement_once_it_is_full() {
+    // RLgraph samples replay indices with replacement; its multi-GPU grid-world config asks
+    // for batches of 48 from a memory of 32. Before the memory is full nothing is drawn.
+    for memory in ["replay", "prioritized_replay"] {
+        let config = DqnConfig::parse(&serde_json::json!({
+            "type": "dqn",
+            "memory_spec": {"type": memory, "capacity": 16},
+            "network_spec": [{"type": "dense", "units": 4}],
+            "update_spec": {"batch_size": 32}
+        }))
+        .unwrap();
+        let mut env = CartPole::new(0);
+        let mut a = DqnAgent::<Candle>::new(config, env.state_space(), env.action_space(), 0).unwrap();
+        let mut state = env.reset(Some(0));
+        for stored in 1..=16 {
+            act_and_observe(&mut a, &mut env, &mut state, 0);
+            let loss = a.update(0.5).unwrap();
+            match stored {
+                16 => assert!(loss.is_some_and(f64::is_finite), "{memory}: full, yet {loss:?}"),
+                _ => assert_eq!(loss, None, "{memory}: {stored} stored"),
+            }
+        }
+    }
+}

@@ -10,8 +10,10 @@
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
 mod device_worker;
+mod divergence;
 pub mod ga3c;
 mod single_threaded_worker;
 
 pub use device_worker::DeviceWorker;
+pub use divergence::{first_non_finite_weight, OnDivergence};
 pub use single_threaded_worker::{Progress, SingleThreadedWorker, WorkerStats};

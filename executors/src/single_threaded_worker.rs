@@ -6,6 +6,8 @@ use agents::{Agent, Transition, UpdateMode};
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{profiler, CoreError, Result};
 use rlgraph_envs::VectorEnv;
+
+use crate::divergence::{DivergenceGuard, OnDivergence};
 use serde_json::{json, Value as Json};
 
 /// RLgraph's worker statistics for one `execute_*` call.
@@ -34,6 +36,9 @@ pub struct WorkerStats {
     /// The step at which the mean return of the last 100 episodes first reached the target
     /// return, if one was set and reached (the run stops there).
     pub solved_at_timestep: Option<u64>,
+    /// The step at which a loss or weight first became NaN or infinite, when the run went on
+    /// under [`OnDivergence::Warn`] (under the default, the run stops with an error).
+    pub diverged_at_timestep: Option<u64>,
 }
 
 /// Whether the mean return of the last 100 episodes has reached `target` (never without one).
@@ -76,6 +81,7 @@ impl WorkerStats {
             updates,
             runtime_seconds: runtime,
             solved_at_timestep,
+            diverged_at_timestep: None,
         }
     }
 
@@ -92,6 +98,7 @@ impl WorkerStats {
             "updates": self.updates,
             "runtime_seconds": self.runtime_seconds,
             "solved_at_timestep": self.solved_at_timestep,
+            "diverged_at_timestep": self.diverged_at_timestep,
         })
     }
 }
@@ -122,6 +129,7 @@ pub struct SingleThreadedWorker<A: Agent> {
     seed: u64,
     target_return: Option<f64>,
     checkpoint: Option<(u64, std::path::PathBuf)>,
+    on_divergence: OnDivergence,
 }
 
 impl<A: Agent> SingleThreadedWorker<A> {
@@ -138,7 +146,15 @@ impl<A: Agent> SingleThreadedWorker<A> {
             seed,
             target_return: None,
             checkpoint: None,
+            on_divergence: OnDivergence::Stop,
         }
+    }
+
+    /// What to do when a loss or weight becomes NaN or infinite: stop with an error (the
+    /// default) or record the step and go on.
+    pub fn with_divergence(mut self, on_divergence: OnDivergence) -> Self {
+        self.on_divergence = on_divergence;
+        self
     }
 
     /// Stops a run once the mean return of the last 100 episodes reaches `target` (CartPole
@@ -203,6 +219,10 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let mut loss = None;
         let mut since_update = 0u64;
         let mut solved_at = None;
+        let mut guard = DivergenceGuard {
+            policy: self.on_divergence,
+            diverged_at: None,
+        };
         loop {
             if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
             {
@@ -255,6 +275,8 @@ impl<A: Agent> SingleThreadedWorker<A> {
             if let Some((every, path)) = &self.checkpoint {
                 if (self.total_timesteps + n) / every > self.total_timesteps / every {
                     let _op = profiler::operation("checkpoint");
+                    // A diverged model is not written over the last good checkpoint.
+                    guard.check_weights(&self.agent, self.total_timesteps + n)?;
                     self.agent.save_checkpoint(path)?;
                 }
             }
@@ -273,6 +295,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 let _op = profiler::operation("learning");
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {
+                        guard.check_loss(&self.agent, self.total_timesteps, l)?;
                         loss = Some(l);
                         updates += 1;
                     }
@@ -286,12 +309,15 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 elapsed: start.elapsed().as_secs_f64(),
             });
         }
-        Ok(WorkerStats::from_returns(
+        guard.check_weights(&self.agent, self.total_timesteps)?;
+        let mut stats = WorkerStats::from_returns(
             steps,
             episode_rewards,
             updates,
             start.elapsed().as_secs_f64(),
             solved_at,
-        ))
+        );
+        stats.diverged_at_timestep = guard.diverged_at;
+        Ok(stats)
     }
 }

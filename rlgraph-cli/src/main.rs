@@ -66,8 +66,16 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(output) => {
-            println!("{output}");
-            ExitCode::SUCCESS
+            use std::io::Write;
+            match writeln!(std::io::stdout().lock(), "{output}") {
+                Ok(()) => ExitCode::SUCCESS,
+                // The reader went away (`rlgraph ... | head`): end quietly, as Unix tools do.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write the output: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
         Err(message) => {
             // One line per error, so scripts can read it.

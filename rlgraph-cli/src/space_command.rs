@@ -8,6 +8,9 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_spaces::Space;
 use serde_json::{json, Value as Json};
 
+/// The most sampled numbers one report prints (2^24, some hundreds of MB of JSON).
+const MAX_PRINTED_NUMBERS: usize = 1 << 24;
+
 /// Arguments of `rlgraph space`.
 #[derive(Args)]
 pub struct SpaceArgs {
@@ -29,12 +32,31 @@ pub struct SpaceArgs {
 
 /// Runs the subcommand and returns the JSON report, or a one-line error.
 pub fn run(args: &SpaceArgs) -> Result<String, String> {
+    let looks_like_json = args.spec.trim_start().starts_with(['{', '[', '"']);
     let text = if Path::new(&args.spec).is_file() {
         std::fs::read_to_string(&args.spec).map_err(|e| format!("cannot read {}: {e}", args.spec))?
+    } else if !looks_like_json && Path::new(&args.spec).extension().is_some_and(|e| e == "json") {
+        return Err(format!(
+            "cannot read {}: no such file (give JSON text or the path of a JSON file)",
+            args.spec
+        ));
     } else {
         args.spec.clone()
     };
     let space = Space::from_json_str(&text).map_err(|e| format!("space spec: {e}"))?;
+    // Every sampled number is printed: refuse a report no terminal or file should hold.
+    let numbers = [args.samples, args.batch.unwrap_or(1), space.flat_dim().max(1)]
+        .iter()
+        .try_fold(1usize, |n, x| n.checked_mul(*x))
+        .filter(|n| *n <= MAX_PRINTED_NUMBERS);
+    if numbers.is_none() {
+        return Err(format!(
+            "--samples {} x --batch {} x {} numbers per item is more than the {MAX_PRINTED_NUMBERS} numbers `rlgraph space` prints; ask for fewer samples or a smaller batch",
+            args.samples,
+            args.batch.unwrap_or(1),
+            space.flat_dim()
+        ));
+    }
     let flat: Vec<Json> = space
         .flatten()
         .into_iter()

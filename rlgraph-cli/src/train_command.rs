@@ -29,9 +29,9 @@ pub struct TrainArgs {
     #[arg(long, default_value = "candle")]
     backend: String,
     /// The device: `cpu`, or `cuda:N` with the tch backend on a CUDA libtorch (replaces the
-    /// config's `execution_spec.default_device`).
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    /// config's `execution_spec.default_device`; without either, the CPU).
+    #[arg(long)]
+    device: Option<String>,
     /// Environment steps to train for.
     #[arg(long, conflicts_with = "episodes")]
     pub(crate) timesteps: Option<u64>,
@@ -45,7 +45,7 @@ pub struct TrainArgs {
     #[arg(skip)]
     pub(crate) seed: u64,
     /// Parallel environment copies.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = env_count)]
     pub(crate) num_envs: usize,
     /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
     /// `summary.json` and a TensorBoard event file (`events.out.tfevents.*`).
@@ -58,12 +58,16 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0, requires = "out")]
     pub(crate) checkpoint_every: u64,
     /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
-    #[arg(long)]
+    #[arg(long, value_parser = finite)]
     pub(crate) target_return: Option<f64>,
+    /// When a loss or weight becomes NaN or infinite: `stop` with an error naming the step
+    /// and the variable, or `warn`, which goes on and reports `diverged_at_timestep`.
+    #[arg(long, default_value = "stop", value_parser = on_divergence)]
+    pub(crate) on_divergence: executors::OnDivergence,
     /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
     /// agent's device instead of host environments; observations never leave the device.
     /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
-    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every"])]
+    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every"], value_parser = tensor_env_count)]
     tensor_envs: Option<usize>,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
     /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
@@ -71,10 +75,49 @@ pub struct TrainArgs {
     profile: Option<PathBuf>,
 }
 
+/// The most host environment copies one worker steps (`--num-envs`).
+const MAX_ENVS: usize = 4096;
+
+/// The most device-resident environment copies (`--tensor-envs`).
+const MAX_TENSOR_ENVS: usize = 1 << 20;
+
+/// A count between 1 and `max`, for clap.
+fn count_in(text: &str, max: usize) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to {max}")),
+    }
+}
+
+fn env_count(text: &str) -> Result<usize, String> {
+    count_in(text, MAX_ENVS)
+}
+
+fn tensor_env_count(text: &str) -> Result<usize, String> {
+    count_in(text, MAX_TENSOR_ENVS)
+}
+
+/// `stop` or `warn`, for clap.
+fn on_divergence(text: &str) -> Result<executors::OnDivergence, String> {
+    executors::OnDivergence::parse(text).ok_or_else(|| "expected stop or warn".into())
+}
+
+/// A finite number, for clap (`--target-return NaN` would never be reached).
+fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err("expected a finite number".into()),
+    }
+}
+
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
 pub fn run(args: &TrainArgs) -> Result<String, String> {
-    if rlgraph_core::Device::parse(&args.device).is_none() {
-        return Err(format!("--device {}: use cpu or cuda:N", args.device));
+    if let Some(device) = args
+        .device
+        .as_deref()
+        .filter(|d| rlgraph_core::Device::parse(d).is_none())
+    {
+        return Err(format!("--device {device}: use cpu or cuda:N"));
     }
     let Some(dir) = &args.profile else {
         return on_backend(&args.backend, args);
@@ -174,7 +217,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
-    let json = crate::agent_commands::read_config(&args.config, Some(&args.device))?;
+    let json = crate::agent_commands::read_config(&args.config, args.device.as_deref())?;
     let args = &args.seeded(&json)?;
     if let Some(copies) = args.tensor_envs {
         return train_on_device::<B>(args, &json, copies);
@@ -196,7 +239,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let envs = VectorEnv::new(envs, Stepping::Sequential).map_err(|e| e.to_string())?;
-    let mut worker = SingleThreadedWorker::new(agent, envs, args.seed);
+    let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
@@ -249,6 +292,11 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    if let Some(step) = stats.diverged_at_timestep {
+        eprintln!(
+            "warning: training diverged at step {step} (a NaN or infinite loss or weight); the model is not usable"
+        );
+    }
     if let Some(e) = event_error {
         return Err(e);
     }

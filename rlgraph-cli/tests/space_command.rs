@@ -42,3 +42,58 @@ fn a_bad_spec_is_one_line_on_stderr_with_a_non_zero_exit() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("low (2) is greater than high (1)"), "{stderr}");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_program_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // `rlgraph space ... --samples 100 | head -c 10`: read ten bytes, close the pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(["space", r#"{"type": "float-box", "shape": [64]}"#, "--samples", "2000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // Dropping our end closes the pipe before the report (megabytes) is written.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn sizes_no_machine_holds_are_one_line_errors() {
+    for args in [
+        vec![
+            "space",
+            r#"{"type": "float-box", "shape": [4]}"#,
+            "--samples",
+            "1000000000",
+        ],
+        vec![
+            "space",
+            r#"{"type": "float-box", "shape": [4], "add_batch_rank": true}"#,
+            "--batch",
+            "10000000000",
+        ],
+    ] {
+        let (code, _, stderr) = rlgraph(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--samples") && stderr.contains("16777216") && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+    }
+    let (code, _, stderr) = rlgraph(&["space", r#"{"type": "float-box", "shape": [1000000000000]}"#]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("268435456"), "{stderr}");
+    // A path that is not there is said to be missing, not malformed JSON.
+    let (code, _, stderr) = rlgraph(&["space", "/nonexistent.json"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("/nonexistent.json") && stderr.contains("no such file"),
+        "{stderr}"
+    );
+}

@@ -151,6 +151,47 @@ fn bad_configs_and_envs_are_one_line_errors() {
     let (code, _, stderr) = rlgraph(&["train", "configs/dqn-cartpole.json", "--env", "Pong-v5"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("Pong-v5"), "{stderr}");
+    // Counts and targets that cannot mean anything are refused by flag.
+    for (flag, value) in [
+        ("--num-envs", "0"),
+        ("--num-envs", "100000000"),
+        ("--target-return", "NaN"),
+    ] {
+        let (code, _, stderr) = rlgraph(&[
+            "train",
+            "configs/dqn-cartpole.json",
+            "--env",
+            "CartPole-v1",
+            flag,
+            value,
+        ]);
+        assert_eq!(code, 2, "{flag} {value}");
+        assert!(
+            stderr.contains(flag) && !stderr.contains("panicked"),
+            "{flag} {value}: {stderr}"
+        );
+    }
+    // Without --device the config's device stands, so a device that does not exist is refused
+    // by its key instead of being replaced by the CPU.
+    let dir = std::env::temp_dir().join(format!("rlgraph-tpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("tpu.json");
+    let json = r#"{"type": "dqn", "network_spec": [{"type": "dense", "units": 4}], "execution_spec": {"default_device": "tpu:7"}}"#;
+    std::fs::write(&config, json).unwrap();
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        config.to_str().unwrap(),
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "10",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("config.execution_spec.default_device") && stderr.contains("tpu:7"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -421,4 +462,43 @@ fn event_file(dir: &std::path::Path) -> Option<std::path::PathBuf> {
             .to_string_lossy()
             .starts_with("events.out.tfevents.")
     })
+}
+
+#[test]
+fn a_diverging_run_stops_naming_the_step_unless_told_to_go_on() {
+    // Adam at learning rate 1e300: the first update's step is ~1e300 per weight, so the next
+    // loss is infinite or NaN.
+    let dir = std::env::temp_dir().join(format!("rlgraph-diverge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("dqn.json");
+    let json = serde_json::json!({
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+        "update_spec": {"steps_before_update": 16, "update_interval": 1, "batch_size": 8},
+        "optimizer_spec": {"type": "adam", "learning_rate": 1e300}
+    });
+    std::fs::write(&config, json.to_string()).unwrap();
+    let config = config.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["train", config, "--env", "CartPole-v1", "--timesteps", "200"];
+        args.extend_from_slice(extra);
+        rlgraph(&args)
+    };
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("training diverged at step") && stderr.contains("--on-divergence warn"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&["--on-divergence", "warn"]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(
+        summary["diverged_at_timestep"]
+            .as_u64()
+            .is_some_and(|s| (16..=200).contains(&s)),
+        "{summary}"
+    );
+    assert!(stderr.contains("warning: training diverged"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
 }

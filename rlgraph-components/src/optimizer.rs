@@ -72,7 +72,12 @@ impl OptimizerSpec {
         let s = Spec::new(spec, at)?;
         let kind = s.str_or("type", "sgd")?;
         let lr = match s.get("learning_rate") {
-            Some(j) => TimeDependent::parse(j, &s.at("learning_rate"))?,
+            Some(j) => TimeDependent::parse(j, &s.at("learning_rate"))?.within(
+                0.0,
+                f64::MAX,
+                &s.at("learning_rate"),
+                "a learning rate is a finite number of at least 0",
+            )?,
             None => TimeDependent::Constant(0.001),
         };
         let common = ["learning_rate", "clip_grad_norm", "scope"];

@@ -147,15 +147,25 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
         Ok(Some(match normalize_type(kind).as_str() {
             "clip" => {
                 s.only(&["min", "max", "scope"])?;
-                clip(
-                    scope("clip")?,
-                    s.f64_or("min", f64::NEG_INFINITY)?,
-                    s.f64_or("max", f64::INFINITY)?,
-                )
+                let (min, max) = (s.f64_or("min", f64::NEG_INFINITY)?, s.f64_or("max", f64::INFINITY)?);
+                if min > max {
+                    return Err(CoreError::Config {
+                        at: s.at("min"),
+                        reason: format!("min {min} is above max {max}; give min <= max"),
+                    });
+                }
+                clip(scope("clip")?, min, max)
             }
             "divide" => {
                 s.only(&["divisor", "scope"])?;
-                divide(scope("divide")?, s.f64_or("divisor", 1.0)?)
+                let divisor = s.f64_or("divisor", 1.0)?;
+                if divisor == 0.0 {
+                    return Err(CoreError::Config {
+                        at: s.at("divisor"),
+                        reason: "dividing by 0 makes every input infinite or NaN; give a non-zero divisor".into(),
+                    });
+                }
+                divide(scope("divide")?, divisor)
             }
             "multiply" => {
                 s.only(&["factor", "scope"])?;
@@ -186,8 +196,8 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                     scope("image-crop")?,
                     s.usize_or("x", 0)?,
                     s.usize_or("y", 0)?,
-                    s.usize("width")?,
-                    s.usize("height")?,
+                    s.positive("width")?,
+                    s.positive("height")?,
                 )
             }
             "imageresize" => {
@@ -199,7 +209,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                         "unknown interpolation {name:?}; known: area (RLgraph's default), bilinear, nearest"
                     ),
                 })?;
-                image_resize(scope("image-resize")?, s.usize("width")?, s.usize("height")?, how)
+                image_resize(scope("image-resize")?, s.positive("width")?, s.positive("height")?, how)
             }
             "imagebinary" => {
                 s.only(&["threshold", "keep_rank", "scope"])?;

@@ -13,7 +13,7 @@ use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
 use crate::layers::{
     conv2d, dense, fold_time_rank, lstm, max_pool2d, reshape_flattening, unfold_time_rank, Conv2dSpec, DenseSpec,
-    FlattenCategories, LstmSpec, Padding,
+    FlattenCategories, LstmSpec, NewShape, Padding,
 };
 use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
@@ -114,7 +114,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             s.only(&[&["units", "scope"][..], &LAYER_KEYS].concat())?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = DenseSpec {
-                units: s.usize("units")?,
+                units: s.positive("units")?,
                 activation,
                 use_bias,
                 weights,
@@ -152,7 +152,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             Ok(lstm(
                 s.str_or("scope", "lstm")?,
                 LstmSpec {
-                    units: s.usize("units")?,
+                    units: s.positive("units")?,
                     forget_bias: s.f64_or("forget_bias", 1.0)?,
                     return_sequences: s.bool_or("return_sequences", true)?,
                     stateful_batch: s
@@ -203,9 +203,9 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             )?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = Conv2dSpec {
-                filters: s.usize("filters")?,
-                kernel_size: s.usize("kernel_size")?,
-                strides: s.usize_or("strides", 1)?,
+                filters: s.positive("filters")?,
+                kernel_size: s.positive("kernel_size")?,
+                strides: s.positive_or("strides", 1)?,
                 padding: Padding::parse(s.str_or("padding", "valid")?, &s.at("padding"))?,
                 activation,
                 use_bias,
@@ -216,11 +216,11 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
         }
         "maxpool2d" | "maxpooling2d" | "maxpool2dlayer" => {
             s.only(&["pool_size", "strides", "padding", "scope"])?;
-            let pool = s.usize("pool_size")?;
+            let pool = s.positive("pool_size")?;
             Ok(max_pool2d(
                 s.str_or("scope", "max-pool2d")?,
                 pool,
-                s.usize_or("strides", pool)?,
+                s.positive_or("strides", pool)?,
                 Padding::parse(s.str_or("padding", "valid")?, &s.at("padding"))?,
             ))
         }
@@ -240,42 +240,45 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                 None | Some(Json::Null) if flatten => FlattenCategories::FromSpace,
                 None | Some(Json::Null) | Some(Json::Bool(false)) => FlattenCategories::Off,
                 Some(Json::Bool(true)) => FlattenCategories::FromSpace,
-                Some(Json::Object(_)) => {
-                    return Err(CoreError::Config {
-                        at: s.at("flatten_categories"),
-                        reason: "categories per Dict key need a Dict input, which reshape does not take yet; \
-                                 give one number (or true) and reshape each entry with its own reshape"
-                            .into(),
-                    })
-                }
+                Some(Json::Object(per_key)) => FlattenCategories::PerKey(per_key_values(
+                    per_key,
+                    &s.at("flatten_categories"),
+                    |v| v.as_u64().map(|u| u as usize),
+                    "a non-negative integer count of categories",
+                )?),
                 Some(_) => FlattenCategories::Exactly(s.usize("flatten_categories")?),
             };
             let new_shape = match s.get("new_shape") {
                 None | Some(Json::Null) => None,
-                Some(Json::Array(dims)) => Some(
-                    dims.iter()
-                        .map(|d| {
-                            d.as_u64().map(|u| u as usize).ok_or_else(|| CoreError::Config {
-                                at: s.at("new_shape"),
-                                reason: "dimensions must be non-negative integers".into(),
-                            })
-                        })
-                        .collect::<Result<Vec<_>>>()?,
-                ),
-                Some(_) => {
+                Some(Json::Object(per_key)) => Some(NewShape::PerKey(per_key_values(
+                    per_key,
+                    &s.at("new_shape"),
+                    dimensions,
+                    "a list of non-negative integer dimensions",
+                )?)),
+                Some(v) => Some(NewShape::Shape(dimensions(v).ok_or_else(|| CoreError::Config {
+                    at: s.at("new_shape"),
+                    reason: "expected a list of non-negative integer dimensions, or one such list per flat key".into(),
+                })?)),
+            };
+            let target = match (flatten, new_shape) {
+                (true, Some(_)) => {
                     return Err(CoreError::Config {
                         at: s.at("new_shape"),
-                        reason: "expected a list of dimensions".into(),
+                        reason: "give either \"flatten\": true or a \"new_shape\", not both (as RLgraph asserts)"
+                            .into(),
+                    })
+                }
+                (true, None) => NewShape::Flatten,
+                (false, Some(shape)) => shape,
+                (false, None) => {
+                    return Err(CoreError::Config {
+                        at: at.into(),
+                        reason: "reshape needs \"flatten\": true or a \"new_shape\"".into(),
                     })
                 }
             };
-            if new_shape.is_none() && !flatten {
-                return Err(CoreError::Config {
-                    at: at.into(),
-                    reason: "reshape needs \"flatten\": true or a \"new_shape\"".into(),
-                });
-            }
-            Ok(reshape_flattening(s.str_or("scope", "reshape")?, new_shape, categories))
+            Ok(reshape_flattening(s.str_or("scope", "reshape")?, target, categories))
         }
         "policy" | "sharedvaluefunctionpolicy" | "duelingpolicy" => {
             let dueling = normalize_type(kind) == "duelingpolicy";
@@ -341,7 +344,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                     };
                     let gumbel_softmax_temperature = s
                         .get("gumbel_softmax_temperature")
-                        .map(|_| s.f64_or("gumbel_softmax_temperature", 1.0))
+                        .map(|_| s.positive_f64_or("gumbel_softmax_temperature", 1.0))
                         .transpose()?;
                     policy_with(
                         scope,
@@ -371,7 +374,12 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
                     })
                 }
             };
-            let schedule = TimeDependent::parse(decay, &s.at("decay_spec"))?;
+            let schedule = TimeDependent::parse(decay, &s.at("decay_spec"))?.within(
+                0.0,
+                1.0,
+                &s.at("decay_spec"),
+                "epsilon is a probability, from 0 to 1",
+            )?;
             let action_space = action_space.ok_or_else(|| CoreError::Config {
                 at: at.into(),
                 reason: "epsilon exploration needs an action_space of bounded IntBoxes".into(),
@@ -412,6 +420,32 @@ const LAYER_KEYS: [&str; 5] = [
     "weights_spec",
     "biases_spec",
 ];
+
+/// A list of non-negative integer dimensions, if `v` is one.
+fn dimensions(v: &Json) -> Option<Vec<usize>> {
+    v.as_array()?.iter().map(|d| d.as_u64().map(|u| u as usize)).collect()
+}
+
+/// A per-flat-key spec object (RLgraph's dict form) read by `value`; each key loses a leading
+/// `/`, so `"a"` and `"/a"` both name the leaf at `/a`. An entry `value` cannot read is refused
+/// at `at.key` as not being `what`.
+fn per_key_values<T>(
+    per_key: &serde_json::Map<String, Json>,
+    at: &str,
+    value: impl Fn(&Json) -> Option<T>,
+    what: &str,
+) -> Result<std::collections::BTreeMap<String, T>> {
+    per_key
+        .iter()
+        .map(|(key, v)| {
+            let read = value(v).ok_or_else(|| CoreError::Config {
+                at: format!("{at}.{key}"),
+                reason: format!("expected {what}, got {v}"),
+            })?;
+            Ok((key.strip_prefix('/').unwrap_or(key).to_string(), read))
+        })
+        .collect()
+}
 
 /// The settings dense and conv layers share: activation, bias use and both initializers.
 /// `biases_spec: false` means no bias, as in RLgraph; conv layers also take RLgraph's

@@ -253,13 +253,7 @@ fn distribution_kind(kind: &str) -> Option<KindFromSpec> {
         },
         "gumbelsoftmax" => |s| {
             s.only(&["temperature", "scope"])?;
-            let temperature = s.f64_or("temperature", 1.0)?;
-            if !(temperature > 0.0 && temperature.is_finite()) {
-                return Err(CoreError::Config {
-                    at: s.at("temperature"),
-                    reason: format!("must be a finite number above 0, got {temperature}"),
-                });
-            }
+            let temperature = s.positive_f64_or("temperature", 1.0)?;
             Ok(Kind::GumbelSoftmax { temperature })
         },
         _ => return None,

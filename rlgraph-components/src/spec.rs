@@ -85,6 +85,30 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// A required count of at least 1 (units, filters, window sizes, strides).
+    pub fn positive(&self, key: &str) -> Result<usize> {
+        match self.usize(key)? {
+            0 => Err(self.wrong(key, "an integer of at least 1")),
+            n => Ok(n),
+        }
+    }
+
+    /// An optional count of at least 1, or `default`.
+    pub fn positive_or(&self, key: &str, default: usize) -> Result<usize> {
+        match self.obj.get(key) {
+            None | Some(Json::Null) => Ok(default),
+            Some(_) => self.positive(key),
+        }
+    }
+
+    /// An optional finite number above 0 (a temperature, a scale), or `default`.
+    pub fn positive_f64_or(&self, key: &str, default: f64) -> Result<f64> {
+        match self.f64_or(key, default)? {
+            x if x > 0.0 && x.is_finite() => Ok(x),
+            _ => Err(self.wrong(key, "a finite number above 0")),
+        }
+    }
+
     /// An optional number, or `default`.
     pub fn f64_or(&self, key: &str, default: f64) -> Result<f64> {
         match self.obj.get(key) {

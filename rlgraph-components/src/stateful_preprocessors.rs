@@ -130,10 +130,25 @@ pub fn moving_standardize<B: Backend>(name: &str) -> Component<B> {
         )
 }
 
+/// Refuses text and empty containers: every leaf is stacked as numbers.
+fn numeric_leaves(s: &rlgraph_core::InputSpaces) -> Result<()> {
+    let leaves = s.get("inputs")?.flatten();
+    match leaves
+        .iter()
+        .find(|(_, l)| !matches!(l, Space::Float(_) | Space::Int(_) | Space::Bool(_)))
+    {
+        Some((key, _)) => Err(s.mismatch("inputs", format!("inputs{key}: a numeric (float, int or bool) space"))),
+        None if leaves.is_empty() => Err(s.mismatch("inputs", "at least one numeric leaf")),
+        None => Ok(()),
+    }
+}
+
 /// Frame stacking, RLgraph's `Sequence`: the last `length` inputs of each of `batch_size`
 /// streams, oldest first; right after construction or `reset` the first input fills every
 /// slot. With `add_rank` the frames form a new last dimension (`[..., length]`), otherwise
-/// they are concatenated along the last one. Output is float.
+/// they are concatenated along the last one. Output is float. A Dict or Tuple input is
+/// stacked leaf by leaf with one step count per stream, as RLgraph keeps one buffer per flat
+/// key and one index.
 pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_rank: bool) -> Component<B> {
     let length = length.max(1);
     Component::new(name)
@@ -142,10 +157,15 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
             ctx.graph_fn("apply", &[args.get(0)?])
         })
         .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
-        .check_inputs(numeric_inputs)
+        .check_inputs(numeric_leaves)
         .variables(move |spaces| {
             let mut shape = vec![batch_size, length];
-            shape.extend(item_shape(spaces)?);
+            let inputs = spaces.get("inputs")?;
+            match inputs.is_container() {
+                // Every leaf's items side by side, flat: [batch, length, sum of leaf sizes].
+                true => shape.push(inputs.flatten().iter().map(|(_, l)| l.flat_dim()).sum()),
+                false => shape.extend(item_shape(spaces)?),
+            }
             Ok(vec![
                 VarDecl::new("frames", shape, Initializer::Zeros).frozen(),
                 // Steps since the last reset, per stream (0: the next input fills every slot).
@@ -154,68 +174,115 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
         })
         .graph_fn(reset_fn::<B>(&["frames", "steps"]))
         .graph_fn(
-            GraphFn::tensors("apply", move |ctx, xs| {
-                let shape = B::shape(xs[0]);
-                if shape.first() != Some(&batch_size) {
-                    return Err(bad(
-                        ctx,
-                        format!("expects batches of {batch_size} streams, got shape {shape:?}"),
-                    ));
-                }
-                let x = host::<B>(xs[0])?;
-                let width = x.len() / batch_size;
+            GraphFn::new("apply", move |ctx, xs| {
+                let input = xs.first().ok_or_else(|| bad(ctx, "needs its input".into()))?;
                 let mut frames = host::<B>(ctx.var("frames")?)?;
-                let mut steps = host::<B>(ctx.var("steps")?)?;
-                let mut out = Vec::with_capacity(x.len() * length);
-                for b in 0..batch_size {
-                    let item = &x[b * width..(b + 1) * width];
-                    let stream = &mut frames[b * length * width..(b + 1) * length * width];
-                    if steps[b] == 0.0 {
-                        for slot in stream.chunks_mut(width) {
-                            slot.copy_from_slice(item);
-                        }
-                    } else {
-                        stream.copy_within(width.., 0);
-                        stream[(length - 1) * width..].copy_from_slice(item);
-                    }
-                    steps[b] += 1.0;
-                    if add_rank {
-                        // [..item, length]: element e of frame f at e * length + f.
-                        for e in 0..width {
-                            out.extend((0..length).map(|f| stream[f * width + e]));
-                        }
-                    } else {
-                        // Concatenated along the last dimension of size `last`.
-                        let last = shape.last().copied().filter(|_| shape.len() > 1).unwrap_or(1);
-                        for row in 0..width / last {
-                            for f in 0..length {
-                                let start = f * width + row * last;
-                                out.extend_from_slice(&stream[start..start + last]);
-                            }
-                        }
-                    }
-                }
+                let steps = host::<B>(ctx.var("steps")?)?;
+                let frame = frames.len() / (batch_size * length);
+                let mut stack = Stacking {
+                    frames: &mut frames,
+                    steps: &steps,
+                    length,
+                    batch_size,
+                    add_rank,
+                    frame,
+                    offset: 0,
+                };
+                let ctx_ref = &*ctx;
+                let out = input.try_map(&mut |key, x| {
+                    let (data, shape) = stack
+                        .push(&host::<B>(x)?, B::shape(x), key)
+                        .map_err(|e| bad(ctx_ref, e))?;
+                    upload_f32::<B>(&data, shape, ctx_ref)
+                })?;
+                let steps: Vec<f64> = steps.iter().map(|s| s + 1.0).collect();
                 set_var::<B>(ctx, "frames", &frames)?;
                 set_var::<B>(ctx, "steps", &steps)?;
-                let mut out_shape = shape.clone();
-                if add_rank {
-                    out_shape.push(length);
-                } else if out_shape.len() > 1 {
-                    *out_shape.last_mut().unwrap_or(&mut 0) *= length;
-                } else {
-                    out_shape.push(length);
-                }
-                Ok(vec![upload_f32::<B>(&out, out_shape, ctx)?])
+                Ok(vec![out])
             })
             .infer(move |_, s| {
-                let mut shape = s[0].shape().unwrap_or(&[]).to_vec();
-                match shape.last_mut() {
-                    Some(last) if !add_rank => *last *= length,
-                    _ => shape.push(length),
-                }
-                Ok(vec![
-                    Space::from(FloatBox::new(shape)).with_ranks(s[0].ranks().unwrap_or_default())
-                ])
+                Ok(vec![s[0].map(|_, leaf| {
+                    let mut shape = leaf.shape().unwrap_or(&[]).to_vec();
+                    match shape.last_mut() {
+                        Some(last) if !add_rank => *last *= length,
+                        _ => shape.push(length),
+                    }
+                    Space::from(FloatBox::new(shape)).with_ranks(leaf.ranks().unwrap_or_default())
+                })])
             }),
         )
+}
+
+/// One call of `sequence` over the host copy of its frames: each leaf in turn takes the next
+/// `offset..offset + width` of every frame.
+struct Stacking<'a> {
+    /// `[batch, length, frame]`, oldest frame first.
+    frames: &'a mut [f64],
+    steps: &'a [f64],
+    length: usize,
+    batch_size: usize,
+    add_rank: bool,
+    /// The elements of one frame: every leaf's item.
+    frame: usize,
+    /// Where the next leaf's item starts within a frame.
+    offset: usize,
+}
+
+impl Stacking<'_> {
+    /// Pushes one leaf's batch `x` (of `shape`, at flat key `key`) into the frames and gives
+    /// its stacked output with that output's shape.
+    fn push(&mut self, x: &[f64], shape: Vec<usize>, key: &str) -> std::result::Result<(Vec<f64>, Vec<usize>), String> {
+        let (batch_size, length, frame) = (self.batch_size, self.length, self.frame);
+        if shape.first() != Some(&batch_size) {
+            return Err(format!(
+                "expects batches of {batch_size} streams, got shape {shape:?} at inputs{key}"
+            ));
+        }
+        let width = x.len() / batch_size;
+        let start = self.offset;
+        if start + width > frame {
+            return Err(format!(
+                "inputs{key} has {width} elements per item, more than its frames hold (the input is not the space it was built for)"
+            ));
+        }
+        self.offset += width;
+        let mut out = Vec::with_capacity(x.len() * length);
+        for b in 0..batch_size {
+            let item = &x[b * width..(b + 1) * width];
+            let stream = &mut self.frames[b * length * frame..(b + 1) * length * frame];
+            let slot = |f: usize| f * frame + start..f * frame + start + width;
+            if self.steps[b] == 0.0 {
+                for f in 0..length {
+                    stream[slot(f)].copy_from_slice(item);
+                }
+            } else {
+                for f in 1..length {
+                    stream.copy_within(slot(f), slot(f - 1).start);
+                }
+                stream[slot(length - 1)].copy_from_slice(item);
+            }
+            if self.add_rank {
+                // [..item, length]: element e of frame f at e * length + f.
+                for e in 0..width {
+                    out.extend((0..length).map(|f| stream[f * frame + start + e]));
+                }
+            } else {
+                // Concatenated along the last dimension of size `last`.
+                let last = shape.last().copied().filter(|_| shape.len() > 1).unwrap_or(1);
+                for row in 0..width / last.max(1) {
+                    for f in 0..length {
+                        let from = f * frame + start + row * last;
+                        out.extend_from_slice(&stream[from..from + last]);
+                    }
+                }
+            }
+        }
+        let mut out_shape = shape;
+        let concatenates = !self.add_rank && out_shape.len() > 1;
+        match out_shape.last_mut() {
+            Some(last) if concatenates => *last *= length,
+            _ => out_shape.push(length),
+        }
+        Ok((out, out_shape))
+    }
 }

@@ -53,6 +53,22 @@ impl TimeDependent {
         }
     }
 
+    /// This schedule, if both its ends are finite and in `[low, high]` (every kind moves
+    /// monotonically from one end to the other, so all its values are); otherwise an error at
+    /// `at` saying the schedule must be `what`.
+    pub fn within(self, low: f64, high: f64, at: &str, what: &str) -> Result<Self> {
+        match [self.value(0.0), self.value(1.0)]
+            .into_iter()
+            .find(|v| !(v.is_finite() && (low..=high).contains(v)))
+        {
+            Some(v) => Err(CoreError::Config {
+                at: at.into(),
+                reason: format!("{what}; this schedule reaches {v}"),
+            }),
+            None => Ok(self),
+        }
+    }
+
     /// The value before any training (`t = 0`), which RLgraph returns when `get` is called with
     /// no time percentage (its global step is then still zero).
     pub fn start(&self) -> f64 {

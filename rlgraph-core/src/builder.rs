@@ -19,7 +19,7 @@ use crate::error::{CoreError, Result};
 use crate::graph_fn::{ContainerMode, GraphFn, InferCtx, KernelCtx, KernelMeta};
 use crate::meta_graph::{MetaGraph, MethodIo, NodeKind};
 use crate::tree::Tree;
-use crate::variables::{VarDecl, VarInfo, VariableStore};
+use crate::variables::{VarDecl, VarInfo, VariableStore, MAX_VARIABLE_ELEMENTS};
 
 /// How to build.
 #[derive(Clone, Debug, Default)]
@@ -482,6 +482,22 @@ fn owns_no_variables<B: Backend>(path: &str, state: &CompState, lookup: &BTreeMa
     state.needed.is_empty() && lookup.get(path).is_some_and(|c| c.variables.is_none())
 }
 
+/// Refuses a variable too large for any machine this runs on, before anything is allocated.
+fn check_size(path: &str, d: &VarDecl) -> Result<()> {
+    let elements = d.shape.iter().try_fold(1usize, |n, x| n.checked_mul(*x));
+    match elements {
+        Some(n) if n <= MAX_VARIABLE_ELEMENTS => Ok(()),
+        _ => Err(CoreError::Variable {
+            path: format!("{path}/{}", d.name),
+            reason: format!(
+                "shape {:?} has {} elements; a variable holds at most {MAX_VARIABLE_ELEMENTS} (4 GiB of float32): make the layer smaller",
+                d.shape,
+                d.shape.iter().fold(1u128, |n, x| n.saturating_mul(*x as u128))
+            ),
+        }),
+    }
+}
+
 fn try_complete<B: Backend>(
     path: &str,
     comps: &mut BTreeMap<String, CompState>,
@@ -509,6 +525,7 @@ fn try_complete<B: Backend>(
                 });
             }
             d.trainable &= state.trainable;
+            check_size(path, d)?;
         }
         state.decls = decls;
     }

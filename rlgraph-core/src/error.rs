@@ -139,6 +139,14 @@ pub enum CoreError {
         /// What is wrong and what would be right.
         reason: String,
     },
+    /// Training produced a NaN or infinite loss or weight.
+    #[error("training diverged at step {step}: {what}; lower the learning rate or check the preprocessing (a division by 0?), or let training go on with --on-divergence warn")]
+    Diverged {
+        /// The environment step (over all copies) at which it was found.
+        step: u64,
+        /// What is not finite: the loss, and the first such variable by scope path.
+        what: String,
+    },
     /// A device that is not available, or a device strategy that cannot apply.
     #[error("device: {0}")]
     Device(String),

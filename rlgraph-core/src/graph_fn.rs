@@ -171,6 +171,20 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
         self.meta.in_spaces.get(i)
     }
 
+    /// The space of input `i` at the current flat key: in split mode the leaf this call sees,
+    /// otherwise the whole input's space.
+    pub fn input_leaf_space(&self, i: usize) -> Option<&'a Space> {
+        let space = self.input_space(i)?;
+        if self.flat_key.is_empty() || !space.is_container() {
+            return Some(space);
+        }
+        space
+            .flatten()
+            .into_iter()
+            .find(|(k, _)| k == self.flat_key)
+            .map(|(_, leaf)| leaf)
+    }
+
     /// The tensor of this component's variable `name`.
     pub fn var(&self, name: &str) -> Result<&'a B::Tensor> {
         Ok(B::var_tensor(self.var_handle(name)?))

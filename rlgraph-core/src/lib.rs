@@ -85,4 +85,4 @@ pub use rlgraph_profiler as profiler;
 pub use rlgraph_spaces as spaces;
 pub use rng_state::{rng_from_json, rng_to_json};
 pub use tree::Tree;
-pub use variables::{Initializer, VarDecl, VarInfo, VariableStore};
+pub use variables::{Initializer, VarDecl, VarInfo, VariableStore, MAX_VARIABLE_ELEMENTS};

@@ -650,10 +650,14 @@ impl<B: Backend> Drop for StepCapture<B> {
 }
 
 /// Whether `next` can run fused behind `head` (see `Plan::fuse_chains`). Both must be leaf
-/// kernels outside split mode, which only ever make single tensors, so the value passed along
-/// is always a leaf.
+/// kernels that only ever see and make single tensors, so the value passed along is always a
+/// leaf: outside split mode, or in split mode over inputs the build found primitive.
 fn fuses_behind<B: Backend>(head: &Step<B>, next: &Step<B>) -> bool {
-    let leafy = |s: &Step<B>| s.leaf_kernel.is_some() && s.mode != ContainerMode::Split && s.outputs.len() == 1;
+    let leafy = |s: &Step<B>| {
+        s.leaf_kernel.is_some()
+            && s.outputs.len() == 1
+            && (s.mode != ContainerMode::Split || s.meta.in_spaces.iter().all(|sp| !sp.is_container()))
+    };
     leafy(head) && leafy(next) && next.inputs == head.outputs && next.last_use == [true]
 }
 

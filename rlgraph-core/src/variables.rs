@@ -34,6 +34,9 @@ pub enum Initializer {
     Values(Vec<f64>),
 }
 
+/// The most elements one variable may have (2^30: 4 GiB of float32); the build refuses larger.
+pub const MAX_VARIABLE_ELEMENTS: usize = 1 << 30;
+
 /// A variable a component asks for once its input spaces are known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VarDecl {

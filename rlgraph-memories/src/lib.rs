@@ -27,6 +27,14 @@ mod segment_tree;
 mod staging_area;
 
 pub use error::{MemoryError, Result};
+
+/// The most records any memory holds (2^30); records are stored as they come, so this only
+/// bounds what a config can ask for.
+pub const MAX_CAPACITY: usize = 1 << 30;
+
+/// The most records a prioritized replay holds (2^26): its priority trees are allocated whole,
+/// about 16 bytes per record, when it is made.
+pub const MAX_PRIORITIZED_CAPACITY: usize = 1 << 26;
 pub use fifo_queue::FifoQueue;
 pub use prioritized::{PrioritizedReplay, PrioritizedSample};
 pub use replay::ReplayMemory;

@@ -10,6 +10,7 @@ use crate::error::{MemoryError, Result};
 use crate::replay::check_indices;
 use crate::ring::Ring;
 use crate::segment_tree::{Reduce, SegmentTree};
+use crate::MAX_PRIORITIZED_CAPACITY;
 
 /// A prioritized sample: the records, their slots (for `update_records`) and their
 /// importance weights.
@@ -52,6 +53,13 @@ impl PrioritizedReplay {
         }
         if !(beta.is_finite() && beta >= 0.0) {
             return Err(bad(format!("beta must be finite and >= 0, got {beta}")));
+        }
+        // The priority trees are allocated whole, up front: refuse before allocating.
+        if capacity > MAX_PRIORITIZED_CAPACITY {
+            let gib = (capacity as f64).log2().ceil().exp2() * 2.0 * 8.0 / f64::from(1u32 << 30);
+            return Err(bad(format!(
+                "capacity {capacity} needs priority trees of about {gib:.0} GiB; a prioritized replay holds at most {MAX_PRIORITIZED_CAPACITY} records"
+            )));
         }
         Ok(PrioritizedReplay {
             ring: Ring::new(name, space, capacity)?,
@@ -114,7 +122,7 @@ impl PrioritizedReplay {
 
     /// `n` records drawn with probability proportional to `priority^alpha`, with replacement.
     pub fn get_records<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Result<PrioritizedSample> {
-        self.ring.require("get_records", n)?;
+        self.ring.require_sample("get_records", n)?;
         let total = self.sum_tree.root();
         if n > 0 && total <= 0.0 {
             return Err(MemoryError::BadArguments {

@@ -55,7 +55,7 @@ impl ReplayMemory {
 
     /// The slots `get_records` would read, drawn from `rng`.
     pub fn sample_indices<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Result<Vec<usize>> {
-        self.ring.require("get_records", n)?;
+        self.ring.require_sample("get_records", n)?;
         let size = self.ring.size();
         Ok((0..n).map(|_| rng.random_range(0..size)).collect())
     }

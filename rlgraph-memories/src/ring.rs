@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::columns::{Checked, Columns};
 use crate::error::{MemoryError, Result};
+use crate::MAX_CAPACITY;
 
 /// Ring storage of records of one space.
 #[derive(Clone, Debug)]
@@ -22,6 +23,13 @@ pub(crate) struct Ring {
 
 impl Ring {
     pub(crate) fn new(name: &str, space: &Space, capacity: usize) -> Result<Self> {
+        if capacity > MAX_CAPACITY {
+            return Err(MemoryError::BadArguments {
+                memory: name.into(),
+                method: "new".into(),
+                reason: format!("capacity {capacity} is more than the {MAX_CAPACITY} records a memory holds"),
+            });
+        }
         Ok(Ring {
             name: name.into(),
             columns: Columns::new(name, space, capacity)?,
@@ -77,6 +85,15 @@ impl Ring {
             });
         }
         Ok(())
+    }
+
+    /// Fails unless `n` records can be drawn with replacement: `n` are held, or (as RLgraph
+    /// samples) the memory is full, so a batch larger than the capacity repeats records.
+    pub(crate) fn require_sample(&self, method: &str, n: usize) -> Result<()> {
+        match self.size == self.capacity && self.size > 0 {
+            true => Ok(()),
+            false => self.require(method, n),
+        }
     }
 
     /// Adds the records and counters to `state`.

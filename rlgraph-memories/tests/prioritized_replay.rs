@@ -228,3 +228,24 @@ fn state_round_trips_priorities_and_records() {
     let b = copy.get_records(6, &mut ChaCha8Rng::seed_from_u64(2)).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn capacities_beyond_any_machine_are_refused_before_allocating() {
+    // 1e19 used to wrap `next_power_of_two` to 0; 1e12 allocated its trees up front.
+    for capacity in [10_000_000_000_000_000_000usize, 1_000_000_000_000, (1 << 26) + 1] {
+        let err = PrioritizedReplay::new("per", &transition_space(), capacity, 1.0, 0.0)
+            .err()
+            .unwrap();
+        assert!(matches!(err, MemoryError::BadArguments { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("per") && text.contains(&capacity.to_string()) && text.contains("GiB"),
+            "{text}"
+        );
+    }
+    let err = rlgraph_memories::ReplayMemory::new("replay", &transition_space(), usize::MAX)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("replay") && err.contains("1073741824"), "{err}");
+}

@@ -160,3 +160,24 @@ fn state_round_trips_and_a_bad_state_changes_nothing() {
     assert_eq!(wrong_capacity.size(), 0);
     assert_eq!(copy.size(), 6);
 }
+
+#[test]
+fn a_full_memory_draws_batches_larger_than_itself_with_replacement() {
+    // RLgraph samples indices uniformly with replacement: 8 draws from a full memory of 4.
+    let mut m = ReplayMemory::new("replay", &transition_space(), 4).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    m.insert_records(&transitions(0, 3)).unwrap();
+    // Not full: 4 records are more than the 3 it holds.
+    assert!(matches!(
+        m.get_records(4, &mut rng),
+        Err(MemoryError::NotEnoughRecords {
+            requested: 4,
+            available: 3,
+            ..
+        })
+    ));
+    m.insert_records(&transitions(3, 1)).unwrap();
+    let indices = m.sample_indices(8, &mut rng).unwrap();
+    assert_eq!(indices.len(), 8);
+    assert!(indices.iter().all(|i| *i < 4), "{indices:?}");
+}

@@ -55,5 +55,5 @@ pub use boxes::{BoolBox, FloatBounds, FloatBox, IntBox, TextBox};
 pub use dtype::Dtype;
 pub use error::{Result, SpaceError};
 pub use ranks::Ranks;
-pub use space::{DictSpace, Space, TupleSpace};
+pub use space::{DictSpace, Space, TupleSpace, MAX_ITEM_ELEMENTS};
 pub use value::{Array, Value};

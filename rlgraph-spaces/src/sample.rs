@@ -179,7 +179,12 @@ fn sample_float<R: Rng + ?Sized>(b: &FloatBox, element: usize, rng: &mut R) -> f
     let (low, high) = b.bounds_of(element);
     match (low.is_finite(), high.is_finite()) {
         (true, true) if low == high => low,
-        (true, true) => rng.random_range(low..=high),
+        (true, true) if (high - low).is_finite() => rng.random_range(low..=high),
+        // The span overflows f64 (bounds near ±1.8e308): mix the bounds instead, which stays finite.
+        (true, true) => {
+            let u: f64 = rng.random();
+            low * (1.0 - u) + high * u
+        }
         (true, false) => low + Distribution::<f64>::sample(&Exp1, rng),
         (false, true) => high - Distribution::<f64>::sample(&Exp1, rng),
         (false, false) => StandardNormal.sample(rng),

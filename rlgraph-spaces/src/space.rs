@@ -8,6 +8,9 @@ use crate::error::{display_key, Result, SpaceError};
 use crate::flat_key::{self, Nest, Nested};
 use crate::ranks::Ranks;
 
+/// The most elements one item of a space may have (2^28: 1 GiB of float32); parsing refuses larger.
+pub const MAX_ITEM_ELEMENTS: usize = 1 << 28;
+
 /// A description of data: one of the four primitive boxes, or a `Dict` or `Tuple` of spaces.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Space {

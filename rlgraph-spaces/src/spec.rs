@@ -20,7 +20,7 @@ use crate::dtype::Dtype;
 use crate::error::{display_key, Result, SpaceError};
 use crate::flat_key;
 use crate::ranks::Ranks;
-use crate::space::{DictSpace, Space, TupleSpace};
+use crate::space::{DictSpace, Space, TupleSpace, MAX_ITEM_ELEMENTS};
 
 const RANK_KEYS: [&str; 3] = ["add_batch_rank", "add_time_rank", "time_major"];
 
@@ -345,13 +345,22 @@ fn parse_shape(shape: Option<&Json>, at: &str) -> Result<Option<Vec<usize>>> {
             ))),
         }
     };
-    match shape {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Array(dims)) => dims.iter().map(dim).collect::<Result<Vec<_>>>().map(Some),
-        Some(single @ Json::Number(_)) => Ok(Some(vec![dim(single)?])),
-        Some(other) => Err(bad(format!(
-            "shape must be a list of non-negative integers, got {}",
-            json_kind(other)
+    let dims = match shape {
+        None | Some(Json::Null) => return Ok(None),
+        Some(Json::Array(dims)) => dims.iter().map(dim).collect::<Result<Vec<_>>>()?,
+        Some(single @ Json::Number(_)) => vec![dim(single)?],
+        Some(other) => {
+            return Err(bad(format!(
+                "shape must be a list of non-negative integers, got {}",
+                json_kind(other)
+            )))
+        }
+    };
+    match dims.iter().try_fold(1usize, |n, d| n.checked_mul(*d)) {
+        Some(n) if n <= MAX_ITEM_ELEMENTS => Ok(Some(dims)),
+        _ => Err(bad(format!(
+            "shape {dims:?} has {} elements per item; the most a space takes is {MAX_ITEM_ELEMENTS} (1 GiB of float32)",
+            dims.iter().fold(1u128, |n, d| n.saturating_mul(*d as u128))
         ))),
     }
 }
@@ -402,6 +411,22 @@ fn parse_float(obj: &Map<String, Json>, at: &str, default_dtype: Dtype) -> Resul
     let shape = parse_shape(obj.get("shape"), at)?;
     let low = obj.get("low").map(|j| bound_array(j, at, "low")).transpose()?;
     let high = obj.get("high").map(|j| bound_array(j, at, "high")).transpose()?;
+    // A float32 bound beyond f32's range would become infinite: say so instead.
+    let too_wide = |b: &Option<(Vec<usize>, Vec<f64>)>| {
+        b.as_ref().and_then(|(_, v)| {
+            v.iter()
+                .copied()
+                .find(|x| x.is_finite() && x.abs() > f64::from(f32::MAX))
+        })
+    };
+    if let Some(x) = too_wide(&low).or(too_wide(&high)).filter(|_| dtype == Dtype::Float32) {
+        return Err(SpaceError::InvalidBounds {
+            at: display_key(at),
+            reason: format!(
+                "bound {x:e} does not fit float32 (at most ±3.4e38); use \"dtype\": \"float64\" or a smaller bound"
+            ),
+        });
+    }
     let scalar = |b: &Option<(Vec<usize>, Vec<f64>)>| b.as_ref().is_none_or(|(s, _)| s.is_empty());
     let space = if low.is_none() && high.is_none() {
         FloatBox::new(shape.unwrap_or_default())

@@ -127,3 +127,44 @@ fn values_that_do_not_fit_are_errors_not_panics() {
         assert!(space.value_from_json(&v).is_err(), "{json}");
     }
 }
+
+#[test]
+fn shapes_beyond_any_machine_are_refused_before_anything_is_allocated() {
+    // 2^63 x 2 overflows usize; 10^12 floats would be 4 TB. Both name the shape and the limit.
+    for text in [
+        r#"{"type": "float-box", "shape": [9223372036854775808, 2]}"#,
+        r#"{"type": "float-box", "shape": [1000000000000]}"#,
+        r#"{"a": {"type": "int-box", "high": 3, "shape": [65536, 65536]}}"#,
+    ] {
+        let err = parse(text);
+        assert!(
+            matches!(&err, SpaceError::InvalidShape { reason, .. } if reason.contains("elements per item") && reason.contains("268435456")),
+            "{text}: {err}"
+        );
+    }
+    // The limit itself is fine to parse (nothing is allocated by a space).
+    assert!(Space::from_json_str(r#"{"type": "float-box", "shape": [16384, 16384]}"#).is_ok());
+}
+
+#[test]
+fn bounds_near_f64s_limits_sample_inside_them_and_float32_refuses_what_it_cannot_hold() {
+    use rand::SeedableRng;
+    // high - low overflows to infinity here, which a uniform range cannot take.
+    let wide =
+        Space::from_json_str(r#"{"type": "float-box", "low": -1e308, "high": 1e308, "dtype": "float64"}"#).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let samples = wide.sample(Some(1000), &mut rng);
+    let rlgraph_spaces::Value::Float64(a) = &samples else {
+        panic!("{samples:?}")
+    };
+    assert!(a.data().iter().all(|x| x.is_finite() && (-1e308..=1e308).contains(x)));
+    assert!(
+        a.data().iter().any(|x| *x < -1e300) && a.data().iter().any(|x| *x > 1e300),
+        "spread over the range"
+    );
+    let err = parse(r#"{"type": "float-box", "low": -1e308, "high": 1e308}"#);
+    assert!(
+        matches!(&err, SpaceError::InvalidBounds { reason, .. } if reason.contains("float32") && reason.contains("float64")),
+        "{err}"
+    );
+}

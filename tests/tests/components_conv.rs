@@ -127,6 +127,48 @@ both_backends! {
         t.assert_call("call", &[x], &[value(&[1, 2, 2, 1], &[5.0, 3.0, 7.0, -9.0])], Tolerance::decimals(5));
     }
 
+    fn windows_that_cannot_slide_are_refused_by_name<B>() {
+        // Strides or windows of 0 are refused where the spec says them.
+        for (spec, key) in [
+            (json!({"type": "conv2d", "filters": 2, "kernel_size": 3, "strides": 0}), "spec.strides"),
+            (json!({"type": "conv2d", "filters": 2, "kernel_size": 0}), "spec.kernel_size"),
+            (json!({"type": "conv2d", "filters": 0, "kernel_size": 2}), "spec.filters"),
+            (json!({"type": "max-pool2d", "pool_size": 0}), "spec.pool_size"),
+            (json!({"type": "max-pool2d", "pool_size": 2, "strides": 0}), "spec.strides"),
+        ] {
+            let err = from_spec::<B>(&spec, "spec").err().unwrap_or_else(|| panic!("accepts {spec}")).to_string();
+            assert!(err.contains(key) && err.contains("at least 1"), "{spec}: {err}");
+        }
+        // A valid-padding window larger than the image leaves nothing to compute.
+        for spec in [
+            json!({"type": "conv2d", "filters": 2, "kernel_size": 5, "padding": "valid", "scope": "big"}),
+            json!({"type": "max-pool2d", "pool_size": 5, "padding": "valid", "scope": "big"}),
+        ] {
+            let err = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(4, 6, 1))], 0)
+                .err()
+                .unwrap_or_else(|| panic!("{spec} builds on 4x6 images"))
+                .to_string();
+            assert!(err.contains("big") && err.contains("inputs") && err.contains("at least 5x5"), "{err}");
+        }
+        // With same padding the same window is fine: ceil(4 / 1) x ceil(6 / 1) outputs.
+        let same = json!({"type": "max-pool2d", "pool_size": 5, "strides": 1, "padding": "same"});
+        let mut t = ComponentTest::<B>::new(from_spec(&same, "spec").unwrap(), [("inputs", images(4, 6, 1))], 0).unwrap();
+        let out = t.call("call", &[value(&[1, 4, 6, 1], &[0.0; 24])]).unwrap();
+        assert_eq!(out[0].shape(), Some(&[1, 4, 6, 1][..]));
+    }
+
+    fn a_variable_too_large_for_any_machine_is_refused_before_allocating<B>() {
+        // 4 inputs x 1e9 units is 4e9 weights, beyond the 2^30 a variable may hold.
+        let spec = json!({"type": "dense", "units": 1_000_000_000u64, "scope": "huge"});
+        let states = Space::from_json_str(r#"{"type": "float-box", "shape": [4], "add_batch_rank": true}"#).unwrap();
+        let err = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", states)], 0)
+            .err()
+            .expect("a 16 GB weight matrix is refused")
+            .to_string();
+        assert!(err.contains("huge/weights") || err.contains("huge/kernel"), "{err}");
+        assert!(err.contains("4000000000 elements") && err.contains("1073741824"), "{err}");
+    }
+
     fn nature_dqn_network_infers_its_shapes<B>() {
         let spec = rlgraph_tests::dummies::nature_dqn_spec();
         let mut t = ComponentTest::<B>::new(from_spec(&spec, "network_spec").unwrap(), [("inputs", images(84, 84, 4))], 0).unwrap();

@@ -146,6 +146,41 @@ both_backends! {
         let err = t.call("call", &[floats(&[2, 2], [0.0; 4])]).unwrap_err().to_string();
         assert!(err.contains("sequence") && err.contains("1 streams"), "{err}");
     }
+
+    fn sequence_stacks_a_tuple_leaf_by_leaf_as_rlgraphs_container_test<B>() {
+        // RLgraph's test_sequence_preprocessor_with_container_space, with a batch of one stream:
+        // Tuple(FloatBox(1), FloatBox(2, 2)), four frames concatenated in the last dimension.
+        let space = batch(r#"[{"type": "float-box", "shape": [1]}, {"type": "float-box", "shape": [2, 2]}]"#);
+        let spec = json!({"type": "sequence", "sequence_length": 4, "add_rank": false});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", space)], 0).unwrap();
+        let pair = |x: f64, y: [f64; 4]| Value::Tuple(vec![floats(&[1, 1], [x]), floats(&[1, 2, 2], y)]);
+        let out = |x: [f64; 4], y: [f64; 16]| Value::Tuple(vec![floats(&[1, 4], x), floats(&[1, 2, 8], y)]);
+        for _ in 0..3 {
+            t.call("reset", &[]).unwrap();
+            t.assert_call(
+                "call",
+                &[pair(0.5, [0.6, 0.7, 0.8, 0.9])],
+                &[out([0.5; 4], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9])],
+                tol(),
+            );
+            t.assert_call(
+                "call",
+                &[pair(0.6, [1.1; 4])],
+                &[out([0.5, 0.5, 0.5, 0.6], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1])],
+                tol(),
+            );
+            t.assert_call(
+                "call",
+                &[pair(0.7, [2.0, 2.1, 2.2, 2.3])],
+                &[out([0.5, 0.5, 0.6, 0.7], [0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 2.0, 2.1, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1, 2.2, 2.3])],
+                tol(),
+            );
+        }
+        // A text leaf has no frames to stack, and the refusal names it.
+        let text = batch(r#"{"a": {"type": "float-box"}, "t": {"type": "text-box"}}"#);
+        let err = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", text)], 0).err().unwrap().to_string();
+        assert!(err.contains("inputs/t") && err.contains("numeric"), "{err}");
+    }
 }
 
 both_backends! {
@@ -172,11 +207,115 @@ both_backends! {
         t.assert_call("call", std::slice::from_ref(&x), &[floats(&[1, 6], vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0])], tol());
         t.call("reset", &[]).unwrap();
         let spec = serde_json::json!({"type": "reshape", "flatten": true, "flatten_categories": false});
-        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", ids)], 0).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", ids.clone())], 0).unwrap();
         t.assert_call("call", std::slice::from_ref(&x), std::slice::from_ref(&x), tol());
-        let keyed = serde_json::json!({"type": "reshape", "flatten": true, "flatten_categories": {"a": 4}});
-        let err = from_spec::<B>(&keyed, "spec").err().unwrap().to_string();
-        assert!(err.contains("spec.flatten_categories"), "{err}");
+        // A per-key count on a primitive input names no leaf.
+        let keyed = serde_json::json!({"type": "reshape", "flatten": true, "flatten_categories": {"a": 4}, "scope": "flat"});
+        let err = ComponentTest::<B>::new(from_spec(&keyed, "spec").unwrap(), [("inputs", ids)], 0).err().unwrap().to_string();
+        assert!(err.contains("flat") && err.contains("flatten_categories.a"), "{err}");
+    }
+
+    fn reshape_flattens_a_dict_leaf_by_leaf_as_rlgraphs_split_graph_test<B>() {
+        // RLgraph's test_split_graph_on_reshape_flatten (test_preprocess_layers.py): floats are
+        // flattened per leaf, and only "d", named in flatten_categories, is one-hot by 3.
+        let space = batch(
+            r#"{"a": [{"type": "float-box", "shape": [1, 1, 2]}, {"type": "float-box", "shape": [1, 2, 2]}],
+                "b": {"type": "float-box", "shape": [2, 2, 3]},
+                "c": {"type": "float-box", "shape": [2]},
+                "d": {"type": "int-box", "high": 3}}"#,
+        );
+        let b: Vec<f64> = (1..=24).map(|i| f64::from(i) / 100.0).collect();
+        let input = Value::Dict(
+            [
+                ("a".to_string(), Value::Tuple(vec![
+                    floats(&[2, 1, 1, 2], [3.0, 5.0, 1.0, 5.2]),
+                    floats(&[2, 1, 2, 2], [3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8]),
+                ])),
+                ("b".to_string(), floats(&[2, 2, 2, 3], &b)),
+                ("c".to_string(), floats(&[2, 2], [0.1, 0.2, 0.3, 0.4])),
+                ("d".to_string(), Value::Int32(Array::new([2], vec![2, 0]).unwrap())),
+            ]
+            .into(),
+        );
+        let expected = Value::Dict(
+            [
+                ("a".to_string(), Value::Tuple(vec![
+                    floats(&[2, 2], [3.0, 5.0, 1.0, 5.2]),
+                    floats(&[2, 4], [3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8]),
+                ])),
+                ("b".to_string(), floats(&[2, 12], &b)),
+                ("c".to_string(), floats(&[2, 2], [0.1, 0.2, 0.3, 0.4])),
+                ("d".to_string(), floats(&[2, 3], [0.0, 0.0, 1.0, 1.0, 0.0, 0.0])),
+            ]
+            .into(),
+        );
+        let spec = json!({"type": "reshape", "flatten": true, "flatten_categories": {"d": 3}});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", space.clone())], 0).unwrap();
+        t.call("reset", &[]).unwrap();
+        t.assert_call("call", std::slice::from_ref(&input), &[expected], tol());
+        // RLgraph strips only the leading "/" of a flat key; "/d" names the same leaf here.
+        let rooted = json!({"type": "reshape", "flatten": true, "flatten_categories": {"/d": 3}});
+        assert!(ComponentTest::<B>::new(from_spec(&rooted, "spec").unwrap(), [("inputs", space.clone())], 0).is_ok());
+        // A key that names no leaf is refused with the leaves there are; so is one-hot on a float.
+        let typo = json!({"type": "reshape", "flatten": true, "flatten_categories": {"e": 3}, "scope": "flat"});
+        let err = ComponentTest::<B>::new(from_spec(&typo, "spec").unwrap(), [("inputs", space.clone())], 0).err().unwrap().to_string();
+        assert!(err.contains("flat") && err.contains("flatten_categories.e") && err.contains("a/_T0_, a/_T1_, b, c, d"), "{err}");
+        let float = json!({"type": "reshape", "flatten": true, "flatten_categories": {"c": 3}});
+        let err = ComponentTest::<B>::new(from_spec(&float, "spec").unwrap(), [("inputs", space)], 0).err().unwrap().to_string();
+        assert!(err.contains("inputs/c") && err.contains("IntBox with at most 3 categories"), "{err}");
+    }
+
+    fn reshape_takes_a_new_shape_per_flat_key<B>() {
+        // "a" (2x2 floats) becomes [4]; "b" (3 ints below 4) becomes [3, 1] and stays int;
+        // a leaf not named keeps its shape.
+        let space = batch(
+            r#"{"a": {"type": "float-box", "shape": [2, 2]}, "b": {"type": "int-box", "high": 4, "shape": [3]},
+                "c": {"type": "float-box", "shape": [2]}}"#,
+        );
+        let ints = Value::Int32(Array::new([1, 3], vec![3, 0, 1]).unwrap());
+        let input = Value::Dict(
+            [
+                ("a".to_string(), floats(&[1, 2, 2], [1.0, 2.0, 3.0, 4.0])),
+                ("b".to_string(), ints),
+                ("c".to_string(), floats(&[1, 2], [5.0, 6.0])),
+            ]
+            .into(),
+        );
+        let spec = json!({"type": "reshape", "new_shape": {"a": [4], "b": [3, 1]}});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", space.clone())], 0).unwrap();
+        let expected = Value::Dict(
+            [
+                ("a".to_string(), floats(&[1, 4], [1.0, 2.0, 3.0, 4.0])),
+                ("b".to_string(), Value::Int32(Array::new([1, 3, 1], vec![3, 0, 1]).unwrap())),
+                ("c".to_string(), floats(&[1, 2], [5.0, 6.0])),
+            ]
+            .into(),
+        );
+        t.assert_call("call", std::slice::from_ref(&input), &[expected], tol());
+        // One-hot before the new shape: [3, 0, 1] by 4 is 12 floats; "a" keeps its shape.
+        let spec = json!({"type": "reshape", "new_shape": {"b": [12]}, "flatten_categories": {"b": 4}});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", space.clone())], 0).unwrap();
+        let one_hot = [0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+        let expected = Value::Dict(
+            [
+                ("a".to_string(), floats(&[1, 2, 2], [1.0, 2.0, 3.0, 4.0])),
+                ("b".to_string(), floats(&[1, 12], one_hot)),
+                ("c".to_string(), floats(&[1, 2], [5.0, 6.0])),
+            ]
+            .into(),
+        );
+        t.assert_call("call", &[input], &[expected], tol());
+        // A shape that does not hold the leaf's elements names the leaf.
+        let wrong = json!({"type": "reshape", "new_shape": {"a": [3]}});
+        let err = ComponentTest::<B>::new(from_spec(&wrong, "spec").unwrap(), [("inputs", space)], 0).err().unwrap().to_string();
+        assert!(err.contains("inputs/a") && err.contains("new shape [3]"), "{err}");
+        // RLgraph asserts that flatten and new_shape are not given together.
+        let both = json!({"type": "reshape", "flatten": true, "new_shape": [4]});
+        let err = from_spec::<B>(&both, "spec").err().unwrap().to_string();
+        assert!(err.contains("spec.new_shape") && err.contains("not both"), "{err}");
+        let bad = json!({"type": "reshape", "new_shape": {"a": [-1]}});
+        let err = from_spec::<B>(&bad, "spec").err().unwrap().to_string();
+        assert!(err.contains("spec.new_shape.a"), "{err}");
     }
 
     fn every_preprocessor_has_reset<B>() {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use rlgraph_components::{MultiGpuSync, OptimizerSpec, Rule, TimeDependent};
 use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
 use rlgraph_core::{
-    build, BuildOptions, Component, ComponentTest, CoreError, Device, DeviceMap, GraphExecutor, GraphFn, HostTensor,
-    Initializer, Param, Tolerance, VarDecl,
+    build, BuildOptions, Component, ComponentTest, ContainerMode, CoreError, Device, DeviceMap, GraphExecutor, GraphFn,
+    HostTensor, Initializer, Param, Tolerance, VarDecl,
 };
 use rlgraph_tests::both_backends;
 use rlgraph_tests::dummies::*;
@@ -215,6 +215,29 @@ both_backends! {
         let exec = GraphExecutor::build(diamond::<B>(), &spaces(&[("input", float())]), &BuildOptions::default(), 0).unwrap();
         let plan = exec.plan("run").unwrap();
         assert_eq!(plan.steps(), plan.len());
+    }
+
+    fn split_mode_kernels_fuse_over_primitive_inputs_only<B>() {
+        let doubler = |name: &str| {
+            Component::<B>::new(name)
+                .api("run", vec![Param::new("x")], |ctx, args| ctx.graph_fn("double", &[args.get(0)?]))
+                .graph_fn(
+                    GraphFn::tensors("double", |_, xs| Ok([B::affine(xs[0], 2.0, 0.0)?]))
+                        .mode(ContainerMode::Split)
+                        .infer_same(),
+                )
+        };
+        let root = || chain::<B>("root", vec![doubler("a"), doubler("b")]);
+        // A primitive input: every call sees one tensor, so the two kernels run as one step.
+        let mut t = ComponentTest::<B>::new(root(), [("x", float())], 1).unwrap();
+        assert_eq!(t.executor().plan("run").unwrap().steps(), 1);
+        assert_eq!(t.call("run", &[Value::f32(1.5)]).unwrap(), vec![Value::f32(6.0)]);
+        // A Dict input: each kernel runs once per key, and nothing fuses.
+        let pair = Space::dict([("p", float()), ("q", float())]).unwrap();
+        let mut t = ComponentTest::<B>::new(root(), [("x", pair)], 1).unwrap();
+        assert_eq!(t.executor().plan("run").unwrap().steps(), 2);
+        let dict = |p: f32, q: f32| Value::Dict([("p".to_string(), Value::f32(p)), ("q".to_string(), Value::f32(q))].into());
+        assert_eq!(t.call("run", &[dict(1.0, -0.5)]).unwrap(), vec![dict(4.0, -2.0)]);
     }
 
     fn a_failing_fused_kernel_is_named_and_later_calls_still_work<B>() {

@@ -2,7 +2,7 @@
 //! `same` / `valid` padding rules, so RLgraph configs mean what they meant there.
 
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, GraphFn, Initializer, Param, Result, VarDecl};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, Initializer, InputSpaces, Param, Result, VarDecl};
 
 use crate::activation::Activation;
 
@@ -132,6 +132,32 @@ fn image_dims(space: &Space, who: &str) -> std::result::Result<[usize; 3], Strin
     }
 }
 
+/// Refuses what no window can slide over: a window or stride of 0, an empty image, and (with
+/// `valid` padding) an image smaller than the window.
+fn check_window(sp: &InputSpaces, who: &str, k: usize, s: usize, padding: Padding) -> Result<()> {
+    let [h, w, c] = image_dims(sp.get("inputs")?, who).map_err(|e| sp.mismatch("inputs", e))?;
+    if k == 0 || s == 0 {
+        return Err(CoreError::Component {
+            component: sp.component().into(),
+            method: None,
+            reason: format!("{who} needs a window and strides of at least 1, got window {k} and strides {s}"),
+        });
+    }
+    if h == 0 || w == 0 || c == 0 {
+        return Err(sp.mismatch(
+            "inputs",
+            format!("{who} needs images with at least one pixel and channel"),
+        ));
+    }
+    if padding == Padding::Valid && (k > h || k > w) {
+        return Err(sp.mismatch(
+            "inputs",
+            format!("images of at least {k}x{k} for {who}'s {k}x{k} window with valid padding (or padding \"same\")"),
+        ));
+    }
+    Ok(())
+}
+
 /// A 2-D convolution layer named `name`, API method `call(inputs)` on NHWC float images.
 pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
     let Conv2dSpec {
@@ -149,11 +175,7 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
-        .check_inputs(|sp| {
-            sp.expect("inputs", "a FloatBox of shape [height, width, channels]", |s| {
-                image_dims(s, "conv2d").is_ok()
-            })
-        })
+        .check_inputs(move |sp| check_window(sp, "conv2d", k, s, padding))
         .variables(move |sp| {
             let [_, _, c] = image_dims(sp.get("inputs")?, "conv2d").map_err(|e| sp.mismatch("inputs", e))?;
             let mut v = vec![VarDecl::new("kernel", [filters, c, k, k], weights.clone())];
@@ -201,11 +223,7 @@ pub fn max_pool2d<B: Backend>(name: &str, pool_size: usize, strides: usize, padd
         .api("call", vec![Param::new("inputs")], |ctx, args| {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
-        .check_inputs(|sp| {
-            sp.expect("inputs", "a FloatBox of shape [height, width, channels]", |s| {
-                image_dims(s, "max-pool").is_ok()
-            })
-        })
+        .check_inputs(move |sp| check_window(sp, "max-pool", k, s, padding))
         .graph_fn(
             GraphFn::tensors("apply", move |_, xs| {
                 Ok(vec![on_padded_nchw::<B>(

@@ -15,5 +15,5 @@ pub use dense::{dense, DenseSpec};
 pub use embedding::embedding;
 pub use local_response_norm::{local_response_norm, LrnSpec};
 pub use lstm::{lstm, sequence_length_space, LstmSpec};
-pub use reshape::{reshape, reshape_flattening, reshape_with_categories, FlattenCategories};
+pub use reshape::{reshape, reshape_flattening, reshape_with_categories, FlattenCategories, NewShape};
 pub use time_rank::{fold_time_rank, unfold_time_rank};
