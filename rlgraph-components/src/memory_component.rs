@@ -297,13 +297,7 @@ pub(crate) fn memory_from_spec<B: Backend>(
                 other
             }
         };
-        let capacity = s.usize_or("capacity", 1000)?;
-        if capacity == 0 {
-            return Err(CoreError::Config {
-                at: s.at("capacity"),
-                reason: "a memory needs a capacity of at least 1".into(),
-            });
-        }
+        let capacity = s.positive_or("capacity", 1000)?;
         Ok(memory_component(
             s.str_or("scope", memory.type_name())?,
             memory,

@@ -67,10 +67,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
             let unit = s
                 .get("residual_unit")
                 .ok_or_else(|| bad("residual_unit", "missing; the layer (or layers) to repeat".into()))?;
-            let repeats = s.usize_or("repeats", 2)?;
-            if repeats == 0 {
-                return Err(bad("repeats", "must be at least 1".into()));
-            }
+            let repeats = s.positive_or("repeats", 2)?;
             let activation = Activation::parse(
                 s.get("activation").and_then(Json::as_str),
                 s.get("activation_params"),
@@ -98,14 +95,8 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
                 "pad_empty",
                 "scope",
             ])?;
-            let vocab = s.usize("vocab_size")?;
-            let dim = s.usize("embed_dim")?;
-            if vocab == 0 || dim == 0 {
-                return Err(bad(
-                    if vocab == 0 { "vocab_size" } else { "embed_dim" },
-                    "must be at least 1".into(),
-                ));
-            }
+            let vocab = s.positive("vocab_size")?;
+            let dim = s.positive("embed_dim")?;
             // Partitioning only matters to TensorFlow's sharded variables.
             if !matches!(s.str_or("partition_strategy", "mod")?, "mod" | "div") {
                 return Err(bad("partition_strategy", "expected \"mod\" or \"div\"".into()));

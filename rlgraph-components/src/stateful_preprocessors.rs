@@ -163,7 +163,7 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
             let inputs = spaces.get("inputs")?;
             match inputs.is_container() {
                 // Every leaf's items side by side, flat: [batch, length, sum of leaf sizes].
-                true => shape.push(inputs.flatten().iter().map(|(_, l)| l.flat_dim()).sum()),
+                true => shape.push(inputs.flat_dim()),
                 false => shape.extend(item_shape(spaces)?),
             }
             Ok(vec![

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use petgraph::graph::NodeIndex;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::flat_key::Nest;
 use rlgraph_spaces::{BoolBox, Dtype, FloatBox, IntBox, Ranks, Space};
 
 use crate::assembly::{invoke, space_of_value, Op};
@@ -566,7 +567,7 @@ pub(crate) fn leaf_at(space: &Space, key: &str, path: &str, name: &str) -> Resul
     if !space.is_container() {
         return Ok(space.clone());
     }
-    space.flatten().into_iter().find(|(k, _)| k == key).map(|(_, s)| s.clone()).ok_or_else(|| CoreError::Component {
+    space.leaf_at(key).cloned().ok_or_else(|| CoreError::Component {
         component: path.into(),
         method: Some(name.into()),
         reason: format!("split inputs do not share flat key {key}; container inputs of a split graph function must have the same structure"),

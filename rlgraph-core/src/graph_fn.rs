@@ -5,6 +5,7 @@ use std::sync::Arc;
 use compact_str::CompactString;
 
 use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::flat_key::Nest;
 use rlgraph_spaces::Space;
 
 use crate::backend::{Backend, Device};
@@ -178,11 +179,7 @@ impl<'a, B: Backend> KernelCtx<'a, B> {
         if self.flat_key.is_empty() || !space.is_container() {
             return Some(space);
         }
-        space
-            .flatten()
-            .into_iter()
-            .find(|(k, _)| k == self.flat_key)
-            .map(|(_, leaf)| leaf)
+        space.leaf_at(self.flat_key)
     }
 
     /// The tensor of this component's variable `name`.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use petgraph::graph::NodeIndex;
 use rand_chacha::ChaCha8Rng;
+use rlgraph_spaces::flat_key::Nest;
 use rlgraph_spaces::Space;
 
 use crate::backend::{Backend, Device};
@@ -809,16 +810,11 @@ fn run_kernel<B: Backend>(
                     .iter()
                     .map(|a| match a {
                         Tree::Leaf(_) => Ok(a.clone()),
-                        c => c
-                            .flatten()
-                            .into_iter()
-                            .find(|(k, _)| k == key)
-                            .map(|(_, t)| Tree::Leaf(t.clone()))
-                            .ok_or_else(|| CoreError::Component {
-                                component: step.meta.component.to_string(),
-                                method: Some(step.name.to_string()),
-                                reason: format!("split inputs do not share flat key {key}"),
-                            }),
+                        c => c.leaf_at(key).cloned().ok_or_else(|| CoreError::Component {
+                            component: step.meta.component.to_string(),
+                            method: Some(step.name.to_string()),
+                            reason: format!("split inputs do not share flat key {key}"),
+                        }),
                     })
                     .collect::<Result<_>>()?;
                 let outs = (step.kernel)(&mut ctx.with_key(key), &leaves)?;

@@ -23,6 +23,14 @@ impl<T> flat_key::Nest for Tree<T> {
             Tree::Tuple(v) => Some(flat_key::tuple_children(v)),
         }
     }
+
+    fn child(&self, segment: &str) -> Option<&Tree<T>> {
+        match self {
+            Tree::Leaf(_) => None,
+            Tree::Dict(d) => d.get(segment),
+            Tree::Tuple(v) => v.get(flat_key::parse_tuple_segment(segment)?),
+        }
+    }
 }
 
 impl<T> Tree<T> {

@@ -34,6 +34,19 @@ pub trait Nest {
     /// The children with their key segments (a Dict key, or `_T<n>_`); `None` for a leaf.
     fn children(&self) -> Option<Vec<(String, &Self)>>;
 
+    /// The child at key segment `segment` (a Dict key, or `_T<n>_` of a Tuple), if there is one.
+    fn child(&self, segment: &str) -> Option<&Self>;
+
+    /// The leaf at flat key `key` (a lone leaf is at `""`), found by walking the key's segments
+    /// without listing the leaves; `None` when `key` names no leaf.
+    fn leaf_at(&self, key: &str) -> Option<&Self> {
+        let node = key
+            .split(SEPARATOR)
+            .filter(|s| !s.is_empty())
+            .try_fold(self, |node, segment| node.child(segment))?;
+        node.children().is_none().then_some(node)
+    }
+
     /// The leaves with their flat keys in RLgraph's order (a lone leaf has the key `""`).
     fn leaves(&self) -> Vec<(String, &Self)> {
         fn walk<'a, N: Nest + ?Sized>(node: &'a N, key: String, out: &mut Vec<(String, &'a N)>) {

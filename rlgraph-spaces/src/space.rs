@@ -114,6 +114,14 @@ impl flat_key::Nest for Space {
             _ => None,
         }
     }
+
+    fn child(&self, segment: &str) -> Option<&Space> {
+        match self {
+            Space::Dict(d) => d.entries.get(segment),
+            Space::Tuple(t) => t.items.get(flat_key::parse_tuple_segment(segment)?),
+            _ => None,
+        }
+    }
 }
 
 impl Space {

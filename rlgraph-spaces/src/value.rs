@@ -106,6 +106,14 @@ impl flat_key::Nest for Value {
             _ => None,
         }
     }
+
+    fn child(&self, segment: &str) -> Option<&Value> {
+        match self {
+            Value::Dict(d) => d.get(segment),
+            Value::Tuple(t) => t.get(flat_key::parse_tuple_segment(segment)?),
+            _ => None,
+        }
+    }
 }
 
 impl Value {

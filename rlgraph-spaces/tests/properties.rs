@@ -103,6 +103,23 @@ proptest! {
     }
 
     #[test]
+    fn leaf_at_finds_exactly_the_flattened_leaves(space in space(), seed in any::<u64>()) {
+        use rlgraph_spaces::flat_key::Nest;
+        let value = space.sample(None, &mut ChaCha8Rng::seed_from_u64(seed));
+        for (key, leaf) in space.flatten() {
+            prop_assert_eq!(space.leaf_at(&key), Some(leaf));
+        }
+        for (key, leaf) in value.flatten() {
+            prop_assert_eq!(value.leaf_at(&key), Some(leaf));
+        }
+        // A key of no leaf finds nothing, and a container's own key names no leaf.
+        prop_assert_eq!(space.leaf_at("/no-such-key"), None);
+        if space.is_container() {
+            prop_assert_eq!(space.leaf_at(""), None);
+        }
+    }
+
+    #[test]
     fn spaces_and_values_survive_a_json_round_trip(space in space(), seed in any::<u64>(), batch in 1usize..3) {
         let text = serde_json::to_string(&space).unwrap();
         let back = Space::from_json_str(&text).unwrap();

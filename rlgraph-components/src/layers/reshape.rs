@@ -112,16 +112,13 @@ impl Reshaping {
     fn check(&self, sp: &InputSpaces, s: &Space) -> rlgraph_core::Result<()> {
         let leaves = s.flatten();
         let named = |key: &String| leaves.iter().any(|(k, _)| unrooted(k) == key);
-        let per_key: Vec<(&str, &String)> = match (&self.how, &self.target) {
-            (FlattenCategories::PerKey(c), NewShape::PerKey(n)) => c
-                .keys()
-                .map(|k| ("flatten_categories", k))
-                .chain(n.keys().map(|k| ("new_shape", k)))
-                .collect(),
-            (FlattenCategories::PerKey(c), _) => c.keys().map(|k| ("flatten_categories", k)).collect(),
-            (_, NewShape::PerKey(n)) => n.keys().map(|k| ("new_shape", k)).collect(),
-            _ => vec![],
-        };
+        let mut per_key: Vec<(&str, &String)> = vec![];
+        if let FlattenCategories::PerKey(c) = &self.how {
+            per_key.extend(c.keys().map(|k| ("flatten_categories", k)));
+        }
+        if let NewShape::PerKey(n) = &self.target {
+            per_key.extend(n.keys().map(|k| ("new_shape", k)));
+        }
         if let Some((spec, key)) = per_key.into_iter().find(|(_, k)| !named(k)) {
             let known: Vec<&str> = leaves.iter().map(|(k, _)| unrooted(k)).collect();
             return Err(sp.mismatch(
