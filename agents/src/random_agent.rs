@@ -85,7 +85,7 @@ impl Agent for RandomAgent {
 
     fn save_checkpoint(&self, path: &Path) -> Result<()> {
         let state = self.counters.save_state()?;
-        std::fs::write(path, state.meta.to_string()).map_err(|e| CoreError::Checkpoint {
+        rlgraph_core::write_atomically(path, state.meta.to_string().as_bytes()).map_err(|e| CoreError::Checkpoint {
             path: path.display().to_string(),
             reason: e.to_string(),
         })

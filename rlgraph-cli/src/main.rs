@@ -9,6 +9,7 @@ mod agent_commands;
 mod backend_choice;
 mod call_command;
 mod env_command;
+mod output_files;
 mod profile_command;
 mod space_command;
 mod tensorboard;

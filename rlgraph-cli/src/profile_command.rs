@@ -12,6 +12,7 @@ use rlgraph_envs::{make, Stepping, VectorEnv};
 use serde_json::{json, Value as Json};
 
 use crate::backend_choice::{on_backend, OnBackend};
+use crate::output_files::write_json;
 
 /// Arguments of `rlgraph profile`.
 #[derive(Args)]
@@ -82,8 +83,8 @@ pub fn start(dir: &Path) -> Result<(), String> {
 pub fn finish(dir: &Path) -> Result<Json, String> {
     profiler::set_level(Level::Off);
     let events = profiler::global().take_events();
-    profiler::write_json(&dir.join("events.json"), &events).map_err(|e| e.to_string())?;
-    profiler::write_json(&dir.join("trace.json"), &profiler::chrome_trace(&events)).map_err(|e| e.to_string())?;
+    write_json(&dir.join("events.json"), &events)?;
+    write_json(&dir.join("trace.json"), &profiler::chrome_trace(&events))?;
     let breakdown = Breakdown::from_events(&events);
     Ok(json!({
         "dir": dir.display().to_string(),
@@ -217,7 +218,7 @@ impl OnBackend for CalibrateArgs {
         let from_runs = Calibration::derive(best[0], best[1], best[2]);
         let mut calibration = Calibration::measure(200_000, self.repeats);
         calibration.runs = from_runs.runs;
-        profiler::write_json(&self.out, &calibration).map_err(|e| e.to_string())?;
+        write_json(&self.out, &calibration)?;
         // Validation on runs the calibration did not see: pairs of a fresh unprofiled run and
         // a fresh fully profiled one, back to back so both meet the same machine; the median
         // pair's error counts.

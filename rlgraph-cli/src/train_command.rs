@@ -2,7 +2,6 @@
 //! progress bar, per-episode metrics as CSV and as a TensorBoard event file, periodic and
 //! final checkpoints, and a JSON summary at the end.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use agents::Agent;
@@ -14,6 +13,7 @@ use rlgraph_core::Backend;
 use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
+use crate::output_files::write_file;
 use crate::tensorboard::EventWriter;
 use serde_json::Value as Json;
 
@@ -210,8 +210,8 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     summary["device"] = device.to_string().into();
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        write_file(dir, "episodes.csv", &episodes_csv(&stats))?;
-        write_file(dir, "summary.json", &summary.to_string())?;
+        write_file(dir, "episodes.csv", episodes_csv(&stats).as_bytes())?;
+        write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     }
     Ok(summary.to_string())
 }
@@ -318,7 +318,8 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
 pub(crate) fn open_out_dir(args: &TrainArgs) -> Result<Option<EventWriter>, String> {
     let Some(dir) = &args.out else { return Ok(None) };
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    std::fs::copy(&args.config, dir.join("config.json")).map_err(|e| format!("cannot copy the config: {e}"))?;
+    let config = std::fs::read(&args.config).map_err(|e| format!("cannot read {}: {e}", args.config.display()))?;
+    write_file(dir, "config.json", &config)?;
     EventWriter::create(dir).map(Some)
 }
 
@@ -340,16 +341,10 @@ pub(crate) fn episodes_csv(stats: &executors::WorkerStats) -> String {
     csv
 }
 
-pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<(), String> {
-    std::fs::File::create(dir.join(name))
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-}
-
 fn write_outputs(dir: &Path, stats: &executors::WorkerStats, summary: &Json, agent: &dyn Agent) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    write_file(dir, "episodes.csv", &episodes_csv(stats))?;
-    write_file(dir, "summary.json", &summary.to_string())?;
+    write_file(dir, "episodes.csv", episodes_csv(stats).as_bytes())?;
+    write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     agent
         .save_checkpoint(&dir.join("checkpoint.safetensors"))
         .map_err(|e| e.to_string())

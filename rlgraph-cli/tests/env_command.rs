@@ -77,3 +77,17 @@ fn bad_actions_and_ids_are_one_line_errors() {
     assert_eq!(code, 2);
     assert!(stderr.contains("Nope-v0"), "{stderr}");
 }
+
+#[test]
+fn non_finite_or_out_of_bounds_states_are_one_line_errors() {
+    for (state, named) in [
+        ("nan,0,0,0", "x is NaN"),
+        ("0,inf,0,0", "x_dot is inf"),
+        ("0,0,0.5,0", "theta is 0.5"),
+    ] {
+        let (code, _, stderr) = rlgraph(&["env", "CartPole-v1", "--state", state, "--actions", "1"]);
+        assert_eq!(code, 2, "{state}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(named), "{stderr}");
+    }
+}

@@ -2,7 +2,9 @@
 //! of the executor's state (its RNG position, the format version) as JSON in the file's
 //! safetensors metadata. One file, readable by any safetensors tool. Host state (replay
 //! memories) rides along: its tensors under `#host/NAME/...`, its JSON under the metadata
-//! key `host`.
+//! key `host`. A CRC-32C over the metadata and every tensor's name, type, shape and bytes
+//! (metadata key `crc32c`) is checked before anything is restored, and the file is written
+//! atomically (`atomic_file`), so a damaged or torn checkpoint is refused, never half loaded.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -15,7 +17,10 @@ use crate::executor::GraphExecutor;
 use crate::host_state::{HostState, SavedState};
 use crate::rng_state::{rng_from_json, rng_to_json};
 
-const FORMAT: &str = "rlgraph-rs checkpoint 1";
+const FORMAT: &str = "rlgraph-rs checkpoint 2";
+/// The first format had no checksum; its files still load.
+const FORMAT_WITHOUT_CHECKSUM: &str = "rlgraph-rs checkpoint 1";
+const CHECKSUM_KEY: &str = "crc32c";
 const HOST: &str = "#host/";
 
 fn to_bytes(data: &HostData) -> Vec<u8> {
@@ -46,6 +51,30 @@ fn from_bytes(dtype: StDtype, bytes: &[u8]) -> Option<HostData> {
         StDtype::U8 => HostData::U8(bytes.to_vec()),
         _ => return None,
     })
+}
+
+/// The CRC-32C of the metadata text and of every tensor (name, type, shape, bytes), in name
+/// order, so that a flipped bit anywhere that matters changes it.
+fn checksum<'a>(meta: &str, tensors: impl IntoIterator<Item = (&'a str, StDtype, &'a [usize], &'a [u8])>) -> u32 {
+    let mut crc = crc32c::crc32c(meta.as_bytes());
+    for (name, dtype, shape, data) in tensors {
+        crc = crc32c::crc32c_append(crc, name.as_bytes());
+        crc = crc32c::crc32c_append(crc, format!("\0{dtype:?}\0").as_bytes());
+        for d in shape {
+            crc = crc32c::crc32c_append(crc, &(*d as u64).to_le_bytes());
+        }
+        crc = crc32c::crc32c_append(crc, data);
+    }
+    crc
+}
+
+/// Whether every element of a float tensor is finite (integer data always is).
+fn finite(data: &HostData) -> bool {
+    match data {
+        HostData::F32(v) => v.iter().all(|x| x.is_finite()),
+        HostData::F64(v) => v.iter().all(|x| x.is_finite()),
+        HostData::I64(_) | HostData::U8(_) => true,
+    }
 }
 
 fn st_dtype(d: DType) -> StDtype {
@@ -99,12 +128,18 @@ impl<B: Backend> GraphExecutor<B> {
         state["format"] = FORMAT.into();
         state["backend"] = B::NAME.into();
         state["host"] = host_meta.into();
-        let meta = HashMap::from([("rlgraph".to_string(), state.to_string())]);
+        let state = state.to_string();
+        let crc = checksum(
+            &state,
+            views.iter().map(|(k, v)| (k.as_str(), v.dtype(), v.shape(), v.data())),
+        );
+        let meta = HashMap::from([
+            ("rlgraph".to_string(), state),
+            (CHECKSUM_KEY.to_string(), format!("{crc:08x}")),
+        ]);
         let buffer = safetensors::serialize(views, Some(meta)).map_err(|e| fail(e.to_string()))?;
-        // Write to a temporary file and rename, so a failed save never clobbers a good checkpoint.
-        let tmp = path.with_extension("partial");
-        std::fs::write(&tmp, buffer).map_err(|e| fail(format!("cannot write: {e}")))?;
-        std::fs::rename(&tmp, path).map_err(|e| fail(format!("cannot move into place: {e}")))
+        // A failed or killed save never clobbers a good checkpoint.
+        crate::atomic_file::write_atomically(path, &buffer).map_err(|e| fail(format!("cannot write: {e}")))
     }
 
     /// Restores variables and RNG position from `path`. Everything is checked before anything
@@ -124,14 +159,31 @@ impl<B: Backend> GraphExecutor<B> {
         let buffer = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
         let file = SafeTensors::deserialize(&buffer).map_err(|e| fail(format!("not a safetensors file: {e}")))?;
         let (_, metadata) = SafeTensors::read_metadata(&buffer).map_err(|e| fail(e.to_string()))?;
-        let state: serde_json::Value = metadata
-            .metadata()
-            .as_ref()
+        let meta = metadata.metadata().as_ref();
+        let text = meta
             .and_then(|m| m.get("rlgraph"))
-            .and_then(|s| serde_json::from_str(s).ok())
             .ok_or_else(|| fail("no rlgraph metadata; was it written by GraphExecutor::save?".into()))?;
-        if state["format"] != FORMAT {
+        let state: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| fail(format!("the rlgraph metadata is not JSON ({e}); the file is damaged")))?;
+        if state["format"] != FORMAT && state["format"] != FORMAT_WITHOUT_CHECKSUM {
             return Err(fail(format!("unknown format {}", state["format"])));
+        }
+        if state["format"] == FORMAT {
+            let mut tensors = file.tensors();
+            tensors.sort_by(|a, b| a.0.cmp(&b.0));
+            let computed = checksum(
+                text,
+                tensors
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.dtype(), v.shape(), v.data())),
+            );
+            let stored = meta.and_then(|m| m.get(CHECKSUM_KEY));
+            if stored.map(String::as_str) != Some(format!("{computed:08x}").as_str()) {
+                return Err(fail(format!(
+                    "checksum mismatch (stored crc32c {}, computed {computed:08x}): the file is damaged; restore from another copy",
+                    stored.map_or("none", String::as_str)
+                )));
+            }
         }
         let mut values = BTreeMap::new();
         let mut host_saved: BTreeMap<String, SavedState> = BTreeMap::new();
@@ -167,6 +219,11 @@ impl<B: Backend> GraphExecutor<B> {
         let missing: Vec<&&String> = expected.iter().filter(|p| !values.contains_key(**p)).collect();
         if !missing.is_empty() {
             return Err(fail(format!("variables missing from the checkpoint: {missing:?}")));
+        }
+        if let Some((name, _)) = values.iter().find(|(_, t)| !finite(&t.data)) {
+            return Err(fail(format!(
+                "variable '{name}' holds NaN or infinity: the run that wrote this checkpoint diverged, so its model is not usable"
+            )));
         }
         let rng = rng_from_json(&state).map_err(fail)?;
         self.set_variables(&values)?;

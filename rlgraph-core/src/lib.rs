@@ -42,6 +42,7 @@
 //! ```
 
 pub mod assembly;
+pub mod atomic_file;
 pub mod backend;
 pub mod batching;
 pub mod builder;
@@ -66,6 +67,7 @@ pub mod tree;
 pub mod variables;
 
 pub use assembly::{ApiCtx, Args, Op};
+pub use atomic_file::write_atomically;
 pub use backend::{Backend, DType, Device, HostData, HostTensor};
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};

@@ -134,7 +134,12 @@ impl Env for Acrobot {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = self.core.set(state, "theta1, theta2, dtheta1, dtheta2")?;
+        let any = (f64::NEG_INFINITY, f64::INFINITY);
+        self.state = self.core.set(
+            state,
+            "theta1, theta2, dtheta1, dtheta2",
+            [any, any, (-MAX_VEL_1, MAX_VEL_1), (-MAX_VEL_2, MAX_VEL_2)],
+        )?;
         Ok(())
     }
 }

@@ -96,7 +96,8 @@ impl Env for CartPole {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = self.core.set(state, "x, x_dot, theta, theta_dot")?;
+        let bounds = self.core.observation_bounds();
+        self.state = self.core.set(state, "x, x_dot, theta, theta_dot", bounds)?;
         Ok(())
     }
 }

@@ -117,14 +117,45 @@ impl Core {
         &mut self.rng
     }
 
-    /// `state` as exactly `N` values (named by `fields` in the error), and a new episode.
-    pub(crate) fn set<const N: usize>(&mut self, state: &[f64], fields: &str) -> Result<[f64; N]> {
-        let exact: [f64; N] = state.try_into().map_err(|_| EnvError::BadState {
+    /// `state` as exactly `N` finite values, each within its `(low, high)` bound (the
+    /// observation space's, where Gymnasium declares one), and a new episode. `fields` names
+    /// the values, comma-separated, for the error.
+    pub(crate) fn set<const N: usize>(
+        &mut self,
+        state: &[f64],
+        fields: &str,
+        bounds: [(f64, f64); N],
+    ) -> Result<[f64; N]> {
+        let bad = |reason: String| EnvError::BadState {
             env: self.episode.id.clone(),
-            reason: format!("expected {N} values ({fields}), got {}", state.len()),
-        })?;
+            reason,
+        };
+        let exact: [f64; N] = state
+            .try_into()
+            .map_err(|_| bad(format!("expected {N} values ({fields}), got {}", state.len())))?;
+        for ((x, (low, high)), name) in exact.iter().zip(bounds).zip(fields.split(", ")) {
+            if !x.is_finite() {
+                return Err(bad(format!("{name} is {x}; expected a finite number")));
+            }
+            if *x < low || *x > high {
+                return Err(bad(format!("{name} is {x}; expected a number from {low} to {high}")));
+            }
+        }
         self.episode.start();
         Ok(exact)
+    }
+
+    /// The bounds of the observation space's first `N` elements (for environments whose
+    /// state is their observation).
+    pub(crate) fn observation_bounds<const N: usize>(&self) -> [(f64, f64); N] {
+        let mut out = [(f64::NEG_INFINITY, f64::INFINITY); N];
+        if let Space::Float(b) = &self.state_space {
+            for (i, o) in out.iter_mut().enumerate() {
+                let (l, h) = b.bounds_of(i);
+                *o = (l, h);
+            }
+        }
+        out
     }
 }
 

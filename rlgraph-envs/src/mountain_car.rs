@@ -78,7 +78,8 @@ impl Env for MountainCar {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = self.core.set(state, "position, velocity")?;
+        let bounds = self.core.observation_bounds();
+        self.state = self.core.set(state, "position, velocity", bounds)?;
         Ok(())
     }
 }

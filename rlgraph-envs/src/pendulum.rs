@@ -84,7 +84,10 @@ impl Env for Pendulum {
     }
 
     fn set_state(&mut self, state: &[f64]) -> Result<()> {
-        self.state = self.core.set(state, "theta, theta_dot")?;
+        let any = (f64::NEG_INFINITY, f64::INFINITY);
+        self.state = self
+            .core
+            .set(state, "theta, theta_dot", [any, (-MAX_SPEED, MAX_SPEED)])?;
         Ok(())
     }
 }

@@ -160,3 +160,29 @@ fn acrobot_rest_is_an_equilibrium_and_torque_accelerates_the_second_link() {
     let step = env.step(&Value::i32(1)).unwrap();
     assert_eq!((step.reward, step.terminated), (0.0, true));
 }
+
+#[test]
+fn set_state_refuses_non_finite_values_and_values_beyond_gymnasiums_bounds() {
+    let refused = |env: &mut dyn Env, state: &[f64], name: &str| {
+        let err = env.set_state(state).unwrap_err().to_string();
+        assert!(err.contains(name), "{err}");
+    };
+    let mut cartpole = make("CartPole-v1", 0).unwrap();
+    refused(cartpole.as_mut(), &[f64::NAN, 0.0, 0.0, 0.0], "x is NaN");
+    refused(cartpole.as_mut(), &[0.0, f64::INFINITY, 0.0, 0.0], "x_dot is inf");
+    // Gymnasium's observation bounds: |x| <= 2 * 2.4, |theta| <= 2 * 12 degrees.
+    refused(cartpole.as_mut(), &[4.81, 0.0, 0.0, 0.0], "x is 4.81");
+    refused(cartpole.as_mut(), &[0.0, 0.0, -0.42, 0.0], "theta is -0.42");
+    cartpole.set_state(&[4.79, 1e6, 0.41, -1e6]).unwrap();
+    let mut car = make("MountainCar-v0", 0).unwrap();
+    refused(car.as_mut(), &[-1.21, 0.0], "position is -1.21");
+    refused(car.as_mut(), &[0.0, 0.071], "velocity is 0.071");
+    let mut pendulum = make("Pendulum-v1", 0).unwrap();
+    refused(pendulum.as_mut(), &[0.0, 8.5], "theta_dot is 8.5");
+    refused(pendulum.as_mut(), &[f64::NEG_INFINITY, 0.0], "theta is -inf");
+    pendulum.set_state(&[100.0, -8.0]).unwrap();
+    let mut acrobot = make("Acrobot-v1", 0).unwrap();
+    refused(acrobot.as_mut(), &[0.0, 0.0, 13.0, 0.0], "dtheta1 is 13");
+    refused(acrobot.as_mut(), &[0.0, 0.0, 0.0, -29.0], "dtheta2 is -29");
+    acrobot.set_state(&[7.0, -7.0, 12.5, -28.2]).unwrap();
+}

@@ -257,11 +257,18 @@ impl Columns {
             }
             let ok = match (col, &t.data) {
                 (Column::Bool(v), HostData::U8(d)) => {
+                    if let Some(b) = d.iter().find(|&&b| b > 1) {
+                        return Err(bad(format!("tensor {name} holds {b}, which is not a flag (0 or 1)")));
+                    }
                     *v = d.iter().map(|&b| b != 0).collect();
                     true
                 }
                 (Column::Int32(v), HostData::I64(d)) => {
-                    *v = d.iter().map(|&x| x as i32).collect();
+                    *v = d
+                        .iter()
+                        .map(|&x| i32::try_from(x))
+                        .collect::<std::result::Result<_, _>>()
+                        .map_err(|_| bad(format!("tensor {name} holds a value beyond int32")))?;
                     true
                 }
                 (Column::Int64(v), HostData::I64(d)) => {
@@ -286,6 +293,12 @@ impl Columns {
                 return Err(bad(format!("tensor {name} has element type {:?}", t.dtype())));
             }
         }
+        // Stored records must be records of the space (actions within bounds, finite where
+        // bounded), or a restored memory would feed the learner what no insert could.
+        let all: Vec<usize> = (0..filled).collect();
+        self.batch_space
+            .check(&next.gather(&all))
+            .map_err(|e| bad(format!("a stored record is not in the record space: {e}")))?;
         Ok(next)
     }
 }

@@ -249,10 +249,22 @@ impl PrioritizedReplay {
         let max_priority = state.meta["max_priority"]
             .as_f64()
             .ok_or_else(|| bad("'max_priority' is missing".into()))?;
+        if !(max_priority.is_finite() && max_priority > 0.0) {
+            return Err(bad(format!(
+                "'max_priority' is {max_priority}; expected a finite number above 0"
+            )));
+        }
         let weights = match state.tensors.get("priorities").map(|t| &t.data) {
             Some(HostData::F64(w)) if w.len() == ring.size() => w,
             _ => return Err(bad(format!("tensor 'priorities' must be {} f64 values", ring.size()))),
         };
+        // The sum tree samples in proportion to these: a NaN, an infinity or a negative
+        // weight would make sampling meaningless.
+        if let Some((i, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {
+            return Err(bad(format!(
+                "priority {i} is {w}; expected a finite number of at least 0"
+            )));
+        }
         let mut next = self.clone();
         next.ring = ring;
         next.max_priority = max_priority;

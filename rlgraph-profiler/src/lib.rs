@@ -42,4 +42,4 @@ pub use calibration::{Calibration, CalibrationRun};
 pub use clock::Clock;
 pub use event::{Category, Event, Kind, Name};
 pub use recorder::{capture, capture_step, enabled, global, operation, phase, set_level, Level, Profiler, Scope};
-pub use trace::{chrome_trace, read_json, write_json, ProfileError};
+pub use trace::{chrome_trace, read_json, ProfileError};

@@ -1,7 +1,7 @@
-//! Writing a profile down: the raw events (read back by `rlgraph profile report`) and a
-//! Chrome trace-event file that Perfetto and `chrome://tracing` open.
+//! A profile on disk: reading the raw events back (`rlgraph profile report`), and the
+//! Chrome trace-event form that Perfetto and `chrome://tracing` open. Writing is the
+//! caller's (the `rlgraph` command writes atomically).
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{json, Value as Json};
@@ -36,20 +36,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProfileError + '_ {
     }
 }
 
-/// Writes `value` as JSON to `path` through a temporary file, so a reader never sees half.
-pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ProfileError> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut out, value).map_err(|e| ProfileError::Io {
-        path: tmp.display().to_string(),
-        source: e.into(),
-    })?;
-    out.flush().map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
-}
-
-/// Reads JSON that [`write_json`] wrote.
+/// Reads a profile file written as JSON (raw events, a calibration).
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ProfileError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
     serde_json::from_str(&text).map_err(|e| ProfileError::Malformed {
