@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{CoreError, ErasedExecutor, HostTensor, MetaGraph, Result};
+use rlgraph_core::{CoreError, ErasedExecutor, HostState, HostTensor, MetaGraph, Result};
 
 use crate::update_spec::UpdateSpec;
 
@@ -48,10 +48,20 @@ pub trait Agent {
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>>;
     /// When to update.
     fn update_spec(&self) -> &UpdateSpec;
+    /// Saves everything a resumed run needs (variables, memories, counters, RNGs) and the
+    /// `extra` host states beside them, in one file (a worker adds its own this way).
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()>;
+    /// Restores a checkpoint written by `save_checkpoint_with`, and the `extra` host states
+    /// saved with it; every part is checked before any changes, so on error nothing changes.
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()>;
     /// Saves everything a resumed run needs (variables, memories, counters, RNGs).
-    fn save_checkpoint(&self, path: &Path) -> Result<()>;
+    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        self.save_checkpoint_with(path, &[])
+    }
     /// Restores a checkpoint written by `save_checkpoint`; on error nothing changes.
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()>;
+    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+        self.restore_checkpoint_with(path, &mut [])
+    }
     /// The agent's graph, backend erased (`None` for agents without one, such as the random
     /// agent).
     fn graph(&self) -> Option<&dyn ErasedExecutor>;
@@ -128,11 +138,11 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     fn update_spec(&self) -> &UpdateSpec {
         (**self).update_spec()
     }
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
-        (**self).save_checkpoint(path)
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
+        (**self).save_checkpoint_with(path, extra)
     }
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
-        (**self).restore_checkpoint(path)
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
+        (**self).restore_checkpoint_with(path, extra)
     }
     fn graph(&self) -> Option<&dyn ErasedExecutor> {
         (**self).graph()

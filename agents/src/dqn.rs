@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostTensor, Result};
+use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostState, HostTensor, Result};
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 
 use crate::actor::{Actor, GraphActor};
@@ -59,7 +59,7 @@ impl<B: Backend> DqnAgent<B> {
         learner.publish_to(&mut actor)?;
         Ok(DqnAgent {
             actor,
-            adder: NStepBuffer::new(config.n_step, config.discount),
+            adder: NStepBuffer::new(config.n_step, config.discount, state_space, action_space),
             replay: dqn_replay(&config, state_space, action_space)?,
             learner,
             counters: Counters::new(seed),
@@ -130,33 +130,15 @@ impl<B: Backend> DqnAgent<B> {
     }
 
     /// Saves everything a resumed run needs: the learner's variables, RNG and counters, the
-    /// actor's RNG and version, the replay memory, and the agent's counters and RNG. Pending
-    /// n-step buffers are not saved; save at episode boundaries to lose nothing.
+    /// actor's RNG and version, the replay memory, the pending n-step steps, and the agent's
+    /// counters and RNG.
     pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.learner.save_checkpoint(
-            path.as_ref(),
-            vec![
-                ("memory", self.replay.state()),
-                ("agent", &self.counters),
-                ("actor", &self.actor),
-            ],
-        )
+        Agent::save_checkpoint_with(self, path.as_ref(), &[])
     }
 
     /// Restores a checkpoint written by `save_checkpoint`; on error nothing changes.
     pub fn restore_checkpoint(&mut self, path: impl AsRef<Path>) -> Result<()> {
-        let DqnAgent {
-            learner,
-            replay,
-            counters,
-            actor,
-            ..
-        } = self;
-        learner.restore_checkpoint(
-            path.as_ref(),
-            vec![("memory", replay.state_mut()), ("agent", counters), ("actor", actor)],
-        )?;
-        self.resync_actor()
+        Agent::restore_checkpoint_with(self, path.as_ref(), &mut [])
     }
 
     /// Environment steps observed.
@@ -256,7 +238,7 @@ impl<B: Backend> Agent for DqnAgent<B> {
 
     /// Clears the n-step buffers and resets the preprocessors.
     fn reset(&mut self) -> Result<()> {
-        self.adder = NStepBuffer::new(self.config.n_step, self.config.discount);
+        self.adder.clear();
         reset_graph(self.actor.executor_mut())?;
         reset_graph(self.learner.executor_mut())
     }
@@ -265,12 +247,39 @@ impl<B: Backend> Agent for DqnAgent<B> {
         &self.config.update
     }
 
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
-        DqnAgent::save_checkpoint(self, path)
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
+        self.learner.save_checkpoint(
+            path,
+            vec![
+                ("memory", self.replay.state()),
+                ("n_step", &self.adder),
+                ("agent", &self.counters),
+                ("actor", &self.actor),
+            ],
+            extra,
+        )
     }
 
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
-        DqnAgent::restore_checkpoint(self, path)
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
+        let DqnAgent {
+            learner,
+            replay,
+            adder,
+            counters,
+            actor,
+            ..
+        } = self;
+        learner.restore_checkpoint(
+            path,
+            vec![
+                ("memory", replay.state_mut()),
+                ("n_step", adder),
+                ("agent", counters),
+                ("actor", actor),
+            ],
+            extra,
+        )?;
+        self.resync_actor()
     }
 
     fn weights_changed(&mut self) -> Result<()> {

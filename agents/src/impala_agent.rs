@@ -151,7 +151,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
 
     /// Saves the learner, the actor's RNG and version, partial and queued rollouts and the
     /// counters.
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
         self.learner.save_checkpoint(
             path,
             vec![
@@ -160,10 +160,11 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
                 ("agent", &self.counters),
                 ("actor", &self.actor),
             ],
+            extra,
         )
     }
 
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         let ImpalaAgent {
             learner,
             adder,
@@ -180,6 +181,7 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
                 ("agent", counters),
                 ("actor", actor),
             ],
+            extra,
         )?;
         self.resync_actor()
     }

@@ -78,9 +78,15 @@ impl<B: Backend> LearnerGraph<B> {
     }
 
     /// Saves the graph's variables and RNG, the learner's counters (under `learner`) and the
-    /// named `host` states beside them.
-    pub fn save_checkpoint<'a>(&'a self, path: &Path, mut host: Vec<(&'a str, &'a dyn HostState)>) -> Result<()> {
+    /// named `host` states and `extra` states (a worker's) beside them.
+    pub fn save_checkpoint<'a>(
+        &'a self,
+        path: &Path,
+        mut host: Vec<(&'a str, &'a dyn HostState)>,
+        extra: &'a [(&str, &dyn HostState)],
+    ) -> Result<()> {
         host.push(("learner", &self.counters));
+        host.extend(extra.iter().map(|(name, state)| (*name, *state)));
         self.exec.save_with(path, &host)
     }
 
@@ -89,8 +95,14 @@ impl<B: Backend> LearnerGraph<B> {
         &'a mut self,
         path: &Path,
         mut host: Vec<(&'a str, &'a mut dyn HostState)>,
+        extra: &'a mut [(&str, &mut dyn HostState)],
     ) -> Result<()> {
         host.push(("learner", &mut self.counters));
+        host.extend(
+            extra
+                .iter_mut()
+                .map(|(name, state)| (*name, &mut **state as &mut dyn HostState)),
+        );
         self.exec.restore_with(path, &mut host)
     }
 }

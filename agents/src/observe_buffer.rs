@@ -2,9 +2,14 @@
 //! (`R = r_t + gamma r_{t+1} + ... + gamma^{n-1} r_{t+n-1}`, next state `s_{t+n}`), as
 //! Ape-X and n-step DQN need; with n = 1 transitions pass straight through.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{HostState, Result, SavedState};
+use serde_json::{json, Value as Json};
 
 use crate::agent::Transition;
+use crate::transition_json::{transition_to_json, Reader};
 
 /// Pending steps per environment copy.
 #[derive(Clone, Debug)]
@@ -12,16 +17,26 @@ pub struct NStepBuffer {
     n: usize,
     discount: f64,
     pending: Vec<VecDeque<Transition>>,
+    /// The spaces pending steps are checked against when restored from a checkpoint.
+    state_space: Space,
+    action_space: Space,
 }
 
 impl NStepBuffer {
-    /// Buffers for n-step returns with discount `discount`.
-    pub fn new(n: usize, discount: f64) -> Self {
+    /// Buffers for n-step returns with discount `discount`, over steps of these spaces.
+    pub fn new(n: usize, discount: f64, state_space: &Space, action_space: &Space) -> Self {
         NStepBuffer {
             n: n.max(1),
             discount,
             pending: vec![],
+            state_space: state_space.with_batch_rank(false),
+            action_space: action_space.with_batch_rank(false),
         }
+    }
+
+    /// Drops every pending step (between episodes, or on an agent reset).
+    pub fn clear(&mut self) {
+        self.pending.clear();
     }
 
     /// Adds a step of copy `env_id`; returns the transitions it completes.
@@ -50,6 +65,51 @@ impl NStepBuffer {
             queue.clear();
         }
         out
+    }
+}
+
+/// Pending steps ride in agent checkpoints as JSON, so that a resumed run completes the same
+/// n-step transitions as the uninterrupted one.
+impl HostState for NStepBuffer {
+    fn save_state(&self) -> Result<SavedState> {
+        let pending: Vec<Json> = self
+            .pending
+            .iter()
+            .map(|queue| queue.iter().map(|t| Json::Object(transition_to_json(t))).collect())
+            .collect();
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta: json!({ "pending": pending }),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> Result<()> {
+        self.parse(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> Result<()> {
+        self.pending = self.parse(&state)?;
+        Ok(())
+    }
+}
+
+impl NStepBuffer {
+    fn parse(&self, state: &SavedState) -> Result<Vec<VecDeque<Transition>>> {
+        let r = Reader {
+            label: "(n-step buffer)",
+            state_space: &self.state_space,
+            action_space: &self.action_space,
+        };
+        let per_env = r.per_env(&state.meta, "pending", |j, at| r.transition(j, at))?;
+        // A full queue is completed on the push that fills it, so none holds n steps.
+        if let Some(e) = per_env.iter().position(|q| q.len() >= self.n) {
+            return Err(r.error(format!(
+                "pending[{e}] holds {} steps; at most {} can be pending",
+                per_env[e].len(),
+                self.n - 1
+            )));
+        }
+        Ok(per_env.into_iter().map(VecDeque::from).collect())
     }
 }
 

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, Result, Tree};
+use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostState, Result, Tree};
 
 use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
@@ -166,7 +166,7 @@ impl<B: Backend> Agent for PgAgent<B> {
 
     /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the recent
     /// steps and the agent's counters.
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
         self.learner.save_checkpoint(
             path,
             vec![
@@ -174,10 +174,11 @@ impl<B: Backend> Agent for PgAgent<B> {
                 ("agent", &self.counters),
                 ("actor", &self.actor),
             ],
+            extra,
         )
     }
 
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         let PgAgent {
             learner,
             rollout,
@@ -185,7 +186,11 @@ impl<B: Backend> Agent for PgAgent<B> {
             actor,
             ..
         } = self;
-        learner.restore_checkpoint(path, vec![("rollout", rollout), ("agent", counters), ("actor", actor)])?;
+        learner.restore_checkpoint(
+            path,
+            vec![("rollout", rollout), ("agent", counters), ("actor", actor)],
+            extra,
+        )?;
         self.resync_actor()
     }
 

@@ -21,6 +21,9 @@ pub(crate) const KIND: AgentKind = AgentKind {
     what: "a random agent (random)",
 };
 
+/// The format of a random agent's checkpoint.
+const FORMAT: &str = "rlgraph-rs random agent 2";
+
 /// A random agent has no keys of its own, and of the shared ones it takes only the device.
 #[derive(Deserialize)]
 struct RandomKeys {}
@@ -83,25 +86,66 @@ impl Agent for RandomAgent {
         &self.update
     }
 
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
-        let state = self.counters.save_state()?;
-        rlgraph_core::write_atomically(path, state.meta.to_string().as_bytes()).map_err(|e| CoreError::Checkpoint {
+    /// A random agent has no tensors, so its checkpoint is JSON: its counters under `agent`
+    /// and the extra states' JSON under `host` (extra states with tensors are refused).
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
+        let fail = |reason: String| CoreError::Checkpoint {
             path: path.display().to_string(),
-            reason: e.to_string(),
-        })
+            reason,
+        };
+        let mut host = serde_json::Map::new();
+        for (name, state) in extra {
+            let saved = state.save_state()?;
+            if !saved.tensors.is_empty() {
+                return Err(fail(format!(
+                    "host state {name:?} has tensors, which a random agent's checkpoint cannot hold"
+                )));
+            }
+            host.insert(name.to_string(), saved.meta);
+        }
+        let text = serde_json::json!({
+            "format": FORMAT,
+            "agent": self.counters.save_state()?.meta,
+            "host": host,
+        });
+        rlgraph_core::write_atomically(path, text.to_string().as_bytes()).map_err(|e| fail(e.to_string()))
     }
 
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         let bad = |reason: String| CoreError::Checkpoint {
             path: path.display().to_string(),
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let meta = serde_json::from_str(&text).map_err(|e| bad(format!("not a random agent's checkpoint: {e}")))?;
-        self.counters.load_state(SavedState {
+        let file: Json =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not a random agent's checkpoint: {e}")))?;
+        // The first format held the counters alone, at the top.
+        let (agent, host) = match file.get("format") {
+            Some(f) if f == FORMAT => (file["agent"].clone(), file["host"].clone()),
+            Some(f) => return Err(bad(format!("unknown format {f}"))),
+            None => (file, Json::Null),
+        };
+        let json_state = |meta: Json| SavedState {
             tensors: BTreeMap::new(),
             meta,
-        })
+        };
+        let agent = json_state(agent);
+        self.counters.check_state(&agent)?;
+        let mut loads = Vec::with_capacity(extra.len());
+        for (name, target) in extra.iter() {
+            let meta = host
+                .get(*name)
+                .cloned()
+                .ok_or_else(|| bad(format!("no host state named {name:?} in the checkpoint")))?;
+            let saved = json_state(meta);
+            target.check_state(&saved)?;
+            loads.push(saved);
+        }
+        self.counters.load_state(agent)?;
+        for ((_, target), saved) in extra.iter_mut().zip(loads) {
+            target.load_state(saved)?;
+        }
+        Ok(())
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, Result};
+use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostState, Result};
 use rlgraph_memories::ReplayMemory;
 
 use crate::actor::{Actor, GraphActor};
@@ -122,7 +122,7 @@ impl<B: Backend> Agent for SacAgent<B> {
 
     /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the replay
     /// memory and the agent's counters.
-    fn save_checkpoint(&self, path: &Path) -> Result<()> {
+    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
         self.learner.save_checkpoint(
             path,
             vec![
@@ -130,10 +130,11 @@ impl<B: Backend> Agent for SacAgent<B> {
                 ("agent", &self.counters),
                 ("actor", &self.actor),
             ],
+            extra,
         )
     }
 
-    fn restore_checkpoint(&mut self, path: &Path) -> Result<()> {
+    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         let SacAgent {
             learner,
             replay,
@@ -141,7 +142,11 @@ impl<B: Backend> Agent for SacAgent<B> {
             actor,
             ..
         } = self;
-        learner.restore_checkpoint(path, vec![("memory", replay), ("agent", counters), ("actor", actor)])?;
+        learner.restore_checkpoint(
+            path,
+            vec![("memory", replay), ("agent", counters), ("actor", actor)],
+            extra,
+        )?;
         self.resync_actor()
     }
 

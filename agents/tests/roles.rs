@@ -307,7 +307,7 @@ fn every_role_can_move_to_another_thread() {
     send(dqn_actor::<Candle>(&c, &s, &a, 0).unwrap());
     send(DqnLearner::<Candle>::new(&c, &s, &a, 0).unwrap());
     send(dqn_replay(&c, &s, &a).unwrap());
-    send(NStepBuffer::new(3, 0.9));
+    send(NStepBuffer::new(3, 0.9, &s, &a));
     send(RolloutAdder::new(4, &s, &a).unwrap());
     let impala = agents::ImpalaConfig::parse(&serde_json::json!({
         "type": "single-impala",

@@ -12,8 +12,9 @@
 mod device_worker;
 mod divergence;
 pub mod ga3c;
+mod run_state;
 mod single_threaded_worker;
 
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite_weight, OnDivergence};
-pub use single_threaded_worker::{Progress, SingleThreadedWorker, WorkerStats};
+pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, WorkerStats};

@@ -3,11 +3,11 @@
 use std::time::Instant;
 
 use agents::{Agent, Transition, UpdateMode};
-use rlgraph_core::spaces::Value;
 use rlgraph_core::{profiler, CoreError, Result};
 use rlgraph_envs::VectorEnv;
 
 use crate::divergence::{DivergenceGuard, OnDivergence};
+use crate::run_state::RunState;
 use serde_json::{json, Value as Json};
 
 /// RLgraph's worker statistics for one `execute_*` call.
@@ -118,14 +118,24 @@ pub struct Progress<'a> {
     pub elapsed: f64,
 }
 
+/// How long [`SingleThreadedWorker::execute_run`] runs, counted over the whole run (every
+/// call and every resumed leg together).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLength {
+    /// The run's total environment steps; schedules see the share of these done.
+    pub timesteps: u64,
+    /// Stop once the run has finished this many episodes, if set.
+    pub episodes: Option<u64>,
+    /// Pause once the run's steps reach this, short of `timesteps` (a job that must end
+    /// early; resume it from a checkpoint later).
+    pub pause_at: Option<u64>,
+}
+
 /// Drives an agent against a vector environment.
 pub struct SingleThreadedWorker<A: Agent> {
     agent: A,
     envs: VectorEnv,
-    states: Vec<Value>,
-    returns: Vec<f64>,
-    total_timesteps: u64,
-    total_episodes: u64,
+    run: RunState,
     seed: u64,
     target_return: Option<f64>,
     checkpoint: Option<(u64, std::path::PathBuf)>,
@@ -135,14 +145,11 @@ pub struct SingleThreadedWorker<A: Agent> {
 impl<A: Agent> SingleThreadedWorker<A> {
     /// A worker; environments are reset with `seed` (copy `i` with `seed + i`) on first use.
     pub fn new(agent: A, envs: VectorEnv, seed: u64) -> Self {
-        let n = envs.len();
+        let run = RunState::new(envs.first().id(), envs.first().state_space(), envs.len());
         SingleThreadedWorker {
             agent,
             envs,
-            states: vec![],
-            returns: vec![0.0; n],
-            total_timesteps: 0,
-            total_episodes: 0,
+            run,
             seed,
             target_return: None,
             checkpoint: None,
@@ -164,8 +171,8 @@ impl<A: Agent> SingleThreadedWorker<A> {
         self
     }
 
-    /// Saves the agent's checkpoint to `path` every `every` environment steps (overwriting
-    /// the last one), so a run that dies can resume.
+    /// Saves a checkpoint (see [`Self::save_checkpoint`]) to `path` every `every`
+    /// environment steps (overwriting the last one), so a run that dies can resume.
     pub fn with_checkpoints(mut self, every: u64, path: impl Into<std::path::PathBuf>) -> Self {
         self.checkpoint = Some((every.max(1), path.into()));
         self
@@ -181,35 +188,95 @@ impl<A: Agent> SingleThreadedWorker<A> {
         &mut self.agent
     }
 
-    /// Runs `timesteps` environment steps (rounded up to whole vector steps).
+    /// Environment steps over the whole run (every call and resumed leg).
+    pub fn run_timesteps(&self) -> u64 {
+        self.run.timesteps
+    }
+
+    /// Every finished episode's return over the whole run, in order.
+    pub fn run_episode_returns(&self) -> &[f64] {
+        &self.run.episode_returns
+    }
+
+    /// Updates over the whole run.
+    pub fn run_updates(&self) -> u64 {
+        self.run.updates
+    }
+
+    /// Saves the agent's checkpoint with the worker's run beside it (under `worker`): the
+    /// environments' exact positions, the observations and partial returns, the run's
+    /// counters and episode returns. [`Self::resume`] continues from it exactly.
+    pub fn save_checkpoint(&mut self, path: &std::path::Path) -> Result<()> {
+        if !self.run.states.is_empty() {
+            self.run.envs = self.envs.snapshots().map_err(env_error)?;
+        }
+        self.agent.save_checkpoint_with(path, &[("worker", &self.run)])
+    }
+
+    /// Restores a checkpoint written by [`Self::save_checkpoint`]: the agent, the run and
+    /// the environments. Everything in the file is checked before the agent changes; after
+    /// that only an environment refusing its saved position (a file edited by hand, whose
+    /// checksum still matched) can fail, and the worker's run then stays as it was.
+    pub fn resume(&mut self, path: &std::path::Path) -> Result<()> {
+        let mut run = self.run.clone();
+        self.agent.restore_checkpoint_with(path, &mut [("worker", &mut run)])?;
+        if !run.envs.is_empty() {
+            self.envs.restore_snapshots(&run.envs).map_err(env_error)?;
+        }
+        self.run = run;
+        Ok(())
+    }
+
+    /// Runs `timesteps` environment steps in this call (rounded up to whole vector steps);
+    /// schedules see the share of this call's steps done (RLgraph's worker).
     pub fn execute_timesteps(
         &mut self,
         timesteps: u64,
         mut progress: impl FnMut(&Progress<'_>),
     ) -> Result<WorkerStats> {
-        self.run(Some(timesteps), None, timesteps, &mut progress)
+        self.run_for(Some(timesteps), None, (0, timesteps), &mut progress)
     }
 
-    /// Runs until `episodes` episodes have finished; `max_timesteps` bounds the run and sets
-    /// the time percentage of schedules.
+    /// Runs until `episodes` episodes have finished in this call; `max_timesteps` bounds the
+    /// call and sets the time percentage of schedules.
     pub fn execute_episodes(
         &mut self,
         episodes: u64,
         max_timesteps: u64,
         mut progress: impl FnMut(&Progress<'_>),
     ) -> Result<WorkerStats> {
-        self.run(Some(max_timesteps), Some(episodes), max_timesteps, &mut progress)
+        self.run_for(Some(max_timesteps), Some(episodes), (0, max_timesteps), &mut progress)
     }
 
-    fn run(
+    /// Runs until the whole run (earlier calls and resumed legs included) reaches `length`.
+    /// Schedules see the share of `length.timesteps` the run has done, so a run paused or
+    /// killed and resumed from its checkpoint follows the same schedule as a straight one.
+    /// The returned statistics cover this call.
+    pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        let done = self.run.timesteps;
+        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let episodes = length
+            .episodes
+            .map(|e| e.saturating_sub(self.run.episode_returns.len() as u64));
+        self.run_for(
+            Some(stop.saturating_sub(done)),
+            episodes,
+            (done, length.timesteps),
+            &mut progress,
+        )
+    }
+
+    /// Runs at most `max_steps` steps and `max_episodes` episodes in this call; the time
+    /// percentage is `(offset + steps) / horizon` for `(offset, horizon)`.
+    fn run_for(
         &mut self,
         max_steps: Option<u64>,
         max_episodes: Option<u64>,
-        horizon: u64,
+        (offset, horizon): (u64, u64),
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<WorkerStats> {
-        if self.states.is_empty() {
-            self.states = self.envs.reset_all(Some(self.seed));
+        if self.run.states.is_empty() {
+            self.run.states = self.envs.reset_all(Some(self.seed));
         }
         let start = Instant::now();
         let spec = self.agent.update_spec().clone();
@@ -217,7 +284,6 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let (mut steps, mut updates) = (0u64, 0u64);
         let mut episode_rewards: Vec<f64> = vec![];
         let mut loss = None;
-        let mut since_update = 0u64;
         let mut solved_at = None;
         let mut guard = DivergenceGuard {
             policy: self.on_divergence,
@@ -228,31 +294,28 @@ impl<A: Agent> SingleThreadedWorker<A> {
             {
                 break;
             }
-            if solved(&episode_rewards, self.target_return) {
-                solved_at = Some(steps);
+            if solved(&self.run.episode_returns, self.target_return) {
+                solved_at = Some(self.run.timesteps);
                 break;
             }
-            let t = (steps as f64 / horizon.max(1) as f64).min(1.0);
+            let t = ((offset + steps) as f64 / horizon.max(1) as f64).min(1.0);
             let collecting = profiler::phase("data_collection");
             let actions = {
                 let _op = profiler::operation("inference");
-                self.agent.get_actions(&self.states, true, t)?
+                self.agent.get_actions(&self.run.states, true, t)?
             };
             let results = {
                 let _op = profiler::operation("simulation");
                 let _env = profiler::capture(profiler::Category::Simulator, "env.step");
-                self.envs.step(&actions).map_err(|e| CoreError::Config {
-                    at: "environment".into(),
-                    reason: e.to_string(),
-                })?
+                self.envs.step(&actions).map_err(env_error)?
             };
             let storing = profiler::operation("storing");
             let episodes_before = episode_rewards.len() as u64;
             for (i, (r, action)) in results.into_iter().zip(actions).enumerate() {
-                self.returns[i] += r.step.reward;
+                self.run.returns[i] += r.step.reward;
                 let ended = r.step.terminated || r.step.truncated;
                 let next = r.next_observation().clone();
-                let state = std::mem::replace(&mut self.states[i], next);
+                let state = std::mem::replace(&mut self.run.states[i], next);
                 self.agent.observe(
                     i,
                     Transition {
@@ -265,40 +328,46 @@ impl<A: Agent> SingleThreadedWorker<A> {
                     },
                 )?;
                 if ended {
-                    episode_rewards.push(self.returns[i]);
-                    self.returns[i] = 0.0;
+                    episode_rewards.push(self.run.returns[i]);
+                    self.run.episode_returns.push(self.run.returns[i]);
+                    self.run.returns[i] = 0.0;
                 }
             }
             drop(storing);
             drop(collecting);
             steps += n;
-            if let Some((every, path)) = &self.checkpoint {
-                if (self.total_timesteps + n) / every > self.total_timesteps / every {
-                    let _op = profiler::operation("checkpoint");
-                    // A diverged model is not written over the last good checkpoint.
-                    guard.check_weights(&self.agent, self.total_timesteps + n)?;
-                    self.agent.save_checkpoint(path)?;
-                }
-            }
-            self.total_timesteps += n;
+            let before = self.run.timesteps;
+            self.run.timesteps += n;
             let finished = episode_rewards.len() as u64 - episodes_before;
-            self.total_episodes += finished;
             // RLgraph's update_mode: the intervals count steps or finished episodes.
             let (done_so_far, unit) = match spec.update_mode {
-                UpdateMode::TimeSteps => (self.total_timesteps, n),
-                UpdateMode::Episodes => (self.total_episodes, finished),
+                UpdateMode::TimeSteps => (self.run.timesteps, n),
+                UpdateMode::Episodes => (self.run.episode_returns.len() as u64, finished),
             };
-            since_update += unit;
-            if spec.do_updates && done_so_far >= spec.steps_before_update && since_update >= spec.update_interval {
-                since_update = 0;
+            self.run.since_update += unit;
+            if spec.do_updates
+                && done_so_far >= spec.steps_before_update
+                && self.run.since_update >= spec.update_interval
+            {
+                self.run.since_update = 0;
                 let _phase = profiler::phase("training");
                 let _op = profiler::operation("learning");
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {
-                        guard.check_loss(&self.agent, self.total_timesteps, l)?;
+                        guard.check_loss(&self.agent, self.run.timesteps, l)?;
                         loss = Some(l);
                         updates += 1;
+                        self.run.updates += 1;
                     }
+                }
+            }
+            // Saved between iterations, where a resumed run picks up exactly.
+            if let Some((every, path)) = self.checkpoint.clone() {
+                if self.run.timesteps / every > before / every {
+                    let _op = profiler::operation("checkpoint");
+                    // A diverged model is not written over the last good checkpoint.
+                    guard.check_weights(&self.agent, self.run.timesteps)?;
+                    self.save_checkpoint(&path)?;
                 }
             }
             progress(&Progress {
@@ -309,7 +378,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 elapsed: start.elapsed().as_secs_f64(),
             });
         }
-        guard.check_weights(&self.agent, self.total_timesteps)?;
+        guard.check_weights(&self.agent, self.run.timesteps)?;
         let mut stats = WorkerStats::from_returns(
             steps,
             episode_rewards,
@@ -319,5 +388,13 @@ impl<A: Agent> SingleThreadedWorker<A> {
         );
         stats.diverged_at_timestep = guard.diverged_at;
         Ok(stats)
+    }
+}
+
+/// An environment failure as the worker reports it.
+fn env_error(e: rlgraph_envs::EnvError) -> CoreError {
+    CoreError::Config {
+        at: "environment".into(),
+        reason: e.to_string(),
     }
 }

@@ -236,7 +236,7 @@ fn dqn_over_threads(config: &str) {
         batch_size: config.update.batch_size,
     };
     let link = spawn_learner(learner, feed);
-    let mut adder = NStepBuffer::new(config.n_step, config.discount);
+    let mut adder = NStepBuffer::new(config.n_step, config.discount, s, a);
     let apex = config.worker_side_priorities;
     // Records travel with their priorities when the actor computes them (Ape-X).
     let mut add = |actor: &mut GraphActor<Candle>, t: Transition, _: &Acted| -> Result<Option<Value>> {

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use agents::Agent;
 use clap::Args;
 use executors::SingleThreadedWorker;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,12 +31,17 @@ pub struct TrainArgs {
     /// config's `execution_spec.default_device`; without either, the CPU).
     #[arg(long)]
     device: Option<String>,
-    /// Environment steps to train for.
+    /// Environment steps to train for, in total: a resumed run counts the steps of its
+    /// earlier legs (schedules such as epsilon run over this many).
     #[arg(long, conflicts_with = "episodes")]
     pub(crate) timesteps: Option<u64>,
-    /// Episodes to train for (bounded by 1,000,000 steps).
+    /// Episodes to train for, in total over resumed legs (bounded by 1,000,000 steps).
     #[arg(long)]
     pub(crate) episodes: Option<u64>,
+    /// Pause once the run's total steps reach this: write the outputs and checkpoint (with
+    /// `--out`) and exit, as a job that must end early; `--resume` continues exactly.
+    #[arg(long)]
+    pub(crate) pause_at: Option<u64>,
     /// The seed of everything random (default: the config's `execution_spec.seed`, else 0).
     #[arg(long = "seed")]
     pub(crate) seed_flag: Option<u64>,
@@ -67,7 +71,7 @@ pub struct TrainArgs {
     /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
     /// agent's device instead of host environments; observations never leave the device.
     /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
-    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every"], value_parser = tensor_env_count)]
+    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every", "pause_at"], value_parser = tensor_env_count)]
     tensor_envs: Option<usize>,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
     /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
@@ -228,18 +232,20 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     {
         return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
-    let mut agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
-    if let Some(dir) = &args.resume {
-        agent
-            .restore_checkpoint(&dir.join("checkpoint.safetensors"))
-            .map_err(|e| e.to_string())?;
-    }
+    let agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
     let envs = (0..args.num_envs.max(1))
         .map(|i| make(&args.env, args.seed + i as u64))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let envs = VectorEnv::new(envs, Stepping::Sequential).map_err(|e| e.to_string())?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
+    if let Some(dir) = &args.resume {
+        worker
+            .resume(&dir.join("checkpoint.safetensors"))
+            .map_err(|e| e.to_string())?;
+    }
+    // Progress counts the whole run: a resumed leg starts where the last one stopped.
+    let (steps_before, episodes_before) = (worker.run_timesteps(), worker.run_episode_returns().len());
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
@@ -255,17 +261,19 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         .timesteps
         .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
     let bar = progress_bar(total);
+    bar.set_position(steps_before);
     let mut last_draw = 0u64;
     let progress = |p: &executors::Progress<'_>| {
+        let step = steps_before + p.timesteps;
         if let Some(w) = events.as_mut() {
             for r in &p.episode_rewards[logged_episodes..] {
-                if let Err(e) = w.scalar("episode/return", p.timesteps, *r) {
+                if let Err(e) = w.scalar("episode/return", step, *r) {
                     event_error.get_or_insert(e);
                 }
             }
             logged_episodes = p.episode_rewards.len();
-            if let (Some(loss), true) = (p.loss, p.timesteps % 100 < args.num_envs.max(1) as u64) {
-                if let Err(e) = w.scalar("train/loss", p.timesteps, loss) {
+            if let (Some(loss), true) = (p.loss, step % 100 < args.num_envs.max(1) as u64) {
+                if let Err(e) = w.scalar("train/loss", step, loss) {
                     event_error.get_or_insert(e);
                 }
             }
@@ -278,19 +286,20 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
             } else {
                 recent.iter().sum::<f64>() / recent.len() as f64
             };
-            bar.set_position(p.timesteps);
+            bar.set_position(step);
             bar.set_message(format!(
                 "| episodes {} | mean return (last 10) {mean:.1} | {:.0} steps/s",
-                p.episodes,
+                episodes_before as u64 + p.episodes,
                 p.timesteps as f64 / p.elapsed.max(1e-9)
             ));
         }
     };
-    let stats = match args.episodes {
-        Some(n) => worker.execute_episodes(n, total, progress),
-        None => worker.execute_timesteps(total, progress),
-    }
-    .map_err(|e| e.to_string())?;
+    let length = executors::RunLength {
+        timesteps: total,
+        episodes: args.episodes,
+        pause_at: args.pause_at,
+    };
+    let stats = worker.execute_run(length, progress).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if let Some(step) = stats.diverged_at_timestep {
         eprintln!(
@@ -303,12 +312,33 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let Some(w) = events.as_mut() {
         w.flush()?;
     }
-    let mut summary = stats.to_json();
+    // The summary covers the whole run, earlier legs included; speed is this leg's.
+    let mut run = executors::WorkerStats::from_returns(
+        worker.run_timesteps(),
+        worker.run_episode_returns().to_vec(),
+        worker.run_updates(),
+        stats.runtime_seconds,
+        stats.solved_at_timestep,
+    );
+    run.env_frames_per_second = stats.env_frames_per_second;
+    run.diverged_at_timestep = stats.diverged_at_timestep;
+    let mut summary = run.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
+    if args.resume.is_some() {
+        summary["resumed_at_timestep"] = steps_before.into();
+    }
+    if worker.run_timesteps() < total && args.pause_at.is_some() && stats.solved_at_timestep.is_none() {
+        summary["paused_at_timestep"] = worker.run_timesteps().into();
+    }
     if let Some(dir) = &args.out {
-        write_outputs(dir, &stats, &summary, worker.agent().as_ref())?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        write_file(dir, "episodes.csv", episodes_csv(&run).as_bytes())?;
+        write_file(dir, "summary.json", summary.to_string().as_bytes())?;
+        worker
+            .save_checkpoint(&dir.join("checkpoint.safetensors"))
+            .map_err(|e| e.to_string())?;
     }
     Ok(summary.to_string())
 }
@@ -339,13 +369,4 @@ pub(crate) fn episodes_csv(stats: &executors::WorkerStats) -> String {
         csv.push_str(&format!("{},{r}\n", i + 1));
     }
     csv
-}
-
-fn write_outputs(dir: &Path, stats: &executors::WorkerStats, summary: &Json, agent: &dyn Agent) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    write_file(dir, "episodes.csv", episodes_csv(stats).as_bytes())?;
-    write_file(dir, "summary.json", summary.to_string().as_bytes())?;
-    agent
-        .save_checkpoint(&dir.join("checkpoint.safetensors"))
-        .map_err(|e| e.to_string())
 }

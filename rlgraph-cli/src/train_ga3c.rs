@@ -16,10 +16,15 @@ pub const MODEL_FILE: &str = "model.safetensors";
 
 /// Trains `config` under the GA3C executor; returns the JSON summary.
 pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String, String> {
-    if args.resume.is_some() || args.checkpoint_every > 0 || args.episodes.is_some() || args.num_envs != 1 {
+    if args.resume.is_some()
+        || args.checkpoint_every > 0
+        || args.episodes.is_some()
+        || args.num_envs != 1
+        || args.pause_at.is_some()
+    {
         return Err(format!(
             "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
-             (ga3c_spec.num_agents); --resume, --checkpoint-every, --episodes and --num-envs do not apply",
+             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes and --num-envs do not apply",
             args.config.display()
         ));
     }

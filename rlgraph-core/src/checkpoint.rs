@@ -3,8 +3,10 @@
 //! safetensors metadata. One file, readable by any safetensors tool. Host state (replay
 //! memories) rides along: its tensors under `#host/NAME/...`, its JSON under the metadata
 //! key `host`. A CRC-32C over the metadata and every tensor's name, type, shape and bytes
-//! (metadata key `crc32c`) is checked before anything is restored, and the file is written
-//! atomically (`atomic_file`), so a damaged or torn checkpoint is refused, never half loaded.
+//! (the metadata's `crc32c` field, itself counted as `00000000`) is checked before anything
+//! is restored, and the file is written atomically (`atomic_file`), so a damaged or torn
+//! checkpoint is refused, never half loaded. The metadata is one key, so that the same state
+//! always gives the same bytes (safetensors writes several keys in hash order).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -20,7 +22,10 @@ use crate::rng_state::{rng_from_json, rng_to_json};
 const FORMAT: &str = "rlgraph-rs checkpoint 2";
 /// The first format had no checksum; its files still load.
 const FORMAT_WITHOUT_CHECKSUM: &str = "rlgraph-rs checkpoint 1";
-const CHECKSUM_KEY: &str = "crc32c";
+/// The checksum's field in the metadata, as it starts in the JSON text.
+const CHECKSUM_FIELD: &str = "\"crc32c\":\"";
+/// What the checksum's 8 hex digits count as while the checksum is computed.
+const CHECKSUM_PLACEHOLDER: &str = "00000000";
 const HOST: &str = "#host/";
 
 fn to_bytes(data: &HostData) -> Vec<u8> {
@@ -128,15 +133,15 @@ impl<B: Backend> GraphExecutor<B> {
         state["format"] = FORMAT.into();
         state["backend"] = B::NAME.into();
         state["host"] = host_meta.into();
-        let state = state.to_string();
+        state["crc32c"] = CHECKSUM_PLACEHOLDER.into();
+        let text = state.to_string();
         let crc = checksum(
-            &state,
+            &text,
             views.iter().map(|(k, v)| (k.as_str(), v.dtype(), v.shape(), v.data())),
         );
-        let meta = HashMap::from([
-            ("rlgraph".to_string(), state),
-            (CHECKSUM_KEY.to_string(), format!("{crc:08x}")),
-        ]);
+        let field = format!("{CHECKSUM_FIELD}{CHECKSUM_PLACEHOLDER}");
+        let text = text.replacen(&field, &format!("{CHECKSUM_FIELD}{crc:08x}"), 1);
+        let meta = HashMap::from([("rlgraph".to_string(), text)]);
         let buffer = safetensors::serialize(views, Some(meta)).map_err(|e| fail(e.to_string()))?;
         // A failed or killed save never clobbers a good checkpoint.
         crate::atomic_file::write_atomically(path, &buffer).map_err(|e| fail(format!("cannot write: {e}")))
@@ -169,19 +174,32 @@ impl<B: Backend> GraphExecutor<B> {
             return Err(fail(format!("unknown format {}", state["format"])));
         }
         if state["format"] == FORMAT {
+            // The text as it was checksummed: the stored digits read as the placeholder.
+            let stored = text
+                .find(CHECKSUM_FIELD)
+                .map(|at| at + CHECKSUM_FIELD.len())
+                .and_then(|at| Some((at, text.get(at..at + CHECKSUM_PLACEHOLDER.len())?)));
+            let Some((at, stored)) = stored else {
+                return Err(fail(
+                    "the checksum is missing: the file is damaged; restore from another copy".into(),
+                ));
+            };
+            let counted = format!(
+                "{}{CHECKSUM_PLACEHOLDER}{}",
+                &text[..at],
+                &text[at + CHECKSUM_PLACEHOLDER.len()..]
+            );
             let mut tensors = file.tensors();
             tensors.sort_by(|a, b| a.0.cmp(&b.0));
             let computed = checksum(
-                text,
+                &counted,
                 tensors
                     .iter()
                     .map(|(k, v)| (k.as_str(), v.dtype(), v.shape(), v.data())),
             );
-            let stored = meta.and_then(|m| m.get(CHECKSUM_KEY));
-            if stored.map(String::as_str) != Some(format!("{computed:08x}").as_str()) {
+            if stored != format!("{computed:08x}") {
                 return Err(fail(format!(
-                    "checksum mismatch (stored crc32c {}, computed {computed:08x}): the file is damaged; restore from another copy",
-                    stored.map_or("none", String::as_str)
+                    "checksum mismatch (stored crc32c {stored}, computed {computed:08x}): the file is damaged; restore from another copy"
                 )));
             }
         }

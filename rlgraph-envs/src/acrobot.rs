@@ -6,7 +6,9 @@ use std::f64::consts::PI;
 use rand::Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
+use crate::env::{
+    core_accessors, core_snapshots, discrete, discrete_action, float_box, observation, Core, Env, Result, Step,
+};
 
 /// Seconds per step (one RK4 step).
 pub const DT: f64 = 0.2;
@@ -102,6 +104,7 @@ impl Acrobot {
 
 impl Env for Acrobot {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
         self.state = Self::start_state(self.core.begin(seed));

@@ -3,7 +3,9 @@
 use rand::Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
+use crate::env::{
+    core_accessors, core_snapshots, discrete, discrete_action, float_box, observation, Core, Env, Result, Step,
+};
 
 /// Gravity (m/s^2).
 pub const GRAVITY: f64 = 9.8;
@@ -58,6 +60,7 @@ impl CartPole {
 
 impl Env for CartPole {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
         self.state = Self::start_state(self.core.begin(seed));

@@ -57,6 +57,20 @@ pub struct Step {
     pub truncated: bool,
 }
 
+/// An environment's exact position, so that a resumed run steps on as if it never stopped:
+/// its internal state (as [`Env::state`] gives it), its RNG and its episode clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvSnapshot {
+    /// The internal state (empty for environments without one).
+    pub state: Vec<f64>,
+    /// The RNG's exact position (`None` for deterministic environments).
+    pub rng: Option<ChaCha8Rng>,
+    /// Steps taken in the current episode (the time limit counts them).
+    pub episode_steps: usize,
+    /// Whether the episode is over (a step then needs a reset first).
+    pub episode_over: bool,
+}
+
 /// An environment: seeded resets and steps, with declared spaces.
 pub trait Env: Send {
     /// The environment's id (`CartPole-v1`, `GridWorld-2x2`).
@@ -80,6 +94,18 @@ pub trait Env: Send {
         Err(EnvError::BadState {
             env: self.id().to_string(),
             reason: "this environment has no settable state".into(),
+        })
+    }
+    /// The exact position for a checkpoint, where the environment can give one.
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        None
+    }
+    /// Continues from `snapshot`; on error the environment is as it was.
+    fn restore_snapshot(&mut self, snapshot: &EnvSnapshot) -> Result<()> {
+        let _ = snapshot;
+        Err(EnvError::BadState {
+            env: self.id().to_string(),
+            reason: "this environment cannot be restored from a checkpoint".into(),
         })
     }
 }
@@ -159,6 +185,45 @@ impl Core {
     }
 }
 
+impl Core {
+    /// The snapshot of an environment in internal state `state`.
+    pub(crate) fn snapshot(&self, state: Vec<f64>) -> EnvSnapshot {
+        EnvSnapshot {
+            state,
+            rng: Some(self.rng.clone()),
+            episode_steps: self.episode.steps,
+            episode_over: self.episode.over,
+        }
+    }
+
+    /// Takes the RNG and episode clock of `snapshot` (after its state was set).
+    pub(crate) fn resume(&mut self, snapshot: &EnvSnapshot) {
+        if let Some(rng) = &snapshot.rng {
+            self.rng = rng.clone();
+        }
+        self.episode.resume(snapshot);
+    }
+}
+
+/// `Env::snapshot` and `Env::restore_snapshot` for a type with a `core: Core` field, whose
+/// internal state is what `state` gives and `set_state` takes (bounds checked there).
+macro_rules! core_snapshots {
+    () => {
+        fn snapshot(&self) -> Option<$crate::env::EnvSnapshot> {
+            Some(self.core.snapshot(Env::state(self).unwrap_or_default()))
+        }
+
+        fn restore_snapshot(&mut self, snapshot: &$crate::env::EnvSnapshot) -> Result<()> {
+            if !snapshot.state.is_empty() || Env::state(self).is_some() {
+                self.set_state(&snapshot.state)?;
+            }
+            self.core.resume(snapshot);
+            Ok(())
+        }
+    };
+}
+pub(crate) use core_snapshots;
+
 /// `Env`'s id and space getters for a type with a `core: Core` field.
 macro_rules! core_accessors {
     () => {
@@ -212,6 +277,12 @@ impl Episode {
     pub(crate) fn start(&mut self) {
         self.steps = 0;
         self.over = false;
+    }
+
+    /// Takes the step count and the over flag of `snapshot`.
+    pub(crate) fn resume(&mut self, snapshot: &EnvSnapshot) {
+        self.steps = snapshot.episode_steps;
+        self.over = snapshot.episode_over;
     }
 
     /// Fails if the episode is over; otherwise counts the step.

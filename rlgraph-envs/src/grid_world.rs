@@ -3,7 +3,7 @@
 
 use rlgraph_spaces::{Array, Dtype, IntBox, Space, Value};
 
-use crate::env::{bad_action, discrete_action, Env, EnvError, Episode, Result, Step};
+use crate::env::{bad_action, discrete_action, Env, EnvError, EnvSnapshot, Episode, Result, Step};
 
 /// RLgraph's built-in maps: `S` start, `G` goal, `H` hole, `F` fire, `W` wall, space free.
 pub const MAPS: &[(&str, &[&str])] = &[
@@ -474,5 +474,34 @@ impl Env for GridWorld {
         self.pos = pos;
         self.episode.start();
         Ok(())
+    }
+
+    /// The state is `[discrete_pos, orientation in degrees]`; the world has no RNG.
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        Some(EnvSnapshot {
+            state: vec![self.pos as f64, self.orientation as f64],
+            rng: None,
+            episode_steps: self.episode.steps,
+            episode_over: self.episode.over,
+        })
+    }
+
+    fn restore_snapshot(&mut self, snapshot: &EnvSnapshot) -> Result<()> {
+        let whole = |v: f64, below: usize| v >= 0.0 && v.fract() == 0.0 && v < below as f64;
+        match snapshot.state[..] {
+            [pos, orientation] if whole(pos, self.rows * self.cols) && whole(orientation / 90.0, 4) => {
+                self.pos = pos as usize;
+                self.orientation = orientation as u32;
+                self.episode.resume(snapshot);
+                Ok(())
+            }
+            _ => Err(EnvError::BadState {
+                env: self.id.clone(),
+                reason: format!(
+                    "snapshot state {:?} is not [field, orientation in degrees] of this {}x{} world",
+                    snapshot.state, self.rows, self.cols
+                ),
+            }),
+        }
     }
 }

@@ -24,7 +24,7 @@ mod vector_env;
 
 pub use acrobot::Acrobot;
 pub use cartpole::CartPole;
-pub use env::{Env, EnvError, Result, Step};
+pub use env::{Env, EnvError, EnvSnapshot, Result, Step};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
 };

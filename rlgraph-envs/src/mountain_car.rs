@@ -3,7 +3,9 @@
 use rand::Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{core_accessors, discrete, discrete_action, float_box, observation, Core, Env, Result, Step};
+use crate::env::{
+    core_accessors, core_snapshots, discrete, discrete_action, float_box, observation, Core, Env, Result, Step,
+};
 
 /// Leftmost position.
 pub const MIN_POSITION: f64 = -1.2;
@@ -45,6 +47,7 @@ impl MountainCar {
 
 impl Env for MountainCar {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
         self.state = Self::start_state(self.core.begin(seed));

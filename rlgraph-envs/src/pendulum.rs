@@ -5,7 +5,7 @@ use std::f64::consts::PI;
 use rand::Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{core_accessors, float_action, float_box, observation, Core, Env, Result, Step};
+use crate::env::{core_accessors, core_snapshots, float_action, float_box, observation, Core, Env, Result, Step};
 
 /// Angular speed limit.
 pub const MAX_SPEED: f64 = 8.0;
@@ -56,6 +56,7 @@ impl Pendulum {
 
 impl Env for Pendulum {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
         self.state = Self::start_state(self.core.begin(seed));

@@ -3,7 +3,7 @@
 use rand::Rng;
 use rlgraph_spaces::{FloatBox, Space, Value};
 
-use crate::env::{bad_action, core_accessors, discrete, observation, Core, Env, Result, Step};
+use crate::env::{bad_action, core_accessors, core_snapshots, discrete, observation, Core, Env, Result, Step};
 
 /// Random observations from a state space, random rewards in `[0, 1)`, and a terminal with
 /// probability `terminal_prob` at each step; any action in the action space.
@@ -24,6 +24,7 @@ impl RandomEnv {
 
 impl Env for RandomEnv {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, seed: Option<u64>) -> Value {
         self.core.begin(seed);
@@ -76,6 +77,7 @@ impl DeterministicEnv {
 
 impl Env for DeterministicEnv {
     core_accessors!();
+    core_snapshots!();
 
     fn reset(&mut self, _seed: Option<u64>) -> Value {
         self.core.episode.start();

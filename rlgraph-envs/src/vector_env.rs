@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 use rlgraph_spaces::Value;
 
-use crate::env::{Env, EnvError, Result, Step};
+use crate::env::{Env, EnvError, EnvSnapshot, Result, Step};
 
 /// One environment's transition in a vector step.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,6 +95,42 @@ impl VectorEnv {
             .enumerate()
             .map(|(i, e)| e.reset(seed.map(|s| s.wrapping_add(i as u64))))
             .collect()
+    }
+
+    /// Every copy's exact position, for a checkpoint; an error names the first copy that
+    /// cannot give one.
+    pub fn snapshots(&self) -> Result<Vec<EnvSnapshot>> {
+        self.envs
+            .iter()
+            .map(|e| {
+                e.snapshot().ok_or_else(|| EnvError::BadState {
+                    env: e.id().to_string(),
+                    reason: "this environment cannot be checkpointed, so a run on it cannot resume exactly".into(),
+                })
+            })
+            .collect()
+    }
+
+    /// Puts every copy back where `snapshots` found it; all or nothing: on error, the copies
+    /// already restored are put back as they were.
+    pub fn restore_snapshots(&mut self, snapshots: &[EnvSnapshot]) -> Result<()> {
+        if snapshots.len() != self.envs.len() {
+            return Err(EnvError::BadState {
+                env: "VectorEnv".into(),
+                reason: format!("{} snapshots for {} copies", snapshots.len(), self.envs.len()),
+            });
+        }
+        let before = self.snapshots()?;
+        for (i, snapshot) in snapshots.iter().enumerate() {
+            if let Err(e) = self.envs[i].restore_snapshot(snapshot) {
+                for (env, old) in self.envs.iter_mut().zip(&before).take(i) {
+                    // Each was taken from this very environment, so it restores.
+                    let _ = env.restore_snapshot(old);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Steps copy `i` with `actions[i]`; a copy whose episode ends is reset at once.
