@@ -42,7 +42,10 @@ pub fn read_config(config: &std::path::Path, device: Option<&str>) -> Result<Jso
     let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
     let mut json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
     for (key, why) in agents::unused_keys(&json) {
-        eprintln!("note: {}: {key}: accepted and not used ({why})", config.display());
+        crate::output_files::stderr_line(&format!(
+            "note: {}: {key}: accepted and not used ({why})",
+            config.display()
+        ));
     }
     if let (Some(device), Some(obj)) = (device, json.as_object_mut()) {
         let exec = obj.entry("execution_spec").or_insert_with(|| serde_json::json!({}));

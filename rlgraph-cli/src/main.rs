@@ -73,14 +73,14 @@ fn main() -> ExitCode {
                 // The reader went away (`rlgraph ... | head`): end quietly, as Unix tools do.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("error: cannot write the output: {e}");
+                    crate::output_files::stderr_line(&format!("error: cannot write the output: {e}"));
                     ExitCode::from(2)
                 }
             }
         }
         Err(message) => {
             // One line per error, so scripts can read it.
-            eprintln!("error: {}", message.replace('\n', " "));
+            crate::output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
             ExitCode::from(2)
         }
     }

@@ -9,6 +9,13 @@ pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Str
     rlgraph_core::write_atomically(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Writes one line to standard error. Unlike `eprintln!`, a closed or broken stderr
+/// (`2>&-`) is ignored instead of panicking: the exit code still tells the outcome.
+pub(crate) fn stderr_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// Writes `value` as JSON to `path` atomically.
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), String> {
     let bytes = serde_json::to_vec(value).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -302,9 +302,9 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     let stats = worker.execute_run(length, progress).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if let Some(step) = stats.diverged_at_timestep {
-        eprintln!(
+        crate::output_files::stderr_line(&format!(
             "warning: training diverged at step {step} (a NaN or infinite loss or weight); the model is not usable"
-        );
+        ));
     }
     if let Some(e) = event_error {
         return Err(e);

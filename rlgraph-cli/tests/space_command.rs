@@ -97,3 +97,17 @@ fn sizes_no_machine_holds_are_one_line_errors() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_closed_stderr_does_not_panic() {
+    // `rlgraph space /nonexistent.json 2>&-`: the error cannot be printed, and the exit code
+    // still says it failed (a panic would exit with 101).
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!("'{}' space /nonexistent.json 2>&-", env!("CARGO_BIN_EXE_rlgraph")),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -152,7 +152,12 @@ fn read_leaf(space: &Space, key: &str, json: &Json) -> Result<Value> {
         Dtype::Uint8 => read!(Uint8, "an integer 0..=255", |j: &Json| j
             .as_u64()
             .and_then(|x| u8::try_from(x).ok())),
-        Dtype::Float32 => read!(Float32, "a number", |j: &Json| json_float(j).map(|x| x as f32)),
+        // A finite number beyond float32's range would silently become an infinity.
+        Dtype::Float32 => read!(
+            Float32,
+            "a number within float32's range (magnitude at most 3.4028235e38)",
+            |j: &Json| json_float(j).and_then(|x| Some(x as f32).filter(|y| y.is_finite() || !x.is_finite()))
+        ),
         Dtype::Float64 => read!(Float64, "a number", json_float),
         Dtype::Text => read!(Text, "a string", |j: &Json| j.as_str().map(String::from)),
     })

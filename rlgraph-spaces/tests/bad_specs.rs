@@ -168,3 +168,17 @@ fn bounds_near_f64s_limits_sample_inside_them_and_float32_refuses_what_it_cannot
         "{err}"
     );
 }
+
+#[test]
+fn float32_values_beyond_float32s_range_are_refused_not_made_infinite() {
+    let space = Space::from_json_str(r#"{"type": "float-box", "shape": [2]}"#).unwrap();
+    let err = space
+        .value_from_json(&serde_json::json!([1.0, 1e39]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("element 1") && err.contains("float32's range"), "{err}");
+    assert!(space.value_from_json(&serde_json::json!([-3.4e38, 3.4e38])).is_ok());
+    // float64 holds it.
+    let wide = Space::from_json_str(r#"{"type": "float-box", "shape": [2], "dtype": "float64"}"#).unwrap();
+    assert!(wide.value_from_json(&serde_json::json!([1.0, 1e39])).is_ok());
+}
