@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rlgraph_core::host_state::{check_each, load_checked};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
 use serde::Deserialize;
@@ -131,21 +132,9 @@ impl Agent for RandomAgent {
         };
         let agent = json_state(agent);
         self.counters.check_state(&agent)?;
-        let mut loads = Vec::with_capacity(extra.len());
-        for (name, target) in extra.iter() {
-            let meta = host
-                .get(*name)
-                .cloned()
-                .ok_or_else(|| bad(format!("no host state named {name:?} in the checkpoint")))?;
-            let saved = json_state(meta);
-            target.check_state(&saved)?;
-            loads.push(saved);
-        }
+        let loads = check_each(extra, |name| Some(json_state(host.get(name)?.clone())), bad)?;
         self.counters.load_state(agent)?;
-        for ((_, target), saved) in extra.iter_mut().zip(loads) {
-            target.load_state(saved)?;
-        }
-        Ok(())
+        load_checked(extra, loads)
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {

@@ -77,16 +77,18 @@ impl RunState {
             m[k].as_u64()
                 .ok_or_else(|| bad(format!("{k} is missing or not a count")))
         };
-        let finite = |j: &Json, at: String| {
-            j.as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| bad(format!("{at} is not a finite number")))
+        let finite_numbers = |k: &str| {
+            list(k)?
+                .iter()
+                .enumerate()
+                .map(|(i, j)| {
+                    j.as_f64()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| bad(format!("{k}[{i}] is not a finite number")))
+                })
+                .collect::<Result<Vec<f64>>>()
         };
-        let returns = list("returns")?
-            .iter()
-            .enumerate()
-            .map(|(i, j)| finite(j, format!("returns[{i}]")))
-            .collect::<Result<Vec<f64>>>()?;
+        let returns = finite_numbers("returns")?;
         if returns.len() != copies {
             return Err(bad(format!(
                 "saved with {} environment copies, this run has {copies}; resume with the same --num-envs",
@@ -116,11 +118,7 @@ impl RunState {
                 envs.len()
             )));
         }
-        let episode_returns = list("episode_returns")?
-            .iter()
-            .enumerate()
-            .map(|(i, j)| finite(j, format!("episode_returns[{i}]")))
-            .collect::<Result<Vec<f64>>>()?;
+        let episode_returns = finite_numbers("episode_returns")?;
         Ok(RunState {
             env_id: self.env_id.clone(),
             state_space: self.state_space.clone(),

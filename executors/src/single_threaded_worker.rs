@@ -362,13 +362,16 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 }
             }
             // Saved between iterations, where a resumed run picks up exactly.
-            if let Some((every, path)) = self.checkpoint.clone() {
-                if self.run.timesteps / every > before / every {
-                    let _op = profiler::operation("checkpoint");
-                    // A diverged model is not written over the last good checkpoint.
-                    guard.check_weights(&self.agent, self.run.timesteps)?;
-                    self.save_checkpoint(&path)?;
-                }
+            let due = self
+                .checkpoint
+                .as_ref()
+                .is_some_and(|(every, _)| self.run.timesteps / every > before / every);
+            // The path is cloned only when a checkpoint is due, not on every step.
+            if let Some((_, path)) = self.checkpoint.as_ref().filter(|_| due).cloned() {
+                let _op = profiler::operation("checkpoint");
+                // A diverged model is not written over the last good checkpoint.
+                guard.check_weights(&self.agent, self.run.timesteps)?;
+                self.save_checkpoint(&path)?;
             }
             progress(&Progress {
                 timesteps: steps,

@@ -16,7 +16,7 @@ use safetensors::tensor::{Dtype as StDtype, SafeTensors, TensorView};
 use crate::backend::{Backend, DType, HostData, HostTensor};
 use crate::error::{CoreError, Result};
 use crate::executor::GraphExecutor;
-use crate::host_state::{HostState, SavedState};
+use crate::host_state::{check_each, load_checked, HostState, SavedState};
 use crate::rng_state::{rng_from_json, rng_to_json};
 
 const FORMAT: &str = "rlgraph-rs checkpoint 2";
@@ -222,17 +222,16 @@ impl<B: Backend> GraphExecutor<B> {
                 }
             }
         }
-        let mut loads = Vec::with_capacity(host.len());
-        for (name, target) in host.iter() {
-            let meta = state["host"]
-                .get(*name)
-                .cloned()
-                .ok_or_else(|| fail(format!("no host state named {name:?} in the checkpoint")))?;
-            let mut saved = host_saved.remove(*name).unwrap_or_default();
-            saved.meta = meta;
-            target.check_state(&saved)?;
-            loads.push(saved);
-        }
+        let loads = check_each(
+            host,
+            |name| {
+                let meta = state["host"].get(name)?.clone();
+                let mut saved = host_saved.remove(name).unwrap_or_default();
+                saved.meta = meta;
+                Some(saved)
+            },
+            fail,
+        )?;
         let expected: Vec<&String> = self.store.infos().iter().map(|i| &i.path).collect();
         let missing: Vec<&&String> = expected.iter().filter(|p| !values.contains_key(**p)).collect();
         if !missing.is_empty() {
@@ -245,9 +244,7 @@ impl<B: Backend> GraphExecutor<B> {
         }
         let rng = rng_from_json(&state).map_err(fail)?;
         self.set_variables(&values)?;
-        for ((_, target), saved) in host.iter_mut().zip(loads) {
-            target.load_state(saved)?;
-        }
+        load_checked(host, loads)?;
         self.rng = rng;
         Ok(())
     }
