@@ -1,7 +1,7 @@
 //! Prioritized replay: segment trees against brute force, the proportional sampler against
 //! a chi-square test, importance weights against the formula, and bad inputs.
 
-mod common;
+use crate::common;
 
 use common::{rewards, transition_space, transitions};
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! Uniform replay: ring arithmetic, sampled content, bad inputs and state round trips.
 
-mod common;
+use crate::common;
 
 use common::{leaf_f64, rewards, transition_space, transitions};
 use rand::SeedableRng;

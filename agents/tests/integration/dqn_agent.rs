@@ -1,7 +1,7 @@
 //! The DQN agent's API: weights round-trip exactly, and a checkpointed run continues exactly
 //! as the uninterrupted one.
 
-mod common;
+use crate::common;
 
 use agents::{Agent, DqnAgent, DqnConfig, Transition};
 use backend_candle::Candle;

@@ -1,6 +1,6 @@
 //! `rlgraph space` end to end: the JSON report, checks, and one-line errors.
 
-mod common;
+use crate::common;
 
 use common::rlgraph;
 

@@ -1,7 +1,7 @@
 //! The SAC agent: bounded actions, Polyak-averaged targets, weights and exact checkpoint
 //! resume.
 
-mod common;
+use crate::common;
 
 use agents::{Agent, SacAgent, SacConfig};
 use backend_candle::Candle;

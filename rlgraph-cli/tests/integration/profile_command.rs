@@ -2,7 +2,7 @@
 //! short DQN run records, counted against what the run must do (one environment step, one
 //! inference per step), the report's table, chart and overhead correction.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

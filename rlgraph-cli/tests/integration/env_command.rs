@@ -1,6 +1,6 @@
 //! `rlgraph env` end to end: RLgraph's 2x2 GridWorld walk and CartPole's first step.
 
-mod common;
+use crate::common;
 
 use common::rlgraph;
 

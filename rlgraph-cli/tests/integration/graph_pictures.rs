@@ -8,7 +8,7 @@
 //! missing and sets `RLGRAPH_REQUIRE_TOOLS=1`, so under it a missing tool fails these tests;
 //! a plain `cargo test` without them skips them with a message.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;

@@ -1,7 +1,7 @@
 //! The policy-gradient agents' API (weights, checkpoints, configs), `build_agent`'s errors,
 //! and the random agent (the RLgraph reference configs: `rlgraph_reference_configs.rs`).
 
-mod common;
+use crate::common;
 
 use agents::{build_agent, Agent, PgAgent, PgConfig, RandomAgent};
 use backend_candle::Candle;

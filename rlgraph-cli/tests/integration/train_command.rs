@@ -1,6 +1,6 @@
 //! `rlgraph train` end to end: the summary, the files under `--out`, resuming, and errors.
 
-mod common;
+use crate::common;
 
 use common::rlgraph;
 

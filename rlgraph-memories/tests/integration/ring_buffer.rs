@@ -1,6 +1,6 @@
 //! The ring buffer's episode tracking.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

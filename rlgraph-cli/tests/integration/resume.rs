@@ -3,7 +3,7 @@
 //! killed at a random moment and resumed from its last periodic checkpoint, must end with
 //! the same checkpoint and episode list, byte for byte.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,10 @@
+//! Every integration test of this crate, as one test binary: one link instead of one per
+//! file, and generic code compiled once, which took minutes off CI. Each module was once
+//! its own file under `tests/` and still reads as one.
+
+mod device_worker;
+mod ga3c;
+mod learning_dqn;
+mod learning_pg;
+mod roles_over_threads;
+mod worker_checkpoints;

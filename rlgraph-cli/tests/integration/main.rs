@@ -1,0 +1,12 @@
+//! Every integration test of this crate, as one test binary: one link instead of one per
+//! file, and generic code compiled once, which took minutes off CI. Each module was once
+//! its own file under `tests/` and still reads as one.
+
+mod call_command;
+mod common;
+mod env_command;
+mod graph_pictures;
+mod profile_command;
+mod resume;
+mod space_command;
+mod train_command;

@@ -1,0 +1,9 @@
+//! Every integration test of this crate, as one test binary: one link instead of one per
+//! file, and generic code compiled once, which took minutes off CI. Each module was once
+//! its own file under `tests/` and still reads as one.
+
+mod common;
+mod prioritized_replay;
+mod queue_and_staging;
+mod replay_memory;
+mod ring_buffer;

@@ -1,0 +1,8 @@
+//! Every integration test of this crate, as one test binary: one link instead of one per
+//! file, and generic code compiled once, which took minutes off CI. Each module was once
+//! its own file under `tests/` and still reads as one.
+
+mod bad_specs;
+mod properties;
+mod rlgraph_cases;
+mod spec_spellings;
