@@ -7,6 +7,7 @@ use agents::{Agent, PgAgent, TensorRollout};
 use rlgraph_core::{Backend, DType, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
+use crate::divergence::{DivergenceGuard, OnDivergence};
 use crate::single_threaded_worker::{solved, Progress, WorkerStats};
 
 /// Drives a PPO agent against N device-resident environment copies: the actor graph reads
@@ -21,6 +22,7 @@ pub struct DeviceWorker<B: Backend> {
     agent: PgAgent<B>,
     envs: Box<dyn TensorEnv<B>>,
     target_return: Option<f64>,
+    on_divergence: OnDivergence,
 }
 
 impl<B: Backend> DeviceWorker<B> {
@@ -30,7 +32,15 @@ impl<B: Backend> DeviceWorker<B> {
             agent,
             envs,
             target_return: None,
+            on_divergence: OnDivergence::Stop,
         }
+    }
+
+    /// What a non-finite loss or weight does: stop the run with an error (the default), or
+    /// be recorded in [`WorkerStats::diverged_at_timestep`] while training goes on.
+    pub fn with_divergence(mut self, on_divergence: OnDivergence) -> Self {
+        self.on_divergence = on_divergence;
+        self
     }
 
     /// Stops once the mean return of the last 100 episodes reaches `target`.
@@ -70,6 +80,7 @@ impl<B: Backend> DeviceWorker<B> {
         let (mut steps, mut updates) = (0u64, 0u64);
         let mut episode_rewards = vec![];
         let mut solved_at = None;
+        let mut guard = DivergenceGuard::new(self.on_divergence);
         while steps < timesteps {
             let mut rollout = TensorRollout {
                 states: Vec::with_capacity(horizon),
@@ -96,9 +107,11 @@ impl<B: Backend> DeviceWorker<B> {
             }
             rollout.next_states = obs.clone();
             let t = (steps as f64 / timesteps.max(1) as f64).min(1.0);
-            let loss = Some(self.agent.update_from_tensors(&rollout, t)?);
+            let loss = self.agent.update_from_tensors(&rollout, t)?;
             updates += 1;
             steps += (horizon * n) as u64;
+            guard.check_loss(steps, loss, || self.agent.get_weights())?;
+            let loss = Some(loss);
             // Time-major, so the finished episodes come out in the order they ended.
             let ended = B::to_host(&B::concat(&ended, 0)?)?.data.to_f64();
             let returns = B::to_host(&B::concat(&returns, 0)?)?.data.to_f64();
@@ -115,12 +128,15 @@ impl<B: Backend> DeviceWorker<B> {
                 break;
             }
         }
-        Ok(WorkerStats::from_returns(
+        guard.check_weights(steps, || self.agent.get_weights())?;
+        let mut stats = WorkerStats::from_returns(
             steps,
             episode_rewards,
             updates,
             start.elapsed().as_secs_f64(),
             solved_at,
-        ))
+        );
+        stats.diverged_at_timestep = guard.diverged_at;
+        Ok(stats)
     }
 }

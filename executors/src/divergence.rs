@@ -1,8 +1,9 @@
 //! The divergence guard: a non-finite loss or weight stops training with an error naming the
 //! step and the variable, or (when asked) is recorded and training goes on.
 
-use agents::Agent;
-use rlgraph_core::{CoreError, HostData, Result};
+use std::collections::BTreeMap;
+
+use rlgraph_core::{CoreError, HostData, HostTensor, Result};
 
 /// What a worker does when training diverges: a loss or a weight that is NaN or infinite.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,18 +26,16 @@ impl OnDivergence {
     }
 }
 
-/// The scope path of the first variable of `agent` holding a NaN or an infinity, if any;
-/// model weights come before optimizer slots, since they are what a user tunes.
-pub fn first_non_finite_weight(agent: &dyn Agent) -> Result<Option<String>> {
-    let weights = agent.get_weights()?;
-    let bad = |(path, t): &(&String, &rlgraph_core::HostTensor), slots: bool| {
-        path.contains("/optimizer") == slots && !all_finite(&t.data)
-    };
-    Ok(weights
+/// The scope path of the first of `variables` holding a NaN or an infinity, if any; model
+/// weights come before optimizer slots.
+pub fn first_non_finite(variables: &BTreeMap<String, HostTensor>) -> Option<String> {
+    let bad =
+        |(path, t): &(&String, &HostTensor), slots: bool| path.contains("/optimizer") == slots && !all_finite(&t.data);
+    variables
         .iter()
         .find(|w| bad(w, false))
-        .or_else(|| weights.iter().find(|w| bad(w, true)))
-        .map(|(path, _)| path.clone()))
+        .or_else(|| variables.iter().find(|w| bad(w, true)))
+        .map(|(path, _)| path.clone())
 }
 
 fn all_finite(data: &HostData) -> bool {
@@ -46,7 +45,8 @@ fn all_finite(data: &HostData) -> bool {
     }
 }
 
-/// Watches one run: the first divergence seen, and what to do about it.
+/// Watches one run: the first divergence seen, and what to do about it. The variables are
+/// read only when something is wrong (or at a checkpoint), since reading them costs a copy.
 #[derive(Debug, Default)]
 pub(crate) struct DivergenceGuard {
     pub(crate) policy: OnDivergence,
@@ -55,25 +55,43 @@ pub(crate) struct DivergenceGuard {
 }
 
 impl DivergenceGuard {
+    /// A guard that has seen nothing yet.
+    pub(crate) fn new(policy: OnDivergence) -> Self {
+        DivergenceGuard {
+            policy,
+            diverged_at: None,
+        }
+    }
+
     /// Checks the loss of an update at `step`; a non-finite one names the first non-finite
-    /// variable too, if there is one.
-    pub(crate) fn check_loss(&mut self, agent: &dyn Agent, step: u64, loss: f64) -> Result<()> {
+    /// of `variables` too, if there is one.
+    pub(crate) fn check_loss(
+        &mut self,
+        step: u64,
+        loss: f64,
+        variables: impl FnOnce() -> Result<BTreeMap<String, HostTensor>>,
+    ) -> Result<()> {
         if loss.is_finite() || self.diverged_at.is_some() {
             return Ok(());
         }
-        let what = match first_non_finite_weight(agent)? {
+        let what = match first_non_finite(&variables()?) {
             Some(path) => format!("the loss is {loss} and variable '{path}' is not finite"),
             None => format!("the loss is {loss}"),
         };
         self.raise(step, what)
     }
 
-    /// Checks every weight at `step` (before a checkpoint is written, and at the end).
-    pub(crate) fn check_weights(&mut self, agent: &dyn Agent, step: u64) -> Result<()> {
+    /// Checks every one of `variables` at `step` (before a checkpoint is written, and at the
+    /// end).
+    pub(crate) fn check_weights(
+        &mut self,
+        step: u64,
+        variables: impl FnOnce() -> Result<BTreeMap<String, HostTensor>>,
+    ) -> Result<()> {
         if self.diverged_at.is_some() {
             return Ok(());
         }
-        match first_non_finite_weight(agent)? {
+        match first_non_finite(&variables()?) {
             Some(path) => self.raise(step, format!("variable '{path}' is not finite")),
             None => Ok(()),
         }

@@ -16,5 +16,5 @@ mod run_state;
 mod single_threaded_worker;
 
 pub use device_worker::DeviceWorker;
-pub use divergence::{first_non_finite_weight, OnDivergence};
+pub use divergence::{first_non_finite, OnDivergence};
 pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, WorkerStats};

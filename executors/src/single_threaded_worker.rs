@@ -285,10 +285,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let mut episode_rewards: Vec<f64> = vec![];
         let mut loss = None;
         let mut solved_at = None;
-        let mut guard = DivergenceGuard {
-            policy: self.on_divergence,
-            diverged_at: None,
-        };
+        let mut guard = DivergenceGuard::new(self.on_divergence);
         loop {
             if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
             {
@@ -354,7 +351,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 let _op = profiler::operation("learning");
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {
-                        guard.check_loss(&self.agent, self.run.timesteps, l)?;
+                        guard.check_loss(self.run.timesteps, l, || self.agent.get_weights())?;
                         loss = Some(l);
                         updates += 1;
                         self.run.updates += 1;
@@ -370,7 +367,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             if let Some((_, path)) = self.checkpoint.as_ref().filter(|_| due).cloned() {
                 let _op = profiler::operation("checkpoint");
                 // A diverged model is not written over the last good checkpoint.
-                guard.check_weights(&self.agent, self.run.timesteps)?;
+                guard.check_weights(self.run.timesteps, || self.agent.get_weights())?;
                 self.save_checkpoint(&path)?;
             }
             progress(&Progress {
@@ -381,7 +378,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 elapsed: start.elapsed().as_secs_f64(),
             });
         }
-        guard.check_weights(&self.agent, self.run.timesteps)?;
+        guard.check_weights(self.run.timesteps, || self.agent.get_weights())?;
         let mut stats = WorkerStats::from_returns(
             steps,
             episode_rewards,

@@ -187,7 +187,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     let envs = rlgraph_tensor_envs::make::<B>(&args.env, copies, args.seed, device).map_err(|e| e.to_string())?;
     let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
         .map_err(|e| format!("{}: {e}", args.config.display()))?;
-    let mut worker = executors::DeviceWorker::new(agent, envs);
+    let mut worker = executors::DeviceWorker::new(agent, envs).with_divergence(args.on_divergence);
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
@@ -206,6 +206,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         })
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    warn_if_diverged(&stats);
     let mut summary = stats.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
@@ -218,6 +219,15 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     }
     Ok(summary.to_string())
+}
+
+/// Under `--on-divergence warn`, says on stderr that the model is not usable.
+pub(crate) fn warn_if_diverged(stats: &executors::WorkerStats) {
+    if let Some(step) = stats.diverged_at_timestep {
+        crate::output_files::stderr_line(&format!(
+            "warning: training diverged at step {step} (a NaN or infinite loss or weight); the model is not usable"
+        ));
+    }
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
@@ -301,11 +311,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     };
     let stats = worker.execute_run(length, progress).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    if let Some(step) = stats.diverged_at_timestep {
-        crate::output_files::stderr_line(&format!(
-            "warning: training diverged at step {step} (a NaN or infinite loss or weight); the model is not usable"
-        ));
-    }
+    warn_if_diverged(&stats);
     if let Some(e) = event_error {
         return Err(e);
     }

@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use crate::output_files::write_file;
 use crate::tensorboard::EventWriter;
-use crate::train_command::{episodes_csv, open_out_dir, progress_bar, TrainArgs};
+use crate::train_command::{episodes_csv, open_out_dir, progress_bar, warn_if_diverged, TrainArgs};
 
 /// The learned model in an `--out` directory: GA3C keeps no replayable host state, so it
 /// writes the model (`Agent::export_model`'s format) instead of a checkpoint.
@@ -28,8 +28,9 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
             args.config.display()
         ));
     }
-    let mut executor =
-        Ga3cExecutor::<B>::new(config, &args.env, args.seed).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let mut executor = Ga3cExecutor::<B>::new(config, &args.env, args.seed)
+        .map_err(|e| format!("{}: {e}", args.config.display()))?
+        .with_divergence(args.on_divergence);
     if let Some(target) = args.target_return {
         executor = executor.with_target_return(target);
     }
@@ -63,6 +64,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         })
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    warn_if_diverged(&stats.worker);
     if let Some(e) = event_error {
         return Err(e);
     }

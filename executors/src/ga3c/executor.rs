@@ -15,8 +15,9 @@ use serde_json::Value as Json;
 use super::adjuster::ThreadAdjuster;
 use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
 use super::metrics::{Counters, Ga3cStats};
-use super::roles::{AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
+use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
 use super::spec::{Ga3cSpec, ThreadCounts};
+use crate::divergence::OnDivergence;
 use crate::single_threaded_worker::solved;
 use crate::WorkerStats;
 
@@ -66,6 +67,7 @@ pub struct Ga3cExecutor<B: Backend> {
     action_space: Space,
     seed: u64,
     target_return: Option<f64>,
+    on_divergence: OnDivergence,
     /// The last run's learner.
     learner: Option<Arc<Mutex<Ga3cLearner<B>>>>,
     backend: PhantomData<fn() -> B>,
@@ -108,6 +110,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             action_space: probe.action_space().clone(),
             seed,
             target_return: None,
+            on_divergence: OnDivergence::Stop,
             learner: None,
             backend: PhantomData,
         })
@@ -116,6 +119,13 @@ impl<B: Backend> Ga3cExecutor<B> {
     /// Stops a run once the mean return of the last 100 episodes reaches `target`.
     pub fn with_target_return(mut self, target: f64) -> Self {
         self.target_return = Some(target);
+        self
+    }
+
+    /// What a non-finite loss or weight does: stop the run with an error (the default), or
+    /// be recorded in `diverged_at_timestep` while training goes on.
+    pub fn with_divergence(mut self, on_divergence: OnDivergence) -> Self {
+        self.on_divergence = on_divergence;
         self
     }
 
@@ -149,7 +159,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         let first = learner.publish()?;
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
-        let shared = Arc::new(Shared::new(adjuster.counts(), first, total));
+        let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
         let learner = Arc::new(Mutex::new(learner));
         self.learner = Some(learner.clone());
         let (reply_senders, reply_ends): (Vec<_>, Vec<_>) = (0..max.agents).map(|_| bounded(1)).unzip();
@@ -187,16 +197,22 @@ impl<B: Backend> Ga3cExecutor<B> {
         }
         let (solved_at, queue_means) = outcome?;
         let c = &shared.counters;
+        let mut guard = shared.divergence.lock().map_err(|_| poisoned("divergence guard"))?;
+        let last = learner.lock().map_err(|_| poisoned("learner"))?;
+        guard.check_weights(Counters::get(&c.frames), || last.executor().variables())?;
+        drop(last);
         let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
         let trainings = Counters::get(&c.trainings);
+        let mut worker = WorkerStats::from_returns(
+            Counters::get(&c.frames),
+            episodes,
+            trainings,
+            start.elapsed().as_secs_f64(),
+            solved_at,
+        );
+        worker.diverged_at_timestep = guard.diverged_at;
         Ok(Ga3cStats {
-            worker: WorkerStats::from_returns(
-                Counters::get(&c.frames),
-                episodes,
-                trainings,
-                start.elapsed().as_secs_f64(),
-                solved_at,
-            ),
+            worker,
             predictions: Counters::get(&c.predictions),
             forward_passes: Counters::get(&c.forward_passes),
             trainings,

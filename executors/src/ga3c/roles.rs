@@ -15,6 +15,7 @@ use rlgraph_envs::Env;
 use super::algorithm::{Ga3cLearner, Segment};
 use super::metrics::Counters;
 use super::spec::ThreadCounts;
+use crate::divergence::{DivergenceGuard, OnDivergence};
 
 /// How long a blocked thread waits before it looks at the stop flag again.
 const POLL: Duration = Duration::from_millis(5);
@@ -32,10 +33,12 @@ pub(crate) struct Shared {
     pub board: SnapshotBoard,
     /// The run's length in frames, for the schedules' time percentage.
     pub total_frames: u64,
+    /// Watches every trainer's losses.
+    pub divergence: Mutex<DivergenceGuard>,
 }
 
 impl Shared {
-    pub fn new(counts: ThreadCounts, first: WeightSnapshot, total_frames: u64) -> Self {
+    pub fn new(counts: ThreadCounts, first: WeightSnapshot, total_frames: u64, on_divergence: OnDivergence) -> Self {
         let shared = Shared {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -43,6 +46,7 @@ impl Shared {
             active: Default::default(),
             board: SnapshotBoard::new(first),
             total_frames: total_frames.max(1),
+            divergence: Mutex::new(DivergenceGuard::new(on_divergence)),
         };
         shared.set_counts(counts);
         shared
@@ -113,7 +117,8 @@ impl SnapshotBoard {
     }
 }
 
-fn poisoned(what: &str) -> CoreError {
+/// The error for a lock that a panicking thread left poisoned.
+pub(crate) fn poisoned(what: &str) -> CoreError {
     CoreError::Config {
         at: format!("ga3c {what}"),
         reason: "another thread panicked while holding it".into(),
@@ -343,6 +348,15 @@ impl<B: Backend> TrainerRole<B> {
                     .flat_map(|s| s.versions.iter().map(move |&v| now.saturating_sub(v)))
                     .collect();
                 let loss = learner.learn(&pending, shared.time_percentage())?;
+                // Checked before publishing, so that a stopped run never hands its agents
+                // NaN weights; the step is the environment frames so far.
+                shared
+                    .divergence
+                    .lock()
+                    .map_err(|_| poisoned("divergence guard"))?
+                    .check_loss(Counters::get(&shared.counters.frames), loss, || {
+                        learner.executor().variables()
+                    })?;
                 shared.board.put(learner.publish()?)?;
                 (loss, lags)
             };

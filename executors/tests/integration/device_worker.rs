@@ -6,7 +6,7 @@
 
 use agents::{PgAgent, PgConfig};
 use backend_candle::Candle;
-use executors::DeviceWorker;
+use executors::{DeviceWorker, OnDivergence};
 use rlgraph_core::Device;
 
 fn config() -> serde_json::Value {
@@ -55,4 +55,42 @@ fn actor_critic_is_refused_by_name() {
         .expect_err("refused")
         .to_string();
     assert!(e.contains("actor-critic"), "{e}");
+}
+
+/// PPO on 8 tensor CartPoles with Adam at learning rate 1e300, one 64-frame rollout per
+/// update, learned in 4 minibatches.
+fn diverging_worker(on_divergence: OnDivergence) -> DeviceWorker<Candle> {
+    let mut json = config();
+    json["optimizer_spec"] = serde_json::json!({"type": "adam", "learning_rate": 1e300});
+    json["memory_spec"]["capacity"] = 64.into();
+    json["update_spec"] = serde_json::json!({"update_mode": "time_steps", "do_updates": true,
+        "update_interval": 64, "batch_size": 64, "num_iterations": 4, "sample_size": 16});
+    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 8, 0, Device::Cpu).expect("envs");
+    let agent = PgAgent::<Candle>::new(
+        PgConfig::parse(&json).expect("config"),
+        envs.state_space(),
+        envs.action_space(),
+        0,
+    )
+    .expect("agent");
+    DeviceWorker::new(agent, envs).with_divergence(on_divergence)
+}
+
+#[test]
+fn a_diverging_update_stops_naming_the_step_unless_told_to_go_on() {
+    // Adam's first step moves every weight by the learning rate, 1e300, which is infinite in
+    // float32: the first update's later minibatches see infinite weights, so that update's
+    // loss (at step 64, after the first rollout) is not finite.
+    let e = diverging_worker(OnDivergence::Stop)
+        .execute_timesteps(640, |_| {})
+        .expect_err("stops")
+        .to_string();
+    assert!(e.contains("training diverged at step 64:"), "{e}");
+    assert!(e.contains("variable '"), "names the variable: {e}");
+    let stats = diverging_worker(OnDivergence::Warn)
+        .execute_timesteps(640, |_| {})
+        .expect("goes on");
+    assert_eq!(stats.diverged_at_timestep, Some(64));
+    assert_eq!(stats.timesteps_executed, 640);
+    assert_eq!(stats.to_json()["diverged_at_timestep"], 64);
 }

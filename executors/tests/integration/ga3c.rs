@@ -3,6 +3,7 @@
 
 use backend_candle::Candle;
 use executors::ga3c::{Ga3cExecutor, Ga3cSpec, LagHistogram, ThreadAdjuster, ThreadCounts, Verdict};
+use executors::OnDivergence;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value as Json};
@@ -219,4 +220,33 @@ fn bad_settings_and_agents_are_refused_by_name() {
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(e.contains("executor"), "{e}");
+}
+
+#[test]
+fn a_diverging_learner_stops_the_run_naming_the_step_unless_told_to_go_on() {
+    // Adam at learning rate 1e300 (infinite in float32): the first update (80 frames) makes
+    // every weight infinite, so the second update's loss is not finite. By then the agents
+    // have stepped at least 160 frames.
+    let mut c = cartpole(json!({"num_agents": 2, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false}));
+    c["optimizer_spec"] = json!({"type": "adam", "learning_rate": 1e300});
+    let run = |on: OnDivergence| {
+        Ga3cExecutor::<Candle>::new(&c, "CartPole-v1", 3)
+            .unwrap()
+            .with_divergence(on)
+            .execute_timesteps(2000, |_| {})
+    };
+    let e = run(OnDivergence::Stop).expect_err("stops").to_string();
+    assert!(
+        e.contains("training diverged at step") && e.contains("variable '"),
+        "{e}"
+    );
+    let stats = run(OnDivergence::Warn).expect("goes on");
+    let step = stats.worker.diverged_at_timestep.expect("recorded");
+    assert!(
+        (160..=stats.worker.timesteps_executed).contains(&step),
+        "{}",
+        stats.to_json()
+    );
+    assert!(stats.worker.timesteps_executed >= 2000);
+    assert_eq!(stats.to_json()["diverged_at_timestep"], step);
 }
