@@ -166,6 +166,22 @@ fn bench_tree(c: &mut Criterion) {
     for i in 0..1_000_000 {
         tree.set(i, rng.random::<f64>());
     }
+    // A learner's priority update: a batch of random leaves, all at once against one by one
+    // (what update_records did before set_many).
+    for batch in [32usize, 256] {
+        let indices: Vec<usize> = (0..batch).map(|_| rng.random_range(0..1_000_000)).collect();
+        let values: Vec<f64> = (0..batch).map(|_| rng.random::<f64>()).collect();
+        c.bench_function(&format!("replay/tree/set_many/{batch}"), |b| {
+            b.iter(|| tree.set_many(&indices, &values))
+        });
+        c.bench_function(&format!("replay/tree/set_one_by_one/{batch}"), |b| {
+            b.iter(|| {
+                for (&i, &v) in indices.iter().zip(&values) {
+                    tree.set(i, v);
+                }
+            })
+        });
+    }
     let total = tree.root();
     c.bench_function("replay/tree/find_prefix_sums/32", |b| {
         b.iter(|| {

@@ -76,13 +76,13 @@ impl PrioritizedReplay {
         let checked = self.ring.check(batch)?;
         let n = checked.records;
         let start = self.ring.write_checked(&checked);
-        let weight = self.max_priority.powf(self.alpha);
         let capacity = self.ring.capacity();
-        for i in n.saturating_sub(capacity)..n {
-            let slot = (start + i) % capacity;
-            self.sum_tree.set(slot, weight);
-            self.min_tree.set(slot, weight);
-        }
+        let slots: Vec<usize> = (n.saturating_sub(capacity)..n)
+            .map(|i| (start + i) % capacity)
+            .collect();
+        let weights = vec![self.max_priority.powf(self.alpha); slots.len()];
+        self.sum_tree.set_many(&slots, &weights);
+        self.min_tree.set_many(&slots, &weights);
         Ok(())
     }
 
@@ -110,13 +110,11 @@ impl PrioritizedReplay {
         let capacity = self.ring.capacity();
         // Only the last `capacity` records of an oversized batch are still held.
         let first = n.saturating_sub(capacity);
-        for (i, &p) in priorities.iter().enumerate().skip(first) {
-            let slot = (start + i) % capacity;
-            let w = p.powf(self.alpha);
-            self.sum_tree.set(slot, w);
-            self.min_tree.set(slot, w);
-            self.max_priority = self.max_priority.max(p);
-        }
+        let slots: Vec<usize> = (first..n).map(|i| (start + i) % capacity).collect();
+        let weights: Vec<f64> = priorities[first..].iter().map(|p| p.powf(self.alpha)).collect();
+        self.sum_tree.set_many(&slots, &weights);
+        self.min_tree.set_many(&slots, &weights);
+        self.max_priority = priorities[first..].iter().fold(self.max_priority, |m, &p| m.max(p));
         Ok(())
     }
 
@@ -191,12 +189,10 @@ impl PrioritizedReplay {
                 priority,
             });
         }
-        for (&i, &p) in indices.iter().zip(priorities) {
-            let w = p.powf(self.alpha);
-            self.sum_tree.set(i, w);
-            self.min_tree.set(i, w);
-            self.max_priority = self.max_priority.max(p);
-        }
+        let weights: Vec<f64> = priorities.iter().map(|p| p.powf(self.alpha)).collect();
+        self.sum_tree.set_many(indices, &weights);
+        self.min_tree.set_many(indices, &weights);
+        self.max_priority = priorities.iter().fold(self.max_priority, |m, &p| m.max(p));
         Ok(())
     }
 

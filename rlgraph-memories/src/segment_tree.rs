@@ -31,8 +31,12 @@ impl Reduce {
         }
     }
 
+    /// The reduction of one block, pairwise: three dependent steps instead of eight, and
+    /// the same value for the same children however they were last written.
     fn block(self, b: &Block) -> f64 {
-        b.0.iter().fold(self.neutral(), |acc, &x| self.apply(acc, x))
+        let [a, b, c, d, e, f, g, h] = b.0;
+        let r = |x, y| self.apply(x, y);
+        r(r(r(a, b), r(c, d)), r(r(e, f), r(g, h)))
     }
 }
 
@@ -85,6 +89,48 @@ impl SegmentTree {
             block.0[node % ARITY] = value;
             value = self.reduce.block(block);
             node /= ARITY;
+        }
+    }
+
+    /// Sets leaf `indices[k]` to `values[k]` for every `k` (a later duplicate wins, as with
+    /// [`SegmentTree::set`] in order), then updates each changed ancestor once, level by
+    /// level: a learner's batch of priorities shares most of its upper nodes, and a level
+    /// with fewer nodes than the batch is recomputed whole.
+    ///
+    /// # Panics
+    /// If an index is at or beyond `capacity`, as [`SegmentTree::set`] does.
+    pub fn set_many(&mut self, indices: &[usize], values: &[f64]) {
+        let Some(leaves) = self.levels.last_mut() else { return };
+        // The blocks of the level below that changed; consecutive repeats are dropped, and
+        // any others only cost a second identical recomputation.
+        let mut changed: Vec<usize> = Vec::with_capacity(indices.len());
+        for (&i, &v) in indices.iter().zip(values) {
+            leaves[i / ARITY].0[i % ARITY] = v;
+            if changed.last() != Some(&(i / ARITY)) {
+                changed.push(i / ARITY);
+            }
+        }
+        for level in (0..self.levels.len() - 1).rev() {
+            let (upper, lower) = self.levels.split_at_mut(level + 1);
+            let (parents, children) = (&mut upper[level], &lower[0]);
+            if children.len() <= changed.len() {
+                for (node, block) in children.iter().enumerate() {
+                    parents[node / ARITY].0[node % ARITY] = self.reduce.block(block);
+                }
+                changed.clear();
+                changed.extend(0..parents.len());
+            } else {
+                let mut kept = 0;
+                for k in 0..changed.len() {
+                    let node = changed[k];
+                    parents[node / ARITY].0[node % ARITY] = self.reduce.block(&children[node]);
+                    if kept == 0 || changed[kept - 1] != node / ARITY {
+                        changed[kept] = node / ARITY;
+                        kept += 1;
+                    }
+                }
+                changed.truncate(kept);
+            }
         }
     }
 

@@ -91,6 +91,34 @@ proptest! {
     }
 
     #[test]
+    fn a_batch_update_matches_the_brute_force_sum_and_min_and_the_same_updates_one_by_one(
+        capacity in 1usize..5000,
+        batches in prop::collection::vec(prop::collection::vec((any::<prop::sample::Index>(), 0.0f64..10.0), 0..300), 1..4),
+    ) {
+        // Batches with repeats, in any order, over trees of one to four levels and more;
+        // sizes straddle the point where a level is recomputed whole.
+        let mut batch = (SegmentTree::new(capacity, Reduce::Sum), SegmentTree::new(capacity, Reduce::Min));
+        let mut single = batch.clone();
+        let mut plain = vec![None::<f64>; capacity];
+        for updates in batches {
+            let indices: Vec<usize> = updates.iter().map(|(i, _)| i.index(capacity)).collect();
+            let values: Vec<f64> = updates.iter().map(|(_, v)| *v).collect();
+            batch.0.set_many(&indices, &values);
+            batch.1.set_many(&indices, &values);
+            for (&i, &v) in indices.iter().zip(&values) {
+                single.0.set(i, v);
+                single.1.set(i, v);
+                plain[i] = Some(v);
+            }
+        }
+        // Every node, not only the root: interior values are a function of the leaves.
+        prop_assert!(batch == single);
+        let all: Vec<f64> = plain.iter().flatten().copied().collect();
+        prop_assert!((batch.0.root() - all.iter().sum::<f64>()).abs() < 1e-9);
+        prop_assert_eq!(batch.1.root(), all.iter().copied().fold(f64::INFINITY, f64::min));
+    }
+
+    #[test]
     fn prefix_sum_search_matches_a_linear_scan(
         priorities in prop::collection::vec(0.0f64..5.0, 1..40),
         fraction in 0.0f64..1.0,
