@@ -51,7 +51,29 @@ pub fn run(args: &CallArgs) -> Result<String, String> {
     } else {
         std::fs::read_to_string(&args.spec).map_err(|e| format!("cannot read {}: {e}", args.spec.display()))?
     };
-    let spec: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", args.spec.display()))?;
+    run_spec(&text).map_err(|e| match e {
+        SpecError::NotJson(e) => format!("{}: not JSON: {e}", args.spec.display()),
+        SpecError::Refused(e) => e,
+    })
+}
+
+/// Why a call spec's text gave no results.
+#[derive(Debug)]
+pub enum SpecError {
+    /// The text is not JSON.
+    NotJson(serde_json::Error),
+    /// The spec was read and refused, or a call failed: the one-line message.
+    Refused(String),
+}
+
+/// Runs the calls of a call spec given as JSON text (what `rlgraph call` reads from its file)
+/// and returns the JSON results.
+pub fn run_spec(text: &str) -> Result<String, SpecError> {
+    let spec: Json = serde_json::from_str(text).map_err(SpecError::NotJson)?;
+    run_json(&spec).map_err(SpecError::Refused)
+}
+
+fn run_json(spec: &Json) -> Result<String, String> {
     let obj = spec.as_object().ok_or("the call spec must be a JSON object")?;
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!(

@@ -5,16 +5,9 @@
 //! it; `env` steps an environment; `train`, `evaluate` and `graph` train, play and show
 //! agents built from RLgraph JSON configs.
 
-mod agent_commands;
-mod backend_choice;
-mod call_command;
-mod env_command;
-mod output_files;
-mod profile_command;
-mod space_command;
-mod tensorboard;
-mod train_command;
-mod train_ga3c;
+use rlgraph_cli::{
+    agent_commands, call_command, env_command, output_files, profile_command, space_command, train_command,
+};
 
 use std::process::ExitCode;
 
@@ -73,14 +66,14 @@ fn main() -> ExitCode {
                 // The reader went away (`rlgraph ... | head`): end quietly, as Unix tools do.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    crate::output_files::stderr_line(&format!("error: cannot write the output: {e}"));
+                    output_files::stderr_line(&format!("error: cannot write the output: {e}"));
                     ExitCode::from(2)
                 }
             }
         }
         Err(message) => {
             // One line per error, so scripts can read it.
-            crate::output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
+            output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
             ExitCode::from(2)
         }
     }

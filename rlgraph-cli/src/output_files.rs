@@ -11,7 +11,7 @@ pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Str
 
 /// Writes one line to standard error. Unlike `eprintln!`, a closed or broken stderr
 /// (`2>&-`) is ignored instead of panicking: the exit code still tells the outcome.
-pub(crate) fn stderr_line(text: &str) {
+pub fn stderr_line(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

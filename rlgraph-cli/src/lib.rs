@@ -1,0 +1,14 @@
+//! The subcommands of `rlgraph`, the command-line program, as a library: `main.rs` parses the
+//! arguments and prints what these return, and the fuzz targets call the same code (see
+//! [`call_command::run_spec`]).
+
+pub mod agent_commands;
+mod backend_choice;
+pub mod call_command;
+pub mod env_command;
+pub mod output_files;
+pub mod profile_command;
+pub mod space_command;
+mod tensorboard;
+pub mod train_command;
+mod train_ga3c;
