@@ -7,10 +7,14 @@ use libfuzzer_sys::fuzz_target;
 use rlgraph_spaces::{Array, FloatBox, IntBox, Space, Value};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(config) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    let Ok(config) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
     let states = Space::from(FloatBox::new([4]));
     let Ok(discrete) = IntBox::new(2) else { return };
-    let Ok(continuous) = FloatBox::bounded([1], -2.0, 2.0) else { return };
+    let Ok(continuous) = FloatBox::bounded([1], -2.0, 2.0) else {
+        return;
+    };
     for actions in [Space::from(discrete), Space::from(continuous)] {
         if let Ok(mut agent) = agents::build_agent::<Candle>(&config, &states, &actions, 0) {
             if let Ok(a) = Array::new([4], vec![0.01f32, -0.02, 0.03, 0.0]) {

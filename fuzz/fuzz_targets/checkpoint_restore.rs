@@ -19,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
     });
     let states = Space::from(FloatBox::new([4]));
     let Ok(actions) = IntBox::new(2) else { return };
-    let Ok(mut agent) = agents::build_agent::<Candle>(&config, &states, &Space::from(actions), 0) else { return };
+    let Ok(mut agent) = agents::build_agent::<Candle>(&config, &states, &Space::from(actions), 0) else {
+        return;
+    };
     let before = agent.get_weights().ok();
     let path = std::env::temp_dir().join(format!(
         "rlgraph-fuzz-{}-{}.safetensors",
@@ -32,6 +34,10 @@ fuzz_target!(|data: &[u8]| {
     let restored = agent.restore_checkpoint(&path);
     let _ = std::fs::remove_file(&path);
     if restored.is_err() {
-        assert_eq!(agent.get_weights().ok(), before, "a refused checkpoint changed the weights");
+        assert_eq!(
+            agent.get_weights().ok(),
+            before,
+            "a refused checkpoint changed the weights"
+        );
     }
 });
