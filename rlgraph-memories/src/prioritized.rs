@@ -76,13 +76,9 @@ impl PrioritizedReplay {
         let checked = self.ring.check(batch)?;
         let n = checked.records;
         let start = self.ring.write_checked(&checked);
-        let capacity = self.ring.capacity();
-        let slots: Vec<usize> = (n.saturating_sub(capacity)..n)
-            .map(|i| (start + i) % capacity)
-            .collect();
+        let slots = self.written_slots(start, n);
         let weights = vec![self.max_priority.powf(self.alpha); slots.len()];
-        self.sum_tree.set_many(&slots, &weights);
-        self.min_tree.set_many(&slots, &weights);
+        self.set_weights(&slots, &weights);
         Ok(())
     }
 
@@ -107,14 +103,8 @@ impl PrioritizedReplay {
             return Err(bad(format!("priority {i} is {p}; priorities must be finite and >= 0")));
         }
         let start = self.ring.write_checked(&checked);
-        let capacity = self.ring.capacity();
-        // Only the last `capacity` records of an oversized batch are still held.
-        let first = n.saturating_sub(capacity);
-        let slots: Vec<usize> = (first..n).map(|i| (start + i) % capacity).collect();
-        let weights: Vec<f64> = priorities[first..].iter().map(|p| p.powf(self.alpha)).collect();
-        self.sum_tree.set_many(&slots, &weights);
-        self.min_tree.set_many(&slots, &weights);
-        self.max_priority = priorities[first..].iter().fold(self.max_priority, |m, &p| m.max(p));
+        let slots = self.written_slots(start, n);
+        self.set_priorities(&slots, &priorities[n - slots.len()..]);
         Ok(())
     }
 
@@ -189,11 +179,31 @@ impl PrioritizedReplay {
                 priority,
             });
         }
-        let weights: Vec<f64> = priorities.iter().map(|p| p.powf(self.alpha)).collect();
-        self.sum_tree.set_many(indices, &weights);
-        self.min_tree.set_many(indices, &weights);
-        self.max_priority = priorities.iter().fold(self.max_priority, |m, &p| m.max(p));
+        self.set_priorities(indices, priorities);
         Ok(())
+    }
+
+    /// The slots a batch of `n` records written from `start` went to; only the last
+    /// `capacity` records of an oversized batch are still held.
+    fn written_slots(&self, start: usize, n: usize) -> Vec<usize> {
+        let capacity = self.ring.capacity();
+        (n.saturating_sub(capacity)..n)
+            .map(|i| (start + i) % capacity)
+            .collect()
+    }
+
+    /// Gives `slots` the priorities `priorities` (raised to alpha in the trees) and raises
+    /// the maximum priority that new records get.
+    fn set_priorities(&mut self, slots: &[usize], priorities: &[f64]) {
+        let weights: Vec<f64> = priorities.iter().map(|p| p.powf(self.alpha)).collect();
+        self.set_weights(slots, &weights);
+        self.max_priority = priorities.iter().fold(self.max_priority, |m, &p| m.max(p));
+    }
+
+    /// Writes `priority^alpha` weights into both trees.
+    fn set_weights(&mut self, slots: &[usize], weights: &[f64]) {
+        self.sum_tree.set_many(slots, weights);
+        self.min_tree.set_many(slots, weights);
     }
 
     /// Changes beta (Ape-X and Rainbow anneal it toward 1).
@@ -266,10 +276,8 @@ impl PrioritizedReplay {
         next.max_priority = max_priority;
         next.sum_tree = SegmentTree::new(self.ring.capacity(), Reduce::Sum);
         next.min_tree = SegmentTree::new(self.ring.capacity(), Reduce::Min);
-        for (i, &w) in weights.iter().enumerate() {
-            next.sum_tree.set(i, w);
-            next.min_tree.set(i, w);
-        }
+        let slots: Vec<usize> = (0..weights.len()).collect();
+        next.set_weights(&slots, weights);
         Ok(next)
     }
 }
