@@ -62,9 +62,9 @@ impl Env for CartPole {
     core_accessors!();
     core_snapshots!();
 
-    fn reset(&mut self, seed: Option<u64>) -> Value {
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
         self.state = Self::start_state(self.core.begin(seed));
-        observation(&self.state)
+        Ok(observation(&self.state))
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
@@ -73,8 +73,10 @@ impl Env for CartPole {
         let [x, x_dot, theta, theta_dot] = self.state;
         let force = if a == 1 { FORCE_MAG } else { -FORCE_MAG };
         let (sin, cos) = theta.sin_cos();
-        let temp = (force + POLE_MASS_LENGTH * theta_dot * theta_dot * sin) / TOTAL_MASS;
-        let theta_acc = (GRAVITY * sin - cos * temp) / (LENGTH * (4.0 / 3.0 - MASS_POLE * cos * cos / TOTAL_MASS));
+        // Squares grouped as Gymnasium's `np.square` groups them, so that every rounding,
+        // and so every observation, is Gymnasium's to the last bit.
+        let temp = (force + POLE_MASS_LENGTH * (theta_dot * theta_dot) * sin) / TOTAL_MASS;
+        let theta_acc = (GRAVITY * sin - cos * temp) / (LENGTH * (4.0 / 3.0 - MASS_POLE * (cos * cos) / TOTAL_MASS));
         let x_acc = temp - POLE_MASS_LENGTH * theta_acc * cos / TOTAL_MASS;
         self.state = [
             x + TAU * x_dot,
