@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The README's test command: formatting, lints, docs and every test, on both backends.
 # On a fresh machine it first installs libtorch (the torch==2.13.0 wheel from PyPI) into the
-# ignored folder .libtorch/, and Chromium and Graphviz (for the picture tests) from Debian's
+# ignored folder .libtorch/, gymnasium and ale-py (for the Gymnasium bridge's tests) into the
+# ignored venv .gym-venv/, and Chromium and Graphviz (for the picture tests) from Debian's
 # packages; after that it takes seconds to confirm they are there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/install-libtorch.sh
 ./scripts/install-test-tools.sh
-# The picture tests fail, rather than skip, when a tool is missing.
-export RLGRAPH_REQUIRE_TOOLS=1
+RLGRAPH_PYTHON="$(./scripts/install-gym.sh)"
+export RLGRAPH_PYTHON
+# The picture and bridge tests fail, rather than skip, when a tool is missing.
+export RLGRAPH_REQUIRE_TOOLS=1 RLGRAPH_REQUIRE_GYM=1
 export LIBTORCH="$PWD/.libtorch"
 export LD_LIBRARY_PATH="$PWD/.libtorch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 

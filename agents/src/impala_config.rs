@@ -98,8 +98,8 @@ impl ImpalaConfig {
         let (_, shared, own) = read_config::<ImpalaKeys>(spec, &KIND)?;
         shared.refuse_n_step()?;
         shared.multi_gpu(false)?;
-        // The environment is what such a config lacks first: RLgraph steps a Gym environment
-        // inside the graph, which needs the Gymnasium bridge.
+        // RLgraph steps a Gym environment inside the graph; here the caller brings it, through
+        // the Gymnasium bridge where it is a Gym id.
         if let Some(env) = &own.environment_spec {
             let gym = env
                 .get("type")
@@ -108,8 +108,9 @@ impl ImpalaConfig {
             return Err(config(
                 "config.environment_spec",
                 if gym {
-                    "an OpenAI Gym environment stepped inside the agent: the Gymnasium bridge is not built yet; \
-                     remove environment_spec and pass a built-in environment with --env"
+                    "an OpenAI Gym environment stepped inside the agent: here environments come from the \
+                     caller; remove environment_spec and pass the id to --env through the Gymnasium bridge \
+                     (--env gym:CartPole-v1) or as a built-in id"
                         .into()
                 } else {
                     "the environment comes from the caller (--env), not the agent config".into()

@@ -31,9 +31,9 @@
 //! actor.load(&snapshot)?;
 //! assert_eq!(actor.version(), Some(1));
 //! // Acting: epsilon-greedy at 10% of the run, one action per state.
-//! let acted = actor.act(&[env.reset(Some(0))], true, 0.1)?;
+//! let acted = actor.act(&[env.reset(Some(0))?], true, 0.1)?;
 //! assert_eq!(acted.actions.len(), 1);
-//! # Ok::<(), rlgraph_core::CoreError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod actor;

@@ -26,7 +26,7 @@
 //! let mut actor = pg_actor::<Candle>(&config, &s, &a, 0)?;
 //! // The actor plays eight steps; the rollout keeps them per environment copy.
 //! let mut rollout = Rollout::new(100, &s, &a);
-//! let mut state = env.reset(Some(0));
+//! let mut state = env.reset(Some(0))?;
 //! for _ in 0..8 {
 //!     let action = actor.act(&[state.clone()], true, 0.0)?.actions.remove(0);
 //!     let step = env.step(&action)?;

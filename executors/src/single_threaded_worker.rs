@@ -206,8 +206,19 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// Saves the agent's checkpoint with the worker's run beside it (under `worker`): the
     /// environments' exact positions, the observations and partial returns, the run's
     /// counters and episode returns. [`Self::resume`] continues from it exactly.
+    ///
+    /// Environments that cannot give their position (those in another process, such as the
+    /// Gymnasium bridge's) are left out: the checkpoint keeps the agent, its memory and the
+    /// run's counters, and a resumed run starts every copy on a new episode.
     pub fn save_checkpoint(&mut self, path: &std::path::Path) -> Result<()> {
         if !self.run.states.is_empty() {
+            if self.envs.first().snapshot().is_none() {
+                let mut run = self.run.clone();
+                run.states.clear();
+                run.envs.clear();
+                run.returns.iter_mut().for_each(|r| *r = 0.0);
+                return self.agent.save_checkpoint_with(path, &[("worker", &run)]);
+            }
             self.run.envs = self.envs.snapshots().map_err(env_error)?;
         }
         self.agent.save_checkpoint_with(path, &[("worker", &self.run)])
@@ -276,7 +287,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<WorkerStats> {
         if self.run.states.is_empty() {
-            self.run.states = self.envs.reset_all(Some(self.seed));
+            self.run.states = self.envs.reset_all(Some(self.seed)).map_err(env_error)?;
         }
         let start = Instant::now();
         let spec = self.agent.update_spec().clone();

@@ -234,7 +234,7 @@ fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
     let mut returns = vec![];
     for i in 0..args.episodes {
-        let mut state = env.reset(Some(args.seed + i));
+        let mut state = env.reset(Some(args.seed + i)).map_err(|e| e.to_string())?;
         let mut total = 0.0;
         for _ in 0..args.max_steps {
             let action = agent

@@ -64,7 +64,7 @@ pub fn run(args: &EnvArgs) -> Result<String, String> {
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
     let actions = actions(&args.actions, env.action_space())?;
     let mut lines = vec![];
-    let observation = env.reset(Some(args.seed));
+    let observation = env.reset(Some(args.seed)).map_err(|e| e.to_string())?;
     let mut first = json!({ "observation": observation.to_json() });
     if let Some(state) = &args.state {
         let state = numbers(state, "--state")?;

@@ -247,7 +247,12 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         .map(|i| make(&args.env, args.seed + i as u64))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
-    let envs = VectorEnv::new(envs, Stepping::Sequential).map_err(|e| e.to_string())?;
+    // Each bridged Gymnasium copy is a Python process of its own: step them in parallel.
+    let stepping = match args.env.starts_with(rlgraph_envs::gym::GYM_PREFIX) {
+        true => Stepping::Threaded,
+        false => Stepping::Sequential,
+    };
+    let envs = VectorEnv::new(envs, stepping).map_err(|e| e.to_string())?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
     if let Some(dir) = &args.resume {
         worker

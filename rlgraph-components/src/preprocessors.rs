@@ -72,6 +72,40 @@ pub fn normalize<B: Backend>(name: &str) -> Component<B> {
     )
 }
 
+/// Every leaf of a Dict or Tuple input, flattened past the batch rank and cast to float,
+/// concatenated in flat-key order into one feature vector (a single tensor is flattened the
+/// same way). It turns a container observation, such as a Gymnasium Dict, into what a dense
+/// network takes.
+pub fn concat_leaves<B: Backend>(name: &str) -> Component<B> {
+    let kernel = |_: &mut rlgraph_core::KernelCtx<'_, B>, xs: &[rlgraph_core::Tree<B::Tensor>]| {
+        let mut parts = vec![];
+        for (_, leaf) in xs.first().map(|x| x.flatten()).unwrap_or_default() {
+            let shape = B::shape(leaf);
+            let batch = shape.first().copied().unwrap_or(1);
+            let features = shape.iter().skip(1).product::<usize>();
+            parts.push(B::reshape(&B::cast(leaf, DType::F32)?, &[batch, features])?);
+        }
+        Ok(vec![rlgraph_core::Tree::Leaf(B::concat(&parts, 1)?)])
+    };
+    let infer = |_: &rlgraph_core::InferCtx<'_>, s: &[Space]| {
+        let input = s.first().cloned().unwrap_or_else(|| Space::from(FloatBox::new([0])));
+        let leaves = input.flatten();
+        let features = leaves
+            .iter()
+            .map(|(_, l)| l.shape().unwrap_or(&[]).iter().product::<usize>())
+            .sum::<usize>();
+        let ranks = leaves.first().and_then(|(_, l)| l.ranks()).unwrap_or_default();
+        Ok(vec![Space::from(FloatBox::new([features])).with_ranks(ranks)])
+    };
+    Component::new(name)
+        .with_kind("preprocessor")
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("concat", &[args.get(0)?])
+        })
+        .api("reset", vec![], |_, _| Ok(vec![]))
+        .graph_fn(GraphFn::new("concat", kernel).infer(infer))
+}
+
 /// Converts the element type: `"float"`, `"int"`, `"bool"` or `"uint8"`.
 pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
     let (dtype, out): (DType, fn(&Space) -> Space) = match to {
@@ -246,6 +280,10 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                     s.usize_or("batch_size", 1)?,
                     s.bool_or("add_rank", true)?,
                 )
+            }
+            "concat" | "concatleaves" => {
+                s.only(&["scope"])?;
+                concat_leaves(scope("concat")?)
             }
             "converttype" => {
                 s.only(&["to_dtype", "scope"])?;

@@ -31,6 +31,16 @@ pub enum EnvError {
         /// What is wrong.
         reason: String,
     },
+    /// The Gymnasium bridge's Python process failed a request, or stopped answering.
+    #[error("env '{env}': {what} failed in the Gymnasium bridge: {reason}")]
+    Bridge {
+        /// The environment's id.
+        env: String,
+        /// The request (`reset`, `step`).
+        what: String,
+        /// Python's error, or how the process ended.
+        reason: String,
+    },
     /// An unknown environment id or bad settings.
     #[error("env {id:?}: {reason}")]
     Unknown {
@@ -80,8 +90,9 @@ pub trait Env: Send {
     /// The space of actions.
     fn action_space(&self) -> &Space;
     /// Starts an episode; with a seed, the environment's RNG is reseeded first (Gymnasium's
-    /// `reset(seed=...)`), otherwise it continues.
-    fn reset(&mut self, seed: Option<u64>) -> Value;
+    /// `reset(seed=...)`), otherwise it continues. Only environments in another process
+    /// (the Gymnasium bridge) can fail here.
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value>;
     /// Applies `action`.
     fn step(&mut self, action: &Value) -> Result<Step>;
     /// The internal state as `set_state` takes it, where the environment has one.

@@ -424,11 +424,11 @@ impl Env for GridWorld {
     }
 
     /// Starts at `S`; the world is deterministic, so the seed changes nothing.
-    fn reset(&mut self, _seed: Option<u64>) -> Value {
+    fn reset(&mut self, _seed: Option<u64>) -> Result<Value> {
         self.pos = self.start;
         self.orientation = 0;
         self.episode.start();
-        self.observe()
+        Ok(self.observe())
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {

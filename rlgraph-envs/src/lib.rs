@@ -7,7 +7,7 @@
 //! use rlgraph_spaces::Value;
 //!
 //! let mut env = make("CartPole-v1", 0).unwrap();
-//! let first = env.reset(Some(42));
+//! let first = env.reset(Some(42)).unwrap();
 //! assert!(env.state_space().contains(&first));
 //! let step = env.step(&Value::i32(1)).unwrap();
 //! assert_eq!(step.reward, 1.0);
@@ -17,6 +17,7 @@ pub mod acrobot;
 pub mod cartpole;
 mod env;
 mod grid_world;
+pub mod gym;
 pub mod mountain_car;
 pub mod pendulum;
 mod test_envs;
@@ -41,11 +42,13 @@ pub const ENV_IDS: &[&str] = &[
     "Pendulum-v1",
     "GridWorld-<map>[-ftj|-ftjb][-xy|-xy+orientation|-camera]",
     "DeterministicEnv",
+    "gym:<Gymnasium id>[?key=value&...]",
 ];
 
 /// An environment by id: `CartPole-v1`, `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
-/// `-xy`, `-xy+orientation` or `-camera`), or `DeterministicEnv`.
+/// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, or any Gymnasium environment
+/// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]).
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     Ok(match id {
         "CartPole-v1" | "cartpole" => Box::new(CartPole::new(seed)),
@@ -53,6 +56,7 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
         "Acrobot-v1" | "acrobot" => Box::new(Acrobot::new(seed)),
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
         "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
+        _ if id.starts_with(gym::GYM_PREFIX) => Box::new(gym::GymEnv::from_id(id, seed)?),
         _ => match id.strip_prefix("GridWorld-") {
             Some(rest) => Box::new(GridWorld::from_id_suffix(rest)?),
             None => {

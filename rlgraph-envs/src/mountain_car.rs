@@ -49,9 +49,9 @@ impl Env for MountainCar {
     core_accessors!();
     core_snapshots!();
 
-    fn reset(&mut self, seed: Option<u64>) -> Value {
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
         self.state = Self::start_state(self.core.begin(seed));
-        observation(&self.state)
+        Ok(observation(&self.state))
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {

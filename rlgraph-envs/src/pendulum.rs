@@ -58,9 +58,9 @@ impl Env for Pendulum {
     core_accessors!();
     core_snapshots!();
 
-    fn reset(&mut self, seed: Option<u64>) -> Value {
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
         self.state = Self::start_state(self.core.begin(seed));
-        self.observe()
+        Ok(self.observe())
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {

@@ -26,9 +26,9 @@ impl Env for RandomEnv {
     core_accessors!();
     core_snapshots!();
 
-    fn reset(&mut self, seed: Option<u64>) -> Value {
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
         self.core.begin(seed);
-        self.core.state_space.sample(None, &mut self.core.rng)
+        Ok(self.core.state_space.sample(None, &mut self.core.rng))
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
@@ -79,9 +79,9 @@ impl Env for DeterministicEnv {
     core_accessors!();
     core_snapshots!();
 
-    fn reset(&mut self, _seed: Option<u64>) -> Value {
+    fn reset(&mut self, _seed: Option<u64>) -> Result<Value> {
         self.core.episode.start();
-        observation(&[self.state_start])
+        Ok(observation(&[self.state_start]))
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {

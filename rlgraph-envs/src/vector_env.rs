@@ -89,7 +89,7 @@ impl VectorEnv {
     }
 
     /// Resets every copy; copy `i` is seeded with `seed + i`.
-    pub fn reset_all(&mut self, seed: Option<u64>) -> Vec<Value> {
+    pub fn reset_all(&mut self, seed: Option<u64>) -> Result<Vec<Value>> {
         self.envs
             .iter_mut()
             .enumerate()
@@ -144,7 +144,10 @@ impl VectorEnv {
         }
         let one = |(env, action): (&mut Box<dyn Env>, &Value)| -> Result<VectorStep> {
             let step = env.step(action)?;
-            let reset_observation = (step.terminated || step.truncated).then(|| env.reset(None));
+            let reset_observation = match step.terminated || step.truncated {
+                true => Some(env.reset(None)?),
+                false => None,
+            };
             Ok(VectorStep {
                 step,
                 reset_observation,

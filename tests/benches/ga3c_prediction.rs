@@ -21,7 +21,7 @@ fn actor<B: Backend>() -> (GraphActor<B>, Vec<Value>) {
     let config = PgConfig::parse(&spec).expect("config parses");
     let mut env = make("CartPole-v1", 0).expect("env");
     let actor = pg_actor::<B>(&config, env.state_space(), env.action_space(), 0).expect("actor");
-    let states = (0..64).map(|i| env.reset(Some(i))).collect();
+    let states = (0..64).map(|i| env.reset(Some(i)).unwrap()).collect();
     (actor, states)
 }
 

@@ -48,20 +48,20 @@ fn bench(c: &mut Criterion) {
             .map(|i| Box::new(CartPole::new(i as u64)) as Box<dyn Env>)
             .collect();
         let mut vector = VectorEnv::new(envs, Stepping::Sequential).expect("same spaces");
-        vector.reset_all(Some(0));
+        vector.reset_all(Some(0)).unwrap();
         group.bench_function(BenchmarkId::new("vector-env", n), |b| {
             b.iter(|| vector.step(&actions).expect("steps"))
         });
         let mut plain: Vec<CartPole> = (0..n).map(|i| CartPole::new(i as u64)).collect();
         for e in &mut plain {
-            e.reset(Some(0));
+            e.reset(Some(0)).unwrap();
         }
         group.bench_function(BenchmarkId::new("plain-loop", n), |b| {
             b.iter(|| {
                 for (e, a) in plain.iter_mut().zip(&actions) {
                     let s = e.step(a).expect("steps");
                     if s.terminated || s.truncated {
-                        e.reset(None);
+                        e.reset(None).unwrap();
                     }
                 }
             })

@@ -37,7 +37,7 @@ fn run_episodes(agent: &mut DqnAgent<Candle>, first: u64, n: u64) -> Vec<f64> {
     let mut env = CartPole::new(0);
     let mut returns = vec![];
     for e in first..first + n {
-        let mut state = env.reset(Some(e));
+        let mut state = env.reset(Some(e)).unwrap();
         let mut total = 0.0;
         loop {
             let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
@@ -163,7 +163,7 @@ fn ape_x_inserts_records_at_their_own_td_error() {
     )
     .unwrap();
     let mut env = CartPole::new(0);
-    let mut state = env.reset(Some(0));
+    let mut state = env.reset(Some(0)).unwrap();
     let mut expected = vec![];
     for _ in 0..3 {
         let action = a
@@ -251,7 +251,7 @@ fn external_batches_models_and_resets() {
     // step leave one record, not three.
     let mut b = agent(false, 6);
     let mut env = CartPole::new(0);
-    let s0 = env.reset(Some(0));
+    let s0 = env.reset(Some(0)).unwrap();
     let step = |terminated| Transition {
         state: s0.clone(),
         action: rlgraph_core::spaces::Value::i32(0),
@@ -281,7 +281,7 @@ fn a_batch_larger_than_the_memory_is_drawn_with_replacement_once_it_is_full() {
         .unwrap();
         let mut env = CartPole::new(0);
         let mut a = DqnAgent::<Candle>::new(config, env.state_space(), env.action_space(), 0).unwrap();
-        let mut state = env.reset(Some(0));
+        let mut state = env.reset(Some(0)).unwrap();
         for stored in 1..=16 {
             act_and_observe(&mut a, &mut env, &mut state, 0);
             let loss = a.update(0.5).unwrap();

@@ -35,7 +35,7 @@ fn run(agent: &mut ImpalaAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, V
     let mut states: Vec<_> = envs
         .iter_mut()
         .enumerate()
-        .map(|(i, e)| e.reset(Some(seed + i as u64)))
+        .map(|(i, e)| e.reset(Some(seed + i as u64)).unwrap())
         .collect();
     let (mut rewards, mut losses) = (vec![], vec![]);
     for _ in 0..steps {
@@ -44,7 +44,7 @@ fn run(agent: &mut ImpalaAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, V
             let step = env.step(&action).unwrap();
             rewards.push(step.reward);
             let next = if step.terminated || step.truncated {
-                env.reset(None)
+                env.reset(None).unwrap()
             } else {
                 step.observation.clone()
             };

@@ -42,7 +42,7 @@ fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64
     let (mut returns, mut losses) = (vec![], vec![]);
     let mut steps = 0u64;
     for e in first..first + n {
-        let mut state = env.reset(Some(e));
+        let mut state = env.reset(Some(e)).unwrap();
         let mut total = 0.0;
         loop {
             let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
@@ -64,7 +64,7 @@ fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64
 fn actions_lie_in_the_action_space_and_greedy_actions_repeat() {
     let mut a = agent(&ppo_spec(), 1);
     let env = CartPole::new(0);
-    let states: Vec<Value> = (0..5).map(|i| CartPole::new(i).reset(Some(i))).collect();
+    let states: Vec<Value> = (0..5).map(|i| CartPole::new(i).reset(Some(i)).unwrap()).collect();
     let actions = a.get_actions(&states, true, 0.0).unwrap();
     assert_eq!(actions.len(), 5);
     for action in &actions {
@@ -83,7 +83,7 @@ fn gaussian_policies_act_in_continuous_spaces() {
     });
     let env = Pendulum::new(0);
     let mut a = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0).unwrap();
-    let state = Pendulum::new(0).reset(Some(0));
+    let state = Pendulum::new(0).reset(Some(0)).unwrap();
     let action = a
         .get_actions(std::slice::from_ref(&state), true, 0.0)
         .unwrap()
@@ -257,7 +257,7 @@ fn ppo_acts_and_learns_in_a_dict_action_space() {
     let space = env.action_space().clone();
     assert!(space.is_container());
     let mut a = build_agent::<Candle>(&spec, env.state_space(), &space, 0).unwrap();
-    let mut state = env.reset(Some(0));
+    let mut state = env.reset(Some(0)).unwrap();
     let mut losses = vec![];
     for step in 1..=64 {
         let (action, _) = act_and_observe(a.as_mut(), env.as_mut(), &mut state, 0);

@@ -36,7 +36,7 @@ fn agent(tau: f64, seed: u64) -> SacAgent<Candle> {
 /// losses.
 fn run(agent: &mut SacAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, Vec<f64>) {
     let mut env = Pendulum::new(0);
-    let mut state = env.reset(Some(seed));
+    let mut state = env.reset(Some(seed)).unwrap();
     let (mut rewards, mut losses) = (vec![], vec![]);
     for _ in 0..steps {
         let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
@@ -54,7 +54,7 @@ fn floats(v: &rlgraph_core::HostTensor) -> Vec<f64> {
 fn actions_stay_in_the_bounds() {
     let mut a = agent(0.01, 0);
     let env = Pendulum::new(0);
-    let states: Vec<Value> = (0..200).map(|i| Pendulum::new(i).reset(Some(i))).collect();
+    let states: Vec<Value> = (0..200).map(|i| Pendulum::new(i).reset(Some(i)).unwrap()).collect();
     for action in a.get_actions(&states, true, 0.0).unwrap() {
         assert!(env.action_space().contains(&action), "{action:?}");
     }
@@ -182,7 +182,7 @@ fn discrete_actions_act_through_a_gumbel_softmax_and_learn() {
     )
     .unwrap();
     let mut env = rlgraph_envs::CartPole::new(0);
-    let mut state = env.reset(Some(0));
+    let mut state = env.reset(Some(0)).unwrap();
     let mut losses = vec![];
     let mut counts = [0usize; 2];
     for _ in 0..64 {

@@ -160,7 +160,11 @@ impl AgentRole {
 
     fn steps(&mut self, shared: &Shared) -> Result<()> {
         let (length, cut_at_end) = self.segment;
-        let mut state = self.env.reset(Some(self.seed));
+        let env_failed = |e: rlgraph_envs::EnvError| CoreError::Config {
+            at: format!("ga3c agent {}", self.index),
+            reason: e.to_string(),
+        };
+        let mut state = self.env.reset(Some(self.seed)).map_err(env_failed)?;
         let mut segment = Segment::default();
         let mut episode_return = 0.0;
         while shared.wait_active(0, self.index) {
@@ -174,10 +178,7 @@ impl AgentRole {
             let Some(reply) = receive(&self.replies, shared) else {
                 return Ok(());
             };
-            let step = self.env.step(&reply.action).map_err(|e| CoreError::Config {
-                at: format!("ga3c agent {} ({})", self.index, self.env.id()),
-                reason: e.to_string(),
-            })?;
+            let step = self.env.step(&reply.action).map_err(env_failed)?;
             Counters::add(&shared.counters.frames, 1);
             episode_return += step.reward;
             let done = step.terminated || step.truncated;
@@ -199,7 +200,7 @@ impl AgentRole {
                     .map_err(|_| poisoned("episode list"))?
                     .push(episode_return);
                 episode_return = 0.0;
-                state = self.env.reset(None);
+                state = self.env.reset(None).map_err(env_failed)?;
             }
             if segment.len() >= length || (done && cut_at_end) {
                 let mut full = std::mem::take(&mut segment);

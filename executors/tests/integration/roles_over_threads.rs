@@ -154,7 +154,7 @@ fn act_on_thread<A: Actor>(
     link: &LearnerLink,
 ) -> Vec<f64> {
     let mut envs = VectorEnv::new(vec![make(env, seed).unwrap()], Stepping::Sequential).unwrap();
-    let mut state = envs.reset_all(Some(seed)).remove(0);
+    let mut state = envs.reset_all(Some(seed)).unwrap().remove(0);
     let (mut ret, mut returns, mut since_update) = (0.0, vec![], 0u64);
     for step in 0..steps {
         let t = step as f64 / steps as f64;

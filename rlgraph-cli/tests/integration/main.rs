@@ -6,6 +6,7 @@ mod call_command;
 mod common;
 mod env_command;
 mod graph_pictures;
+mod gym_bridge;
 mod profile_command;
 mod resume;
 mod space_command;

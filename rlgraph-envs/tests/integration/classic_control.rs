@@ -55,9 +55,9 @@ fn cartpole_terminates_outside_the_track_and_refuses_further_steps() {
 fn cartpole_resets_are_seeded_and_within_five_hundredths() {
     let mut a = CartPole::new(0);
     let mut b = CartPole::new(99);
-    assert_eq!(a.reset(Some(7)), b.reset(Some(7)));
-    assert_ne!(a.reset(Some(7)), a.reset(Some(8)));
-    for x in floats(&a.reset(None)) {
+    assert_eq!(a.reset(Some(7)).unwrap(), b.reset(Some(7)).unwrap());
+    assert_ne!(a.reset(Some(7)).unwrap(), a.reset(Some(8)).unwrap());
+    for x in floats(&a.reset(None).unwrap()) {
         assert!((-0.05..0.05).contains(&x));
     }
 }
@@ -65,7 +65,7 @@ fn cartpole_resets_are_seeded_and_within_five_hundredths() {
 #[test]
 fn bad_actions_name_the_env_and_the_space() {
     let mut env = make("CartPole-v1", 0).unwrap();
-    env.reset(Some(0));
+    env.reset(Some(0)).unwrap();
     let err = env.step(&Value::i32(2)).unwrap_err().to_string();
     assert!(
         err.contains("CartPole-v1") && err.contains('2') && err.contains("IntBox"),
@@ -73,7 +73,7 @@ fn bad_actions_name_the_env_and_the_space() {
     );
     assert!(env.step(&Value::f32(1.0)).is_err());
     let mut pendulum = Pendulum::new(0);
-    pendulum.reset(Some(0));
+    pendulum.reset(Some(0)).unwrap();
     assert!(pendulum.step(&torque(f32::NAN)).is_err());
     assert!(pendulum.step(&Value::i32(1)).is_err());
     assert!(make("CartPole-v9", 0).is_err());
@@ -98,7 +98,7 @@ fn mountain_car_steps_walls_goal_and_time_limit() {
     env.set_state(&[0.49, 0.02]).unwrap();
     assert!(env.step(&Value::i32(2)).unwrap().terminated);
     // Doing nothing from the valley floor never gets there: truncated at step 200.
-    env.reset(Some(3));
+    env.reset(Some(3)).unwrap();
     for t in 1..=200 {
         let step = env.step(&Value::i32(1)).unwrap();
         assert!(!step.terminated);
@@ -130,7 +130,7 @@ fn pendulum_step_reward_and_clipping() {
     env.set_state(&[1.5 * std::f64::consts::PI, 0.0]).unwrap();
     let r = env.step(&torque(0.0)).unwrap().reward;
     assert_relative_eq!(r, -std::f64::consts::FRAC_PI_2.powi(2), epsilon = 1e-12);
-    env.reset(Some(0));
+    env.reset(Some(0)).unwrap();
     let truncated: Vec<bool> = (0..200).map(|_| env.step(&torque(0.0)).unwrap().truncated).collect();
     assert_eq!(truncated.iter().position(|&t| t), Some(199));
 }

@@ -19,7 +19,7 @@ const LEFT: i32 = 3;
 #[test]
 fn two_by_two_from_rlgraphs_tests() {
     let mut env = make("GridWorld-2x2", 0).unwrap();
-    assert_eq!(discrete(&env.reset(None)), 0);
+    assert_eq!(discrete(&env.reset(None).unwrap()), 0);
     let step = env.step(&Value::i32(DOWN)).unwrap();
     assert_eq!(
         (discrete(&step.observation), step.reward, step.terminated),
@@ -30,14 +30,14 @@ fn two_by_two_from_rlgraphs_tests() {
         (discrete(&step.observation), step.reward, step.terminated),
         (3, 1.0, true)
     );
-    env.reset(None);
+    env.reset(None).unwrap();
     let step = env.step(&Value::i32(RIGHT)).unwrap();
     assert_eq!(
         (discrete(&step.observation), step.reward, step.terminated),
         (2, -5.0, true)
     );
     // Walking into the border keeps the state, at the step cost.
-    env.reset(None);
+    env.reset(None).unwrap();
     for a in [UP, LEFT] {
         let step = env.step(&Value::i32(a)).unwrap();
         assert_eq!(
@@ -51,7 +51,7 @@ fn two_by_two_from_rlgraphs_tests() {
 fn walls_block_and_fire_burns() {
     // "S W" / " FG": the wall at x=2,y=0; fire at x=1,y=1.
     let mut env = GridWorld::from_rows("t", &["S W", " FG"], ActionType::Udlr, StateRepresentation::Xy).unwrap();
-    env.reset(None);
+    env.reset(None).unwrap();
     let xy = |v: &Value| match v {
         Value::Int32(a) => a.data().to_vec(),
         other => panic!("{other:?}"),
@@ -73,7 +73,7 @@ fn discrete_numbering_runs_down_each_column() {
     // 4x4: field (x, y) is x * 4 + y. The goal at the bottom right is 15, the hole at
     // x=1, y=1 is 5.
     let mut env = make("GridWorld-4x4", 0).unwrap();
-    env.reset(None);
+    env.reset(None).unwrap();
     env.set_state(&[1.0, 0.0]).unwrap();
     let step = env.step(&Value::i32(DOWN)).unwrap();
     assert_eq!(
@@ -109,7 +109,7 @@ fn forward_turn_jump_actions() {
     // Facing up at the start of the 2x2 world. Turn right (2) and move forward (2): right,
     // into the hole.
     let mut env = make("GridWorld-2x2-ftj-xy+orientation", 0).unwrap();
-    env.reset(None);
+    env.reset(None).unwrap();
     let action = |forward: i32, turn: i32, jump: i32| {
         Value::Dict(
             [("forward", forward), ("turn", turn), ("jump", jump)]
@@ -129,7 +129,7 @@ fn forward_turn_jump_actions() {
     // in a taller world: "S" / " " / "G" facing down (two right turns) lands on the goal.
     let mut tall =
         GridWorld::from_rows("tall", &["S", "H", "G"], ActionType::Ftj, StateRepresentation::Discrete).unwrap();
-    tall.reset(None);
+    tall.reset(None).unwrap();
     tall.step(&action(1, 2, 0)).unwrap();
     let step = tall.step(&action(1, 2, 1)).unwrap();
     assert_eq!(
@@ -138,7 +138,7 @@ fn forward_turn_jump_actions() {
     );
     // The bundled form: 17 = turn 2, forward 2, jump 1.
     let mut bundled = make("GridWorld-4x4-ftjb", 0).unwrap();
-    bundled.reset(None);
+    bundled.reset(None).unwrap();
     assert!(bundled.step(&Value::i32(17)).is_ok());
     assert!(bundled.step(&Value::i32(18)).is_err());
 }
@@ -146,7 +146,7 @@ fn forward_turn_jump_actions() {
 #[test]
 fn camera_marks_fields_and_the_agent() {
     let mut env = make("GridWorld-2x2-camera", 0).unwrap();
-    let obs = env.reset(None);
+    let obs = env.reset(None).unwrap();
     assert!(env.state_space().contains(&obs));
     let Value::Uint8(a) = obs else { panic!() };
     assert_eq!(a.shape(), &[2, 2, 3]);
@@ -158,7 +158,7 @@ fn camera_marks_fields_and_the_agent() {
 fn every_map_builds_and_unknown_ones_are_named() {
     for (map, _) in rlgraph_envs::MAPS {
         let mut env = make(&format!("GridWorld-{map}"), 0).unwrap();
-        let obs = env.reset(None);
+        let obs = env.reset(None).unwrap();
         assert!(env.state_space().contains(&obs), "{map}");
     }
     let err = make("GridWorld-3x3", 0).err().unwrap().to_string();

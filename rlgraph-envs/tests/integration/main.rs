@@ -4,5 +4,6 @@
 
 mod classic_control;
 mod grid_world;
+mod gym_bridge;
 mod snapshots;
 mod vector_env;

@@ -14,7 +14,7 @@ fn play(env: &mut dyn Env, n: usize, rng: &mut ChaCha8Rng) -> Vec<(Step, Option<
         .map(|_| {
             let action = env.action_space().sample(None, rng);
             let step = env.step(&action).unwrap();
-            let reset = (step.terminated || step.truncated).then(|| env.reset(None));
+            let reset = (step.terminated || step.truncated).then(|| env.reset(None).unwrap());
             (step, reset)
         })
         .collect()
@@ -32,7 +32,7 @@ fn restored_snapshots_continue_exactly() {
         "DeterministicEnv",
     ] {
         let mut env = make(id, 3).unwrap();
-        env.reset(Some(3));
+        env.reset(Some(3)).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         // Long enough to cross several episode ends in the short ones.
         play(env.as_mut(), 37, &mut rng);
@@ -40,7 +40,7 @@ fn restored_snapshots_continue_exactly() {
         let mut actions = rng.clone();
         let straight = play(env.as_mut(), 600, &mut rng);
         let mut copy = make(id, 1234).unwrap();
-        copy.reset(Some(1234));
+        copy.reset(Some(1234)).unwrap();
         copy.restore_snapshot(&snapshot).unwrap();
         assert_eq!(copy.snapshot().unwrap(), snapshot, "{id}");
         let resumed = play(copy.as_mut(), 600, &mut actions);
@@ -55,7 +55,7 @@ fn restored_snapshots_continue_exactly() {
 #[test]
 fn bad_snapshots_are_refused_and_change_nothing() {
     let mut env = make("CartPole-v1", 0).unwrap();
-    env.reset(Some(0));
+    env.reset(Some(0)).unwrap();
     let before = env.snapshot().unwrap();
     let mut bad = before.clone();
     bad.state[2] = f64::NAN;
@@ -63,7 +63,7 @@ fn bad_snapshots_are_refused_and_change_nothing() {
     assert!(err.contains("theta is NaN"), "{err}");
     assert_eq!(env.snapshot().unwrap(), before);
     let mut grid = make("GridWorld-2x2-ftj", 0).unwrap();
-    grid.reset(None);
+    grid.reset(None).unwrap();
     let before = grid.snapshot().unwrap();
     for state in [vec![4.0, 0.0], vec![1.0, 45.0], vec![1.0], vec![-1.0, 90.0]] {
         let err = grid

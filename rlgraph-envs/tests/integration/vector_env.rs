@@ -9,7 +9,7 @@ fn deterministic_env_counts_and_vector_env_resets_at_the_terminal() {
         .map(|_| Box::new(DeterministicEnv::new(0.0, -100.0, 10)) as Box<dyn Env>)
         .collect();
     let mut vector = VectorEnv::new(envs, Stepping::Sequential).unwrap();
-    vector.reset_all(None);
+    vector.reset_all(None).unwrap();
     let actions = vec![Value::i32(0); 3];
     for t in 1..=10 {
         let steps = vector.step(&actions).unwrap();
@@ -34,7 +34,7 @@ fn threaded_stepping_equals_sequential() {
     let run = |stepping| {
         let envs: Vec<Box<dyn Env>> = (0..8).map(|i| Box::new(CartPole::new(i)) as Box<dyn Env>).collect();
         let mut vector = VectorEnv::new(envs, stepping).unwrap();
-        let mut log = vec![vector.reset_all(Some(5))];
+        let mut log = vec![vector.reset_all(Some(5)).unwrap()];
         for t in 0..300 {
             let actions: Vec<Value> = (0..8).map(|i| Value::i32((t * 7 + i) % 3 % 2)).collect();
             log.push(
@@ -57,7 +57,7 @@ fn mismatched_vectors_and_action_counts_are_errors() {
     assert!(VectorEnv::new(envs, Stepping::Sequential).is_err());
     assert!(VectorEnv::new(vec![], Stepping::Sequential).is_err());
     let mut vector = VectorEnv::new(vec![make("CartPole-v1", 0).unwrap()], Stepping::Sequential).unwrap();
-    vector.reset_all(Some(0));
+    vector.reset_all(Some(0)).unwrap();
     assert!(vector.step(&[]).is_err());
 }
 
@@ -67,7 +67,7 @@ fn random_env_is_seeded_and_stays_in_its_spaces() {
     let action = Space::from(IntBox::new(3).unwrap());
     let mut a = RandomEnv::new(state.clone(), action.clone(), 0.1, 0);
     let mut b = RandomEnv::new(state.clone(), action, 0.1, 9);
-    assert_eq!(a.reset(Some(1)), b.reset(Some(1)));
+    assert_eq!(a.reset(Some(1)).unwrap(), b.reset(Some(1)).unwrap());
     let mut terminals = 0;
     for _ in 0..2000 {
         let sa = a.step(&Value::i32(2)).unwrap();
@@ -75,8 +75,8 @@ fn random_env_is_seeded_and_stays_in_its_spaces() {
         assert!(state.contains(&sa.observation));
         if sa.terminated {
             terminals += 1;
-            a.reset(None);
-            b.reset(None);
+            a.reset(None).unwrap();
+            b.reset(None).unwrap();
         }
     }
     // About 10% terminals: 200 expected; a binomial standard deviation is about 13.

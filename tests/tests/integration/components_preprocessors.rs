@@ -265,6 +265,32 @@ both_backends! {
         assert!(err.contains("inputs/c") && err.contains("IntBox with at most 3 categories"), "{err}");
     }
 
+    fn concat_joins_a_dict_observation_into_one_float_vector<B>() {
+        // A Gymnasium-style Dict: keys sorted (flags, position, target); the bools and the
+        // int become floats, each leaf is flattened past the batch rank, and the pieces join
+        // in that order: 2 + 2x2 + 1 = 7 features per item.
+        let space = batch(
+            r#"{"position": {"type": "float-box", "shape": [2, 2]}, "target": {"type": "int-box", "high": 3},
+                "flags": {"type": "bool-box", "shape": [2]}}"#,
+        );
+        let input = Value::Dict(
+            [
+                ("flags".to_string(), Value::Bool(Array::new([2, 2], vec![true, false, false, true]).unwrap())),
+                ("position".to_string(), floats(&[2, 2, 2], [0.1, 0.2, 0.3, 0.4, -1.0, -2.0, -3.0, -4.0])),
+                ("target".to_string(), Value::Int32(Array::new([2], vec![2, 0]).unwrap())),
+            ]
+            .into(),
+        );
+        let want = floats(&[2, 7], [1.0, 0.0, 0.1, 0.2, 0.3, 0.4, 2.0, 0.0, 1.0, -1.0, -2.0, -3.0, -4.0, 0.0]);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "concat"}), "p").unwrap(), [("inputs", space)], 0).unwrap();
+        t.call("reset", &[]).unwrap();
+        t.assert_call("call", &[input], &[want], tol());
+        // A single tensor is flattened the same way.
+        let image = batch(r#"{"type": "float-box", "shape": [1, 3]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "concat"}), "p").unwrap(), [("inputs", image)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 3], [5.0, 6.0, 7.0])], &[floats(&[1, 3], [5.0, 6.0, 7.0])], tol());
+    }
+
     fn reshape_takes_a_new_shape_per_flat_key<B>() {
         // "a" (2x2 floats) becomes [4]; "b" (3 ints below 4) becomes [3, 1] and stays int;
         // a leaf not named keeps its shape.

@@ -39,7 +39,7 @@ fn lockstep<B: Backend>(id: &str, n: usize, steps: usize, actions: i64) -> (usiz
     let device = test_device::<B>();
     let mut hosts: Vec<Box<dyn Env>> = (0..n).map(|i| rlgraph_envs::make(id, i as u64).unwrap()).collect();
     for h in &mut hosts {
-        h.reset(None);
+        h.reset(None).unwrap();
     }
     let width = hosts[0].state().unwrap().len();
     let mut envs = make::<B>(id, n, 3, device).unwrap();
@@ -89,7 +89,7 @@ fn lockstep<B: Backend>(id: &str, n: usize, steps: usize, actions: i64) -> (usiz
             if h.terminated || h.truncated {
                 terminations += h.terminated as usize;
                 truncations += h.truncated as usize;
-                hosts[i].reset(None);
+                hosts[i].reset(None).unwrap();
                 elapsed[i] = 0;
             } else {
                 for (j, want) in flat(&h.observation).into_iter().enumerate() {
@@ -198,7 +198,7 @@ both_backends! {
             let n = 6;
             let device = test_device::<B>();
             let mut hosts: Vec<Box<dyn Env>> = (0..n).map(|_| rlgraph_envs::make(id, 0).unwrap()).collect();
-            let first: Vec<Vec<f64>> = hosts.iter_mut().map(|h| flat(&h.reset(None))).collect();
+            let first: Vec<Vec<f64>> = hosts.iter_mut().map(|h| flat(&h.reset(None).unwrap())).collect();
             let mut envs = make::<B>(id, n, 0, device).unwrap();
             let obs = download::<B>(&envs.reset().unwrap());
             assert_eq!(obs, first.concat(), "{id}: start observations");
@@ -216,7 +216,7 @@ both_backends! {
                     let at = format!("{id} ({}) step {t} copy {i}", B::NAME);
                     assert_eq!(terminated[i] == 1.0, h.terminated, "{at}: terminated");
                     assert!(close(reward[i], h.reward), "{at}: reward");
-                    let want = if h.terminated { ends += 1; flat(&hosts[i].reset(None)) } else { flat(&h.observation) };
+                    let want = if h.terminated { ends += 1; flat(&hosts[i].reset(None).unwrap()) } else { flat(&h.observation) };
                     assert_eq!(&obs[i * w..(i + 1) * w], &want[..], "{at}: observation");
                 }
             }

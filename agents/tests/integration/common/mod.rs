@@ -14,7 +14,7 @@ pub fn act_and_observe(agent: &mut dyn Agent, env: &mut dyn Env, state: &mut Val
         .remove(0);
     let step = env.step(&action).unwrap();
     let next = if step.terminated || step.truncated {
-        env.reset(None)
+        env.reset(None).unwrap()
     } else {
         step.observation.clone()
     };

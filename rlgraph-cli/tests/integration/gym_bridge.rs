@@ -1,0 +1,111 @@
+//! `rlgraph` on Gymnasium environments through the bridge: `rlgraph env gym:CartPole-v1
+//! --state` steps exactly as the native CartPole does, a Dict-observation environment made
+//! in `tests/python/rlgraph_test_envs.py` trains, and an unconvertible space is refused by
+//! name. Python is found as in rlgraph-envs' bridge tests (skipped without one unless
+//! `RLGRAPH_REQUIRE_GYM` is set).
+
+use std::process::Command;
+
+const TEST_ENVS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python");
+
+fn python() -> Option<String> {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.gym-venv/bin/python");
+    let python = std::env::var("RLGRAPH_PYTHON")
+        .ok()
+        .or_else(|| std::path::Path::new(venv).exists().then(|| venv.to_string()));
+    assert!(
+        python.is_some() || std::env::var_os("RLGRAPH_REQUIRE_GYM").is_none(),
+        "RLGRAPH_REQUIRE_GYM is set but there is no Python for the bridge: run scripts/install-gym.sh"
+    );
+    python
+}
+
+/// Runs `rlgraph ARGS` in the folder of the test environments (so that `python -c` imports
+/// them) with the bridge's Python; returns (exit code, stdout, stderr).
+fn rlgraph_with(python: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(args)
+        .current_dir(TEST_ENVS)
+        .env("RLGRAPH_PYTHON", python)
+        .output()
+        .expect("the rlgraph binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn env_state_flag_steps_the_bridge_exactly_as_the_native_cartpole() {
+    let Some(python) = python() else { return };
+    let args = |env: &'static str| {
+        [
+            "env",
+            env,
+            "--seed",
+            "3",
+            "--state",
+            "0.01,-0.02,0.03,0.04",
+            "--actions",
+            "1,0,1,1,0",
+        ]
+    };
+    let (code, bridged, err) = rlgraph_with(&python, &args("gym:CartPole-v1"));
+    assert_eq!(code, 0, "{err}");
+    let (code, native, err) = rlgraph_with(&python, &args("CartPole-v1"));
+    assert_eq!(code, 0, "{err}");
+    let (bridged, native): (Vec<&str>, Vec<&str>) = (bridged.lines().collect(), native.lines().collect());
+    assert_eq!(bridged.len(), 6);
+    // The resets draw from different generators (NumPy's PCG64 and ChaCha8); from the set
+    // state on, every transition is the same to the last bit.
+    assert!(
+        bridged[0].contains(r#""state_set":[0.01,-0.02,0.03,0.04]"#),
+        "{}",
+        bridged[0]
+    );
+    assert_eq!(bridged[1..], native[1..]);
+}
+
+#[test]
+fn a_dict_observation_environment_trains_through_the_bridge() {
+    let Some(python) = python() else { return };
+    let (code, out, err) = rlgraph_with(
+        &python,
+        &[
+            "train",
+            "dqn-dict-obs.json",
+            "--env",
+            "gym:rlgraph_test_envs:DictObs-v0",
+            "--timesteps",
+            "400",
+            "--num-envs",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["env"], "gym:rlgraph_test_envs:DictObs-v0");
+    assert_eq!(summary["timesteps_executed"], 400);
+    // Episodes are cut at 20 steps: 400 steps make 20 episodes.
+    assert_eq!(summary["episodes_executed"], 20, "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() > 0, "{summary}");
+    // Reward 1 when the action names the observed target: chance scores 10 of 20. The
+    // target is in the observation, so the learner soon does better.
+    assert!(
+        summary["mean_episode_reward_last_10_episodes"].as_f64().unwrap() > 12.0,
+        "{summary}"
+    );
+}
+
+#[test]
+fn an_unconvertible_space_is_refused_by_name() {
+    let Some(python) = python() else { return };
+    let (code, out, err) = rlgraph_with(&python, &["env", "gym:rlgraph_test_envs:TextObs-v0"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("gym:rlgraph_test_envs:TextObs-v0") && err.contains("/note: Text"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -1,0 +1,206 @@
+# The Python side of rlgraph-envs' Gymnasium bridge: one Gymnasium environment per process,
+# driven over stdin/stdout. Rust starts it as `python -u -c <this file> <json args>`.
+#
+# Requests are JSON lines. Every reply is one JSON line; replies that carry an observation
+# say `nbytes` and are followed by exactly that many raw bytes: the observation's leaves in
+# rlgraph's flat order (Dict keys sorted, Tuple items in order), each little-endian,
+# C-contiguous, in the dtype and shape of the space this script declared at start-up.
+import json
+import sys
+
+out = sys.stdout.buffer
+inp = sys.stdin.buffer
+
+
+def send(reply, payload=b""):
+    if payload:
+        reply["nbytes"] = len(payload)
+    out.write(json.dumps(reply).encode() + b"\n")
+    if payload:
+        out.write(payload)
+    out.flush()
+
+
+def fail(message):
+    send({"ok": False, "error": message})
+
+
+try:
+    import numpy as np
+    import gymnasium as gym
+    from gymnasium import spaces as S
+except Exception as e:  # noqa: BLE001 - any import failure is reported the same way
+    fail(f"cannot import gymnasium in {sys.executable}: {type(e).__name__}: {e}; "
+         "install it there (pip install gymnasium) or point RLGRAPH_PYTHON at a Python that has it")
+    sys.exit(0)
+
+
+class Unsupported(Exception):
+    pass
+
+
+def finite(x):
+    x = float(x)
+    if x == float("inf"):
+        return "inf"
+    if x == float("-inf"):
+        return "-inf"
+    return x
+
+
+def int_dtype(dt):
+    if dt == np.uint8:
+        return np.dtype("<u1"), "uint8"
+    if dt.itemsize >= 4 and dt != np.int32:
+        return np.dtype("<i8"), "int64"
+    return np.dtype("<i4"), "int32"
+
+
+def convert(space, at, leaves):
+    """The rlgraph space spec of a Gymnasium space; appends (numpy dtype, shape) per leaf."""
+    where = at or "the root"
+    if isinstance(space, S.Dict):
+        return {"type": "dict", "spec": {k: convert(space[k], f"{at}/{k}", leaves) for k in sorted(space.spaces)}}
+    if isinstance(space, S.Tuple):
+        return {"type": "tuple", "spec": [convert(s, f"{at}/{i}", leaves) for i, s in enumerate(space.spaces)]}
+    if isinstance(space, S.Discrete):
+        leaves.append((np.dtype("<i4"), ()))
+        start = int(space.start)
+        return {"type": "int-box", "shape": [], "low": start, "high": start + int(space.n), "dtype": "int32"}
+    if isinstance(space, S.MultiBinary):
+        shape = list(np.atleast_1d(space.n)) if not isinstance(space.n, (list, tuple)) else list(space.n)
+        leaves.append((np.dtype("?"), tuple(shape)))
+        return {"type": "bool-box", "shape": [int(d) for d in shape]}
+    if isinstance(space, S.MultiDiscrete):
+        nvec, start = np.asarray(space.nvec), np.asarray(space.start)
+        if nvec.size and (np.any(nvec != nvec.flat[0]) or np.any(start != start.flat[0])):
+            raise Unsupported(f"{where}: {space} has different category counts per element; rlgraph's "
+                              "IntBox has one range for all elements")
+        dt, name = int_dtype(np.dtype(space.dtype))
+        leaves.append((dt, tuple(nvec.shape)))
+        lo = int(start.flat[0]) if start.size else 0
+        hi = lo + (int(nvec.flat[0]) if nvec.size else 1)
+        return {"type": "int-box", "shape": list(nvec.shape), "low": lo, "high": hi, "dtype": name}
+    if isinstance(space, S.Box):
+        dt, shape = np.dtype(space.dtype), [int(d) for d in space.shape]
+        low, high = np.asarray(space.low), np.asarray(space.high)
+        if dt == np.bool_:
+            leaves.append((np.dtype("?"), tuple(shape)))
+            return {"type": "bool-box", "shape": shape}
+        if dt.kind in "iu":
+            if low.size and (np.any(low != low.flat[0]) or np.any(high != high.flat[0])):
+                raise Unsupported(f"{where}: {space} has per-element integer bounds; rlgraph's IntBox has "
+                                  "one range for all elements")
+            target, name = int_dtype(dt)
+            leaves.append((target, tuple(shape)))
+            spec = {"type": "int-box", "shape": shape, "dtype": name}
+            if low.size:
+                spec["low"], spec["high"] = int(low.flat[0]), int(high.flat[0]) + 1
+            return spec
+        if dt.kind == "f":
+            target, name = (np.dtype("<f8"), "float64") if dt == np.float64 else (np.dtype("<f4"), "float32")
+            leaves.append((target, tuple(shape)))
+            spec = {"type": "float-box", "shape": shape, "dtype": name}
+            if low.size and np.all(low == low.flat[0]) and np.all(high == high.flat[0]):
+                spec["low"], spec["high"] = finite(low.flat[0]), finite(high.flat[0])
+            elif low.size:
+                spec["low"] = [finite(x) for x in low.flat]
+                spec["high"] = [finite(x) for x in high.flat]
+            return spec
+        raise Unsupported(f"{where}: {space} has dtype {dt}, which rlgraph has no space for")
+    raise Unsupported(f"{where}: {type(space).__name__} ({space}) has no rlgraph counterpart; supported are "
+                      "Box, Discrete, MultiDiscrete, MultiBinary, Dict and Tuple")
+
+
+def flatten(space, x, out):
+    if isinstance(space, S.Dict):
+        for k in sorted(space.spaces):
+            flatten(space[k], x[k], out)
+    elif isinstance(space, S.Tuple):
+        for s, v in zip(space.spaces, x):
+            flatten(s, v, out)
+    else:
+        out.append(x)
+
+
+def encode(space, leaves, observation):
+    values = []
+    flatten(space, observation, values)
+    parts = []
+    for (dt, shape), v in zip(leaves, values):
+        parts.append(np.ascontiguousarray(np.asarray(v).astype(dt, copy=False).reshape(shape)).tobytes())
+    return b"".join(parts)
+
+
+def action(space, a):
+    """A Gymnasium action from rlgraph's JSON form of a value."""
+    if isinstance(space, S.Dict):
+        return {k: action(space[k], a[k]) for k in space.spaces}
+    if isinstance(space, S.Tuple):
+        return tuple(action(s, v) for s, v in zip(space.spaces, a))
+    if isinstance(space, S.Discrete):
+        return np.int64(a)
+    if isinstance(space, S.MultiBinary):
+        return np.asarray(a, dtype=np.int8).reshape(space.shape)
+    return np.asarray(a, dtype=space.dtype).reshape(space.shape)
+
+
+def main():
+    args = json.loads(sys.argv[1])
+    env_id = args["id"]
+    try:
+        if env_id.startswith("ALE/") or "NoFrameskip" in env_id:
+            import ale_py
+
+            gym.register_envs(ale_py)
+        env = gym.make(env_id, **args.get("kwargs", {}))
+    except Exception as e:  # noqa: BLE001
+        fail(f"gymnasium.make({env_id!r}) failed: {type(e).__name__}: {e}")
+        return
+    try:
+        obs_leaves, act_leaves = [], []
+        spaces = {
+            "observation_space": convert(env.observation_space, "", obs_leaves),
+            "action_space": convert(env.action_space, "", act_leaves),
+        }
+    except Unsupported as e:
+        fail(f"unsupported space in {env_id}: {e}")
+        return
+    send({"ok": True, **spaces})
+    obs_space = env.observation_space
+    for line in inp:
+        try:
+            req = json.loads(line)
+            op = req["op"]
+            if op == "reset":
+                obs, _ = env.reset(seed=req.get("seed"))
+                send({"ok": True}, encode(obs_space, obs_leaves, obs))
+            elif op == "step":
+                obs, reward, terminated, truncated, _ = env.step(action(env.action_space, req["action"]))
+                send({"ok": True, "reward": float(reward), "terminated": bool(terminated),
+                      "truncated": bool(truncated)}, encode(obs_space, obs_leaves, obs))
+            elif op == "get_state":
+                state = getattr(env.unwrapped, "state", None)
+                send({"ok": True, "state": None if state is None else [float(x) for x in np.ravel(state)]})
+            elif op == "set_state":
+                old = getattr(env.unwrapped, "state", None)
+                if old is None:
+                    fail(f"{env_id} has no attribute `unwrapped.state` to set")
+                    continue
+                new = np.asarray(req["state"], dtype=np.float64)
+                if new.size != np.size(old):
+                    fail(f"expected {np.size(old)} values, got {new.size}")
+                    continue
+                env.unwrapped.state = new.reshape(np.shape(old))
+                send({"ok": True})
+            elif op == "close":
+                env.close()
+                send({"ok": True})
+                return
+            else:
+                fail(f"unknown request {op!r}")
+        except Exception as e:  # noqa: BLE001 - the Rust side gets every failure as an error
+            fail(f"{type(e).__name__}: {e}")
+
+
+main()

@@ -1,0 +1,195 @@
+//! The Gymnasium bridge against Gymnasium itself: CartPole-v1 through the bridge equals the
+//! native CartPole step by step from the same state, Pong's spaces convert as declared, and
+//! every failure (no Python, an unknown id, a bad action or state, a step after the end) is
+//! an error that names it.
+//!
+//! These tests need a Python with gymnasium and ale-py: `$RLGRAPH_PYTHON`, else the
+//! checkout's `.gym-venv/` (which `scripts/install-gym.sh` makes). Without one they skip,
+//! unless `RLGRAPH_REQUIRE_GYM` is set (the README's test command sets it), and then fail.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rlgraph_envs::gym::GymEnv;
+use rlgraph_envs::{CartPole, Env, EnvError, Stepping, VectorEnv};
+use rlgraph_spaces::{Dtype, FloatBox, IntBox, Space, Value};
+use serde_json::Map;
+
+/// The Python to test with, or `None` to skip.
+fn python() -> Option<String> {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.gym-venv/bin/python");
+    let python = std::env::var("RLGRAPH_PYTHON")
+        .ok()
+        .or_else(|| std::path::Path::new(venv).exists().then(|| venv.to_string()));
+    assert!(
+        python.is_some() || std::env::var_os("RLGRAPH_REQUIRE_GYM").is_none(),
+        "RLGRAPH_REQUIRE_GYM is set but there is no Python for the bridge: run scripts/install-gym.sh"
+    );
+    if python.is_none() {
+        eprintln!("skipped: no Python with gymnasium (run scripts/install-gym.sh)");
+    }
+    python
+}
+
+fn gym(python: &str, id: &str) -> GymEnv {
+    GymEnv::with_python(python, id, Map::new(), 0).unwrap_or_else(|e| panic!("{id}: {e}"))
+}
+
+#[test]
+fn cartpole_through_the_bridge_equals_native_cartpole_step_by_step() {
+    let Some(python) = python() else { return };
+    let mut bridged = gym(&python, "CartPole-v1");
+    let mut native = CartPole::new(0);
+    assert_eq!(
+        bridged.action_space(),
+        native.action_space(),
+        "Discrete(2) is IntBox(2)"
+    );
+    // Gymnasium 1.x's bounds, as float32: 2 * 2.4, infinite, 2 * 12 degrees in radians.
+    let theta = (2.0 * 12.0 * 2.0 * std::f64::consts::PI / 360.0) as f32 as f64;
+    let high = [4.8f32 as f64, f64::INFINITY, theta, f64::INFINITY];
+    let low = high.iter().map(|h| -h).collect();
+    assert_eq!(
+        bridged.state_space(),
+        &Space::from(FloatBox::per_element([4], low, high.to_vec()).unwrap())
+    );
+
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    // Random actions end episodes early (termination); a balancing controller reaches the
+    // 500-step limit (truncation). Both must agree on every observation and flag.
+    for (episode, controlled) in [(0, false), (1, false), (2, true)] {
+        let start: Vec<f64> = (0..4).map(|_| rng.random_range(-0.05..0.05)).collect();
+        bridged.reset(Some(episode)).unwrap();
+        native.reset(Some(episode)).unwrap();
+        bridged.set_state(&start).unwrap();
+        native.set_state(&start).unwrap();
+        assert_eq!(bridged.state(), Some(start.clone()), "the state reads back");
+        let mut observation = start.clone();
+        for t in 0.. {
+            let push_right = match controlled {
+                true => observation[2] + 0.5 * observation[3] > 0.0,
+                false => rng.random_bool(0.5),
+            };
+            let action = Value::i32(push_right as i32);
+            let (a, b) = (bridged.step(&action).unwrap(), native.step(&action).unwrap());
+            assert_eq!(a, b, "episode {episode}, step {t}");
+            if a.terminated || a.truncated {
+                assert_eq!(a.truncated, controlled, "episode {episode} ended at step {t}");
+                if controlled {
+                    assert_eq!(t + 1, 500, "the time limit");
+                }
+                break;
+            }
+            observation = match &a.observation {
+                Value::Float32(x) => x.data().iter().map(|&v| v as f64).collect(),
+                other => panic!("{other:?}"),
+            };
+        }
+        // Both refuse to step on after the end.
+        assert!(matches!(
+            bridged.step(&Value::i32(0)),
+            Err(EnvError::EpisodeOver { .. })
+        ));
+    }
+}
+
+#[test]
+fn pong_spaces_and_frames_convert_as_gymnasium_declares_them() {
+    let Some(python) = python() else { return };
+    let mut kwargs = Map::new();
+    kwargs.insert("repeat_action_probability".into(), 0.0.into());
+    let mut pong = GymEnv::with_python(&python, "ALE/Pong-v5", kwargs, 3).unwrap();
+    assert_eq!(pong.id(), "gym:ALE/Pong-v5");
+    // Box(0, 255, (210, 160, 3), uint8) and Discrete(6).
+    let frames = IntBox::with_bounds(0, 256)
+        .unwrap()
+        .with_dtype(Dtype::Uint8)
+        .unwrap()
+        .with_shape([210, 160, 3]);
+    assert_eq!(pong.state_space(), &Space::from(frames));
+    assert_eq!(pong.action_space(), &Space::from(IntBox::new(6).unwrap()));
+    let first = pong.reset(None).unwrap();
+    assert!(pong.state_space().contains(&first));
+    let mut total = 0.0;
+    for i in 0..50 {
+        let step = pong.step(&Value::i32(i % 6)).unwrap();
+        assert!(pong.state_space().contains(&step.observation));
+        total += step.reward;
+    }
+    assert!((-21.0..=21.0).contains(&total));
+    // Same seed, same frames: the first reset without a seed used the one given at start.
+    let mut again = GymEnv::with_python(&python, "ALE/Pong-v5", Map::new(), 3).unwrap();
+    assert_eq!(again.reset(None).unwrap(), first);
+}
+
+#[test]
+fn copies_step_in_parallel_processes_with_auto_reset() {
+    let Some(python) = python() else { return };
+    let copies = |stepping| {
+        let envs: Vec<Box<dyn Env>> = (0..3)
+            .map(|_| Box::new(gym(&python, "CartPole-v1")) as Box<dyn Env>)
+            .collect();
+        VectorEnv::new(envs, stepping).unwrap()
+    };
+    let (mut threaded, mut sequential) = (copies(Stepping::Threaded), copies(Stepping::Sequential));
+    assert_eq!(
+        threaded.reset_all(Some(5)).unwrap(),
+        sequential.reset_all(Some(5)).unwrap()
+    );
+    let mut resets = 0;
+    for _ in 0..60 {
+        let actions = vec![Value::i32(1); 3];
+        let (a, b) = (threaded.step(&actions).unwrap(), sequential.step(&actions).unwrap());
+        assert_eq!(a, b);
+        resets += a.iter().filter(|s| s.reset_observation.is_some()).count();
+    }
+    // Always pushing right topples the pole within a few dozen steps, so every copy resets.
+    assert!(resets >= 3, "{resets} resets");
+}
+
+#[test]
+fn failures_are_errors_that_name_what_failed() {
+    let Some(python) = python() else { return };
+    let err = GymEnv::with_python("/nonexistent/python3", "CartPole-v1", Map::new(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("/nonexistent/python3") && err.contains("RLGRAPH_PYTHON"),
+        "{err}"
+    );
+    let err = GymEnv::with_python(&python, "NoSuchEnv-v9", Map::new(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("gym:NoSuchEnv-v9") && err.contains("gymnasium.make('NoSuchEnv-v9')"),
+        "{err}"
+    );
+    let err = rlgraph_envs::make("gym:", 0).err().unwrap().to_string();
+    assert!(err.contains("no Gymnasium id"), "{err}");
+    let err = rlgraph_envs::make("gym:CartPole-v1?max_episode_steps", 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("not key=value"), "{err}");
+
+    let mut env = gym(&python, "CartPole-v1");
+    assert!(
+        matches!(env.step(&Value::i32(0)), Err(EnvError::EpisodeOver { .. })),
+        "no reset yet"
+    );
+    env.reset(Some(0)).unwrap();
+    let err = env.step(&Value::i32(2)).unwrap_err().to_string();
+    assert!(err.contains("action 2") && err.contains("gym:CartPole-v1"), "{err}");
+    let err = env.set_state(&[0.0; 3]).unwrap_err().to_string();
+    assert!(err.contains("expected 4 values, got 3"), "{err}");
+    let err = env.set_state(&[0.0, f64::NAN, 0.0, 0.0]).unwrap_err().to_string();
+    assert!(err.contains("NaN"), "{err}");
+    // The environment is unharmed by the refusals.
+    assert!(env.step(&Value::i32(1)).is_ok());
+    // Keyword arguments reach gymnasium.make: a 3-step limit truncates the third step.
+    let mut short = GymEnv::from_id_with_python(&python, "gym:CartPole-v1?max_episode_steps=3", 0).unwrap();
+    short.reset(Some(0)).unwrap();
+    let flags: Vec<bool> = (0..3).map(|_| short.step(&Value::i32(0)).unwrap().truncated).collect();
+    assert_eq!(flags, [false, false, true]);
+}
