@@ -8,16 +8,9 @@ use std::process::Command;
 
 const TEST_ENVS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python");
 
+/// The Python to test with, or `None` to skip.
 fn python() -> Option<String> {
-    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.gym-venv/bin/python");
-    let python = std::env::var("RLGRAPH_PYTHON")
-        .ok()
-        .or_else(|| std::path::Path::new(venv).exists().then(|| venv.to_string()));
-    assert!(
-        python.is_some() || std::env::var_os("RLGRAPH_REQUIRE_GYM").is_none(),
-        "RLGRAPH_REQUIRE_GYM is set but there is no Python for the bridge: run scripts/install-gym.sh"
-    );
-    python
+    rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `rlgraph ARGS` in the folder of the test environments (so that `python -c` imports
@@ -109,3 +102,4 @@ fn an_unconvertible_space_is_refused_by_name() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+

@@ -145,6 +145,114 @@ def action(space, a):
     return np.asarray(a, dtype=space.dtype).reshape(space.shape)
 
 
+# The options of RLgraph's OpenAIGymEnv that the bridge applies itself instead of passing them
+# to gymnasium.make (`frameskip` too, for NoFrameskip ids).
+RLGRAPH_OPTIONS = ("max_num_noops", "noop_action", "episodic_life", "fire_reset", "clip_rewards")
+
+
+def option(opts, key, kind, default, minimum=None):
+    value = opts.pop(key, default)
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok or (minimum is not None and value < minimum):
+        what = "true or false" if kind is bool else f"an integer >= {minimum}"
+        raise ValueError(f"option {key}: expected {what}, got {value!r}")
+    return value
+
+
+class RLgraphAtari(gym.Wrapper):
+    """RLgraph's OpenAIGymEnv options for Atari, as the DQN papers use them.
+
+    frameskip: repeat each action this many frames, sum the rewards, and observe the
+      pixel-wise maximum of the last two frames (as Gymnasium's AtariPreprocessing; at an
+      early end the last two frames seen, not stale ones);
+    max_num_noops: after a reset, 1 to this many `noop_action`s drawn from the environment's
+      own seeded RNG (as AtariPreprocessing's noop_max);
+    episodic_life: losing a life ends the agent's episode, and the next reset continues the
+      game with one no-op instead of restarting it (RLgraph's and DeepMind's semantics; a
+      reset with a seed always restarts);
+    fire_reset: after every reset press FIRE (1) then 2, for games that wait for it;
+    clip_rewards: rewards become their sign (RLgraph's Ape-X clips in its replay actor).
+    """
+
+    def __init__(self, env, opts, frameskip):
+        super().__init__(env)
+        self.frameskip = frameskip
+        self.max_num_noops = option(opts, "max_num_noops", int, 0, 0)
+        self.noop_action = option(opts, "noop_action", int, 0, 0)
+        self.episodic_life = option(opts, "episodic_life", bool, False)
+        self.fire_reset = option(opts, "fire_reset", bool, False)
+        self.clip_rewards = option(opts, "clip_rewards", bool, False)
+        needs_ale = self.episodic_life or self.fire_reset
+        if needs_ale and not hasattr(env.unwrapped, "ale"):
+            raise ValueError("episodic_life and fire_reset need an Atari (ALE) environment")
+        if self.fire_reset:
+            meanings = env.unwrapped.get_action_meanings()
+            if len(meanings) < 3 or meanings[1] != "FIRE":
+                raise ValueError(f"fire_reset needs action 1 to be FIRE and 3 actions at least, got {meanings}")
+        self.lives = 0
+        self.game_over = True
+
+    def _skip(self, action):
+        total, last, before = 0.0, None, None
+        for _ in range(self.frameskip):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            before, last = last, obs
+            total += float(reward)
+            if terminated or truncated:
+                break
+        if before is not None:
+            last = np.maximum(before, last)
+        return last, total, terminated, truncated, info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self._skip(action)
+        self.game_over = terminated or truncated
+        if self.episodic_life:
+            lives = self.env.unwrapped.ale.lives()
+            if 0 < lives < self.lives:
+                terminated = True
+            self.lives = lives
+        if self.clip_rewards:
+            reward = float(np.sign(reward))
+        return obs, reward, terminated, truncated, info
+
+    def _episodic_reset(self, seed):
+        if self.game_over or not self.episodic_life or seed is not None:
+            obs, info = self.env.reset(seed=seed)
+            noops = self.env.unwrapped.np_random.integers(1, self.max_num_noops + 1) if self.max_num_noops else 0
+            for _ in range(noops):
+                obs, _, terminated, truncated, info = self.env.step(self.noop_action)
+                if terminated or truncated:
+                    obs, info = self.env.reset(seed=seed)
+        else:
+            obs, _, _, _, info = self._skip(self.noop_action)
+        self.game_over = False
+        if hasattr(self.env.unwrapped, "ale"):
+            self.lives = self.env.unwrapped.ale.lives()
+        return obs, info
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = self._episodic_reset(seed)
+        if self.fire_reset:
+            for press in (1, 2):
+                obs, _, terminated, truncated, info = self.step(press)
+                if terminated or truncated:
+                    obs, info = self._episodic_reset(None)
+        return obs, info
+
+
+def make(env_id, kwargs):
+    kwargs = dict(kwargs)
+    opts = {k: kwargs.pop(k) for k in RLGRAPH_OPTIONS if k in kwargs}
+    # RLgraph skips frames itself on NoFrameskip ids, and sets the environment's own
+    # frameskip on the others.
+    skip = option(kwargs, "frameskip", int, 1, 1) if "NoFrameskip" in env_id else 1
+    env = gym.make(env_id, **kwargs)
+    if skip > 1 or opts:
+        env = RLgraphAtari(env, opts, skip)
+    return env
+
+
 def main():
     args = json.loads(sys.argv[1])
     env_id = args["id"]
@@ -153,7 +261,7 @@ def main():
             import ale_py
 
             gym.register_envs(ale_py)
-        env = gym.make(env_id, **args.get("kwargs", {}))
+        env = make(env_id, args.get("kwargs", {}))
     except Exception as e:  # noqa: BLE001
         fail(f"gymnasium.make({env_id!r}) failed: {type(e).__name__}: {e}")
         return

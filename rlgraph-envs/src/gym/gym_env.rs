@@ -57,7 +57,10 @@ impl GymEnv {
     }
 
     /// Parses `gym:ID` or `gym:ID?key=value&key=value` (each value JSON where it parses
-    /// as JSON, a string otherwise) and starts the environment.
+    /// as JSON, a string otherwise) and starts the environment. The keys of RLgraph's
+    /// `OpenAIGymEnv` (`max_num_noops`, `noop_action`, `episodic_life`, `fire_reset`,
+    /// `clip_rewards`, and `frameskip` on `NoFrameskip` ids) are applied by the bridge; the
+    /// others go to `gymnasium.make`.
     pub fn from_id(id: &str, seed: u64) -> Result<Self> {
         GymEnv::from_id_with_python(&crate::gym::python(), id, seed)
     }

@@ -11,4 +11,4 @@ mod gym_env;
 mod process;
 
 pub use gym_env::{GymEnv, GYM_PREFIX};
-pub use process::python;
+pub use process::{python, python_for_tests};

@@ -25,6 +25,27 @@ pub fn python() -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
+/// The Python the bridge's tests use: `$RLGRAPH_PYTHON`, else this checkout's `.gym-venv/`
+/// (which `scripts/install-gym.sh` makes), else `None`: such tests skip. With
+/// `RLGRAPH_REQUIRE_GYM` set (the README's test command sets it), skipping is an error.
+pub fn python_for_tests() -> std::result::Result<Option<String>, String> {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.gym-venv/bin/python");
+    let python = std::env::var("RLGRAPH_PYTHON")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| std::path::Path::new(venv).exists().then(|| venv.to_string()));
+    match python {
+        None if std::env::var_os("RLGRAPH_REQUIRE_GYM").is_some() => {
+            Err("RLGRAPH_REQUIRE_GYM is set but there is no Python for the bridge: run scripts/install-gym.sh".into())
+        }
+        None => {
+            eprintln!("skipped: no Python with gymnasium (run scripts/install-gym.sh)");
+            Ok(None)
+        }
+        some => Ok(some),
+    }
+}
+
 /// A reply: its JSON line and the raw bytes that followed it.
 pub(crate) struct Reply {
     pub(crate) header: Json,

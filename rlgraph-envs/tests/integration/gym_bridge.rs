@@ -16,18 +16,7 @@ use serde_json::Map;
 
 /// The Python to test with, or `None` to skip.
 fn python() -> Option<String> {
-    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.gym-venv/bin/python");
-    let python = std::env::var("RLGRAPH_PYTHON")
-        .ok()
-        .or_else(|| std::path::Path::new(venv).exists().then(|| venv.to_string()));
-    assert!(
-        python.is_some() || std::env::var_os("RLGRAPH_REQUIRE_GYM").is_none(),
-        "RLGRAPH_REQUIRE_GYM is set but there is no Python for the bridge: run scripts/install-gym.sh"
-    );
-    if python.is_none() {
-        eprintln!("skipped: no Python with gymnasium (run scripts/install-gym.sh)");
-    }
-    python
+    rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn gym(python: &str, id: &str) -> GymEnv {

@@ -3,6 +3,7 @@
 //! its own file under `tests/` and still reads as one.
 
 mod agents_multi_gpu;
+mod atari;
 mod checkpoint_integrity;
 mod checkpoint_memories;
 mod component_view;
