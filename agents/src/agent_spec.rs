@@ -159,15 +159,6 @@ pub(crate) fn read_config<T: DeserializeOwned>(spec: &Json, kind: &AgentKind) ->
     let Some(map) = spec.as_object() else {
         return Err(config("config", format!("expected a JSON object, got {}", brief(spec))));
     };
-    // Checked before anything else: nothing else matters until distributed execution exists.
-    if spec.pointer("/execution_spec/ray_spec").is_some() {
-        return Err(config(
-            "config.execution_spec.ray_spec",
-            "Ray's distributed executor settings: distributed execution across processes is not built yet \
-             (the gRPC executor); remove ray_spec to run this agent in one process"
-                .into(),
-        ));
-    }
     let shared: SharedSpec = part(spec)?;
     let name = shared.kind(kind.default);
     if !kind.names.contains(&name.as_str()) {
@@ -286,8 +277,8 @@ pub(crate) struct ExecutionSpec {
     /// [`unused_keys`].
     #[allow(dead_code)] // Read only to report it.
     pub disable_monitoring: Option<bool>,
-    /// Ray's executor settings: refused, naming distributed execution.
-    #[allow(dead_code)] // Refused from the JSON before this is read.
+    /// Ray's executor settings: reported by [`unused_keys`] (one process runs every role).
+    #[allow(dead_code)] // Read only to report it.
     pub ray_spec: Option<Json>,
     /// TensorFlow's timeline tracing: the profiler (`rlgraph train --profile`) does this here;
     /// reported by [`unused_keys`].
@@ -465,7 +456,12 @@ impl<'de> Deserialize<'de> for Positive {
 /// them (TensorFlow session settings), each with why; the command-line program prints them,
 /// so no key is ignored silently.
 pub fn unused_keys(spec: &Json) -> Vec<(String, &'static str)> {
-    const UNUSED: [(&str, &str); 4] = [
+    const UNUSED: [(&str, &str); 5] = [
+        (
+            "/execution_spec/ray_spec",
+            "Ray's distributed settings; rlgraph train runs every role in this process, as RLgraph's \
+             agents do outside its Ray executors",
+        ),
         (
             "/execution_spec/trace_enabled",
             "TensorFlow timeline tracing; use rlgraph train --profile DIR",

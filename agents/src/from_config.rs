@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 
 use crate::agent::{config, Agent};
 use crate::agent_spec::{normalized_kind, AgentKind};
+use crate::worker_preprocessing::{stateful_preprocessing, without_preprocessing, PreprocessedAgent};
 use crate::{dqn_config, impala_config, pg_config, random_agent, sac_config};
 use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
@@ -80,14 +81,36 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
 }
 
 /// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
-/// spaces, with every random choice drawn from `seed`.
+/// spaces, with every random choice drawn from `seed`. A `preprocessing_spec` that keeps
+/// state (`sequence`, `moving_standardize`) runs per environment copy on the acting side
+/// ([`PreprocessedAgent`]), and the agent learns from preprocessed states.
 pub fn build_agent<B: Backend>(
     spec: &Json,
     state_space: &Space,
     action_space: &Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>> {
-    Ok(match agent_family(spec)? {
+    let family = agent_family(spec)?;
+    if family != AgentFamily::Random {
+        if let Some(specs) = stateful_preprocessing(spec) {
+            let inner = without_preprocessing(spec);
+            let agent = PreprocessedAgent::<B>::new(specs, state_space, seed, |preprocessed| {
+                build_family::<B>(family, &inner, preprocessed, action_space, seed)
+            })?;
+            return Ok(Box::new(agent));
+        }
+    }
+    build_family::<B>(family, spec, state_space, action_space, seed)
+}
+
+fn build_family<B: Backend>(
+    family: AgentFamily,
+    spec: &Json,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>> {
+    Ok(match family {
         AgentFamily::Dqn => Box::new(DqnAgent::<B>::new(
             DqnConfig::parse(spec)?,
             state_space,

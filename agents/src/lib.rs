@@ -67,6 +67,7 @@ mod sac_learner;
 mod snapshot;
 mod transition_json;
 mod update_spec;
+mod worker_preprocessing;
 
 pub use actor::{Acted, Actor, GraphActor};
 pub use agent::{Agent, Transition};
@@ -94,3 +95,4 @@ pub use sac_config::SacConfig;
 pub use sac_learner::{sac_actor, SacLearner};
 pub use snapshot::WeightSnapshot;
 pub use update_spec::{UpdateMode, UpdateSpec};
+pub use worker_preprocessing::PreprocessedAgent;

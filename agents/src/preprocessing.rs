@@ -19,7 +19,7 @@ pub(crate) fn with_preprocessing<B: Backend>(root: Component<B>, specs: &[Json])
         .enumerate()
         .map(|(i, s)| {
             // Stateful preprocessors would also run inside updates, on replayed batches of
-            // other sizes and orders; agents need RLgraph's worker-side preprocessing for them.
+            // other sizes and orders: `build_agent` runs them per environment copy instead.
             let kind = s
                 .get("type")
                 .and_then(Json::as_str)
@@ -29,7 +29,10 @@ pub(crate) fn with_preprocessing<B: Backend>(root: Component<B>, specs: &[Json])
             if matches!(kind.as_str(), "sequence" | "movingstandardize") {
                 return Err(CoreError::Config {
                     at: format!("config.preprocessing_spec[{i}].type"),
-                    reason: format!("{kind:?} keeps state between calls; agents do not support it yet"),
+                    reason: format!(
+                        "{kind:?} keeps state between calls, so it cannot run inside the agent's graph; \
+                         build the agent with build_agent, which runs such stacks per environment copy"
+                    ),
                 });
             }
             let c = rlgraph_components::from_spec::<B>(s, &format!("config.preprocessing_spec[{i}]"))?;

@@ -11,3 +11,4 @@ mod pg_agent;
 mod rlgraph_reference_configs;
 mod roles;
 mod sac_agent;
+mod worker_preprocessing;

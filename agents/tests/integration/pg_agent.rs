@@ -307,12 +307,24 @@ fn an_external_batch_updates_ppo_and_bad_lengths_are_named() {
     let env = CartPole::new(0);
     let mut r = RandomAgent::new(&serde_json::json!({"type": "random"}), env.action_space(), 0).unwrap();
     assert!(r.update_from_batch(&batch(vec![1.0; 3]), 0.5).is_err());
-    // Stateful preprocessors are refused by agents, naming the spec.
+    // Stateful preprocessors cannot run inside the agent's graph: the plain constructor
+    // refuses them, naming the spec; build_agent runs them per environment copy.
     let mut spec = ppo_spec();
-    spec["preprocessing_spec"] = serde_json::json!([{"type": "sequence", "sequence_length": 4}]);
-    let err = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("config.preprocessing_spec[0].type"), "{err}");
+    spec["preprocessing_spec"] = serde_json::json!([{"type": "sequence", "sequence_length": 4, "add_rank": false}]);
+    let err = PgAgent::<Candle>::new(
+        PgConfig::parse(&spec).unwrap(),
+        env.state_space(),
+        env.action_space(),
+        0,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("config.preprocessing_spec[0].type") && err.contains("build_agent"),
+        "{err}"
+    );
+    let mut stacked = build_agent::<Candle>(&spec, env.state_space(), env.action_space(), 0).unwrap();
+    let s = Value::Float32(rlgraph_core::spaces::Array::new(vec![4], vec![0.01, 0.02, 0.03, 0.04]).unwrap());
+    assert_eq!(stacked.get_actions(&[s], true, 0.0).unwrap().len(), 1);
 }

@@ -130,18 +130,19 @@ fn the_configs_execution_seed_is_the_seed_unless_seed_is_given() {
 
 #[test]
 fn bad_configs_and_envs_are_one_line_errors() {
+    // RLgraph's Ape-X config on an environment with continuous actions, which DQN cannot take.
     let (code, _, stderr) = rlgraph(&[
         "train",
         "configs/rlgraph/apex_agent_cartpole.json",
         "--env",
-        "CartPole-v1",
+        "Pendulum-v1",
     ]);
     assert_eq!(code, 2);
     // One error line; keys accepted without a use are noted on lines of their own.
     let errors: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("note: ")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
-        errors[0].contains("config.execution_spec.ray_spec") && errors[0].contains("distributed"),
+        stderr.contains("note: configs/rlgraph/apex_agent_cartpole.json: config.execution_spec.ray_spec"),
         "{stderr}"
     );
     assert!(
