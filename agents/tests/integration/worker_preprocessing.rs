@@ -9,13 +9,15 @@ use std::sync::{Arc, Mutex};
 use agents::{Agent, PreprocessedAgent, Transition, UpdateSpec};
 use backend_candle::Candle;
 use rlgraph_core::spaces::{FloatBox, Space, Value};
-use rlgraph_core::{ErasedExecutor, HostState, Result};
+use rlgraph_core::{ErasedExecutor, HostState, Result, SavedState};
 use serde_json::json;
 
 #[derive(Default)]
 struct Seen {
     acted: Vec<Vec<Vec<f32>>>,
     observed: Vec<(usize, Vec<f32>, Vec<f32>)>,
+    /// The host states a checkpoint would hold, by name.
+    saved: Vec<(String, SavedState)>,
 }
 
 struct Spy(Arc<Mutex<Seen>>, UpdateSpec);
@@ -46,10 +48,21 @@ impl Agent for Spy {
     fn update_spec(&self) -> &UpdateSpec {
         &self.1
     }
-    fn save_checkpoint_with(&self, _: &Path, _: &[(&str, &dyn HostState)]) -> Result<()> {
+    fn save_checkpoint_with(&self, _: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
+        let saved = extra
+            .iter()
+            .map(|(n, s)| Ok((n.to_string(), s.save_state()?)))
+            .collect::<Result<_>>()?;
+        self.0.lock().unwrap().saved = saved;
         Ok(())
     }
-    fn restore_checkpoint_with(&mut self, _: &Path, _: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
+    fn restore_checkpoint_with(&mut self, _: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
+        let saved = self.0.lock().unwrap().saved.clone();
+        for (name, target) in extra.iter_mut() {
+            let (_, state) = saved.iter().find(|(n, _)| n == name).expect("saved under its name");
+            target.check_state(state)?;
+            target.load_state(state.clone())?;
+        }
         Ok(())
     }
     fn graph(&self) -> Option<&dyn ErasedExecutor> {
@@ -163,4 +176,33 @@ fn build_agent_runs_stateful_stacks_per_copy_and_plain_constructors_refuse_them(
         err.contains("preprocessing_spec[0]") && err.contains("build_agent"),
         "{err}"
     );
+}
+
+#[test]
+fn a_checkpoint_carries_every_copys_frame_stack() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let raw = Space::from(FloatBox::new([1]));
+    let specs = vec![json!({"type": "sequence", "sequence_length": 3, "add_rank": false})];
+    let spy = |seen: &Arc<Mutex<Seen>>| {
+        let seen = seen.clone();
+        move |_: &Space| -> Result<Box<dyn Agent + Send>> { Ok(Box::new(Spy(seen, UpdateSpec::default()))) }
+    };
+    let mut first = PreprocessedAgent::<Candle>::new(specs.clone(), &raw, 0, spy(&seen)).unwrap();
+    first.get_actions(&[x(1.0), x(5.0)], true, 0.0).unwrap();
+    first.observe(0, step(1.0, 2.0, false)).unwrap();
+    first.observe(1, step(5.0, 6.0, false)).unwrap();
+    first.save_checkpoint(Path::new("unused")).unwrap();
+    // A fresh agent restored from it goes on where the first stopped: copy 0's stack holds
+    // [1, 1, 2] and 2 is already pushed; copy 1's holds [5, 5, 6].
+    let mut second = PreprocessedAgent::<Candle>::new(specs, &raw, 0, spy(&seen)).unwrap();
+    second.restore_checkpoint(Path::new("unused")).unwrap();
+    seen.lock().unwrap().acted.clear();
+    second.get_actions(&[x(2.0), x(6.0)], true, 0.0).unwrap();
+    second.observe(0, step(2.0, 3.0, false)).unwrap();
+    second.get_actions(&[x(3.0), x(7.0)], true, 0.0).unwrap();
+    let acted: Vec<Vec<Vec<f32>>> = vec![
+        vec![vec![1.0, 1.0, 2.0], vec![5.0, 5.0, 6.0]],
+        vec![vec![1.0, 2.0, 3.0], vec![5.0, 6.0, 7.0]],
+    ];
+    assert_eq!(seen.lock().unwrap().acted, acted);
 }
