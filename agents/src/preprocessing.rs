@@ -14,36 +14,51 @@ pub(crate) fn with_preprocessing<B: Backend>(root: Component<B>, specs: &[Json])
     if specs.is_empty() {
         return Ok((root, false));
     }
-    let stack = specs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            // Stateful preprocessors would also run inside updates, on replayed batches of
-            // other sizes and orders: `build_agent` runs them per environment copy instead.
-            let kind = s
-                .get("type")
-                .and_then(Json::as_str)
-                .unwrap_or("")
-                .to_lowercase()
-                .replace(['-', '_'], "");
-            if matches!(kind.as_str(), "sequence" | "movingstandardize") {
-                return Err(CoreError::Config {
-                    at: format!("config.preprocessing_spec[{i}].type"),
-                    reason: format!(
-                        "{kind:?} keeps state between calls, so it cannot run inside the agent's graph; \
-                         build the agent with build_agent, which runs such stacks per environment copy"
-                    ),
-                });
-            }
-            let c = rlgraph_components::from_spec::<B>(s, &format!("config.preprocessing_spec[{i}]"))?;
-            // Two preprocessors of one type need distinct names within the stack.
-            Ok(c.copy_as(format!("{}-{i}", c.name()), true))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // Stateful preprocessors would also run inside updates, on replayed batches of other
+    // sizes and orders: `build_agent` runs them per environment copy instead.
+    if let Some(i) = specs.iter().position(is_stateful) {
+        return Err(CoreError::Config {
+            at: format!("config.preprocessing_spec[{i}].type"),
+            reason: format!(
+                "{:?} keeps state between calls, so it cannot run inside the agent's graph; \
+                 build the agent with build_agent, which runs such stacks per environment copy",
+                preprocessor_kind(&specs[i])
+            ),
+        });
+    }
+    let stack = stack_members(specs)?;
     let root = root
         .with_sub(preprocessor_stack(STACK, stack))
         .api("reset", vec![], |ctx, _| ctx.call(STACK, "reset", &[]));
     Ok((root, true))
+}
+
+/// A preprocessor spec's `type`, normalized (lower case, no `-` or `_`).
+pub(crate) fn preprocessor_kind(spec: &Json) -> String {
+    spec.get("type")
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .to_lowercase()
+        .replace(['-', '_'], "")
+}
+
+/// Whether the preprocessor `spec` keeps state between calls (frame stacks, running
+/// statistics).
+pub(crate) fn is_stateful(spec: &Json) -> bool {
+    matches!(preprocessor_kind(spec).as_str(), "sequence" | "movingstandardize")
+}
+
+/// The components of a stack built from `specs`, each named apart (two preprocessors of one
+/// type need distinct names within the stack); errors name `config.preprocessing_spec[i]`.
+pub(crate) fn stack_members<B: Backend>(specs: &[Json]) -> Result<Vec<Component<B>>> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let c = rlgraph_components::from_spec::<B>(s, &format!("config.preprocessing_spec[{i}]"))?;
+            Ok(c.copy_as(format!("{}-{i}", c.name()), true))
+        })
+        .collect()
 }
 
 /// `x` through the preprocessor stack, or `x` itself when there is none.

@@ -18,30 +18,17 @@ use serde_json::{json, Value as Json};
 
 use crate::agent::{Agent, Transition};
 use crate::agent_graph::build_graph;
+use crate::preprocessing::{is_stateful, preprocessor_kind, stack_members};
 use crate::update_spec::UpdateSpec;
-
-/// The preprocessor types that keep state between calls.
-const STATEFUL: [&str; 2] = ["sequence", "movingstandardize"];
 
 /// The name of the host state a checkpoint keeps the stacks under.
 const STATE_NAME: &str = "worker_preprocessing";
-
-fn kind(spec: &Json) -> String {
-    spec.get("type")
-        .and_then(Json::as_str)
-        .unwrap_or("")
-        .to_lowercase()
-        .replace(['-', '_'], "")
-}
 
 /// The config's preprocessor specs when one of them keeps state (then the whole stack runs
 /// on the acting side), else `None`.
 pub(crate) fn stateful_preprocessing(spec: &Json) -> Option<Vec<Json>> {
     let specs = spec.get("preprocessing_spec")?.as_array()?;
-    specs
-        .iter()
-        .any(|s| STATEFUL.contains(&kind(s).as_str()))
-        .then(|| specs.clone())
+    specs.iter().any(is_stateful).then(|| specs.clone())
 }
 
 /// `spec` without its preprocessing, for the agent inside [`PreprocessedAgent`].
@@ -143,20 +130,17 @@ fn bad(reason: String) -> CoreError {
 /// A graph with API methods `preprocess(states)` and `reset()` over one stream (batch 1): a
 /// `sequence`'s `batch_size` counts streams, and here every copy has a stack of its own.
 fn stream_graph<B: Backend>(specs: &[Json], state_space: &Space, seed: u64) -> Result<GraphExecutor<B>> {
-    let layers = specs
+    let specs: Vec<Json> = specs
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
+        .map(|s| {
             let mut s = s.clone();
-            if kind(&s) == "sequence" {
-                if let Some(map) = s.as_object_mut() {
-                    map.insert("batch_size".into(), json!(1));
-                }
+            if let (true, Some(map)) = (preprocessor_kind(&s) == "sequence", s.as_object_mut()) {
+                map.insert("batch_size".into(), json!(1));
             }
-            let c = rlgraph_components::from_spec::<B>(&s, &format!("config.preprocessing_spec[{i}]"))?;
-            Ok(c.copy_as(format!("{}-{i}", c.name()), true))
+            s
         })
-        .collect::<Result<Vec<Component<B>>>>()?;
+        .collect();
+    let layers = stack_members::<B>(&specs)?;
     let root = Component::<B>::new("worker-preprocessing")
         .with_sub(preprocessor_stack("stack", layers))
         .api("preprocess", vec![Param::new("states")], |ctx, args| {
