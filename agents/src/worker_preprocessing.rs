@@ -48,6 +48,23 @@ struct Stream<B: Backend> {
     last: Option<(Value, bool)>,
 }
 
+impl<B: Backend> Stream<B> {
+    /// `state` through this copy's stack.
+    fn push(&mut self, state: &Value) -> Result<Value> {
+        let out = self
+            .exec
+            .execute("preprocess", &[stack(std::slice::from_ref(state))?])?;
+        let batch = out
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad("the preprocessor stack returned nothing".into()))?;
+        unstack(&batch)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad("the preprocessor stack returned an empty batch".into()))
+    }
+}
+
 /// An agent whose states pass through a stateful preprocessor stack per environment copy
 /// before it sees them (RLgraph's worker-side preprocessing). Build it with
 /// [`crate::build_agent`], which uses it whenever a `preprocessing_spec` keeps state.
@@ -102,22 +119,6 @@ impl<B: Backend> PreprocessedAgent<B> {
         }
         Ok(&mut self.streams[env_id])
     }
-
-    /// `state` through copy `env_id`'s stack.
-    fn push(&mut self, env_id: usize, state: &Value) -> Result<Value> {
-        let stream = self.stream(env_id)?;
-        let out = stream
-            .exec
-            .execute("preprocess", &[stack(std::slice::from_ref(state))?])?;
-        let batch = out
-            .into_iter()
-            .next()
-            .ok_or_else(|| bad("the preprocessor stack returned nothing".into()))?;
-        unstack(&batch)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| bad("the preprocessor stack returned an empty batch".into()))
-    }
 }
 
 fn bad(reason: String) -> CoreError {
@@ -134,8 +135,10 @@ fn stream_graph<B: Backend>(specs: &[Json], state_space: &Space, seed: u64) -> R
         .iter()
         .map(|s| {
             let mut s = s.clone();
-            if let (true, Some(map)) = (preprocessor_kind(&s) == "sequence", s.as_object_mut()) {
-                map.insert("batch_size".into(), json!(1));
+            if preprocessor_kind(&s) == "sequence" {
+                if let Some(map) = s.as_object_mut() {
+                    map.insert("batch_size".into(), json!(1));
+                }
             }
             s
         })
@@ -167,32 +170,30 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
         let mut pre = Vec::with_capacity(states.len());
         for (i, state) in states.iter().enumerate() {
-            let reuse = match &mut self.stream(i)?.last {
+            let stream = self.stream(i)?;
+            let p = match &mut stream.last {
                 Some((p, used @ false)) => {
                     *used = true;
-                    Some(p.clone())
+                    p.clone()
                 }
-                _ => None,
-            };
-            pre.push(match reuse {
-                Some(p) => p,
-                None => {
-                    let p = self.push(i, state)?;
-                    self.streams[i].last = Some((p.clone(), true));
+                _ => {
+                    let p = stream.push(state)?;
+                    stream.last = Some((p.clone(), true));
                     p
                 }
-            });
+            };
+            pre.push(p);
         }
         self.inner.get_actions(&pre, explore, time_percentage)
     }
 
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
-        let state = match self.stream(env_id)?.last.take() {
+        let stream = self.stream(env_id)?;
+        let state = match stream.last.take() {
             Some((p, _)) => p,
-            None => self.push(env_id, &transition.state)?,
+            None => stream.push(&transition.state)?,
         };
-        let next_state = self.push(env_id, &transition.next_state)?;
-        let stream = &mut self.streams[env_id];
+        let next_state = stream.push(&transition.next_state)?;
         if transition.terminated || transition.truncated {
             stream.exec.execute("reset", &[])?;
         } else {
@@ -217,14 +218,27 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
     }
 
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        let streams = StreamsState(&self.streams);
+        let streams = SavedStreams {
+            state: Some(self.streams_state()?),
+            var_shapes: BTreeMap::new(),
+        };
         let mut all: Vec<(&str, &dyn HostState)> = extra.to_vec();
         all.push((STATE_NAME, &streams));
         self.inner.save_checkpoint_with(path, &all)
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        let mut loaded = LoadedStreams(None);
+        // Every copy's stack has the variables of the first.
+        let var_shapes = self.streams[0]
+            .exec
+            .variables()?
+            .into_iter()
+            .map(|(path, t)| (path, t.shape))
+            .collect();
+        let mut loaded = SavedStreams {
+            state: None,
+            var_shapes,
+        };
         {
             let mut all: Vec<(&str, &mut dyn HostState)> = Vec::with_capacity(extra.len() + 1);
             for (name, state) in extra.iter_mut() {
@@ -234,10 +248,10 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
             all.push((STATE_NAME, &mut loaded));
             self.inner.restore_checkpoint_with(path, &mut all)?;
         }
-        if let Some(state) = loaded.0 {
-            self.load_streams(state)?;
+        match loaded.state {
+            Some(state) => self.load_streams(state),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {
@@ -282,14 +296,63 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
 }
 
 /// The stacks as a checkpoint holds them: per copy `i`, its variables under `i/var/PATH` and
-/// its last preprocessed state's leaves under `i/last/KEY`, with the `used` flags in meta.
-struct StreamsState<'a, B: Backend>(&'a [Stream<B>]);
+/// its last preprocessed state's leaves under `i/last/KEY`, with the stream count and the
+/// `used` flags in meta. On save it carries the snapshot; on restore it receives it, after
+/// `check_state` held it to the variables every stack has, so that [`PreprocessedAgent`]
+/// can apply it once the agent inside accepted the whole checkpoint, without failing then.
+struct SavedStreams {
+    state: Option<SavedState>,
+    /// Each stack variable's path and shape (restore only).
+    var_shapes: BTreeMap<String, Vec<usize>>,
+}
 
-impl<B: Backend> HostState for StreamsState<'_, B> {
+impl HostState for SavedStreams {
     fn save_state(&self) -> Result<SavedState> {
+        Ok(self.state.clone().unwrap_or_default())
+    }
+
+    fn check_state(&self, state: &SavedState) -> Result<()> {
+        let wrong = |what: String| Err(bad(format!("the checkpoint's {STATE_NAME}: {what}")));
+        let n = match state.meta.get("streams").and_then(Json::as_u64) {
+            Some(n) if n <= 1 << 16 => n as usize,
+            _ => return wrong(format!("no sane stream count in {}", state.meta)),
+        };
+        let used = state.meta.get("used").and_then(Json::as_array).map_or(0, Vec::len);
+        if used != n {
+            return wrong(format!("{used} used flags for {n} streams"));
+        }
+        for (key, t) in &state.tensors {
+            let Some((i, rest)) = key.split_once('/') else {
+                return wrong(format!("unknown entry {key:?}"));
+            };
+            if i.parse::<usize>().map_or(true, |i| i >= n) {
+                return wrong(format!("entry {key:?} names no stream of {n}"));
+            }
+            if let Some(path) = rest.strip_prefix("var/") {
+                match self.var_shapes.get(path) {
+                    Some(shape) if *shape == t.shape => {}
+                    Some(shape) => return wrong(format!("{key} has shape {:?}, expected {shape:?}", t.shape)),
+                    None => return wrong(format!("{key} is no variable of the stack")),
+                }
+            } else if !rest.starts_with("last/") {
+                return wrong(format!("unknown entry {key:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> Result<()> {
+        self.state = Some(state);
+        Ok(())
+    }
+}
+
+impl<B: Backend> PreprocessedAgent<B> {
+    /// Every copy's stack and last state, as [`SavedStreams`] lays them out.
+    fn streams_state(&self) -> Result<SavedState> {
         let mut tensors = BTreeMap::new();
         let mut used = vec![];
-        for (i, stream) in self.0.iter().enumerate() {
+        for (i, stream) in self.streams.iter().enumerate() {
             for (path, t) in stream.exec.variables()? {
                 tensors.insert(format!("{i}/var/{path}"), t);
             }
@@ -305,45 +368,10 @@ impl<B: Backend> HostState for StreamsState<'_, B> {
         }
         Ok(SavedState {
             tensors,
-            meta: json!({"streams": self.0.len(), "used": used}),
+            meta: json!({"streams": self.streams.len(), "used": used}),
         })
     }
 
-    fn check_state(&self, _: &SavedState) -> Result<()> {
-        Ok(())
-    }
-
-    fn load_state(&mut self, _: SavedState) -> Result<()> {
-        Err(bad("the stacks are restored by PreprocessedAgent".into()))
-    }
-}
-
-/// Receives the stacks' saved state during a restore; [`PreprocessedAgent`] applies it after
-/// the agent inside accepted the whole checkpoint.
-struct LoadedStreams(Option<SavedState>);
-
-impl HostState for LoadedStreams {
-    fn save_state(&self) -> Result<SavedState> {
-        Ok(self.0.clone().unwrap_or_default())
-    }
-
-    fn check_state(&self, state: &SavedState) -> Result<()> {
-        match state.meta.get("streams").and_then(Json::as_u64) {
-            Some(n) if n <= 1 << 16 => Ok(()),
-            _ => Err(bad(format!(
-                "the checkpoint's {STATE_NAME} has no sane stream count: {}",
-                state.meta
-            ))),
-        }
-    }
-
-    fn load_state(&mut self, state: SavedState) -> Result<()> {
-        self.0 = Some(state);
-        Ok(())
-    }
-}
-
-impl<B: Backend> PreprocessedAgent<B> {
     fn load_streams(&mut self, state: SavedState) -> Result<()> {
         let n = state.meta.get("streams").and_then(Json::as_u64).unwrap_or(0) as usize;
         let used = state

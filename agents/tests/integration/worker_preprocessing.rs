@@ -205,4 +205,19 @@ fn a_checkpoint_carries_every_copys_frame_stack() {
         vec![vec![1.0, 2.0, 3.0], vec![5.0, 6.0, 7.0]],
     ];
     assert_eq!(seen.lock().unwrap().acted, acted);
+
+    // A stack section that does not fit the stacks (a frame buffer of another shape) is
+    // refused by name before anything is restored.
+    {
+        let mut seen = seen.lock().unwrap();
+        let (_, state) = seen
+            .saved
+            .iter_mut()
+            .find(|(n, _)| n == "worker_preprocessing")
+            .unwrap();
+        let (_, frames) = state.tensors.iter_mut().find(|(k, _)| k.starts_with("0/var/")).unwrap();
+        frames.shape.push(1);
+    }
+    let err = second.restore_checkpoint(Path::new("unused")).unwrap_err().to_string();
+    assert!(err.contains("worker_preprocessing") && err.contains("0/var/"), "{err}");
 }

@@ -113,25 +113,27 @@ fn rlgraphs_dqn_pong_config_runs_on_atari_pong() {
     // As RLgraph's DQN Pong test steps it: each action repeated for 4 frames (the last two
     // max-pooled), and 1 to 30 no-ops after every reset.
     let env = "gym:PongNoFrameskip-v4?frameskip=4&max_num_noops=30";
-    let run = |config: &str, steps: &str| -> serde_json::Value {
-        let (code, out, err) = rlgraph_with(&python, &["train", config, "--env", env, "--timesteps", steps]);
+    let run = |config: &str, steps: &str| rlgraph_with(&python, &["train", config, "--env", env, "--timesteps", steps]);
+    let summary = |(code, out, err): (i32, String, String)| -> serde_json::Value {
         assert_eq!(code, 0, "{err}");
         serde_json::from_str(out.lines().last().unwrap()).unwrap()
     };
     // Verbatim: its updates start at step 50,000, so 1,500 steps crop, resize, gray, stack
     // four frames per copy, act and store.
-    let summary = run(config, "1500");
-    assert_eq!(summary["timesteps_executed"], 1500, "{summary}");
-    assert_eq!(summary["updates"], 0, "{summary}");
-    // Updates from step 500 (the one change): an update follows each step t >= 500 with
-    // t % 4 == 0, counting steps from 1, so steps 1..=600 bring t = 500, 504, ..., 600: 26
-    // updates of 32 stacked 80x80 frames.
+    let verbatim = summary(run(config, "1500"));
+    assert_eq!(verbatim["timesteps_executed"], 1500, "{verbatim}");
+    assert_eq!(verbatim["updates"], 0, "{verbatim}");
+    // Updates from step 500 (the one change). The worker counts steps from 1 and updates at
+    // the first step t >= 500, then every 4th (RLgraph's update_interval), so steps 1..=600
+    // bring t = 500, 504, ..., 600: 26 updates of 32 stacked 80x80 frames.
     let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
     json["update_spec"]["steps_before_update"] = 500.into();
     let early = std::env::temp_dir().join(format!("rlgraph-pong-{}.json", std::process::id()));
     std::fs::write(&early, json.to_string()).unwrap();
-    let summary = run(early.to_str().unwrap(), "600");
+    let ran = run(early.to_str().unwrap(), "600");
+    // Removed before any assertion, so a failing run leaves nothing behind.
     std::fs::remove_file(&early).ok();
-    assert_eq!(summary["updates"], 26, "{summary}");
-    assert!(summary["diverged_at_timestep"].is_null(), "{summary}");
+    let learning = summary(ran);
+    assert_eq!(learning["updates"], 26, "{learning}");
+    assert!(learning["diverged_at_timestep"].is_null(), "{learning}");
 }
