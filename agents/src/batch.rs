@@ -20,7 +20,7 @@ fn mismatch(what: String) -> CoreError {
 
 /// The record space of replayed transitions: a Dict of `states`, `actions`, `rewards`,
 /// `terminals` and `next_states`.
-pub(crate) fn transition_space(state_space: &Space, action_space: &Space) -> Result<Space> {
+pub fn transition_space(state_space: &Space, action_space: &Space) -> Result<Space> {
     Ok(Space::dict([
         ("states", state_space.with_batch_rank(false)),
         ("actions", action_space.with_batch_rank(false)),

@@ -10,6 +10,7 @@
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
 mod device_worker;
+pub mod distributed;
 mod divergence;
 pub mod ga3c;
 mod run_state;

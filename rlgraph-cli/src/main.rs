@@ -6,7 +6,8 @@
 //! agents built from RLgraph JSON configs.
 
 use rlgraph_cli::{
-    agent_commands, call_command, env_command, output_files, profile_command, space_command, train_command,
+    agent_commands, call_command, distributed_command, env_command, output_files, profile_command, space_command,
+    train_command,
 };
 
 use std::process::ExitCode;
@@ -40,6 +41,10 @@ enum Command {
     Evaluate(agent_commands::EvaluateArgs),
     /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
     Graph(agent_commands::GraphArgs),
+    /// Run one role (learner, replay shard, actor) of a distributed Ape-X run.
+    Serve(distributed_command::ServeArgs),
+    /// Run a distributed Ape-X run on this machine: every role as a process of its own.
+    Launch(distributed_command::LaunchArgs),
     /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
     Profile(profile_command::ProfileArgs),
 }
@@ -57,6 +62,8 @@ fn main() -> ExitCode {
         Command::Evaluate(args) => agent_commands::evaluate(&args),
         Command::Graph(args) => agent_commands::graph(&args),
         Command::Profile(args) => profile_command::run(&args),
+        Command::Serve(args) => distributed_command::serve(&args),
+        Command::Launch(args) => distributed_command::launch(&args),
     };
     match result {
         Ok(output) => {

@@ -39,7 +39,7 @@ fn to_bytes(data: &HostData) -> Vec<u8> {
 
 fn from_bytes(dtype: StDtype, bytes: &[u8]) -> Option<HostData> {
     fn chunks<const N: usize, T>(bytes: &[u8], f: fn([u8; N]) -> T) -> Option<Vec<T>> {
-        if bytes.len() % N != 0 {
+        if !bytes.len().is_multiple_of(N) {
             return None;
         }
         Some(

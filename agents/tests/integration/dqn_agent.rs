@@ -42,7 +42,7 @@ fn run_episodes(agent: &mut DqnAgent<Candle>, first: u64, n: u64) -> Vec<f64> {
         loop {
             let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
             total += step.reward;
-            if agent.timesteps() % 4 == 0 {
+            if agent.timesteps().is_multiple_of(4) {
                 agent.update(0.5).unwrap();
             }
             if step.terminated || step.truncated {

@@ -48,7 +48,7 @@ fn run_episodes(agent: &mut dyn Agent, first: u64, n: u64) -> (Vec<f64>, Vec<f64
             let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
             total += step.reward;
             steps += 1;
-            if steps % 8 == 0 {
+            if steps.is_multiple_of(8) {
                 losses.extend(agent.update(0.5).unwrap());
             }
             if step.terminated || step.truncated {

@@ -6,5 +6,6 @@ mod device_worker;
 mod ga3c;
 mod learning_dqn;
 mod learning_pg;
+mod replay_shard_over_grpc;
 mod roles_over_threads;
 mod worker_checkpoints;

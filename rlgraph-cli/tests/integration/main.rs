@@ -4,6 +4,7 @@
 
 mod call_command;
 mod common;
+mod distributed;
 mod env_command;
 mod graph_pictures;
 mod gym_bridge;

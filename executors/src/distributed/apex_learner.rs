@@ -1,0 +1,494 @@
+//! The Ape-X learner: samples batches from every replay shard with prefetching (a few
+//! requests in flight per shard, so it never waits on one round trip per batch), learns,
+//! sends new priorities back, publishes a versioned snapshot after every update, counts the
+//! actors' frames and episodes, saves checkpoints and ends the run.
+//!
+//! It keeps the config's replay ratio: no more than `update_steps` updates per
+//! `update_interval` frames after `steps_before_update`, counted over all actors, so a run
+//! learns as the single-process agent with the same config does, however fast the machine.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use agents::{transition_space, DqnConfig, DqnLearner, Learner, ReplaySample};
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{Backend, CoreError, HostState, SavedState};
+use serde_json::{json, Value as Json};
+use tokio::sync::mpsc;
+
+use super::access::Access;
+use super::cluster::{ClusterSpec, Role};
+use super::error::DistributedError;
+use super::learner_hub::LearnerHub;
+use super::peers::{replay_client, serve_learner, ReplayClient};
+use super::proto::{PriorityUpdate, SampleRequest, ShardStats, StatsRequest, StopRequest};
+use super::wire::decode_value;
+use crate::single_threaded_worker::{solved, WorkerStats};
+
+/// How the learner runs.
+#[derive(Clone, Debug)]
+pub struct LearnerOptions {
+    /// The run's environment frames, over all actors; schedules see the share done.
+    pub timesteps: u64,
+    /// Stop once the mean return of the last 100 episodes reaches this.
+    pub target_return: Option<f64>,
+    /// The learner's seed.
+    pub seed: u64,
+    /// Where checkpoints go; with `resume`, where the run resumes from.
+    pub checkpoint: Option<PathBuf>,
+    /// Resume from `checkpoint` when it exists.
+    pub resume: bool,
+    /// Updates between checkpoints (0: only at the end).
+    pub checkpoint_every: u64,
+    /// Sample requests in flight per shard (RLgraph's `replay_sampling_task_depth`).
+    pub prefetch_depth: usize,
+    /// How long the learner keeps answering after the run ends, so every actor hears it.
+    pub stop_grace: Duration,
+    /// How many frames the actors may run ahead of the learner's replay ratio before they
+    /// pause (0: no limit, as RLgraph's Ape-X, where a slow learner sees fewer updates per
+    /// frame than the config asks).
+    pub max_frames_ahead: u64,
+    /// Whether the learner stops the shards at the end (a launch does; shards shared with
+    /// other runs are left alone).
+    pub stop_shards: bool,
+}
+
+impl LearnerOptions {
+    /// Options for a run of `timesteps` frames.
+    pub fn new(timesteps: u64, seed: u64) -> Self {
+        LearnerOptions {
+            timesteps,
+            target_return: None,
+            seed,
+            checkpoint: None,
+            resume: false,
+            checkpoint_every: 0,
+            prefetch_depth: 2,
+            stop_grace: Duration::from_secs(1),
+            max_frames_ahead: 1000,
+            stop_shards: true,
+        }
+    }
+}
+
+/// What the learner shows while it runs.
+#[derive(Clone, Debug)]
+pub struct LearnerProgress {
+    /// Frames stepped by all actors.
+    pub frames: u64,
+    /// Updates done.
+    pub updates: u64,
+    /// Episodes finished.
+    pub episodes: u64,
+    /// Mean return of the last 10 episodes.
+    pub mean_last_10: f64,
+    /// Seconds since the learner started.
+    pub elapsed: f64,
+    /// Mean over actors of how many versions behind the learner's their weights were.
+    pub weight_lag: f64,
+    /// Batches fetched and waiting.
+    pub queue_depth: usize,
+}
+
+/// The learner's summary of a distributed run: RLgraph's worker statistics and what
+/// distribution adds.
+#[derive(Clone, Debug)]
+pub struct DistributedStats {
+    /// RLgraph's statistics over every actor's episodes.
+    pub worker: WorkerStats,
+    /// Updates per second of the learner's run.
+    pub updates_per_second: f64,
+    /// Mean time from a sample request to its batch arriving, in milliseconds.
+    pub mean_sample_latency_ms: f64,
+    /// Mean weight lag in versions over the actors' reports.
+    pub mean_weight_lag: f64,
+    /// Priority updates dropped because a shard's queue was full.
+    pub priority_updates_dropped: u64,
+    /// The updates the learner had done when it resumed from a checkpoint, if it did.
+    pub resumed_at_update: Option<u64>,
+    /// Actors that reported.
+    pub actors: usize,
+    /// Each shard's counters at the end.
+    pub shards: Vec<ShardStats>,
+}
+
+impl DistributedStats {
+    /// The statistics as JSON: the worker's keys and a `distributed` section.
+    pub fn to_json(&self) -> Json {
+        let mut j = self.worker.to_json();
+        j["distributed"] = json!({
+            "actors": self.actors,
+            "updates_per_second": self.updates_per_second,
+            "mean_sample_latency_ms": self.mean_sample_latency_ms,
+            "mean_weight_lag_versions": self.mean_weight_lag,
+            "priority_updates_dropped": self.priority_updates_dropped,
+            "resumed_at_update": self.resumed_at_update,
+            "shards": self.shards.iter().map(|s| json!({
+                "records": s.size,
+                "records_inserted": s.records_inserted,
+                "batches_sampled": s.batches_sampled,
+                "priority_updates": s.priority_updates,
+                "refused": s.refused,
+                "stale_updates": s.stale_updates,
+            })).collect::<Vec<_>>(),
+        });
+        j
+    }
+}
+
+/// A batch fetched from a shard.
+struct Fetched {
+    shard: usize,
+    generation: u64,
+    batch: Value,
+    indices: Vec<u64>,
+    latency: Duration,
+}
+
+/// The run's counters that ride in the learner's checkpoint.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct RunCounters {
+    frames: u64,
+    episode_returns: Vec<f64>,
+}
+
+impl HostState for RunCounters {
+    fn save_state(&self) -> rlgraph_core::Result<SavedState> {
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta: json!({"frames": self.frames, "episode_returns": self.episode_returns}),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> rlgraph_core::Result<()> {
+        parse_counters(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> rlgraph_core::Result<()> {
+        *self = parse_counters(&state)?;
+        Ok(())
+    }
+}
+
+fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
+    let bad = |reason: &str| CoreError::Checkpoint {
+        path: "(distributed run counters)".into(),
+        reason: reason.into(),
+    };
+    let frames = state.meta["frames"].as_u64().ok_or_else(|| bad("no frame count"))?;
+    let episode_returns = state.meta["episode_returns"]
+        .as_array()
+        .ok_or_else(|| bad("no episode returns"))?
+        .iter()
+        .map(|r| {
+            r.as_f64()
+                .filter(|r| r.is_finite())
+                .ok_or_else(|| bad("a return is not a finite number"))
+        })
+        .collect::<rlgraph_core::Result<_>>()?;
+    Ok(RunCounters {
+        frames,
+        episode_returns,
+    })
+}
+
+/// Keeps `depth` batches fetched ahead from shard `shard`.
+async fn prefetch(shard: usize, mut client: ReplayClient, batch_size: u32, records: Space, tx: mpsc::Sender<Fetched>) {
+    let mut delay = Duration::from_millis(20);
+    let mut failing = false;
+    while !tx.is_closed() {
+        let start = Instant::now();
+        match client.sample(SampleRequest { batch_size }).await {
+            Ok(reply) => {
+                failing = false;
+                delay = Duration::from_millis(20);
+                let reply = reply.into_inner();
+                let Some(nest) = reply.records else {
+                    // Too few records yet.
+                    tokio::time::sleep(delay).await;
+                    continue;
+                };
+                let sample = decode_value(&nest, &records).map(|records| ReplaySample {
+                    records,
+                    indices: None,
+                    weights: (!reply.weights.is_empty()).then_some(reply.weights),
+                });
+                match sample.and_then(|s| Ok(s.batch()?)) {
+                    Ok(batch) => {
+                        let fetched = Fetched {
+                            shard,
+                            generation: reply.generation,
+                            batch,
+                            indices: reply.indices,
+                            latency: start.elapsed(),
+                        };
+                        if tx.send(fetched).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        super::log(&format!("learner: refused a batch from shard {shard}: {e}"));
+                        tokio::time::sleep(delay).await;
+                    }
+                }
+            }
+            Err(status) => {
+                if !failing {
+                    super::log(&format!(
+                        "learner: shard {shard} does not answer ({:?}: {}); retrying",
+                        status.code(),
+                        status.message()
+                    ));
+                    failing = true;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+/// Sends priority updates to one shard; a failed one is dropped (the records keep their old
+/// priorities), never retried into a shard that has moved on.
+async fn send_priorities(shard: usize, mut client: ReplayClient, mut rx: mpsc::Receiver<PriorityUpdate>) {
+    while let Some(update) = rx.recv().await {
+        if let Err(status) = client.update_priorities(update).await {
+            super::log(&format!(
+                "learner: shard {shard} took no priorities: {}",
+                status.message()
+            ));
+        }
+    }
+}
+
+/// Updates the config's schedule allows after `frames` frames: `update_steps` per
+/// `update_interval` frames from `steps_before_update` on.
+fn updates_due(config: &DqnConfig, frames: u64) -> u64 {
+    let u = &config.update;
+    if !u.do_updates || frames < u.steps_before_update.max(1) {
+        return 0;
+    }
+    ((frames - u.steps_before_update.max(1)) / u.update_interval.max(1) + 1).saturating_mul(u.update_steps.max(1))
+}
+
+/// The frames after which the schedule asks for update number `updates + 1` (the inverse of
+/// [`updates_due`]); `u64::MAX` when the config does no updates.
+fn frames_for_next_update(config: &DqnConfig, updates: u64) -> u64 {
+    let u = &config.update;
+    if !u.do_updates {
+        return u64::MAX;
+    }
+    let rounds = updates / u.update_steps.max(1);
+    u.steps_before_update
+        .max(1)
+        .saturating_add(rounds.saturating_mul(u.update_interval.max(1)))
+}
+
+/// Runs the learner of an Ape-X run for environments with these spaces: serves weights and
+/// collects reports on its cluster address, learns from the shards until the run's frames
+/// are done or the target return is reached, and returns the run's statistics.
+pub fn run_apex_learner<B: Backend>(
+    config: &DqnConfig,
+    state_space: &Space,
+    action_space: &Space,
+    cluster: &ClusterSpec,
+    access: &Access,
+    options: &LearnerOptions,
+    mut progress: impl FnMut(&LearnerProgress),
+) -> Result<DistributedStats, DistributedError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| DistributedError::Setup(format!("cannot start the learner's runtime: {e}")))?;
+    let mut learner = DqnLearner::<B>::new(config, state_space, action_space, options.seed)?;
+    let mut run = RunCounters::default();
+    let mut resumed_at_update = None;
+    if let (true, Some(path)) = (options.resume, &options.checkpoint) {
+        if path.exists() {
+            learner.restore_checkpoint(path, vec![("distributed", &mut run)], &mut [])?;
+            resumed_at_update = Some(learner.updates());
+            super::log(&format!(
+                "learner: resumed from {} at {} frames",
+                path.display(),
+                run.frames
+            ));
+        }
+    }
+    let hub = LearnerHub::default();
+    hub.publish(&learner.publish()?);
+
+    let addr = cluster.address(Role::Learner, 0)?;
+    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = {
+        let (hub, access) = (hub.clone(), access.clone());
+        runtime.spawn(async move {
+            serve_learner(hub, addr, &access, async {
+                let _ = server_stopped.await;
+            })
+            .await
+        })
+    };
+
+    let records = transition_space(state_space, action_space)?.with_batch_rank(true);
+    let batch_size = u32::try_from(config.update.batch_size)
+        .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", config.update.batch_size)))?;
+    let depth = options.prefetch_depth.max(1) * cluster.replay.len().max(1);
+    let (tx, mut rx) = mpsc::channel::<Fetched>(depth);
+    let mut shards: Vec<(SocketAddr, ReplayClient)> = Vec::new();
+    let mut priority_tx = Vec::new();
+    let mut priority_tasks = Vec::new();
+    {
+        let _inside = runtime.enter();
+        for i in 0..cluster.replay.len() {
+            let shard_addr = cluster.address(Role::Replay, i)?;
+            let client = replay_client(shard_addr, access)?;
+            for _ in 0..options.prefetch_depth.max(1) {
+                runtime.spawn(prefetch(i, client.clone(), batch_size, records.clone(), tx.clone()));
+            }
+            let (ptx, prx) = mpsc::channel(64);
+            priority_tasks.push(runtime.spawn(send_priorities(i, client.clone(), prx)));
+            priority_tx.push(ptx);
+            shards.push((shard_addr, client));
+        }
+    }
+    drop(tx);
+
+    let start = Instant::now();
+    let (mut latency_sum, mut fetched_n) = (0.0, 0u64);
+    let (mut lag_sum, mut lag_n) = (0.0, 0u64);
+    let mut actors_seen = std::collections::BTreeSet::new();
+    let mut last_progress = Instant::now();
+    let mut last_checkpoint_updates = learner.updates();
+    let mut solved_at = None;
+    let mut priorities_dropped = 0u64;
+    let result: Result<(), DistributedError> = (|| loop {
+        let reports = hub.drain();
+        run.frames = run.frames.saturating_add(reports.frames);
+        run.episode_returns.extend(&reports.episode_returns);
+        let version = hub.version();
+        for (actor, v) in &reports.actor_versions {
+            actors_seen.insert(*actor);
+            lag_sum += version.saturating_sub(*v) as f64;
+            lag_n += 1;
+        }
+        let t = (run.frames as f64 / options.timesteps.max(1) as f64).min(1.0);
+        hub.set_time_percentage(t);
+        let budget = match options.max_frames_ahead {
+            0 => u64::MAX,
+            ahead => frames_for_next_update(config, learner.updates()).saturating_add(ahead),
+        };
+        hub.set_frames(run.frames, budget);
+        if last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            let last10 = &run.episode_returns[run.episode_returns.len().saturating_sub(10)..];
+            progress(&LearnerProgress {
+                frames: run.frames,
+                updates: learner.updates(),
+                episodes: run.episode_returns.len() as u64,
+                mean_last_10: last10.iter().sum::<f64>() / last10.len().max(1) as f64,
+                elapsed: start.elapsed().as_secs_f64(),
+                weight_lag: if lag_n == 0 { 0.0 } else { lag_sum / lag_n as f64 },
+                queue_depth: rx.len(),
+            });
+        }
+        if solved(&run.episode_returns, options.target_return) {
+            solved_at = Some(run.frames);
+            return Ok(());
+        }
+        if run.frames >= options.timesteps {
+            return Ok(());
+        }
+        if learner.updates() >= updates_due(config, run.frames) {
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        // The timer must be made inside the runtime.
+        let next = runtime.block_on(async { tokio::time::timeout(Duration::from_millis(50), rx.recv()).await });
+        let fetched = match next {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(DistributedError::Setup("every shard's prefetcher ended".into())),
+            Err(_) => continue,
+        };
+        latency_sum += fetched.latency.as_secs_f64() * 1e3;
+        fetched_n += 1;
+        let learned = learner.learn(&fetched.batch, t)?;
+        if !learned.loss.is_finite() {
+            return Err(CoreError::Diverged {
+                step: run.frames,
+                what: format!("the loss is {} at update {}", learned.loss, learner.updates()),
+            }
+            .into());
+        }
+        if let Some(priorities) = learned.priorities {
+            let update = PriorityUpdate {
+                indices: fetched.indices,
+                priorities,
+                generation: fetched.generation,
+            };
+            // A full queue means the shard is slow: these priorities are dropped (and counted),
+            // not waited on.
+            if priority_tx[fetched.shard].try_send(update).is_err() {
+                priorities_dropped += 1;
+            }
+        }
+        hub.publish(&learner.publish()?);
+        if let Some(path) = &options.checkpoint {
+            if options.checkpoint_every > 0 && learner.updates() >= last_checkpoint_updates + options.checkpoint_every {
+                last_checkpoint_updates = learner.updates();
+                learner.save_checkpoint(path, vec![("distributed", &run)], &[])?;
+            }
+        }
+    })();
+
+    // Tell the actors, then the shards, that the run is over; keep answering a moment so
+    // every actor hears it.
+    hub.stop();
+    let runtime_s = start.elapsed().as_secs_f64();
+    // The priorities still queued reach their shards before the shards are asked for stats.
+    drop(priority_tx);
+    for task in priority_tasks {
+        let _ = runtime.block_on(async { tokio::time::timeout(access.deadline, task).await });
+    }
+    std::thread::sleep(options.stop_grace);
+    let mut shard_stats = Vec::new();
+    for (shard_addr, client) in &mut shards {
+        match runtime.block_on(client.stats(StatsRequest {})) {
+            Ok(s) => shard_stats.push(s.into_inner()),
+            Err(status) => super::log(&format!(
+                "learner: no stats from shard {shard_addr}: {}",
+                status.message()
+            )),
+        }
+        if options.stop_shards {
+            let _ = runtime.block_on(client.stop(StopRequest {}));
+        }
+    }
+    let _ = stop_server.send(());
+    match runtime.block_on(server) {
+        Ok(Err(e)) => return Err(e),
+        Err(e) => return Err(DistributedError::Setup(format!("the learner's server failed: {e}"))),
+        Ok(Ok(())) => {}
+    }
+    result?;
+    if let Some(path) = &options.checkpoint {
+        learner.save_checkpoint(path, vec![("distributed", &run)], &[])?;
+    }
+    let updates = learner.updates();
+    Ok(DistributedStats {
+        worker: WorkerStats::from_returns(run.frames, run.episode_returns, updates, runtime_s, solved_at),
+        updates_per_second: updates as f64 / runtime_s.max(1e-9),
+        mean_sample_latency_ms: if fetched_n == 0 {
+            0.0
+        } else {
+            latency_sum / fetched_n as f64
+        },
+        mean_weight_lag: if lag_n == 0 { 0.0 } else { lag_sum / lag_n as f64 },
+        priority_updates_dropped: priorities_dropped,
+        resumed_at_update,
+        actors: actors_seen.len(),
+        shards: shard_stats,
+    })
+}

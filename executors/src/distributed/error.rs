@@ -1,0 +1,78 @@
+//! What can go wrong between roles, with the place named: the message's key, the peer and
+//! the call.
+
+use rlgraph_core::CoreError;
+
+/// An error of the distributed executors.
+#[derive(Debug)]
+pub enum DistributedError {
+    /// A message that does not fit what the receiver expects.
+    Wire {
+        /// The flat key or scope path of the offending tensor.
+        at: String,
+        /// What was expected against what came.
+        reason: String,
+    },
+    /// A call to a peer failed (refused, timed out, unreachable).
+    Call {
+        /// The peer's address.
+        peer: String,
+        /// The gRPC method.
+        method: &'static str,
+        /// The gRPC status, as text.
+        status: String,
+    },
+    /// A cluster spec, option or address that cannot work.
+    Setup(String),
+    /// The agent's graph or memory refused something.
+    Core(CoreError),
+    /// An environment failed.
+    Env(rlgraph_envs::EnvError),
+}
+
+impl DistributedError {
+    /// A message that does not fit, at `at`.
+    pub fn wire(at: &str, reason: impl Into<String>) -> Self {
+        DistributedError::Wire {
+            at: at.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for DistributedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DistributedError::Wire { at, reason } => write!(f, "message refused at '{at}': {reason}"),
+            DistributedError::Call { peer, method, status } => write!(f, "call {method} to {peer} failed: {status}"),
+            DistributedError::Setup(reason) => write!(f, "{reason}"),
+            DistributedError::Core(e) => write!(f, "{e}"),
+            DistributedError::Env(e) => write!(f, "environment: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DistributedError {}
+
+impl From<CoreError> for DistributedError {
+    fn from(e: CoreError) -> Self {
+        DistributedError::Core(e)
+    }
+}
+
+impl From<rlgraph_envs::EnvError> for DistributedError {
+    fn from(e: rlgraph_envs::EnvError) -> Self {
+        DistributedError::Env(e)
+    }
+}
+
+impl From<DistributedError> for tonic::Status {
+    fn from(e: DistributedError) -> Self {
+        match e {
+            DistributedError::Wire { .. } => tonic::Status::invalid_argument(e.to_string()),
+            DistributedError::Core(CoreError::Space(_)) => tonic::Status::invalid_argument(e.to_string()),
+            DistributedError::Core(CoreError::Config { .. }) => tonic::Status::invalid_argument(e.to_string()),
+            _ => tonic::Status::internal(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The learner's face to actors: the latest weight snapshot out, actors' progress in. The
+//! learning thread publishes into it and drains it; the gRPC service reads and fills it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agents::WeightSnapshot;
+use tonic::{Request, Response, Status};
+
+use super::proto::learner_server;
+use super::proto::{ActorReport, Nest, ReportReply, WeightsReply, WeightsRequest};
+use super::wire::encode_weights;
+
+/// What actors reported and the learner has not taken yet.
+#[derive(Debug, Default)]
+pub struct Reports {
+    /// Environment frames stepped by all actors.
+    pub frames: u64,
+    /// Returns of finished episodes, in the order they arrived.
+    pub episode_returns: Vec<f64>,
+    /// Per actor: the weight version it acted with at its last report.
+    pub actor_versions: BTreeMap<u32, u64>,
+}
+
+/// The state shared by the learning thread and the service.
+#[derive(Debug)]
+struct Shared {
+    /// The last published snapshot, encoded once.
+    snapshot: Option<Arc<(u64, Nest)>>,
+    reports: Reports,
+    time_percentage: f64,
+    /// Frames reported over the whole run.
+    frames_total: u64,
+    /// Frames the learner lets the actors step before they pause (`u64::MAX`: no limit).
+    frame_budget: u64,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            snapshot: None,
+            reports: Reports::default(),
+            time_percentage: 0.0,
+            frames_total: 0,
+            frame_budget: u64::MAX,
+        }
+    }
+}
+
+/// The shared state between the learning thread and the learner's gRPC service.
+#[derive(Clone, Default)]
+pub struct LearnerHub {
+    shared: Arc<Mutex<Shared>>,
+    /// An actor asked for weights since the last publication.
+    wanted: Arc<AtomicBool>,
+    /// The run is over: actors are told to stop.
+    stopping: Arc<AtomicBool>,
+}
+
+impl LearnerHub {
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        // A panic elsewhere while holding the lock leaves plain counters behind; they are
+        // still usable.
+        self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Makes `snapshot` the one actors receive.
+    pub fn publish(&self, snapshot: &WeightSnapshot) {
+        let encoded = Arc::new((snapshot.version, encode_weights(&snapshot.weights)));
+        self.lock().snapshot = Some(encoded);
+    }
+
+    /// Whether an actor asked for weights since the last call (and clears the request).
+    pub fn take_wanted(&self) -> bool {
+        self.wanted.swap(false, Ordering::Relaxed)
+    }
+
+    /// Takes what actors reported since the last call.
+    pub fn drain(&self) -> Reports {
+        let mut shared = self.lock();
+        let versions = shared.reports.actor_versions.clone();
+        let mut taken = std::mem::take(&mut shared.reports);
+        shared.reports.actor_versions = versions.clone();
+        taken.actor_versions = versions;
+        taken
+    }
+
+    /// The run's progress (0 to 1) that actors use for their exploration schedules.
+    pub fn set_time_percentage(&self, t: f64) {
+        self.lock().time_percentage = t;
+    }
+
+    /// The run's frames so far (from a checkpoint) and how far actors may step before they
+    /// pause for the learner.
+    pub fn set_frames(&self, frames_total: u64, frame_budget: u64) {
+        let mut shared = self.lock();
+        shared.frames_total = frames_total;
+        shared.frame_budget = frame_budget;
+    }
+
+    /// Tells actors, from their next call on, that the run is over.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// The last published version (0 before the first).
+    pub fn version(&self) -> u64 {
+        self.lock().snapshot.as_ref().map_or(0, |s| s.0)
+    }
+}
+
+#[tonic::async_trait]
+impl learner_server::Learner for LearnerHub {
+    async fn get_weights(&self, request: Request<WeightsRequest>) -> Result<Response<WeightsReply>, Status> {
+        let have = request.into_inner().have_version;
+        self.wanted.store(true, Ordering::Relaxed);
+        let snapshot = self.lock().snapshot.clone();
+        let Some(snapshot) = snapshot else {
+            return Err(Status::unavailable("the learner has published no weights yet"));
+        };
+        let (version, nest) = &*snapshot;
+        Ok(Response::new(WeightsReply {
+            version: *version,
+            // Cloned outside the lock: a large network's bytes must not hold up reports.
+            weights: (*version != have).then(|| nest.clone()),
+        }))
+    }
+
+    async fn report(&self, request: Request<ActorReport>) -> Result<Response<ReportReply>, Status> {
+        let report = request.into_inner();
+        if let Some(r) = report.episode_returns.iter().find(|r| !r.is_finite()) {
+            return Err(Status::invalid_argument(format!(
+                "actor {}: an episode return of {r} is not finite",
+                report.actor
+            )));
+        }
+        let mut shared = self.lock();
+        shared.reports.frames = shared.reports.frames.saturating_add(report.frames);
+        shared.frames_total = shared.frames_total.saturating_add(report.frames);
+        shared.reports.episode_returns.extend(&report.episode_returns);
+        shared
+            .reports
+            .actor_versions
+            .insert(report.actor, report.weight_version);
+        Ok(Response::new(ReportReply {
+            stop: self.stopping.load(Ordering::Relaxed),
+            time_percentage: shared.time_percentage,
+            learner_version: shared.snapshot.as_ref().map_or(0, |s| s.0),
+            pause: shared.frames_total >= shared.frame_budget,
+        }))
+    }
+}

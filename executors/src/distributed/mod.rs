@@ -1,0 +1,43 @@
+//! Ape-X across processes and machines over gRPC (`tonic`, `prost`): actors, replay shards
+//! and a learner, each a role that one `rlgraph serve` process runs.
+//!
+//! ```text
+//!            Insert(records, priorities, version)            Sample / UpdatePriorities
+//! actor i ───────────────────────────────────────► shard j ◄─────────────────────────── learner
+//!    ▲                                                                                     │
+//!    └────────────── GetWeights(have_version) / Report(frames, returns) ──────────────────┘
+//! ```
+//!
+//! The wire is `proto/rlgraph/distributed/v1/distributed.proto`, compiled at build time by
+//! protox (no system `protoc`). Every call carries a deadline; roles bind loopback unless
+//! given a token, which then guards every call; message sizes are capped.
+
+pub mod access;
+mod apex_actor;
+mod apex_learner;
+mod apex_spec;
+pub mod cluster;
+mod error;
+pub mod learner_hub;
+pub mod peers;
+pub mod replay_shard;
+pub mod wire;
+
+pub use access::Access;
+pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
+pub use apex_learner::{run_apex_learner, DistributedStats, LearnerOptions, LearnerProgress};
+pub use apex_spec::ApexSpec;
+pub use cluster::{ClusterSpec, Role};
+pub use error::DistributedError;
+
+/// Writes one line to standard error; a closed stderr is ignored rather than a panic.
+pub(crate) fn log(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The code generated from the `.proto`.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("rlgraph.distributed.v1");
+}

@@ -1,0 +1,107 @@
+//! Connections between roles: clients that carry the token and a deadline on every call, and
+//! servers that check the token and cap message sizes.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint, Server};
+
+use super::access::{Access, Stamp};
+use super::error::DistributedError;
+use super::learner_hub::LearnerHub;
+use super::proto::{learner_client, learner_server, replay_client, replay_server};
+use super::replay_shard::ReplayShard;
+
+/// A client of a replay shard.
+pub type ReplayClient = replay_client::ReplayClient<InterceptedService<Channel, Stamp>>;
+/// A client of the learner.
+pub type LearnerClient = learner_client::LearnerClient<InterceptedService<Channel, Stamp>>;
+
+/// A channel to `addr` that connects on first use (and again after the peer comes back), so
+/// a role can start before its peers.
+fn channel(addr: SocketAddr, access: &Access) -> Result<Channel, DistributedError> {
+    Ok(Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| DistributedError::Setup(format!("address {addr}: {e}")))?
+        .connect_timeout(access.deadline)
+        .timeout(access.deadline)
+        .connect_lazy())
+}
+
+/// A client of the replay shard at `addr`. Must be called inside a tokio runtime.
+pub fn replay_client(addr: SocketAddr, access: &Access) -> Result<ReplayClient, DistributedError> {
+    Ok(
+        replay_client::ReplayClient::with_interceptor(channel(addr, access)?, access.stamp())
+            .max_decoding_message_size(access.max_message_bytes)
+            .max_encoding_message_size(access.max_message_bytes),
+    )
+}
+
+/// A client of the learner at `addr`. Must be called inside a tokio runtime.
+pub fn learner_client(addr: SocketAddr, access: &Access) -> Result<LearnerClient, DistributedError> {
+    Ok(
+        learner_client::LearnerClient::with_interceptor(channel(addr, access)?, access.stamp())
+            .max_decoding_message_size(access.max_message_bytes)
+            .max_encoding_message_size(access.max_message_bytes),
+    )
+}
+
+/// Binds `addr` now, so a caller learns at once that the port is taken.
+async fn bind(addr: SocketAddr, access: &Access) -> Result<tokio::net::TcpListener, DistributedError> {
+    access.check_bind(addr)?;
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| DistributedError::Setup(format!("cannot listen on {addr}: {e}")))
+}
+
+/// Serves `shard` on `addr` until `shutdown` completes or a peer calls `Stop`.
+pub async fn serve_replay(
+    shard: ReplayShard,
+    addr: SocketAddr,
+    access: &Access,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), DistributedError> {
+    let listener = bind(addr, access).await?;
+    let stop = shard.stop_signal();
+    let service = replay_server::ReplayServer::new(shard)
+        .max_decoding_message_size(access.max_message_bytes)
+        .max_encoding_message_size(access.max_message_bytes);
+    let signal = async move {
+        tokio::select! {
+            _ = shutdown => {}
+            _ = stop.notified() => {}
+        }
+    };
+    Server::builder()
+        .add_service(InterceptedService::new(service, access.gate()))
+        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), signal)
+        .await
+        .map_err(|e| DistributedError::Setup(format!("replay shard on {addr}: {e}")))
+}
+
+/// Serves the learner's `hub` on `addr` until `shutdown` completes.
+pub async fn serve_learner(
+    hub: LearnerHub,
+    addr: SocketAddr,
+    access: &Access,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), DistributedError> {
+    let listener = bind(addr, access).await?;
+    let service = learner_server::LearnerServer::new(hub)
+        .max_decoding_message_size(access.max_message_bytes)
+        .max_encoding_message_size(access.max_message_bytes);
+    Server::builder()
+        .add_service(InterceptedService::new(service, access.gate()))
+        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
+        .await
+        .map_err(|e| DistributedError::Setup(format!("learner on {addr}: {e}")))
+}
+
+/// A failed call, with the peer and method named.
+pub(crate) fn call_failed(peer: SocketAddr, method: &'static str, status: tonic::Status) -> DistributedError {
+    DistributedError::Call {
+        peer: peer.to_string(),
+        method,
+        status: format!("{:?}: {}", status.code(), status.message()),
+    }
+}

@@ -1,0 +1,189 @@
+//! A replay shard: a prioritized (or uniform) replay memory behind gRPC. Actors insert
+//! records with their priorities; the learner samples batches and sends new priorities back.
+//! Every message is checked against the record space before anything is stored, so a bad
+//! one is refused by name and nothing held is lost.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agents::Replay;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::spaces::Space;
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status};
+
+use super::proto::replay_server;
+use super::proto::{
+    Ack, InsertReply, InsertRequest, PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest,
+};
+use super::wire::{decode_value, encode_value};
+
+/// The memory and the random source it samples with, under one lock.
+struct Held {
+    replay: Box<dyn Replay>,
+    rng: ChaCha8Rng,
+}
+
+/// The replay shard service.
+pub struct ReplayShard {
+    held: Mutex<Held>,
+    /// The records' space with its batch rank: what every insert must fit.
+    records: Space,
+    /// The largest batch a sample may ask for.
+    max_batch: usize,
+    generation: u64,
+    inserted: AtomicU64,
+    sampled: AtomicU64,
+    updates: AtomicU64,
+    refused: AtomicU64,
+    stale: AtomicU64,
+    stop: Arc<Notify>,
+    name: String,
+}
+
+impl ReplayShard {
+    /// A shard named `name` holding `replay`, whose records lie in `record_space` (one
+    /// record, no batch rank); it samples with a ChaCha8 generator seeded by `seed`.
+    /// `generation` tells this incarnation from earlier ones of the same shard.
+    pub fn new(name: &str, replay: Box<dyn Replay>, record_space: &Space, seed: u64, generation: u64) -> Self {
+        ReplayShard {
+            held: Mutex::new(Held {
+                replay,
+                rng: ChaCha8Rng::seed_from_u64(seed),
+            }),
+            records: record_space.with_batch_rank(true),
+            max_batch: 1 << 16,
+            generation,
+            inserted: AtomicU64::new(0),
+            sampled: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
+            stop: Arc::new(Notify::new()),
+            name: name.to_string(),
+        }
+    }
+
+    /// Notified when a peer asks the shard to stop.
+    pub fn stop_signal(&self) -> Arc<Notify> {
+        self.stop.clone()
+    }
+
+    /// Counts and logs a refused message, and hands back the status to answer with.
+    fn refuse(&self, method: &str, status: Status) -> Status {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        super::log(&format!("{}: refused {method}: {}", self.name, status.message()));
+        status
+    }
+
+    fn held(&self) -> Result<std::sync::MutexGuard<'_, Held>, Status> {
+        self.held
+            .lock()
+            .map_err(|_| Status::internal("the replay memory's lock was poisoned by an earlier failure"))
+    }
+
+    /// Stores the request's records; the memory's size after it and the records stored.
+    fn insert_checked(&self, req: &InsertRequest) -> Result<(u64, u64), Status> {
+        let nest = req
+            .records
+            .as_ref()
+            .ok_or_else(|| Status::invalid_argument("an insert carries no records"))?;
+        let records = decode_value(nest, &self.records)?;
+        let n = records
+            .leaf_values()
+            .first()
+            .and_then(|leaf| leaf.shape())
+            .and_then(|shape| shape.first().copied())
+            .unwrap_or(0);
+        let priorities = (!req.priorities.is_empty()).then_some(req.priorities.as_slice());
+        let mut held = self.held()?;
+        held.replay
+            .insert(&records, priorities)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        Ok((held.replay.size() as u64, n as u64))
+    }
+}
+
+#[tonic::async_trait]
+impl replay_server::Replay for ReplayShard {
+    async fn insert(&self, request: Request<InsertRequest>) -> Result<Response<InsertReply>, Status> {
+        let req = request.into_inner();
+        let (size, n) = self.insert_checked(&req).map_err(|s| self.refuse("Insert", s))?;
+        self.inserted.fetch_add(n, Ordering::Relaxed);
+        Ok(Response::new(InsertReply { size }))
+    }
+
+    async fn sample(&self, request: Request<SampleRequest>) -> Result<Response<SampleReply>, Status> {
+        let n = request.into_inner().batch_size as usize;
+        if n == 0 || n > self.max_batch {
+            return Err(self.refuse(
+                "Sample",
+                Status::invalid_argument(format!("batch_size must be 1 to {}, got {n}", self.max_batch)),
+            ));
+        }
+        let sample = {
+            let mut held = self.held()?;
+            let size = held.replay.size();
+            if size < n {
+                return Ok(Response::new(SampleReply {
+                    generation: self.generation,
+                    size: size as u64,
+                    ..SampleReply::default()
+                }));
+            }
+            let Held { replay, rng } = &mut *held;
+            (
+                replay.sample(n, rng).map_err(|e| Status::internal(e.to_string()))?,
+                size,
+            )
+        };
+        self.sampled.fetch_add(1, Ordering::Relaxed);
+        let (s, size) = sample;
+        Ok(Response::new(SampleReply {
+            records: Some(encode_value(&s.records)?),
+            indices: s.indices.unwrap_or_default().into_iter().map(|i| i as u64).collect(),
+            weights: s.weights.unwrap_or_default(),
+            generation: self.generation,
+            size: size as u64,
+        }))
+    }
+
+    async fn update_priorities(&self, request: Request<PriorityUpdate>) -> Result<Response<Ack>, Status> {
+        let req = request.into_inner();
+        if req.generation != self.generation {
+            // Sampled from an earlier incarnation: its slots mean other records now.
+            self.stale.fetch_add(1, Ordering::Relaxed);
+            return Ok(Response::new(Ack {}));
+        }
+        let indices: Vec<usize> = req
+            .indices
+            .iter()
+            .map(|&i| usize::try_from(i).unwrap_or(usize::MAX))
+            .collect();
+        self.held()?
+            .replay
+            .update_priorities(&indices, &req.priorities)
+            .map_err(|e| self.refuse("UpdatePriorities", Status::invalid_argument(e.to_string())))?;
+        self.updates.fetch_add(1, Ordering::Relaxed);
+        Ok(Response::new(Ack {}))
+    }
+
+    async fn stats(&self, _: Request<StatsRequest>) -> Result<Response<ShardStats>, Status> {
+        let size = self.held()?.replay.size() as u64;
+        Ok(Response::new(ShardStats {
+            size,
+            records_inserted: self.inserted.load(Ordering::Relaxed),
+            batches_sampled: self.sampled.load(Ordering::Relaxed),
+            priority_updates: self.updates.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+            stale_updates: self.stale.load(Ordering::Relaxed),
+            generation: self.generation,
+        }))
+    }
+
+    async fn stop(&self, _: Request<StopRequest>) -> Result<Response<Ack>, Status> {
+        self.stop.notify_one();
+        Ok(Response::new(Ack {}))
+    }
+}

@@ -1,0 +1,253 @@
+//! Values and weights on the wire: nested values as lists of raw little-endian tensors, read
+//! back with every size checked before anything is allocated, and checked against the space
+//! the receiver expects.
+
+use std::collections::BTreeMap;
+
+use rlgraph_core::spaces::{Array, Space, Value};
+use rlgraph_core::{HostData, HostTensor};
+
+use super::error::DistributedError;
+use super::proto::{Dtype, Nest, Tensor};
+
+/// Encodes a nested value as its leaves, keyed by flat key. Text leaves have no wire form.
+pub fn encode_value(value: &Value) -> Result<Nest, DistributedError> {
+    let leaves = value
+        .flatten()
+        .into_iter()
+        .map(|(key, leaf)| encode_leaf(key, leaf))
+        .collect::<Result<_, _>>()?;
+    Ok(Nest { leaves })
+}
+
+fn encode_leaf(key: String, leaf: &Value) -> Result<Tensor, DistributedError> {
+    fn bytes<T: Copy, const N: usize>(xs: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        xs.iter().flat_map(|&x| f(x)).collect()
+    }
+    let (dtype, data) = match leaf {
+        Value::Bool(a) => (Dtype::Bool, a.data().iter().map(|&b| b as u8).collect()),
+        Value::Int32(a) => (Dtype::Int32, bytes(a.data(), i32::to_le_bytes)),
+        Value::Int64(a) => (Dtype::Int64, bytes(a.data(), i64::to_le_bytes)),
+        Value::Uint8(a) => (Dtype::Uint8, a.data().to_vec()),
+        Value::Float32(a) => (Dtype::Float32, bytes(a.data(), f32::to_le_bytes)),
+        Value::Float64(a) => (Dtype::Float64, bytes(a.data(), f64::to_le_bytes)),
+        other => {
+            return Err(DistributedError::wire(
+                &key,
+                format!("{} has no wire form", other.kind_name()),
+            ))
+        }
+    };
+    let shape = leaf.shape().unwrap_or(&[]).iter().map(|&d| d as u64).collect();
+    Ok(Tensor {
+        key,
+        dtype: dtype as i32,
+        shape,
+        data,
+    })
+}
+
+/// Decodes a nested value and checks it against `space` (which carries the batch rank the
+/// sender must use): structure, dtypes, shapes and bounds, with the flat key named.
+pub fn decode_value(nest: &Nest, space: &Space) -> Result<Value, DistributedError> {
+    let pairs = nest
+        .leaves
+        .iter()
+        .map(|t| Ok((t.key.clone(), decode_leaf(t)?)))
+        .collect::<Result<Vec<_>, DistributedError>>()?;
+    let value = Value::unflatten(pairs).map_err(|e| DistributedError::wire("records", e.to_string()))?;
+    space
+        .check(&value)
+        .map_err(|e| DistributedError::wire("records", e.to_string()))?;
+    Ok(value)
+}
+
+/// The shape of `t` and its element count, refusing counts that overflow or do not match
+/// the bytes sent (`width` bytes per element).
+fn checked_shape(t: &Tensor, width: usize) -> Result<(Vec<usize>, usize), DistributedError> {
+    let bad = |reason: String| DistributedError::wire(&t.key, reason);
+    let shape = t
+        .shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| bad(format!("dimension {d} is too large"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| bad(format!("shape {shape:?} has more elements than this machine can count")))?;
+    if count.checked_mul(width) != Some(t.data.len()) {
+        return Err(bad(format!(
+            "shape {shape:?} needs {count} elements of {width} bytes, got {} bytes",
+            t.data.len()
+        )));
+    }
+    Ok((shape, count))
+}
+
+fn decode_leaf(t: &Tensor) -> Result<Value, DistributedError> {
+    fn read<T, const N: usize>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        data.chunks_exact(N)
+            .map(|c| {
+                let mut b = [0u8; N];
+                b.copy_from_slice(c);
+                f(b)
+            })
+            .collect()
+    }
+    let bad = |reason: String| DistributedError::wire(&t.key, reason);
+    let dtype = Dtype::try_from(t.dtype).map_err(|_| bad(format!("unknown dtype {}", t.dtype)))?;
+    let width = match dtype {
+        Dtype::Bool | Dtype::Uint8 => 1,
+        Dtype::Int32 | Dtype::Float32 => 4,
+        Dtype::Int64 | Dtype::Float64 => 8,
+        Dtype::Unspecified => return Err(bad("no dtype given".into())),
+    };
+    let (shape, _) = checked_shape(t, width)?;
+    let array_err = |e: rlgraph_core::spaces::SpaceError| bad(e.to_string());
+    Ok(match dtype {
+        Dtype::Bool => {
+            if let Some(b) = t.data.iter().find(|&&b| b > 1) {
+                return Err(bad(format!("a boolean byte must be 0 or 1, got {b}")));
+            }
+            Value::Bool(Array::new(shape, t.data.iter().map(|&b| b == 1).collect()).map_err(array_err)?)
+        }
+        Dtype::Uint8 => Value::Uint8(Array::new(shape, t.data.clone()).map_err(array_err)?),
+        Dtype::Int32 => Value::Int32(Array::new(shape, read(&t.data, i32::from_le_bytes)).map_err(array_err)?),
+        Dtype::Int64 => Value::Int64(Array::new(shape, read(&t.data, i64::from_le_bytes)).map_err(array_err)?),
+        Dtype::Float32 => Value::Float32(Array::new(shape, read(&t.data, f32::from_le_bytes)).map_err(array_err)?),
+        Dtype::Float64 => Value::Float64(Array::new(shape, read(&t.data, f64::from_le_bytes)).map_err(array_err)?),
+        Dtype::Unspecified => return Err(bad("no dtype given".into())),
+    })
+}
+
+/// Encodes a policy's weights by scope path.
+pub fn encode_weights(weights: &BTreeMap<String, HostTensor>) -> Nest {
+    let leaves = weights
+        .iter()
+        .map(|(path, t)| {
+            let (dtype, data) = match &t.data {
+                HostData::F32(v) => (Dtype::Float32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+                HostData::F64(v) => (Dtype::Float64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+                HostData::I64(v) => (Dtype::Int64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+                HostData::U8(v) => (Dtype::Uint8, v.clone()),
+            };
+            Tensor {
+                key: path.clone(),
+                dtype: dtype as i32,
+                shape: t.shape.iter().map(|&d| d as u64).collect(),
+                data,
+            }
+        })
+        .collect();
+    Nest { leaves }
+}
+
+/// Decodes weights by scope path. Whether they fit the actor's graph (names, shapes) is the
+/// actor's `load` to check, which refuses before writing any.
+pub fn decode_weights(nest: &Nest) -> Result<BTreeMap<String, HostTensor>, DistributedError> {
+    nest.leaves
+        .iter()
+        .map(|t| {
+            let data = match decode_leaf(t)? {
+                Value::Float32(a) => HostData::F32(a.into_parts().1),
+                Value::Float64(a) => HostData::F64(a.into_parts().1),
+                Value::Int64(a) => HostData::I64(a.into_parts().1),
+                Value::Uint8(a) => HostData::U8(a.into_parts().1),
+                other => {
+                    return Err(DistributedError::wire(
+                        &t.key,
+                        format!("a weight cannot be a {}", other.kind_name()),
+                    ))
+                }
+            };
+            let shape = t.shape.iter().map(|&d| d as usize).collect();
+            Ok((t.key.clone(), HostTensor { shape, data }))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlgraph_core::spaces::{BoolBox, FloatBox, IntBox};
+
+    fn records_space() -> Space {
+        Space::dict([
+            ("states", Space::from(FloatBox::new([2]))),
+            ("actions", Space::from(IntBox::new(3).unwrap())),
+            ("terminals", Space::from(BoolBox::new(Vec::<usize>::new()))),
+        ])
+        .unwrap()
+        .with_batch_rank(true)
+    }
+
+    fn records() -> Value {
+        Value::Dict(BTreeMap::from([
+            (
+                "states".to_string(),
+                Value::Float32(Array::new([2, 2], vec![0.5, -1.0, 2.0, 3.25]).unwrap()),
+            ),
+            (
+                "actions".to_string(),
+                Value::Int32(Array::new([2], vec![2, 0]).unwrap()),
+            ),
+            (
+                "terminals".to_string(),
+                Value::Bool(Array::new([2], vec![false, true]).unwrap()),
+            ),
+        ]))
+    }
+
+    #[test]
+    fn a_value_comes_back_exactly() {
+        let nest = encode_value(&records()).unwrap();
+        // f32 little-endian: 0.5 is 0x3F000000.
+        let states = nest.leaves.iter().find(|t| t.key == "/states").unwrap();
+        assert_eq!(&states.data[..4], &[0, 0, 0, 0x3f]);
+        assert_eq!(decode_value(&nest, &records_space()).unwrap(), records());
+    }
+
+    #[test]
+    fn a_wrong_shape_is_refused_with_its_key() {
+        let mut nest = encode_value(&records()).unwrap();
+        let states = nest.leaves.iter_mut().find(|t| t.key == "/states").unwrap();
+        states.shape = vec![2, 3];
+        let err = decode_value(&nest, &records_space()).unwrap_err().to_string();
+        assert!(err.contains("states") && err.contains("needs 6 elements"), "{err}");
+    }
+
+    #[test]
+    fn a_value_outside_the_space_is_refused() {
+        let mut nest = encode_value(&records()).unwrap();
+        let actions = nest.leaves.iter_mut().find(|t| t.key == "/actions").unwrap();
+        actions.data[..4].copy_from_slice(&7i32.to_le_bytes());
+        let err = decode_value(&nest, &records_space()).unwrap_err().to_string();
+        assert!(err.contains("actions"), "{err}");
+    }
+
+    #[test]
+    fn a_shape_that_overflows_is_refused_before_allocating() {
+        let nest = Nest {
+            leaves: vec![Tensor {
+                key: "/states".into(),
+                dtype: Dtype::Float32 as i32,
+                shape: vec![1 << 62, 1 << 62],
+                data: vec![],
+            }],
+        };
+        let err = decode_value(&nest, &records_space()).unwrap_err().to_string();
+        assert!(err.contains("more elements than"), "{err}");
+    }
+
+    #[test]
+    fn weights_come_back_exactly() {
+        let w = BTreeMap::from([(
+            "agent/policy/w".to_string(),
+            HostTensor {
+                shape: vec![1, 2],
+                data: HostData::F32(vec![1.5, -2.0]),
+            },
+        )]);
+        assert_eq!(decode_weights(&encode_weights(&w)).unwrap(), w);
+    }
+}

@@ -1,0 +1,218 @@
+//! A replay shard served on a loopback port and called as actors and the learner call it:
+//! records go in and come back, and a malformed, oversized, out-of-space or unauthenticated
+//! message gets a clear gRPC status, is counted, and loses nothing already stored.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use agents::{transition_space, transitions_batch, Transition};
+use executors::distributed::peers::{replay_client, serve_replay, ReplayClient};
+use executors::distributed::proto::{InsertRequest, PriorityUpdate, SampleRequest, StatsRequest};
+use executors::distributed::replay_shard::ReplayShard;
+use executors::distributed::wire::encode_value;
+use executors::distributed::Access;
+use rlgraph_core::spaces::{Array, IntBox, Space, Value};
+use rlgraph_memories::PrioritizedReplay;
+use tokio::runtime::Runtime;
+
+fn state_space() -> Space {
+    Space::from(rlgraph_core::spaces::FloatBox::new([4]))
+}
+
+fn records(n: usize) -> Value {
+    let transitions: Vec<Transition> = (0..n)
+        .map(|i| Transition {
+            state: Value::Float32(Array::new([4], vec![i as f32; 4]).unwrap()),
+            action: Value::i32((i % 2) as i32),
+            reward: 1.0,
+            terminated: i % 3 == 0,
+            truncated: false,
+            next_state: Value::Float32(Array::new([4], vec![i as f32 + 0.5; 4]).unwrap()),
+        })
+        .collect();
+    transitions_batch(&transitions).unwrap()
+}
+
+/// A shard of capacity 100 with generation 7 on a free loopback port, and a client of it
+/// that sends with `client_access`.
+fn shard(server_access: Access, client_access: &Access) -> (Runtime, ReplayClient) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr: SocketAddr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
+    let memory = PrioritizedReplay::new("prioritized-replay", &space, 100, 0.6, 0.4).unwrap();
+    let shard = ReplayShard::new("test shard", Box::new(memory), &space, 0, 7);
+    runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
+    let client = {
+        let _inside = runtime.enter();
+        replay_client(addr, client_access).unwrap()
+    };
+    // Wait for the server to listen (bounded: 5 s).
+    for _ in 0..250 {
+        if std::net::TcpStream::connect(addr).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (runtime, client)
+}
+
+fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
+    InsertRequest {
+        actor: 0,
+        weight_version: 1,
+        records: Some(encode_value(&records(n)).unwrap()),
+        priorities,
+    }
+}
+
+#[test]
+fn records_go_in_and_come_back_with_their_slots_and_weights() {
+    let (rt, mut c) = shard(Access::default(), &Access::default());
+    let size = rt
+        .block_on(c.insert(insert(3, vec![1.0, 2.0, 3.0])))
+        .unwrap()
+        .into_inner()
+        .size;
+    assert_eq!(size, 3);
+    let s = rt
+        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .unwrap()
+        .into_inner();
+    assert_eq!((s.indices.len(), s.weights.len(), s.generation, s.size), (3, 3, 7, 3));
+    let states = s
+        .records
+        .unwrap()
+        .leaves
+        .into_iter()
+        .find(|t| t.key == "/states")
+        .unwrap();
+    assert_eq!(states.shape, vec![3, 4]);
+    // Asking for more than the shard holds gives an empty batch, not an error.
+    let empty_shard_asks = rt
+        .block_on(c.sample(SampleRequest { batch_size: 4 }))
+        .unwrap()
+        .into_inner();
+    assert!(empty_shard_asks.records.is_none());
+    // Priorities for this incarnation are applied; for another one, counted as stale.
+    for generation in [7, 6] {
+        rt.block_on(c.update_priorities(PriorityUpdate {
+            indices: vec![0, 1],
+            priorities: vec![0.5, 0.5],
+            generation,
+        }))
+        .unwrap();
+    }
+    let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
+    assert_eq!(
+        (
+            stats.records_inserted,
+            stats.priority_updates,
+            stats.stale_updates,
+            stats.refused
+        ),
+        (3, 1, 1, 0)
+    );
+}
+
+#[test]
+fn malformed_and_oversized_messages_are_refused_and_nothing_stored_is_lost() {
+    let server = Access {
+        max_message_bytes: 16 << 10,
+        ..Access::default()
+    };
+    // The client would send anything, as a hostile or broken peer might.
+    let client = Access {
+        max_message_bytes: 64 << 20,
+        ..Access::default()
+    };
+    let (rt, mut c) = shard(server, &client);
+    rt.block_on(c.insert(insert(3, vec![1.0; 3]))).unwrap();
+
+    // A wrong shape: states of width 5 in a space of width 4.
+    let mut bad = insert(2, vec![1.0; 2]);
+    let states = bad
+        .records
+        .as_mut()
+        .unwrap()
+        .leaves
+        .iter_mut()
+        .find(|t| t.key == "/states")
+        .unwrap();
+    states.shape = vec![2, 5];
+    states.data = vec![0; 2 * 5 * 4];
+    let status = rt.block_on(c.insert(bad)).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("states"), "{}", status.message());
+
+    // An action outside the space, and a NaN priority.
+    let mut bad = insert(2, vec![1.0; 2]);
+    let actions = bad
+        .records
+        .as_mut()
+        .unwrap()
+        .leaves
+        .iter_mut()
+        .find(|t| t.key == "/actions")
+        .unwrap();
+    actions.data[..4].copy_from_slice(&5i32.to_le_bytes());
+    let status = rt.block_on(c.insert(bad)).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(status.message().contains("actions"), "{}", status.message());
+    let status = rt.block_on(c.insert(insert(2, vec![1.0, f64::NAN]))).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(status.message().contains("priorit"), "{}", status.message());
+
+    // A batch too large for the server's 16 KiB limit (500 records are about 20 KB).
+    let status = rt.block_on(c.insert(insert(500, vec![1.0; 500]))).unwrap_err();
+    assert!(
+        matches!(status.code(), tonic::Code::OutOfRange | tonic::Code::ResourceExhausted),
+        "{status:?}"
+    );
+
+    // Priorities for slots that hold nothing.
+    let status = rt
+        .block_on(c.update_priorities(PriorityUpdate {
+            indices: vec![99],
+            priorities: vec![1.0],
+            generation: 7,
+        }))
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+
+    let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
+    assert_eq!(stats.size, 3, "the records stored before are all still there");
+    // Refused by the shard itself (the oversized message never reached it).
+    assert_eq!(stats.refused, 4);
+    let s = rt
+        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .unwrap()
+        .into_inner();
+    assert!(s.records.is_some());
+}
+
+#[test]
+fn a_shard_with_a_token_refuses_calls_without_it() {
+    let with = |token: Option<&str>| Access {
+        token: token.map(str::to_string),
+        ..Access::default()
+    };
+    for (client, ok) in [
+        (with(None), false),
+        (with(Some("wrong")), false),
+        (with(Some("s3cret")), true),
+    ] {
+        let (rt, mut c) = shard(with(Some("s3cret")), &client);
+        let result = rt.block_on(c.stats(StatsRequest {}));
+        match ok {
+            true => assert!(result.is_ok(), "{result:?}"),
+            false => assert_eq!(result.unwrap_err().code(), tonic::Code::Unauthenticated),
+        }
+    }
+}

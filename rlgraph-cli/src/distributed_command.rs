@@ -1,0 +1,414 @@
+//! `rlgraph serve` runs one role of a distributed Ape-X run (learner, replay shard or actor)
+//! from a cluster spec; `rlgraph launch` starts every role as a process on this machine and
+//! ends with the learner's JSON summary.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agents::{dqn_replay, transition_space, DqnConfig};
+use clap::Args;
+use executors::distributed::replay_shard::ReplayShard;
+use executors::distributed::{
+    run_apex_actor, run_apex_learner, Access, ActorOptions, ApexSpec, ClusterSpec, LearnerOptions, Role,
+};
+use rlgraph_core::Backend;
+use serde_json::{json, Value as Json};
+
+use crate::backend_choice::{on_backend, OnBackend};
+use crate::output_files::{stderr_line, write_file};
+
+/// Options every role shares.
+#[derive(Args, Clone, Debug)]
+pub struct RunOptions {
+    /// The agent config (RLgraph's JSON format; Ape-X or DQN).
+    pub config: PathBuf,
+    /// The environment id (`CartPole-v1`, `gym:...`).
+    #[arg(long)]
+    pub env: String,
+    /// The backend: candle (default) or tch (needs the `tch` feature).
+    #[arg(long, default_value = "candle")]
+    pub backend: String,
+    /// The run's seed; each role derives its own from it.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The run's environment frames over all actors (schedules see the share done).
+    #[arg(long, default_value_t = 20_000)]
+    pub timesteps: u64,
+    /// Stop once the mean return of the last 100 episodes reaches this.
+    #[arg(long, value_parser = finite)]
+    pub target_return: Option<f64>,
+    /// The learner writes `summary.json`, `episodes.csv` and `checkpoint.safetensors` here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The learner resumes from `checkpoint.safetensors` in this directory.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// The learner saves its checkpoint every this many updates (with `--out`).
+    #[arg(long, default_value_t = 200)]
+    pub checkpoint_every: u64,
+    /// How many frames the actors may run ahead of the config's replay ratio before they wait
+    /// for the learner (0: no limit, as RLgraph's Ape-X on Ray).
+    #[arg(long, default_value_t = 1000)]
+    pub max_frames_ahead: u64,
+    /// A file holding the cluster's shared token; required to serve on a non-loopback address.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Milliseconds one call may take before it fails.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub deadline_ms: u64,
+    /// The largest message a role sends or accepts, in MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=2047))]
+    pub max_message_mib: u64,
+}
+
+/// Arguments of `rlgraph serve`.
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub run: RunOptions,
+    /// The role to run: learner, replay or actor.
+    #[arg(long, value_parser = role)]
+    pub role: Role,
+    /// The cluster spec (JSON): `{"learner": ["HOST:PORT"], "replay": [...], "actor": [...]}`.
+    #[arg(long)]
+    pub cluster: PathBuf,
+    /// Which of the role's entries in the cluster spec this process is.
+    #[arg(long, default_value_t = 0)]
+    pub index: usize,
+    /// The learner leaves the replay shards running at the end (they serve other runs).
+    #[arg(long)]
+    pub keep_shards: bool,
+}
+
+/// Arguments of `rlgraph launch`.
+#[derive(Args, Clone, Debug)]
+pub struct LaunchArgs {
+    #[command(flatten)]
+    pub run: RunOptions,
+    /// Actor processes (default: the config's `num_sample_workers`, else 2).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub actors: Option<u64>,
+    /// Replay shard processes (default: the config's `num_replay_workers`, else 1).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub replay_shards: Option<u64>,
+    /// The learner's port; shards take the ports after it (default: free ports).
+    #[arg(long)]
+    pub base_port: Option<u16>,
+}
+
+fn role(text: &str) -> Result<Role, String> {
+    match text {
+        "learner" => Ok(Role::Learner),
+        "replay" => Ok(Role::Replay),
+        "actor" => Ok(Role::Actor),
+        _ => Err("expected learner, replay or actor".into()),
+    }
+}
+
+fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err("expected a finite number".into()),
+    }
+}
+
+impl RunOptions {
+    fn access(&self) -> Result<Access, String> {
+        let token = match &self.token_file {
+            Some(path) => Some(Access::token_from_file(path).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Ok(Access {
+            token,
+            max_message_bytes: (self.max_message_mib as usize) << 20,
+            deadline: Duration::from_millis(self.deadline_ms),
+        })
+    }
+
+    /// The config as JSON and as a DQN config, with the notes on keys it does not use.
+    fn config(&self) -> Result<(Json, DqnConfig), String> {
+        let path = &self.config;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        for (key, why) in agents::unused_keys(&json) {
+            // The Ape-X settings of ray_spec are read here (ApexSpec).
+            if !key.contains("ray_spec") {
+                stderr_line(&format!(
+                    "note: {}: {key}: accepted and not used ({why})",
+                    path.display()
+                ));
+            }
+        }
+        if agents::agent_family(&json).ok() != Some(agents::AgentFamily::Dqn) {
+            return Err(format!(
+                "{}: distributed runs take Ape-X and DQN configs (type \"apex\" or \"dqn\"), not {}; \
+                 IMPALA across processes is not built yet",
+                path.display(),
+                json.get("type").unwrap_or(&Json::Null)
+            ));
+        }
+        let config = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok((json, config))
+    }
+}
+
+/// Runs `rlgraph serve`.
+pub fn serve(args: &ServeArgs) -> Result<String, String> {
+    on_backend(&args.run.backend, args)
+}
+
+impl OnBackend for ServeArgs {
+    type Output = String;
+    fn run<B: Backend>(&self) -> Result<String, String> {
+        serve_role::<B>(self)
+    }
+}
+
+fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
+    let cluster_text =
+        std::fs::read_to_string(&args.cluster).map_err(|e| format!("cannot read {}: {e}", args.cluster.display()))?;
+    let cluster = ClusterSpec::parse(&cluster_text).map_err(|e| format!("{}: {e}", args.cluster.display()))?;
+    let run = &args.run;
+    let access = run.access()?;
+    let (json, config) = run.config()?;
+    let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
+    let index = u32::try_from(args.index).map_err(|_| format!("--index {} is too large", args.index))?;
+    match args.role {
+        Role::Actor => {
+            if args.index >= cluster.actors().max(1) {
+                return Err(format!(
+                    "--index {}: the cluster spec has {} actor(s)",
+                    args.index,
+                    cluster.actors()
+                ));
+            }
+            let options = ActorOptions {
+                num_envs: apex.envs_per_actor,
+                weight_sync_steps: apex.weight_sync_steps,
+                records_per_insert: apex.records_per_insert,
+                ..ActorOptions::new(index, &run.env, run.seed)
+            };
+            let s = run_apex_actor::<B>(&config, &cluster, &access, &options).map_err(|e| e.to_string())?;
+            Ok(json!({
+                "role": "actor", "index": index, "frames": s.frames, "records_sent": s.records_sent,
+                "records_dropped": s.records_dropped, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version,
+            })
+            .to_string())
+        }
+        Role::Replay => {
+            let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
+            let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
+            let (s, a) = (probe.state_space(), probe.action_space());
+            let replay = dqn_replay(&config, s, a).map_err(|e| e.to_string())?;
+            let records = transition_space(s, a).map_err(|e| e.to_string())?;
+            let generation = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1);
+            let name = format!("replay shard {}", args.index);
+            let shard = ReplayShard::new(
+                &name,
+                replay,
+                &records,
+                run.seed.wrapping_add(0x5eed + index as u64),
+                generation,
+            );
+            let runtime = tokio_runtime()?;
+            runtime
+                .block_on(executors::distributed::peers::serve_replay(
+                    shard,
+                    addr,
+                    &access,
+                    std::future::pending(),
+                ))
+                .map_err(|e| e.to_string())?;
+            Ok(json!({"role": "replay", "index": index, "address": addr.to_string()}).to_string())
+        }
+        Role::Learner => {
+            let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
+            let (s, a) = (probe.state_space(), probe.action_space());
+            let checkpoint = run.out.as_ref().map(|d| d.join("checkpoint.safetensors"));
+            if let Some(dir) = &run.out {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
+            if let (Some(from), Some(to)) = (&run.resume, &checkpoint) {
+                let from = from.join("checkpoint.safetensors");
+                if from != *to {
+                    std::fs::copy(&from, to).map_err(|e| format!("cannot resume from {}: {e}", from.display()))?;
+                }
+            }
+            let options = LearnerOptions {
+                target_return: run.target_return,
+                checkpoint,
+                resume: run.resume.is_some(),
+                checkpoint_every: run.checkpoint_every,
+                prefetch_depth: apex.prefetch_depth,
+                stop_shards: !args.keep_shards,
+                max_frames_ahead: run.max_frames_ahead,
+                ..LearnerOptions::new(run.timesteps, run.seed)
+            };
+            let bar = crate::train_command::progress_bar(run.timesteps);
+            let stats = run_apex_learner::<B>(&config, s, a, &cluster, &access, &options, |p| {
+                bar.set_position(p.frames);
+                bar.set_message(format!(
+                    "| episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1}",
+                    p.episodes, p.mean_last_10, p.updates, p.weight_lag
+                ));
+            })
+            .map_err(|e| e.to_string())?;
+            bar.finish_and_clear();
+            let mut summary = stats.to_json();
+            summary["env"] = run.env.clone().into();
+            summary["backend"] = B::NAME.into();
+            if let Some(dir) = &run.out {
+                write_file(
+                    dir,
+                    "episodes.csv",
+                    crate::train_command::episodes_csv(&stats.worker).as_bytes(),
+                )?;
+                write_file(dir, "summary.json", summary.to_string().as_bytes())?;
+            }
+            Ok(summary.to_string())
+        }
+    }
+}
+
+fn tokio_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))
+}
+
+/// Child processes that are killed if the launch ends early, so none outlives it.
+struct Children(Vec<(String, Child)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Free loopback ports, asked of the OS (they are released before the roles bind them).
+fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let listeners = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free port: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// Runs `rlgraph launch`.
+pub fn launch(args: &LaunchArgs) -> Result<String, String> {
+    let run = &args.run;
+    let (json, _) = run.config()?;
+    run.access()?;
+    let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
+    let actors = args.actors.map_or(apex.actors, |n| n as usize);
+    let shards = args.replay_shards.map_or(apex.shards, |n| n as usize);
+    let cluster = match args.base_port {
+        Some(port) => ClusterSpec::local(port, shards, actors).map_err(|e| e.to_string())?,
+        None => {
+            let ports = free_ports(1 + shards)?;
+            ClusterSpec {
+                learner: vec![format!("127.0.0.1:{}", ports[0])],
+                replay: ports[1..].iter().map(|p| format!("127.0.0.1:{p}")).collect(),
+                actor: (0..actors).map(|i| format!("actor-{i}")).collect(),
+            }
+        }
+    };
+    let dir = match &run.out {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("rlgraph-launch-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let cluster_path = dir.join("cluster.json");
+    crate::output_files::write_json(&cluster_path, &cluster)?;
+
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the rlgraph program: {e}"))?;
+    let spawn = |role: &str, index: usize, stdout: Stdio| -> Result<Child, String> {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("serve")
+            .arg(&run.config)
+            .args(["--role", role, "--index", &index.to_string()])
+            .arg("--cluster")
+            .arg(&cluster_path);
+        pass_run_options(&mut cmd, run, role == "learner");
+        cmd.stdout(stdout)
+            .stderr(Stdio::inherit())
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start the {role} {index}: {e}"))
+    };
+    let mut children = Children(Vec::new());
+    for i in 0..shards {
+        children
+            .0
+            .push((format!("replay shard {i}"), spawn("replay", i, Stdio::null())?));
+    }
+    let learner = spawn("learner", 0, Stdio::piped())?;
+    for i in 0..actors {
+        children
+            .0
+            .push((format!("actor {i}"), spawn("actor", i, Stdio::null())?));
+    }
+    let output = learner
+        .wait_with_output()
+        .map_err(|e| format!("the learner could not be waited on: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("the learner failed ({}); its error is above", output.status));
+    }
+    let mut summary: Json =
+        serde_json::from_slice(&output.stdout).map_err(|e| format!("the learner's summary is not JSON: {e}"))?;
+    // The actors and shards end when the learner tells them; give them a moment, then stop
+    // any that did not.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut exits = serde_json::Map::new();
+    for (name, child) in &mut children.0 {
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status.to_string(),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    let _ = child.kill();
+                    break "stopped by the launcher".to_string();
+                }
+            }
+        };
+        exits.insert(name.clone(), status.into());
+    }
+    summary["launch"] = json!({"actors": actors, "replay_shards": shards, "exits": exits, "cluster": cluster_path});
+    Ok(summary.to_string())
+}
+
+/// The options of `run` on a `serve` command line (the learner's own only for the learner).
+fn pass_run_options(cmd: &mut Command, run: &RunOptions, learner: bool) {
+    cmd.args(["--env", &run.env, "--backend", &run.backend])
+        .args(["--seed", &run.seed.to_string()])
+        .args(["--timesteps", &run.timesteps.to_string()])
+        .args(["--deadline-ms", &run.deadline_ms.to_string()])
+        .args(["--max-message-mib", &run.max_message_mib.to_string()]);
+    if let Some(path) = &run.token_file {
+        cmd.arg("--token-file").arg(path);
+    }
+    if learner {
+        cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
+            .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()]);
+        if let Some(t) = run.target_return {
+            cmd.args(["--target-return", &t.to_string()]);
+        }
+        for (flag, path) in [("--out", &run.out), ("--resume", &run.resume)] {
+            if let Some(p) = path {
+                cmd.arg(flag).arg(p);
+            }
+        }
+    }
+}

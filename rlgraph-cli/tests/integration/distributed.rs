@@ -1,0 +1,251 @@
+//! Ape-X as separate processes on loopback: `rlgraph launch` with two actors, one replay
+//! shard and a learner learns CartPole; an actor killed with SIGKILL and restarted rejoins
+//! from the learner's current weights and the run still learns. Every process is bounded in
+//! time and killed if the test fails.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// Processes killed when the test ends, pass or fail.
+struct Reaper(Vec<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for `child` at most `limit`, killing it after; its stdout.
+fn finish(mut child: Child, limit: Duration) -> (bool, String) {
+    let start = Instant::now();
+    loop {
+        match child.try_wait().unwrap() {
+            Some(status) => {
+                let out = child.wait_with_output().unwrap();
+                return (status.success(), String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+            None if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("a process ran past {limit:?}");
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// The returns of `episodes.csv` in `dir`.
+fn returns(dir: &Path) -> Vec<f64> {
+    std::fs::read_to_string(dir.join("episodes.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// DQN's CartPole threshold for a distributed run: RLgraph's best episode of at least 100,
+/// and, since a run's early episodes under a random policy (mean about 22) weigh more the
+/// more actors there are, the last 20 episodes averaging at least 50.
+fn assert_learned(dir: &Path, summary: &Json) {
+    let r = returns(dir);
+    let last20 = &r[r.len().saturating_sub(20)..];
+    let mean = last20.iter().sum::<f64>() / last20.len() as f64;
+    assert!(summary["max_episode_reward"].as_f64().unwrap() >= 100.0, "{summary}");
+    assert!(mean >= 50.0, "last 20 episodes average {mean}: {summary}");
+}
+
+#[test]
+fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-launch-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let child = Command::new(RLGRAPH)
+        .current_dir(ROOT)
+        .args(["launch", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
+        .args([
+            "--actors",
+            "2",
+            "--replay-shards",
+            "1",
+            "--timesteps",
+            "8000",
+            "--seed",
+            "1",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (ok, out) = finish(child, Duration::from_secs(300));
+    assert!(ok, "{out}");
+    let summary: Json = serde_json::from_str(&out).unwrap();
+    assert_learned(&dir, &summary);
+    let d = &summary["distributed"];
+    assert_eq!(d["actors"], 2, "{summary}");
+    let shard = &d["shards"][0];
+    // Every frame becomes a 3-step record once its episode or the next 3 frames are done.
+    assert!(shard["records_inserted"].as_u64().unwrap() >= 7000, "{summary}");
+    assert_eq!(shard["refused"], 0);
+    assert_eq!(
+        shard["priority_updates"].as_u64().unwrap() + d["priority_updates_dropped"].as_u64().unwrap(),
+        summary["updates"].as_u64().unwrap(),
+        "every update's priorities reached the shard or were counted as dropped: {summary}"
+    );
+    for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
+        assert_eq!(exit, "exit status: 0", "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_still_learns() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-kill-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cluster = dir.join("cluster.json");
+    let (learner_port, shard_port) = (free_port(), free_port());
+    std::fs::write(
+        &cluster,
+        format!(
+            r#"{{"learner": ["127.0.0.1:{learner_port}"], "replay": ["127.0.0.1:{shard_port}"], "actor": ["a", "b"]}}"#
+        ),
+    )
+    .unwrap();
+    let serve = |role: &str, index: usize, extra: &[&str]| {
+        Command::new(RLGRAPH)
+            .current_dir(ROOT)
+            .args([
+                "serve",
+                "configs/apex-cartpole.json",
+                "--env",
+                "CartPole-v1",
+                "--seed",
+                "2",
+            ])
+            .args(["--timesteps", "8000", "--role", role, "--index", &index.to_string()])
+            .arg("--cluster")
+            .arg(&cluster)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let out = dir.join("out");
+    let mut reaper = Reaper(vec![serve("replay", 0, &[])]);
+    let learner = serve("learner", 0, &["--out", out.to_str().unwrap()]);
+    reaper.0.push(serve("actor", 1, &[]));
+    let mut victim = serve("actor", 0, &[]);
+    // Let the run get going, then kill actor 0 without warning.
+    std::thread::sleep(Duration::from_secs(4));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let restarted = serve("actor", 0, &[]);
+
+    let (ok, summary) = finish(learner, Duration::from_secs(300));
+    assert!(ok, "{summary}");
+    let summary: Json = serde_json::from_str(&summary).unwrap();
+    assert_learned(&out, &summary);
+    let (ok, actor) = finish(restarted, Duration::from_secs(30));
+    assert!(ok, "the restarted actor ends when the run does: {actor}");
+    let actor: Json = serde_json::from_str(&actor).unwrap();
+    assert!(
+        actor["first_version"].as_u64().unwrap() > 1,
+        "the restarted actor started from the learner's current weights: {actor}"
+    );
+    assert!(actor["records_sent"].as_u64().unwrap() > 0, "{actor}");
+    drop(reaper);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_learns() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-learner-kill-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cluster = dir.join("cluster.json");
+    let (learner_port, shard_port) = (free_port(), free_port());
+    std::fs::write(
+        &cluster,
+        format!(
+            r#"{{"learner": ["127.0.0.1:{learner_port}"], "replay": ["127.0.0.1:{shard_port}"], "actor": ["a", "b"]}}"#
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let out_arg = out.to_str().unwrap();
+    let serve = |role: &str, index: usize, extra: &[&str]| {
+        Command::new(RLGRAPH)
+            .current_dir(ROOT)
+            .args([
+                "serve",
+                "configs/apex-cartpole.json",
+                "--env",
+                "CartPole-v1",
+                "--seed",
+                "3",
+            ])
+            .args(["--timesteps", "8000", "--role", role, "--index", &index.to_string()])
+            .arg("--cluster")
+            .arg(&cluster)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let learner_args = ["--out", out_arg, "--checkpoint-every", "50"];
+    let mut reaper = Reaper(vec![
+        serve("replay", 0, &[]),
+        serve("actor", 0, &[]),
+        serve("actor", 1, &[]),
+    ]);
+    let mut learner = serve("learner", 0, &learner_args);
+    // Kill the learner once it has saved a checkpoint and gone on a little.
+    let checkpoint = out.join("checkpoint.safetensors");
+    let start = Instant::now();
+    while !checkpoint.exists() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint within 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    learner.kill().unwrap();
+    learner.wait().unwrap();
+    let restarted = serve(
+        "learner",
+        0,
+        &["--resume", out_arg, "--out", out_arg, "--checkpoint-every", "50"],
+    );
+
+    let (ok, summary) = finish(restarted, Duration::from_secs(300));
+    assert!(ok, "{summary}");
+    let summary: Json = serde_json::from_str(&summary).unwrap();
+    let resumed = summary["distributed"]["resumed_at_update"].as_u64();
+    assert!(resumed.is_some_and(|u| u >= 50), "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() > resumed.unwrap(), "{summary}");
+    assert_learned(&out, &summary);
+    // The actors reconnected to the new learner and ended with the run.
+    for actor in reaper.0.drain(1..) {
+        let (ok, out) = finish(actor, Duration::from_secs(30));
+        assert!(ok, "{out}");
+    }
+    drop(reaper);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
