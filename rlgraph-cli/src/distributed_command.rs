@@ -1,4 +1,4 @@
-//! `rlgraph serve` runs one role of a distributed Ape-X run (learner, replay shard or actor)
+//! `rlgraph serve` runs one role of a distributed Ape-X or IMPALA run (learner, replay shard or actor)
 //! from a cluster spec; `rlgraph launch` starts every role as a process on this machine and
 //! ends with the learner's JSON summary.
 
@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agents::{dqn_replay, transition_space, DqnConfig};
+use agents::{dqn_replay, transition_space, DqnConfig, ImpalaConfig};
 use clap::Args;
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::{
-    run_apex_actor, run_apex_learner, Access, ActorOptions, ApexSpec, ClusterSpec, LearnerOptions, Role,
+    run_apex_actor, run_apex_learner, run_impala_actor, run_impala_learner, Access, ActorOptions, ApexSpec,
+    ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role,
 };
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
@@ -39,12 +40,18 @@ pub struct RunOptions {
     /// Stop once the mean return of the last 100 episodes reaches this.
     #[arg(long, value_parser = finite)]
     pub target_return: Option<f64>,
-    /// The learner writes `summary.json`, `episodes.csv` and `checkpoint.safetensors` here.
+    /// The learner writes `summary.json`, `episodes.csv`, TensorBoard events and
+    /// `checkpoint.safetensors` here; replay shard I writes `replay-I.safetensors`.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// The learner resumes from `checkpoint.safetensors` in this directory.
+    /// The learner resumes from `checkpoint.safetensors` in this directory, and replay
+    /// shard I from `replay-I.safetensors`.
     #[arg(long)]
     pub resume: Option<PathBuf>,
+    /// Replay shards save their memory every this many seconds (with `--out`), and when
+    /// stopped.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub shard_checkpoint_secs: u64,
     /// The learner saves its checkpoint every this many updates (with `--out`).
     #[arg(long, default_value_t = 200)]
     pub checkpoint_every: u64,
@@ -127,13 +134,14 @@ impl RunOptions {
         })
     }
 
-    /// The config as JSON and as a DQN config, with the notes on keys it does not use.
-    fn config(&self) -> Result<(Json, DqnConfig), String> {
+    /// The config as JSON and as the algorithm it configures, with notes on the keys it
+    /// does not use.
+    fn config(&self) -> Result<(Json, Algorithm), String> {
         let path = &self.config;
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
         for (key, why) in agents::unused_keys(&json) {
-            // The Ape-X settings of ray_spec are read here (ApexSpec).
+            // The settings of ray_spec that mean something here are read (ApexSpec).
             if !key.contains("ray_spec") {
                 stderr_line(&format!(
                     "note: {}: {key}: accepted and not used ({why})",
@@ -141,17 +149,29 @@ impl RunOptions {
                 ));
             }
         }
-        if agents::agent_family(&json).ok() != Some(agents::AgentFamily::Dqn) {
-            return Err(format!(
-                "{}: distributed runs take Ape-X and DQN configs (type \"apex\" or \"dqn\"), not {}; \
-                 IMPALA across processes is not built yet",
-                path.display(),
-                json.get("type").unwrap_or(&Json::Null)
-            ));
-        }
-        let config = DqnConfig::parse(&json).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok((json, config))
+        let at = |e: rlgraph_core::CoreError| format!("{}: {e}", path.display());
+        let algorithm = match agents::agent_family(&json).map_err(at)? {
+            agents::AgentFamily::Dqn => Algorithm::Apex(DqnConfig::parse(&json).map_err(at)?),
+            agents::AgentFamily::Impala => Algorithm::Impala(ImpalaConfig::parse(&json).map_err(at)?),
+            _ => {
+                return Err(format!(
+                    "{}: distributed runs take Ape-X, DQN and IMPALA configs, not {}; \
+                     train the others with `rlgraph train`",
+                    path.display(),
+                    json.get("type").unwrap_or(&Json::Null)
+                ))
+            }
+        };
+        Ok((json, algorithm))
     }
+}
+
+/// The algorithms that run distributed.
+enum Algorithm {
+    /// Ape-X (or DQN): actors, replay shards, a learner.
+    Apex(DqnConfig),
+    /// IMPALA: actors streaming rollouts to a learner.
+    Impala(ImpalaConfig),
 }
 
 /// Runs `rlgraph serve`.
@@ -172,7 +192,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let cluster = ClusterSpec::parse(&cluster_text).map_err(|e| format!("{}: {e}", args.cluster.display()))?;
     let run = &args.run;
     let access = run.access()?;
-    let (json, config) = run.config()?;
+    let (json, algorithm) = run.config()?;
     let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
     let index = u32::try_from(args.index).map_err(|_| format!("--index {} is too large", args.index))?;
     match args.role {
@@ -190,7 +210,11 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 records_per_insert: apex.records_per_insert,
                 ..ActorOptions::new(index, &run.env, run.seed)
             };
-            let s = run_apex_actor::<B>(&config, &cluster, &access, &options).map_err(|e| e.to_string())?;
+            let s = match &algorithm {
+                Algorithm::Apex(config) => run_apex_actor::<B>(config, &cluster, &access, &options),
+                Algorithm::Impala(config) => run_impala_actor::<B>(config, &cluster, &access, &options),
+            }
+            .map_err(|e| e.to_string())?;
             Ok(json!({
                 "role": "actor", "index": index, "frames": s.frames, "records_sent": s.records_sent,
                 "records_dropped": s.records_dropped, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version,
@@ -198,23 +222,41 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             .to_string())
         }
         Role::Replay => {
+            let Algorithm::Apex(config) = &algorithm else {
+                return Err("IMPALA has no replay shards: its actors send rollouts to the learner".into());
+            };
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
             let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
             let (s, a) = (probe.state_space(), probe.action_space());
-            let replay = dqn_replay(&config, s, a).map_err(|e| e.to_string())?;
+            let replay = dqn_replay(config, s, a).map_err(|e| e.to_string())?;
             let records = transition_space(s, a).map_err(|e| e.to_string())?;
             let generation = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(1);
             let name = format!("replay shard {}", args.index);
-            let shard = ReplayShard::new(
+            let file = format!("replay-{}.safetensors", args.index);
+            let mut shard = ReplayShard::new(
                 &name,
                 replay,
                 &records,
                 run.seed.wrapping_add(0x5eed + index as u64),
                 generation,
             );
+            if let Some(dir) = &run.resume {
+                let path = dir.join(&file);
+                if shard.restore(&path).map_err(|e| e.to_string())? {
+                    stderr_line(&format!(
+                        "{name}: resumed {} records from {}",
+                        shard.size(),
+                        path.display()
+                    ));
+                }
+            }
+            if let Some(dir) = &run.out {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                shard = shard.with_checkpoints(dir.join(&file), Duration::from_secs(run.shard_checkpoint_secs));
+            }
             let runtime = tokio_runtime()?;
             runtime
                 .block_on(executors::distributed::peers::serve_replay(
@@ -250,14 +292,43 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 ..LearnerOptions::new(run.timesteps, run.seed)
             };
             let bar = crate::train_command::progress_bar(run.timesteps);
-            let stats = run_apex_learner::<B>(&config, s, a, &cluster, &access, &options, |p| {
+            // With --out, the learner's figures go to TensorBoard as the run goes.
+            let mut events = match &run.out {
+                Some(dir) => Some(crate::tensorboard::EventWriter::create(dir)?),
+                None => None,
+            };
+            let mut event_error = None;
+            let show = |p: &LearnerProgress| {
                 bar.set_position(p.frames);
                 bar.set_message(format!(
-                    "| episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1}",
-                    p.episodes, p.mean_last_10, p.updates, p.weight_lag
+                    "| episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1} | queue {}",
+                    p.episodes, p.mean_last_10, p.updates, p.weight_lag, p.queue_depth
                 ));
-            })
+                let Some(w) = events.as_mut() else { return };
+                let elapsed = p.elapsed.max(1e-9);
+                for (tag, value) in [
+                    ("distributed/frames_per_second", p.frames as f64 / elapsed),
+                    ("distributed/updates_per_second", p.updates as f64 / elapsed),
+                    ("distributed/weight_lag_versions", p.weight_lag),
+                    ("distributed/queue_depth", p.queue_depth as f64),
+                    ("episode/mean_return_last_10", p.mean_last_10),
+                ] {
+                    if let Err(e) = w.scalar(tag, p.frames, value) {
+                        event_error.get_or_insert(e);
+                    }
+                }
+            };
+            let stats: DistributedStats = match &algorithm {
+                Algorithm::Apex(config) => run_apex_learner::<B>(config, s, a, &cluster, &access, &options, show),
+                Algorithm::Impala(config) => run_impala_learner::<B>(config, s, a, &cluster, &access, &options, show),
+            }
             .map_err(|e| e.to_string())?;
+            if let Some(e) = event_error {
+                return Err(e);
+            }
+            if let Some(w) = events.as_mut() {
+                w.flush()?;
+            }
             bar.finish_and_clear();
             let mut summary = stats.to_json();
             summary["env"] = run.env.clone().into();
@@ -309,11 +380,17 @@ fn free_ports(n: usize) -> Result<Vec<u16>, String> {
 /// Runs `rlgraph launch`.
 pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
-    let (json, _) = run.config()?;
+    let (json, algorithm) = run.config()?;
     run.access()?;
     let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
     let actors = args.actors.map_or(apex.actors, |n| n as usize);
-    let shards = args.replay_shards.map_or(apex.shards, |n| n as usize);
+    let shards = match algorithm {
+        Algorithm::Apex(_) => args.replay_shards.map_or(apex.shards, |n| n as usize),
+        Algorithm::Impala(_) if args.replay_shards.is_some() => {
+            return Err("--replay-shards: IMPALA has no replay shards; its actors send rollouts to the learner".into())
+        }
+        Algorithm::Impala(_) => 0,
+    };
     let cluster = match args.base_port {
         Some(port) => ClusterSpec::local(port, shards, actors).map_err(|e| e.to_string())?,
         None => {
@@ -341,7 +418,7 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
             .args(["--role", role, "--index", &index.to_string()])
             .arg("--cluster")
             .arg(&cluster_path);
-        pass_run_options(&mut cmd, run, role == "learner");
+        pass_run_options(&mut cmd, run, role);
         cmd.stdout(stdout)
             .stderr(Stdio::inherit())
             .stdin(Stdio::null())
@@ -389,8 +466,8 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     Ok(summary.to_string())
 }
 
-/// The options of `run` on a `serve` command line (the learner's own only for the learner).
-fn pass_run_options(cmd: &mut Command, run: &RunOptions, learner: bool) {
+/// The options of `run` on a `serve` command line for `role` (each role gets its own).
+fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
     cmd.args(["--env", &run.env, "--backend", &run.backend])
         .args(["--seed", &run.seed.to_string()])
         .args(["--timesteps", &run.timesteps.to_string()])
@@ -399,16 +476,19 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, learner: bool) {
     if let Some(path) = &run.token_file {
         cmd.arg("--token-file").arg(path);
     }
-    if learner {
-        cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
-            .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()]);
-        if let Some(t) = run.target_return {
-            cmd.args(["--target-return", &t.to_string()]);
-        }
+    if role != "actor" {
         for (flag, path) in [("--out", &run.out), ("--resume", &run.resume)] {
             if let Some(p) = path {
                 cmd.arg(flag).arg(p);
             }
+        }
+        cmd.args(["--shard-checkpoint-secs", &run.shard_checkpoint_secs.to_string()]);
+    }
+    if role == "learner" {
+        cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
+            .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()]);
+        if let Some(t) = run.target_return {
+            cmd.args(["--target-return", &t.to_string()]);
         }
     }
 }

@@ -41,9 +41,9 @@ enum Command {
     Evaluate(agent_commands::EvaluateArgs),
     /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
     Graph(agent_commands::GraphArgs),
-    /// Run one role (learner, replay shard, actor) of a distributed Ape-X run.
+    /// Run one role (learner, replay shard, actor) of a distributed Ape-X or IMPALA run.
     Serve(distributed_command::ServeArgs),
-    /// Run a distributed Ape-X run on this machine: every role as a process of its own.
+    /// Run distributed Ape-X or IMPALA on this machine: every role as a process of its own.
     Launch(distributed_command::LaunchArgs),
     /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
     Profile(profile_command::ProfileArgs),

@@ -7,20 +7,19 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use agents::{
-    apex_priorities, dqn_actor, transitions_batch, Actor, DqnConfig, NStepBuffer, Transition, WeightSnapshot,
-};
+use agents::{apex_priorities, dqn_actor, transitions_batch, Actor, DqnConfig, NStepBuffer, Transition};
 use rlgraph_core::Backend;
-use rlgraph_envs::{make, Stepping, VectorEnv};
 
 use super::access::Access;
+use super::actor_env::ActorEnvs;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
-use super::peers::{call_failed, learner_client, replay_client, LearnerClient, ReplayClient};
-use super::proto::{ActorReport, InsertRequest, WeightsRequest};
-use super::wire::{decode_weights, encode_value};
+use super::learner_link::{Backoff, LearnerLink};
+use super::peers::{call_failed, replay_client, ReplayClient};
+use super::proto::InsertRequest;
+use super::wire::encode_value;
 
 /// How an actor runs.
 #[derive(Clone, Debug)]
@@ -71,9 +70,9 @@ impl ActorOptions {
 pub struct ActorSummary {
     /// Environment frames stepped.
     pub frames: u64,
-    /// Records the shards accepted.
+    /// Records the shards accepted (Ape-X), or rollouts the learner queued (IMPALA).
     pub records_sent: u64,
-    /// Records dropped from a full outbox.
+    /// Records (or rollouts) dropped from a full outbox or refused.
     pub records_dropped: u64,
     /// Weight snapshots loaded.
     pub weight_loads: u64,
@@ -84,108 +83,35 @@ pub struct ActorSummary {
     pub version: u64,
 }
 
-/// The actor's peers and the runtime their calls run on.
+/// The actor's line to the learner and its clients of the shards.
 struct Links {
-    runtime: tokio::runtime::Runtime,
-    learner: (SocketAddr, LearnerClient),
+    learner: LearnerLink,
     shards: Vec<(SocketAddr, ReplayClient)>,
     next_shard: usize,
-    /// When the learner last answered.
-    last_answer: Instant,
 }
 
 impl Links {
-    fn new(cluster: &ClusterSpec, access: &Access) -> Result<Self, DistributedError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| DistributedError::Setup(format!("cannot start the actor's runtime: {e}")))?;
-        let _inside = runtime.enter();
-        let addr = cluster.address(Role::Learner, 0)?;
-        let learner = (addr, learner_client(addr, access)?);
-        let shards = (0..cluster.replay.len())
-            .map(|i| {
-                let addr = cluster.address(Role::Replay, i)?;
-                Ok((addr, replay_client(addr, access)?))
-            })
-            .collect::<Result<Vec<_>, DistributedError>>()?;
+    fn new(cluster: &ClusterSpec, access: &Access, options: &ActorOptions) -> Result<Self, DistributedError> {
+        let learner = LearnerLink::new(cluster, access, options.index, options.give_up)?;
+        let shards = {
+            let _inside = learner.runtime.enter();
+            (0..cluster.replay.len())
+                .map(|i| {
+                    let addr = cluster.address(Role::Replay, i)?;
+                    Ok((addr, replay_client(addr, access)?))
+                })
+                .collect::<Result<Vec<_>, DistributedError>>()?
+        };
         if shards.is_empty() {
             return Err(DistributedError::Setup(
                 "Ape-X needs at least one replay shard in the cluster spec".into(),
             ));
         }
         Ok(Links {
-            runtime,
             learner,
             shards,
             next_shard: 0,
-            last_answer: Instant::now(),
         })
-    }
-
-    /// The learner's weights if their version is not `have` (a learner resumed from a
-    /// checkpoint may publish an older version than an actor holds: its weights win).
-    fn weights(&mut self, have: u64, actor: u32) -> Result<Option<WeightSnapshot>, DistributedError> {
-        let (addr, client) = &mut self.learner;
-        let reply = self
-            .runtime
-            .block_on(client.get_weights(WeightsRequest {
-                have_version: have,
-                actor,
-            }))
-            .map_err(|s| call_failed(*addr, "GetWeights", s))?
-            .into_inner();
-        self.last_answer = Instant::now();
-        match reply.weights {
-            Some(nest) if reply.version != have => Ok(Some(WeightSnapshot {
-                version: reply.version,
-                weights: decode_weights(&nest)?,
-            })),
-            _ => Ok(None),
-        }
-    }
-
-    /// Reports to the learner; while the learner says to pause, waits and reports again (with
-    /// nothing new). `None` when the learner did not answer; an error once it has been
-    /// silent for `give_up`.
-    fn report(
-        &mut self,
-        mut report: ActorReport,
-        options: &ActorOptions,
-        tag: &str,
-    ) -> Result<Option<super::proto::ReportReply>, DistributedError> {
-        let silent_since = Instant::now();
-        loop {
-            let (addr, client) = &mut self.learner;
-            match self.runtime.block_on(client.report(report.clone())) {
-                Ok(reply) => {
-                    self.last_answer = Instant::now();
-                    let reply = reply.into_inner();
-                    if reply.stop || !reply.pause {
-                        return Ok(Some(reply));
-                    }
-                    // Counted once: what follows while paused adds nothing.
-                    report.frames = 0;
-                    report.episode_returns.clear();
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(status) => {
-                    super::log(&format!("{tag}: {}", call_failed(*addr, "Report", status)));
-                    if report.frames == 0 && silent_since.elapsed() < options.give_up {
-                        // Paused and already counted: wait for the learner to come back.
-                        std::thread::sleep(Duration::from_millis(50));
-                        continue;
-                    }
-                    if self.last_answer.elapsed() > options.give_up {
-                        return Err(DistributedError::Setup(format!(
-                            "{tag}: the learner at {addr} has not answered for {:?}; giving up",
-                            options.give_up
-                        )));
-                    }
-                    return Ok(None);
-                }
-            }
-        }
     }
 
     /// Sends `batch` to the next shard in turn, trying each shard once.
@@ -195,7 +121,7 @@ impl Links {
             let i = self.next_shard;
             self.next_shard = (i + 1) % self.shards.len();
             let (addr, client) = &mut self.shards[i];
-            match self.runtime.block_on(client.insert(batch.clone())) {
+            match self.learner.runtime.block_on(client.insert(batch.clone())) {
                 Ok(_) => return Ok(()),
                 Err(status) if status.code() == tonic::Code::InvalidArgument => {
                     // The shard refused the records themselves: another shard would too.
@@ -216,80 +142,30 @@ pub fn run_apex_actor<B: Backend>(
     access: &Access,
     options: &ActorOptions,
 ) -> Result<ActorSummary, DistributedError> {
-    let tag = format!("actor {}", options.index);
-    // Each actor explores its own episodes: its copies are seeded apart from every other's.
-    let seed = options
-        .seed
-        .wrapping_add(1 + u64::from(options.index).wrapping_mul(10_007));
-    let envs = (0..options.num_envs.max(1))
-        .map(|i| make(&options.env, seed.wrapping_add(i as u64)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (s, a) = (envs[0].state_space().clone(), envs[0].action_space().clone());
-    let mut envs = VectorEnv::new(envs, Stepping::Sequential)?;
-    let mut actor = dqn_actor::<B>(config, &s, &a, seed)?;
+    let mut envs = ActorEnvs::new(&options.env, options.num_envs, options.seed, options.index)?;
+    let (s, a) = envs.spaces.clone();
+    let mut actor = dqn_actor::<B>(config, &s, &a, envs.seed)?;
     let mut adder = NStepBuffer::new(config.n_step, config.discount, &s, &a);
-    let mut links = Links::new(cluster, access)?;
+    let mut links = Links::new(cluster, access, options)?;
+    let tag = links.learner.tag.clone();
     let prioritize = config.worker_side_priorities;
 
     let mut summary = ActorSummary::default();
-    // The first weights: without them the actor would fill the shards with a random policy's
-    // records labelled as nobody's.
-    let mut backoff = Backoff::new();
-    loop {
-        match links.weights(0, options.index) {
-            Ok(Some(snapshot)) => {
-                actor.load(&snapshot)?;
-                summary.version = snapshot.version;
-                summary.first_version = snapshot.version;
-                summary.weight_loads += 1;
-                break;
-            }
-            Ok(None) => {}
-            Err(e) => backoff.note(&tag, &e),
-        }
-        if links.last_answer.elapsed() > options.give_up {
-            return Err(DistributedError::Setup(format!(
-                "{tag}: no weights from the learner within {:?}",
-                options.give_up
-            )));
-        }
-        backoff.wait();
-    }
+    let snapshot = links.learner.first_weights(options.index)?;
+    actor.load(&snapshot)?;
+    (summary.first_version, summary.version, summary.weight_loads) = (snapshot.version, snapshot.version, 1);
 
-    let mut states = envs.reset_all(Some(seed))?;
-    let mut returns_now = vec![0.0; envs.len()];
-    let mut finished: Vec<f64> = Vec::new();
     let mut pending: Vec<Transition> = Vec::new();
     let mut outbox: VecDeque<InsertRequest> = VecDeque::new();
-    let (mut frames_unreported, mut since_sync) = (0u64, 0u64);
-    let mut last_report = Instant::now();
+    let mut since_sync = 0u64;
     let mut time_percentage = 0.0;
     let mut insert_backoff = Backoff::new();
-
     loop {
-        let acted = actor.act(&states, true, time_percentage)?;
-        let steps = envs.step(&acted.actions)?;
-        for (i, (r, action)) in steps.into_iter().zip(acted.actions).enumerate() {
-            returns_now[i] += r.step.reward;
-            let next = r.next_observation().clone();
-            let done = r.step.terminated || r.step.truncated;
-            let t = Transition {
-                state: std::mem::replace(&mut states[i], next),
-                action,
-                reward: r.step.reward,
-                terminated: r.step.terminated,
-                truncated: r.step.truncated,
-                next_state: r.step.observation,
-            };
+        let acted = actor.act(envs.states(), true, time_percentage)?;
+        for (i, t) in envs.step(acted.actions)?.into_iter().enumerate() {
             pending.extend(adder.push(i, t));
-            if done {
-                finished.push(std::mem::take(&mut returns_now[i]));
-            }
         }
-        let n = envs.len() as u64;
-        summary.frames += n;
-        frames_unreported += n;
-        since_sync += n;
+        since_sync += envs.states().len() as u64;
 
         if pending.len() >= options.records_per_insert {
             let records = transitions_batch(&std::mem::take(&mut pending))?;
@@ -334,7 +210,7 @@ pub fn run_apex_actor<B: Backend>(
         }
         if since_sync >= options.weight_sync_steps {
             since_sync = 0;
-            match links.weights(summary.version, options.index) {
+            match links.learner.weights(summary.version, options.index) {
                 Ok(Some(snapshot)) => {
                     actor.load(&snapshot)?;
                     summary.version = snapshot.version;
@@ -344,20 +220,19 @@ pub fn run_apex_actor<B: Backend>(
                 Err(e) => super::log(&format!("{tag}: keeps its weights: {e}")),
             }
         }
-        if frames_unreported >= options.report_frames || last_report.elapsed() >= options.report_interval {
-            last_report = Instant::now();
-            let report = ActorReport {
-                actor: options.index,
-                frames: frames_unreported,
-                episode_returns: finished.clone(),
-                weight_version: summary.version,
-            };
+        if let Some(report) = envs.report_due(
+            options.index,
+            summary.version,
+            options.report_frames,
+            options.report_interval,
+        ) {
             // Without an answer the learner may be restarting: keep acting, report it all later.
-            if let Some(reply) = links.report(report, options, &tag)? {
-                frames_unreported = 0;
-                finished.clear();
+            let reply = links.learner.report(report)?;
+            envs.reported(reply.is_some());
+            if let Some(reply) = reply {
                 time_percentage = reply.time_percentage.clamp(0.0, 1.0);
                 if reply.stop {
+                    summary.frames = envs.frames;
                     return Ok(summary);
                 }
             }
@@ -378,48 +253,4 @@ fn records_in(batch: &InsertRequest) -> u64 {
 /// Whether a failed call was a refusal of the message itself (not a transport failure).
 fn is_refusal(e: &DistributedError) -> bool {
     matches!(e, DistributedError::Call { status, .. } if status.starts_with("InvalidArgument"))
-}
-
-/// Exponential backoff between retries of a failing peer, from 50 ms to 2 s, that logs the
-/// first failure of each outage only.
-struct Backoff {
-    delay: Duration,
-    next: Instant,
-    logged: bool,
-}
-
-impl Backoff {
-    fn new() -> Self {
-        Backoff {
-            delay: Duration::from_millis(50),
-            next: Instant::now(),
-            logged: false,
-        }
-    }
-
-    fn note(&mut self, tag: &str, e: &DistributedError) {
-        if !self.logged {
-            super::log(&format!("{tag}: {e}; retrying with backoff"));
-            self.logged = true;
-        }
-    }
-
-    fn wait(&mut self) {
-        std::thread::sleep(self.delay);
-        self.delay = (self.delay * 2).min(Duration::from_secs(2));
-    }
-
-    fn defer(&mut self) {
-        self.next = Instant::now() + self.delay;
-        self.delay = (self.delay * 2).min(Duration::from_secs(2));
-    }
-
-    fn due(&self) -> bool {
-        Instant::now() >= self.next
-    }
-
-    fn reset(&mut self) {
-        self.delay = Duration::from_millis(50);
-        self.logged = false;
-    }
 }

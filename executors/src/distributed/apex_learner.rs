@@ -7,14 +7,13 @@
 //! `update_interval` frames after `steps_before_update`, counted over all actors, so a run
 //! learns as the single-process agent with the same config does, however fast the machine.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agents::{transition_space, DqnConfig, DqnLearner, Learner, ReplaySample};
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, HostState, SavedState};
+use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
@@ -22,10 +21,11 @@ use super::access::Access;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::peers::{replay_client, serve_learner, ReplayClient};
+use super::learner_run::LearnerRun;
+use super::peers::{replay_client, ReplayClient};
 use super::proto::{PriorityUpdate, SampleRequest, ShardStats, StatsRequest, StopRequest};
 use super::wire::decode_value;
-use crate::single_threaded_worker::{solved, WorkerStats};
+use crate::single_threaded_worker::WorkerStats;
 
 /// How the learner runs.
 #[derive(Clone, Debug)]
@@ -110,8 +110,10 @@ pub struct DistributedStats {
     pub resumed_at_update: Option<u64>,
     /// Actors that reported.
     pub actors: usize,
-    /// Each shard's counters at the end.
+    /// Each shard's counters at the end (Ape-X).
     pub shards: Vec<ShardStats>,
+    /// Rollouts the learner refused as malformed (IMPALA).
+    pub rollouts_refused: u64,
 }
 
 impl DistributedStats {
@@ -125,6 +127,7 @@ impl DistributedStats {
             "mean_weight_lag_versions": self.mean_weight_lag,
             "priority_updates_dropped": self.priority_updates_dropped,
             "resumed_at_update": self.resumed_at_update,
+            "rollouts_refused": self.rollouts_refused,
             "shards": self.shards.iter().map(|s| json!({
                 "records": s.size,
                 "records_inserted": s.records_inserted,
@@ -145,53 +148,6 @@ struct Fetched {
     batch: Value,
     indices: Vec<u64>,
     latency: Duration,
-}
-
-/// The run's counters that ride in the learner's checkpoint.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct RunCounters {
-    frames: u64,
-    episode_returns: Vec<f64>,
-}
-
-impl HostState for RunCounters {
-    fn save_state(&self) -> rlgraph_core::Result<SavedState> {
-        Ok(SavedState {
-            tensors: BTreeMap::new(),
-            meta: json!({"frames": self.frames, "episode_returns": self.episode_returns}),
-        })
-    }
-
-    fn check_state(&self, state: &SavedState) -> rlgraph_core::Result<()> {
-        parse_counters(state).map(|_| ())
-    }
-
-    fn load_state(&mut self, state: SavedState) -> rlgraph_core::Result<()> {
-        *self = parse_counters(&state)?;
-        Ok(())
-    }
-}
-
-fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
-    let bad = |reason: &str| CoreError::Checkpoint {
-        path: "(distributed run counters)".into(),
-        reason: reason.into(),
-    };
-    let frames = state.meta["frames"].as_u64().ok_or_else(|| bad("no frame count"))?;
-    let episode_returns = state.meta["episode_returns"]
-        .as_array()
-        .ok_or_else(|| bad("no episode returns"))?
-        .iter()
-        .map(|r| {
-            r.as_f64()
-                .filter(|r| r.is_finite())
-                .ok_or_else(|| bad("a return is not a finite number"))
-        })
-        .collect::<rlgraph_core::Result<_>>()?;
-    Ok(RunCounters {
-        frames,
-        episode_returns,
-    })
 }
 
 /// Keeps `depth` batches fetched ahead from shard `shard`.
@@ -253,12 +209,19 @@ async fn prefetch(shard: usize, mut client: ReplayClient, batch_size: u32, recor
 /// Sends priority updates to one shard; a failed one is dropped (the records keep their old
 /// priorities), never retried into a shard that has moved on.
 async fn send_priorities(shard: usize, mut client: ReplayClient, mut rx: mpsc::Receiver<PriorityUpdate>) {
+    let mut failing = false;
     while let Some(update) = rx.recv().await {
-        if let Err(status) = client.update_priorities(update).await {
-            super::log(&format!(
-                "learner: shard {shard} took no priorities: {}",
-                status.message()
-            ));
+        match client.update_priorities(update).await {
+            Ok(_) => failing = false,
+            // Logged once per outage: a dead shard would otherwise log every update.
+            Err(status) if !failing => {
+                failing = true;
+                super::log(&format!(
+                    "learner: shard {shard} took no priorities: {}",
+                    status.message()
+                ));
+            }
+            Err(_) => {}
         }
     }
 }
@@ -298,39 +261,8 @@ pub fn run_apex_learner<B: Backend>(
     options: &LearnerOptions,
     mut progress: impl FnMut(&LearnerProgress),
 ) -> Result<DistributedStats, DistributedError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| DistributedError::Setup(format!("cannot start the learner's runtime: {e}")))?;
     let mut learner = DqnLearner::<B>::new(config, state_space, action_space, options.seed)?;
-    let mut run = RunCounters::default();
-    let mut resumed_at_update = None;
-    if let (true, Some(path)) = (options.resume, &options.checkpoint) {
-        if path.exists() {
-            learner.restore_checkpoint(path, vec![("distributed", &mut run)], &mut [])?;
-            resumed_at_update = Some(learner.updates());
-            super::log(&format!(
-                "learner: resumed from {} at {} frames",
-                path.display(),
-                run.frames
-            ));
-        }
-    }
-    let hub = LearnerHub::default();
-    hub.publish(&learner.publish()?);
-
-    let addr = cluster.address(Role::Learner, 0)?;
-    let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = {
-        let (hub, access) = (hub.clone(), access.clone());
-        runtime.spawn(async move {
-            serve_learner(hub, addr, &access, async {
-                let _ = server_stopped.await;
-            })
-            .await
-        })
-    };
+    let mut run = LearnerRun::start(&mut learner, LearnerHub::default(), cluster, access, options)?;
 
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)
@@ -341,72 +273,41 @@ pub fn run_apex_learner<B: Backend>(
     let mut priority_tx = Vec::new();
     let mut priority_tasks = Vec::new();
     {
-        let _inside = runtime.enter();
+        let _inside = run.runtime.enter();
         for i in 0..cluster.replay.len() {
             let shard_addr = cluster.address(Role::Replay, i)?;
             let client = replay_client(shard_addr, access)?;
             for _ in 0..options.prefetch_depth.max(1) {
-                runtime.spawn(prefetch(i, client.clone(), batch_size, records.clone(), tx.clone()));
+                run.runtime
+                    .spawn(prefetch(i, client.clone(), batch_size, records.clone(), tx.clone()));
             }
             let (ptx, prx) = mpsc::channel(64);
-            priority_tasks.push(runtime.spawn(send_priorities(i, client.clone(), prx)));
+            priority_tasks.push(run.runtime.spawn(send_priorities(i, client.clone(), prx)));
             priority_tx.push(ptx);
             shards.push((shard_addr, client));
         }
     }
     drop(tx);
 
-    let start = Instant::now();
     let (mut latency_sum, mut fetched_n) = (0.0, 0u64);
-    let (mut lag_sum, mut lag_n) = (0.0, 0u64);
-    let mut actors_seen = std::collections::BTreeSet::new();
-    let mut last_progress = Instant::now();
-    let mut last_checkpoint_updates = learner.updates();
-    let mut solved_at = None;
     let mut priorities_dropped = 0u64;
     let result: Result<(), DistributedError> = (|| loop {
-        let reports = hub.drain();
-        run.frames = run.frames.saturating_add(reports.frames);
-        run.episode_returns.extend(&reports.episode_returns);
-        let version = hub.version();
-        for (actor, v) in &reports.actor_versions {
-            actors_seen.insert(*actor);
-            lag_sum += version.saturating_sub(*v) as f64;
-            lag_n += 1;
-        }
-        let t = (run.frames as f64 / options.timesteps.max(1) as f64).min(1.0);
-        hub.set_time_percentage(t);
+        let Some(t) = run.tick(options, learner.updates(), rx.len(), &mut progress) else {
+            return Ok(());
+        };
         let budget = match options.max_frames_ahead {
             0 => u64::MAX,
             ahead => frames_for_next_update(config, learner.updates()).saturating_add(ahead),
         };
-        hub.set_frames(run.frames, budget);
-        if last_progress.elapsed() >= Duration::from_secs(1) {
-            last_progress = Instant::now();
-            let last10 = &run.episode_returns[run.episode_returns.len().saturating_sub(10)..];
-            progress(&LearnerProgress {
-                frames: run.frames,
-                updates: learner.updates(),
-                episodes: run.episode_returns.len() as u64,
-                mean_last_10: last10.iter().sum::<f64>() / last10.len().max(1) as f64,
-                elapsed: start.elapsed().as_secs_f64(),
-                weight_lag: if lag_n == 0 { 0.0 } else { lag_sum / lag_n as f64 },
-                queue_depth: rx.len(),
-            });
-        }
-        if solved(&run.episode_returns, options.target_return) {
-            solved_at = Some(run.frames);
-            return Ok(());
-        }
-        if run.frames >= options.timesteps {
-            return Ok(());
-        }
-        if learner.updates() >= updates_due(config, run.frames) {
+        run.hub.set_frames(run.counters.frames, budget);
+        if learner.updates() >= updates_due(config, run.counters.frames) {
             std::thread::sleep(Duration::from_millis(2));
             continue;
         }
         // The timer must be made inside the runtime.
-        let next = runtime.block_on(async { tokio::time::timeout(Duration::from_millis(50), rx.recv()).await });
+        let next = run
+            .runtime
+            .block_on(async { tokio::time::timeout(Duration::from_millis(50), rx.recv()).await });
         let fetched = match next {
             Ok(Some(f)) => f,
             Ok(None) => return Err(DistributedError::Setup("every shard's prefetcher ended".into())),
@@ -415,13 +316,6 @@ pub fn run_apex_learner<B: Backend>(
         latency_sum += fetched.latency.as_secs_f64() * 1e3;
         fetched_n += 1;
         let learned = learner.learn(&fetched.batch, t)?;
-        if !learned.loss.is_finite() {
-            return Err(CoreError::Diverged {
-                step: run.frames,
-                what: format!("the loss is {} at update {}", learned.loss, learner.updates()),
-            }
-            .into());
-        }
         if let Some(priorities) = learned.priorities {
             let update = PriorityUpdate {
                 indices: fetched.indices,
@@ -434,61 +328,43 @@ pub fn run_apex_learner<B: Backend>(
                 priorities_dropped += 1;
             }
         }
-        hub.publish(&learner.publish()?);
-        if let Some(path) = &options.checkpoint {
-            if options.checkpoint_every > 0 && learner.updates() >= last_checkpoint_updates + options.checkpoint_every {
-                last_checkpoint_updates = learner.updates();
-                learner.save_checkpoint(path, vec![("distributed", &run)], &[])?;
-            }
-        }
+        run.updated(&mut learner, learned.loss, options)?;
     })();
 
-    // Tell the actors, then the shards, that the run is over; keep answering a moment so
-    // every actor hears it.
-    hub.stop();
-    let runtime_s = start.elapsed().as_secs_f64();
-    // The priorities still queued reach their shards before the shards are asked for stats.
-    drop(priority_tx);
-    for task in priority_tasks {
-        let _ = runtime.block_on(async { tokio::time::timeout(access.deadline, task).await });
-    }
-    std::thread::sleep(options.stop_grace);
     let mut shard_stats = Vec::new();
-    for (shard_addr, client) in &mut shards {
-        match runtime.block_on(client.stats(StatsRequest {})) {
-            Ok(s) => shard_stats.push(s.into_inner()),
-            Err(status) => super::log(&format!(
-                "learner: no stats from shard {shard_addr}: {}",
-                status.message()
-            )),
+    let finished = run.finish(&mut learner, options, result, |runtime| {
+        // The priorities still queued reach their shards before the shards are asked for
+        // their stats (and told to stop).
+        drop(priority_tx);
+        for task in priority_tasks {
+            let _ = runtime.block_on(async { tokio::time::timeout(access.deadline, task).await });
         }
-        if options.stop_shards {
-            let _ = runtime.block_on(client.stop(StopRequest {}));
+        for (shard_addr, client) in &mut shards {
+            match runtime.block_on(client.stats(StatsRequest {})) {
+                Ok(s) => shard_stats.push(s.into_inner()),
+                Err(status) => super::log(&format!(
+                    "learner: no stats from shard {shard_addr}: {}",
+                    status.message()
+                )),
+            }
+            if options.stop_shards {
+                let _ = runtime.block_on(client.stop(StopRequest {}));
+            }
         }
-    }
-    let _ = stop_server.send(());
-    match runtime.block_on(server) {
-        Ok(Err(e)) => return Err(e),
-        Err(e) => return Err(DistributedError::Setup(format!("the learner's server failed: {e}"))),
-        Ok(Ok(())) => {}
-    }
-    result?;
-    if let Some(path) = &options.checkpoint {
-        learner.save_checkpoint(path, vec![("distributed", &run)], &[])?;
-    }
-    let updates = learner.updates();
+    })?;
     Ok(DistributedStats {
-        worker: WorkerStats::from_returns(run.frames, run.episode_returns, updates, runtime_s, solved_at),
-        updates_per_second: updates as f64 / runtime_s.max(1e-9),
+        worker: finished.worker,
+        updates_per_second: finished.updates_per_second,
         mean_sample_latency_ms: if fetched_n == 0 {
             0.0
         } else {
             latency_sum / fetched_n as f64
         },
-        mean_weight_lag: if lag_n == 0 { 0.0 } else { lag_sum / lag_n as f64 },
+        mean_weight_lag: finished.weight_lag,
         priority_updates_dropped: priorities_dropped,
-        resumed_at_update,
-        actors: actors_seen.len(),
+        resumed_at_update: finished.resumed_at_update,
+        actors: finished.actors,
         shards: shard_stats,
+        rollouts_refused: 0,
     })
 }

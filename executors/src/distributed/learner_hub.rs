@@ -1,16 +1,27 @@
 //! The learner's face to actors: the latest weight snapshot out, actors' progress in. The
 //! learning thread publishes into it and drains it; the gRPC service reads and fills it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agents::WeightSnapshot;
+use rlgraph_core::spaces::{Space, Value};
 use tonic::{Request, Response, Status};
 
 use super::proto::learner_server;
-use super::proto::{ActorReport, Nest, ReportReply, WeightsReply, WeightsRequest};
-use super::wire::encode_weights;
+use super::proto::{ActorReport, Nest, ReportReply, RolloutReply, RolloutRequest, WeightsReply, WeightsRequest};
+use super::wire::{decode_value, encode_weights};
+
+/// IMPALA's bounded queue of rollouts at the learner.
+#[derive(Debug)]
+struct Inbox {
+    /// The space of one rollout.
+    space: Space,
+    queue: VecDeque<Value>,
+    capacity: usize,
+    refused: u64,
+}
 
 /// What actors reported and the learner has not taken yet.
 #[derive(Debug, Default)]
@@ -34,6 +45,8 @@ struct Shared {
     frames_total: u64,
     /// Frames the learner lets the actors step before they pause (`u64::MAX`: no limit).
     frame_budget: u64,
+    /// IMPALA's rollouts (`None` for Ape-X, whose records go to the shards).
+    inbox: Option<Inbox>,
 }
 
 impl Default for Shared {
@@ -44,6 +57,7 @@ impl Default for Shared {
             time_percentage: 0.0,
             frames_total: 0,
             frame_budget: u64::MAX,
+            inbox: None,
         }
     }
 }
@@ -59,6 +73,33 @@ pub struct LearnerHub {
 }
 
 impl LearnerHub {
+    /// A hub that queues up to `capacity` rollouts of `rollout_space` (IMPALA's learner).
+    pub fn with_rollouts(rollout_space: &Space, capacity: usize) -> Self {
+        let hub = LearnerHub::default();
+        hub.lock().inbox = Some(Inbox {
+            space: rollout_space.clone(),
+            queue: VecDeque::new(),
+            capacity: capacity.max(1),
+            refused: 0,
+        });
+        hub
+    }
+
+    /// Takes `n` queued rollouts, oldest first, if that many are queued.
+    pub fn take_rollouts(&self, n: usize) -> Option<Vec<Value>> {
+        let mut shared = self.lock();
+        let inbox = shared.inbox.as_mut()?;
+        (inbox.queue.len() >= n).then(|| inbox.queue.drain(..n).collect())
+    }
+
+    /// Rollouts queued, and rollouts refused as malformed so far.
+    pub fn rollout_counts(&self) -> (usize, u64) {
+        self.lock()
+            .inbox
+            .as_ref()
+            .map_or((0, 0), |i| (i.queue.len(), i.refused))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Shared> {
         // A panic elsewhere while holding the lock leaves plain counters behind; they are
         // still usable.
@@ -149,5 +190,42 @@ impl learner_server::Learner for LearnerHub {
             learner_version: shared.snapshot.as_ref().map_or(0, |s| s.0),
             pause: shared.frames_total >= shared.frame_budget,
         }))
+    }
+
+    async fn push_rollout(&self, request: Request<RolloutRequest>) -> Result<Response<RolloutReply>, Status> {
+        let request = request.into_inner();
+        let mut shared = self.lock();
+        let Some(inbox) = shared.inbox.as_mut() else {
+            return Err(Status::failed_precondition(
+                "this learner takes no rollouts: Ape-X actors send records to the replay shards",
+            ));
+        };
+        if inbox.queue.len() >= inbox.capacity {
+            return Err(Status::resource_exhausted(
+                "the learner's rollout queue is full; send it again later",
+            ));
+        }
+        let decoded = request
+            .rollout
+            .as_ref()
+            .ok_or_else(|| Status::invalid_argument("a rollout request carries no rollout"))
+            .and_then(|nest| decode_value(nest, &inbox.space).map_err(Status::from));
+        match decoded {
+            Ok(rollout) => {
+                inbox.queue.push_back(rollout);
+                Ok(Response::new(RolloutReply {
+                    queue_depth: inbox.queue.len() as u64,
+                }))
+            }
+            Err(status) => {
+                inbox.refused += 1;
+                super::log(&format!(
+                    "learner: refused a rollout of actor {}: {}",
+                    request.actor,
+                    status.message()
+                ));
+                Err(status)
+            }
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Ape-X across processes and machines over gRPC (`tonic`, `prost`): actors, replay shards
+//! Ape-X and IMPALA across processes and machines over gRPC (`tonic`, `prost`): actors, replay shards
 //! and a learner, each a role that one `rlgraph serve` process runs.
 //!
 //! ```text
@@ -13,12 +13,17 @@
 //! given a token, which then guards every call; message sizes are capped.
 
 pub mod access;
+mod actor_env;
 mod apex_actor;
 mod apex_learner;
 mod apex_spec;
 pub mod cluster;
 mod error;
+mod impala_actor;
+mod impala_learner;
 pub mod learner_hub;
+mod learner_link;
+mod learner_run;
 pub mod peers;
 pub mod replay_shard;
 pub mod wire;
@@ -29,6 +34,8 @@ pub use apex_learner::{run_apex_learner, DistributedStats, LearnerOptions, Learn
 pub use apex_spec::ApexSpec;
 pub use cluster::{ClusterSpec, Role};
 pub use error::DistributedError;
+pub use impala_actor::run_impala_actor;
+pub use impala_learner::run_impala_learner;
 
 /// Writes one line to standard error; a closed stderr is ignored rather than a panic.
 pub(crate) fn log(line: &str) {

@@ -63,7 +63,24 @@ pub async fn serve_replay(
 ) -> Result<(), DistributedError> {
     let listener = bind(addr, access).await?;
     let stop = shard.stop_signal();
-    let service = replay_server::ReplayServer::new(shard)
+    let shard = std::sync::Arc::new(shard);
+    let saver = shard.checkpoints().map(|(path, every)| {
+        let (shard, path) = (shard.clone(), path.to_path_buf());
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                let (shard, path) = (shard.clone(), path.clone());
+                // Saving locks the memory and writes a file: off the runtime's threads.
+                let saved = tokio::task::spawn_blocking(move || shard.save(&path)).await;
+                if let Ok(Err(e)) = saved {
+                    super::log(&format!("replay shard: cannot save its memory: {e}"));
+                }
+            }
+        })
+    });
+    let service = replay_server::ReplayServer::from_arc(shard.clone())
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
     let signal = async move {
@@ -72,11 +89,19 @@ pub async fn serve_replay(
             _ = stop.notified() => {}
         }
     };
-    Server::builder()
+    let served = Server::builder()
         .add_service(InterceptedService::new(service, access.gate()))
         .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), signal)
         .await
-        .map_err(|e| DistributedError::Setup(format!("replay shard on {addr}: {e}")))
+        .map_err(|e| DistributedError::Setup(format!("replay shard on {addr}: {e}")));
+    if let Some(saver) = saver {
+        saver.abort();
+    }
+    // A shard that is stopped keeps what it held at the end.
+    if let Some((path, _)) = shard.checkpoints() {
+        shard.save(path)?;
+    }
+    served
 }
 
 /// Serves the learner's `hub` on `addr` until `shutdown` completes.

@@ -3,8 +3,10 @@
 //! Every message is checked against the record space before anything is stored, so a bad
 //! one is refused by name and nothing held is lost.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agents::Replay;
 use rand::SeedableRng;
@@ -13,6 +15,7 @@ use rlgraph_core::spaces::Space;
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
+use super::error::DistributedError;
 use super::proto::replay_server;
 use super::proto::{
     Ack, InsertReply, InsertRequest, PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest,
@@ -40,6 +43,8 @@ pub struct ReplayShard {
     stale: AtomicU64,
     stop: Arc<Notify>,
     name: String,
+    /// Where and how often the memory is saved.
+    checkpoint: Option<(PathBuf, Duration)>,
 }
 
 impl ReplayShard {
@@ -62,7 +67,50 @@ impl ReplayShard {
             stale: AtomicU64::new(0),
             stop: Arc::new(Notify::new()),
             name: name.to_string(),
+            checkpoint: None,
         }
+    }
+
+    /// Saves the memory to `path` every `every` while serving, and when stopped; a shard
+    /// restarted with [`ReplayShard::restore`] comes back with what it held at the last save.
+    pub fn with_checkpoints(mut self, path: impl Into<PathBuf>, every: Duration) -> Self {
+        self.checkpoint = Some((path.into(), every));
+        self
+    }
+
+    /// Where and how often the shard saves its memory, if it does.
+    pub fn checkpoints(&self) -> Option<(&Path, Duration)> {
+        self.checkpoint.as_ref().map(|(p, d)| (p.as_path(), *d))
+    }
+
+    /// Loads the memory saved at `path`; `false` (and an empty memory) when there is no file
+    /// there. A damaged file is an error and leaves the memory as it was.
+    pub fn restore(&mut self, path: &Path) -> Result<bool, DistributedError> {
+        if !path.exists() {
+            return Ok(false);
+        }
+        let held = self
+            .held
+            .get_mut()
+            .map_err(|_| DistributedError::Setup("the replay memory's lock was poisoned".into()))?;
+        rlgraph_core::checkpoint::restore_host_states(path, &mut [("memory", held.replay.state_mut())])?;
+        Ok(true)
+    }
+
+    /// Saves the memory to `path` (atomically: a shard killed while saving keeps its last
+    /// good file).
+    pub fn save(&self, path: &Path) -> Result<(), DistributedError> {
+        let held = self
+            .held
+            .lock()
+            .map_err(|_| DistributedError::Setup("the replay memory's lock was poisoned".into()))?;
+        rlgraph_core::checkpoint::save_host_states(path, &[("memory", held.replay.state())])?;
+        Ok(())
+    }
+
+    /// The records held.
+    pub fn size(&self) -> usize {
+        self.held.lock().map_or(0, |h| h.replay.size())
     }
 
     /// Notified when a peer asks the shard to stop.

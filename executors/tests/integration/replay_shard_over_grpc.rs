@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use agents::{transition_space, transitions_batch, Transition};
 use executors::distributed::peers::{replay_client, serve_replay, ReplayClient};
-use executors::distributed::proto::{InsertRequest, PriorityUpdate, SampleRequest, StatsRequest};
+use executors::distributed::proto::{InsertRequest, PriorityUpdate, SampleRequest, StatsRequest, StopRequest};
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::wire::encode_value;
-use executors::distributed::Access;
+use executors::distributed::{Access, DistributedError};
 use rlgraph_core::spaces::{Array, IntBox, Space, Value};
 use rlgraph_memories::PrioritizedReplay;
 use tokio::runtime::Runtime;
@@ -33,9 +33,29 @@ fn records(n: usize) -> Value {
     transitions_batch(&transitions).unwrap()
 }
 
-/// A shard of capacity 100 with generation 7 on a free loopback port, and a client of it
-/// that sends with `client_access`.
+/// A shard of capacity 100 with generation 7.
+fn new_shard() -> ReplayShard {
+    let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
+    let memory = PrioritizedReplay::new("prioritized-replay", &space, 100, 0.6, 0.4).unwrap();
+    ReplayShard::new("test shard", Box::new(memory), &space, 0, 7)
+}
+
+/// A new shard on a free loopback port, and a client of it that sends with `client_access`.
 fn shard(server_access: Access, client_access: &Access) -> (Runtime, ReplayClient) {
+    let (runtime, client, _) = serve(new_shard(), server_access, client_access);
+    (runtime, client)
+}
+
+/// Serves `shard` on a free loopback port; a client of it, and the server's task.
+fn serve(
+    shard: ReplayShard,
+    server_access: Access,
+    client_access: &Access,
+) -> (
+    Runtime,
+    ReplayClient,
+    tokio::task::JoinHandle<Result<(), DistributedError>>,
+) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -45,10 +65,7 @@ fn shard(server_access: Access, client_access: &Access) -> (Runtime, ReplayClien
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
-    let memory = PrioritizedReplay::new("prioritized-replay", &space, 100, 0.6, 0.4).unwrap();
-    let shard = ReplayShard::new("test shard", Box::new(memory), &space, 0, 7);
-    runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
+    let server = runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
     let client = {
         let _inside = runtime.enter();
         replay_client(addr, client_access).unwrap()
@@ -60,7 +77,7 @@ fn shard(server_access: Access, client_access: &Access) -> (Runtime, ReplayClien
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    (runtime, client)
+    (runtime, client, server)
 }
 
 fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
@@ -215,4 +232,56 @@ fn a_shard_with_a_token_refuses_calls_without_it() {
             false => assert_eq!(result.unwrap_err().code(), tonic::Code::Unauthenticated),
         }
     }
+}
+
+#[test]
+fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-shard-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("replay-0.safetensors");
+    let _ = std::fs::remove_file(&path);
+    let hour = Duration::from_secs(3600);
+
+    // The first incarnation saves when it is stopped.
+    let first = new_shard().with_checkpoints(&path, hour);
+    let (rt, mut c, server) = serve(first, Access::default(), &Access::default());
+    rt.block_on(c.insert(insert(3, vec![1.0, 2.0, 3.0]))).unwrap();
+    rt.block_on(c.stop(StopRequest {})).unwrap();
+    rt.block_on(server).unwrap().unwrap();
+    assert!(path.exists());
+
+    // A shard with nothing saved starts empty; the second incarnation holds the 3 records.
+    let mut empty = new_shard();
+    assert!(!empty.restore(&dir.join("none.safetensors")).unwrap());
+    let mut second = new_shard();
+    assert!(second.restore(&path).unwrap());
+    assert_eq!(second.size(), 3);
+    let (rt, mut c, _) = serve(second, Access::default(), &Access::default());
+    let s = rt
+        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .unwrap()
+        .into_inner();
+    let states = s
+        .records
+        .unwrap()
+        .leaves
+        .into_iter()
+        .find(|t| t.key == "/states")
+        .unwrap();
+    // Each sampled state is one of the records inserted: 4 equal floats 0, 1 or 2.
+    for row in states.data.chunks(16) {
+        let x = f32::from_le_bytes(row[..4].try_into().unwrap());
+        assert!([0.0, 1.0, 2.0].contains(&x), "{x}");
+        assert!(row.chunks(4).all(|b| f32::from_le_bytes(b.try_into().unwrap()) == x));
+    }
+
+    // A damaged file is refused, and the shard stays as it was.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let mut third = new_shard();
+    assert!(third.restore(&path).is_err());
+    assert_eq!(third.size(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

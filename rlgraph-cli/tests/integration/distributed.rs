@@ -113,51 +113,70 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-#[test]
-fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_still_learns() {
-    let dir = std::env::temp_dir().join(format!("rlgraph-kill-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cluster = dir.join("cluster.json");
-    let (learner_port, shard_port) = (free_port(), free_port());
-    std::fs::write(
-        &cluster,
-        format!(
-            r#"{{"learner": ["127.0.0.1:{learner_port}"], "replay": ["127.0.0.1:{shard_port}"], "actor": ["a", "b"]}}"#
-        ),
-    )
-    .unwrap();
-    let serve = |role: &str, index: usize, extra: &[&str]| {
+/// A cluster of one learner, `shards` replay shards and two actors on free loopback ports,
+/// whose roles a test starts and kills one by one with `rlgraph serve`.
+struct Cluster {
+    dir: std::path::PathBuf,
+    spec: std::path::PathBuf,
+    seed: u64,
+}
+
+impl Cluster {
+    fn new(name: &str, shards: usize, seed: u64) -> Self {
+        let dir = std::env::temp_dir().join(format!("rlgraph-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = dir.join("cluster.json");
+        let replay: Vec<String> = (0..shards).map(|_| format!("\"127.0.0.1:{}\"", free_port())).collect();
+        std::fs::write(
+            &spec,
+            format!(
+                r#"{{"learner": ["127.0.0.1:{}"], "replay": [{}], "actor": ["a", "b"]}}"#,
+                free_port(),
+                replay.join(", ")
+            ),
+        )
+        .unwrap();
+        Cluster { dir, spec, seed }
+    }
+
+    /// Starts `rlgraph serve` as `role` number `index`, with `extra` options.
+    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Child {
         Command::new(RLGRAPH)
             .current_dir(ROOT)
-            .args([
-                "serve",
-                "configs/apex-cartpole.json",
-                "--env",
-                "CartPole-v1",
-                "--seed",
-                "2",
-            ])
-            .args(["--timesteps", "8000", "--role", role, "--index", &index.to_string()])
+            .args(["serve", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
+            .args(["--seed", &self.seed.to_string(), "--timesteps", "8000"])
+            .args(["--role", role, "--index", &index.to_string()])
             .arg("--cluster")
-            .arg(&cluster)
+            .arg(&self.spec)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap()
-    };
-    let out = dir.join("out");
-    let mut reaper = Reaper(vec![serve("replay", 0, &[])]);
-    let learner = serve("learner", 0, &["--out", out.to_str().unwrap()]);
-    reaper.0.push(serve("actor", 1, &[]));
-    let mut victim = serve("actor", 0, &[]);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_still_learns() {
+    let cluster = Cluster::new("actor-kill", 1, 2);
+    let out = cluster.dir.join("out");
+    let mut reaper = Reaper(vec![cluster.serve("replay", 0, &[])]);
+    let learner = cluster.serve("learner", 0, &["--out", out.to_str().unwrap()]);
+    reaper.0.push(cluster.serve("actor", 1, &[]));
+    let mut victim = cluster.serve("actor", 0, &[]);
     // Let the run get going, then kill actor 0 without warning.
     std::thread::sleep(Duration::from_secs(4));
     victim.kill().unwrap();
     victim.wait().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let restarted = serve("actor", 0, &[]);
+    let restarted = cluster.serve("actor", 0, &[]);
 
     let (ok, summary) = finish(learner, Duration::from_secs(300));
     assert!(ok, "{summary}");
@@ -172,52 +191,47 @@ fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_sti
     );
     assert!(actor["records_sent"].as_u64().unwrap() > 0, "{actor}");
     drop(reaper);
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_replay_shard_killed_leaves_the_run_learning_from_the_other() {
+    let cluster = Cluster::new("shard-kill", 2, 4);
+    let out = cluster.dir.join("out");
+    let mut victim = cluster.serve("replay", 1, &[]);
+    let reaper = Reaper(vec![
+        cluster.serve("replay", 0, &[]),
+        cluster.serve("actor", 0, &[]),
+        cluster.serve("actor", 1, &[]),
+    ]);
+    let learner = cluster.serve("learner", 0, &["--out", out.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_secs(4));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+
+    let (ok, summary) = finish(learner, Duration::from_secs(300));
+    assert!(ok, "{summary}");
+    let summary: Json = serde_json::from_str(&summary).unwrap();
+    assert_learned(&out, &summary);
+    // Only the shard still alive answered the learner's last call.
+    assert_eq!(
+        summary["distributed"]["shards"].as_array().unwrap().len(),
+        1,
+        "{summary}"
+    );
+    drop(reaper);
 }
 
 #[test]
 fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_learns() {
-    let dir = std::env::temp_dir().join(format!("rlgraph-learner-kill-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cluster = dir.join("cluster.json");
-    let (learner_port, shard_port) = (free_port(), free_port());
-    std::fs::write(
-        &cluster,
-        format!(
-            r#"{{"learner": ["127.0.0.1:{learner_port}"], "replay": ["127.0.0.1:{shard_port}"], "actor": ["a", "b"]}}"#
-        ),
-    )
-    .unwrap();
-    let out = dir.join("out");
+    let cluster = Cluster::new("learner-kill", 1, 3);
+    let out = cluster.dir.join("out");
     let out_arg = out.to_str().unwrap();
-    let serve = |role: &str, index: usize, extra: &[&str]| {
-        Command::new(RLGRAPH)
-            .current_dir(ROOT)
-            .args([
-                "serve",
-                "configs/apex-cartpole.json",
-                "--env",
-                "CartPole-v1",
-                "--seed",
-                "3",
-            ])
-            .args(["--timesteps", "8000", "--role", role, "--index", &index.to_string()])
-            .arg("--cluster")
-            .arg(&cluster)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let learner_args = ["--out", out_arg, "--checkpoint-every", "50"];
     let mut reaper = Reaper(vec![
-        serve("replay", 0, &[]),
-        serve("actor", 0, &[]),
-        serve("actor", 1, &[]),
+        cluster.serve("replay", 0, &[]),
+        cluster.serve("actor", 0, &[]),
+        cluster.serve("actor", 1, &[]),
     ]);
-    let mut learner = serve("learner", 0, &learner_args);
+    let mut learner = cluster.serve("learner", 0, &["--out", out_arg, "--checkpoint-every", "50"]);
     // Kill the learner once it has saved a checkpoint and gone on a little.
     let checkpoint = out.join("checkpoint.safetensors");
     let start = Instant::now();
@@ -228,7 +242,7 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     std::thread::sleep(Duration::from_secs(1));
     learner.kill().unwrap();
     learner.wait().unwrap();
-    let restarted = serve(
+    let restarted = cluster.serve(
         "learner",
         0,
         &["--resume", out_arg, "--out", out_arg, "--checkpoint-every", "50"],
@@ -247,5 +261,35 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
         assert!(ok, "{out}");
     }
     drop(reaper);
+}
+
+#[test]
+fn impala_with_two_actor_processes_learns_the_grid_world() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-impala-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let child = Command::new(RLGRAPH)
+        .current_dir(ROOT)
+        .args(["launch", "configs/impala-gridworld-2x2.json", "--env", "GridWorld-2x2"])
+        .args(["--actors", "2", "--timesteps", "6000", "--seed", "0"])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (ok, out) = finish(child, Duration::from_secs(300));
+    assert!(ok, "{out}");
+    let summary: Json = serde_json::from_str(&out).unwrap();
+    // RLgraph's threshold for IMPALA on the 2x2 grid world, as the single-process test.
+    assert!(summary["mean_episode_reward"].as_f64().unwrap() > -0.1, "{summary}");
+    // Each update takes 4 rollouts of 8 steps: about one per 32 frames (the frames of the
+    // rollouts still queued or partial at the end are counted but not learned from).
+    let updates = summary["updates"].as_u64().unwrap();
+    assert!((150..=200).contains(&updates), "{summary}");
+    assert_eq!(summary["distributed"]["actors"], 2, "{summary}");
+    assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
+    for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
+        assert_eq!(exit, "exit status: 0", "{name}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

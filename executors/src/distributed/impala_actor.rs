@@ -1,0 +1,123 @@
+//! An IMPALA actor: steps its own environments with a local acting graph that samples
+//! actions and returns their behaviour log-likelihoods, cuts fixed-length rollouts, and
+//! streams each to the learner tagged with the weight version that acted. It takes the
+//! learner's newest weights before every rollout (as IMPALA's actors do) and waits while the
+//! learner's queue is full: that is how the learner pushes back.
+
+use std::collections::VecDeque;
+
+use agents::{impala_actor, Actor, ImpalaConfig, RolloutAdder};
+use rlgraph_core::spaces::Value;
+use rlgraph_core::Backend;
+
+use super::access::Access;
+use super::actor_env::ActorEnvs;
+use super::cluster::ClusterSpec;
+use super::error::DistributedError;
+use super::learner_link::{LearnerLink, Pushed};
+use super::proto::RolloutRequest;
+use super::wire::encode_value;
+use super::{ActorOptions, ActorSummary};
+
+/// Runs actor `options.index` of an IMPALA run described by `config` until the learner ends
+/// the run (or stays silent for `options.give_up`).
+pub fn run_impala_actor<B: Backend>(
+    config: &ImpalaConfig,
+    cluster: &ClusterSpec,
+    access: &Access,
+    options: &ActorOptions,
+) -> Result<ActorSummary, DistributedError> {
+    let mut envs = ActorEnvs::new(&options.env, options.num_envs, options.seed, options.index)?;
+    let (s, a) = envs.spaces.clone();
+    let mut actor = impala_actor::<B>(config, &s, &a, envs.seed)?;
+    let mut adder = RolloutAdder::new(config.rollout_length, &s, &a)?;
+    let mut link = LearnerLink::new(cluster, access, options.index, options.give_up)?;
+    let tag = link.tag.clone();
+
+    let mut summary = ActorSummary::default();
+    let snapshot = link.first_weights(options.index)?;
+    actor.load(&snapshot)?;
+    (summary.first_version, summary.version, summary.weight_loads) = (snapshot.version, snapshot.version, 1);
+
+    let mut outbox: VecDeque<RolloutRequest> = VecDeque::new();
+    let mut time_percentage = 0.0;
+    loop {
+        let acted = actor.act(envs.states(), true, time_percentage)?;
+        let log_probs = match acted.extras.get("behaviour_log_probs") {
+            Some(Value::Float32(l)) => l.data().to_vec(),
+            other => {
+                return Err(DistributedError::Setup(format!(
+                    "{tag}: the actor's graph gave no behaviour log-likelihoods ({other:?})"
+                )))
+            }
+        };
+        let mut finished_rollout = false;
+        for (i, (t, log_prob)) in envs.step(acted.actions)?.into_iter().zip(log_probs).enumerate() {
+            if let Some(rollout) = adder.push(i, t, f64::from(log_prob))? {
+                outbox.push_back(RolloutRequest {
+                    actor: options.index,
+                    weight_version: summary.version,
+                    rollout: Some(encode_value(&rollout)?),
+                });
+                finished_rollout = true;
+            }
+        }
+        while outbox.len() > options.outbox_limit {
+            outbox.pop_front();
+            summary.records_dropped += 1;
+        }
+        // Send what is finished; while the queue is full, wait (and keep reporting).
+        while let Some(request) = outbox.front() {
+            match link.push_rollout(request.clone()) {
+                Ok(Pushed::Taken) => {
+                    outbox.pop_front();
+                    summary.records_sent += 1;
+                }
+                Ok(Pushed::QueueFull) => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    if let Some(report) = envs.report_due(options.index, summary.version, 0, options.report_interval) {
+                        let reply = link.report(report)?;
+                        envs.reported(reply.is_some());
+                        if reply.is_some_and(|r| r.stop) {
+                            summary.frames = envs.frames;
+                            return Ok(summary);
+                        }
+                    }
+                }
+                Ok(Pushed::Unanswered) => break,
+                Err(e) => {
+                    super::log(&format!("{tag}: dropped a rollout: {e}"));
+                    outbox.pop_front();
+                    summary.records_dropped += 1;
+                }
+            }
+        }
+        if finished_rollout {
+            match link.weights(summary.version, options.index) {
+                Ok(Some(snapshot)) => {
+                    actor.load(&snapshot)?;
+                    summary.version = snapshot.version;
+                    summary.weight_loads += 1;
+                }
+                Ok(None) => {}
+                Err(e) => super::log(&format!("{tag}: keeps its weights: {e}")),
+            }
+        }
+        if let Some(report) = envs.report_due(
+            options.index,
+            summary.version,
+            options.report_frames,
+            options.report_interval,
+        ) {
+            let reply = link.report(report)?;
+            envs.reported(reply.is_some());
+            if let Some(reply) = reply {
+                time_percentage = reply.time_percentage.clamp(0.0, 1.0);
+                if reply.stop {
+                    summary.frames = envs.frames;
+                    return Ok(summary);
+                }
+            }
+        }
+    }
+}

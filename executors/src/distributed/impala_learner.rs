@@ -1,0 +1,61 @@
+//! The IMPALA learner: actors push rollouts into a bounded queue at the learner (a full
+//! queue refuses them, so actors wait); the learner takes `batch_size` rollouts at a time,
+//! learns on them time-major with V-trace, and publishes a new version after every update.
+
+use std::time::Duration;
+
+use agents::{stack, ImpalaConfig, ImpalaLearner, Learner, RolloutAdder};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::Backend;
+
+use super::access::Access;
+use super::cluster::ClusterSpec;
+use super::error::DistributedError;
+use super::learner_hub::LearnerHub;
+use super::learner_run::LearnerRun;
+use super::{DistributedStats, LearnerOptions, LearnerProgress};
+
+/// Runs the learner of an IMPALA run for environments with these spaces, until the run's
+/// frames are done or the target return is reached; the run's statistics.
+pub fn run_impala_learner<B: Backend>(
+    config: &ImpalaConfig,
+    state_space: &Space,
+    action_space: &Space,
+    cluster: &ClusterSpec,
+    access: &Access,
+    options: &LearnerOptions,
+    mut progress: impl FnMut(&LearnerProgress),
+) -> Result<DistributedStats, DistributedError> {
+    let mut learner = ImpalaLearner::<B>::new(config, state_space, action_space, options.seed)?;
+    let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space)?
+        .record_space()
+        .clone();
+    let hub = LearnerHub::with_rollouts(&rollout_space, config.queue_capacity);
+    let mut run = LearnerRun::start(&mut learner, hub, cluster, access, options)?;
+    let batch_size = config.update.batch_size.max(1);
+    let result: Result<(), DistributedError> = (|| loop {
+        let (queued, _) = run.hub.rollout_counts();
+        let Some(t) = run.tick(options, learner.updates(), queued, &mut progress) else {
+            return Ok(());
+        };
+        let Some(rollouts) = run.hub.take_rollouts(batch_size) else {
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        };
+        let learned = learner.learn(&stack(&rollouts)?, t)?;
+        run.updated(&mut learner, learned.loss, options)?;
+    })();
+    let refused = run.hub.rollout_counts().1;
+    let finished = run.finish(&mut learner, options, result, |_| {})?;
+    Ok(DistributedStats {
+        worker: finished.worker,
+        updates_per_second: finished.updates_per_second,
+        mean_sample_latency_ms: 0.0,
+        mean_weight_lag: finished.weight_lag,
+        priority_updates_dropped: 0,
+        resumed_at_update: finished.resumed_at_update,
+        actors: finished.actors,
+        shards: vec![],
+        rollouts_refused: refused,
+    })
+}

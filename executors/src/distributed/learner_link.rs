@@ -1,0 +1,222 @@
+//! An actor's line to the learner: weights by version, progress reports (which pause the
+//! actor while it is ahead of the learner), and IMPALA's rollouts, each call with a deadline,
+//! retried with backoff while the learner is away, until it has been silent for `give_up`.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use agents::WeightSnapshot;
+
+use super::access::Access;
+use super::cluster::{ClusterSpec, Role};
+use super::error::DistributedError;
+use super::peers::{call_failed, learner_client, LearnerClient};
+use super::proto::{ActorReport, ReportReply, RolloutRequest, WeightsRequest};
+use super::wire::decode_weights;
+
+/// The actor's client of the learner and the runtime its calls run on.
+pub(crate) struct LearnerLink {
+    pub(crate) runtime: tokio::runtime::Runtime,
+    addr: SocketAddr,
+    client: LearnerClient,
+    /// When the learner last answered.
+    last_answer: Instant,
+    give_up: Duration,
+    /// The actor's name in messages (`actor 3`).
+    pub(crate) tag: String,
+}
+
+/// What became of a rollout sent to the learner.
+pub(crate) enum Pushed {
+    /// Queued.
+    Taken,
+    /// The learner's queue is full: send it again later.
+    QueueFull,
+    /// The learner did not answer.
+    Unanswered,
+}
+
+impl LearnerLink {
+    /// A link to the cluster's learner for actor `index`.
+    pub(crate) fn new(
+        cluster: &ClusterSpec,
+        access: &Access,
+        index: u32,
+        give_up: Duration,
+    ) -> Result<Self, DistributedError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| DistributedError::Setup(format!("cannot start the actor's runtime: {e}")))?;
+        let addr = cluster.address(Role::Learner, 0)?;
+        let client = {
+            let _inside = runtime.enter();
+            learner_client(addr, access)?
+        };
+        Ok(LearnerLink {
+            runtime,
+            addr,
+            client,
+            last_answer: Instant::now(),
+            give_up,
+            tag: format!("actor {index}"),
+        })
+    }
+
+    /// An error once the learner has been silent for `give_up`.
+    fn check_silence(&self) -> Result<(), DistributedError> {
+        if self.last_answer.elapsed() > self.give_up {
+            return Err(DistributedError::Setup(format!(
+                "{}: the learner at {} has not answered for {:?}; giving up",
+                self.tag, self.addr, self.give_up
+            )));
+        }
+        Ok(())
+    }
+
+    /// The learner's weights if their version is not `have` (a learner resumed from a
+    /// checkpoint may publish an older version than an actor holds: its weights win).
+    pub(crate) fn weights(&mut self, have: u64, actor: u32) -> Result<Option<WeightSnapshot>, DistributedError> {
+        let request = WeightsRequest {
+            have_version: have,
+            actor,
+        };
+        let reply = self
+            .runtime
+            .block_on(self.client.get_weights(request))
+            .map_err(|s| call_failed(self.addr, "GetWeights", s))?
+            .into_inner();
+        self.last_answer = Instant::now();
+        match reply.weights {
+            Some(nest) if reply.version != have => Ok(Some(WeightSnapshot {
+                version: reply.version,
+                weights: decode_weights(&nest)?,
+            })),
+            _ => Ok(None),
+        }
+    }
+
+    /// The learner's current weights, waited for with backoff: without them an actor would
+    /// send experience of a random policy labelled as nobody's.
+    pub(crate) fn first_weights(&mut self, actor: u32) -> Result<WeightSnapshot, DistributedError> {
+        let mut backoff = Backoff::new();
+        loop {
+            match self.weights(0, actor) {
+                Ok(Some(snapshot)) => return Ok(snapshot),
+                Ok(None) => {}
+                Err(e) => backoff.note(&self.tag, &e),
+            }
+            self.check_silence()?;
+            backoff.wait();
+        }
+    }
+
+    /// Reports to the learner; while the learner says to pause, waits and reports again (with
+    /// nothing new). `None` when the learner did not answer; an error once it has been
+    /// silent for `give_up`.
+    pub(crate) fn report(&mut self, mut report: ActorReport) -> Result<Option<ReportReply>, DistributedError> {
+        let mut counted = false;
+        loop {
+            match self.runtime.block_on(self.client.report(report.clone())) {
+                Ok(reply) => {
+                    self.last_answer = Instant::now();
+                    let reply = reply.into_inner();
+                    if reply.stop || !reply.pause {
+                        return Ok(Some(reply));
+                    }
+                    // Counted once: what follows while paused adds nothing.
+                    counted = true;
+                    report.frames = 0;
+                    report.episode_returns.clear();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(status) => {
+                    super::log(&format!("{}: {}", self.tag, call_failed(self.addr, "Report", status)));
+                    self.check_silence()?;
+                    if !counted {
+                        return Ok(None);
+                    }
+                    // Paused and already counted: wait for the learner to come back.
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    /// Sends one IMPALA rollout.
+    pub(crate) fn push_rollout(&mut self, request: RolloutRequest) -> Result<Pushed, DistributedError> {
+        match self.runtime.block_on(self.client.push_rollout(request)) {
+            Ok(_) => {
+                self.last_answer = Instant::now();
+                Ok(Pushed::Taken)
+            }
+            Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                self.last_answer = Instant::now();
+                Ok(Pushed::QueueFull)
+            }
+            Err(status) if status.code() == tonic::Code::InvalidArgument => {
+                Err(call_failed(self.addr, "PushRollout", status))
+            }
+            Err(status) => {
+                super::log(&format!(
+                    "{}: {}",
+                    self.tag,
+                    call_failed(self.addr, "PushRollout", status)
+                ));
+                self.check_silence()?;
+                Ok(Pushed::Unanswered)
+            }
+        }
+    }
+}
+
+/// Exponential backoff between retries of a failing peer, from 50 ms to 2 s, that logs the
+/// first failure of each outage only.
+pub(crate) struct Backoff {
+    delay: Duration,
+    next: Instant,
+    logged: bool,
+}
+
+impl Backoff {
+    /// No delay yet.
+    pub(crate) fn new() -> Self {
+        Backoff {
+            delay: Duration::from_millis(50),
+            next: Instant::now(),
+            logged: false,
+        }
+    }
+
+    /// Logs `e` if it starts an outage.
+    pub(crate) fn note(&mut self, tag: &str, e: &DistributedError) {
+        if !self.logged {
+            super::log(&format!("{tag}: {e}; retrying with backoff"));
+            self.logged = true;
+        }
+    }
+
+    /// Sleeps the current delay and doubles it.
+    pub(crate) fn wait(&mut self) {
+        std::thread::sleep(self.delay);
+        self.delay = (self.delay * 2).min(Duration::from_secs(2));
+    }
+
+    /// Puts the next try off by the current delay (without sleeping) and doubles it.
+    pub(crate) fn defer(&mut self) {
+        self.next = Instant::now() + self.delay;
+        self.delay = (self.delay * 2).min(Duration::from_secs(2));
+    }
+
+    /// Whether the next try is due.
+    pub(crate) fn due(&self) -> bool {
+        Instant::now() >= self.next
+    }
+
+    /// The peer answered: back to no delay.
+    pub(crate) fn reset(&mut self) {
+        self.delay = Duration::from_millis(50);
+        self.next = Instant::now();
+        self.logged = false;
+    }
+}
