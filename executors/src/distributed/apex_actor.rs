@@ -150,10 +150,7 @@ pub fn run_apex_actor<B: Backend>(
     let tag = links.learner.tag.clone();
     let prioritize = config.worker_side_priorities;
 
-    let mut summary = ActorSummary::default();
-    let snapshot = links.learner.first_weights(options.index)?;
-    actor.load(&snapshot)?;
-    (summary.first_version, summary.version, summary.weight_loads) = (snapshot.version, snapshot.version, 1);
+    let mut summary = links.learner.first_weights(&mut actor, options.index)?;
 
     let mut pending: Vec<Transition> = Vec::new();
     let mut outbox: VecDeque<InsertRequest> = VecDeque::new();
@@ -210,32 +207,13 @@ pub fn run_apex_actor<B: Backend>(
         }
         if since_sync >= options.weight_sync_steps {
             since_sync = 0;
-            match links.learner.weights(summary.version, options.index) {
-                Ok(Some(snapshot)) => {
-                    actor.load(&snapshot)?;
-                    summary.version = snapshot.version;
-                    summary.weight_loads += 1;
-                }
-                Ok(None) => {}
-                Err(e) => super::log(&format!("{tag}: keeps its weights: {e}")),
-            }
+            links.learner.sync(&mut actor, &mut summary, options.index)?;
         }
-        if let Some(report) = envs.report_due(
-            options.index,
-            summary.version,
-            options.report_frames,
-            options.report_interval,
-        ) {
-            // Without an answer the learner may be restarting: keep acting, report it all later.
-            let reply = links.learner.report(report)?;
-            envs.reported(reply.is_some());
-            if let Some(reply) = reply {
-                time_percentage = reply.time_percentage.clamp(0.0, 1.0);
-                if reply.stop {
-                    summary.frames = envs.frames;
-                    return Ok(summary);
-                }
-            }
+        if links
+            .learner
+            .report_progress(&mut envs, &mut summary, options, false, &mut time_percentage)?
+        {
+            return Ok(summary);
         }
     }
 }

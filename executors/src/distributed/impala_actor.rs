@@ -34,10 +34,7 @@ pub fn run_impala_actor<B: Backend>(
     let mut link = LearnerLink::new(cluster, access, options.index, options.give_up)?;
     let tag = link.tag.clone();
 
-    let mut summary = ActorSummary::default();
-    let snapshot = link.first_weights(options.index)?;
-    actor.load(&snapshot)?;
-    (summary.first_version, summary.version, summary.weight_loads) = (snapshot.version, snapshot.version, 1);
+    let mut summary = link.first_weights(&mut actor, options.index)?;
 
     let mut outbox: VecDeque<RolloutRequest> = VecDeque::new();
     let mut time_percentage = 0.0;
@@ -75,13 +72,8 @@ pub fn run_impala_actor<B: Backend>(
                 }
                 Ok(Pushed::QueueFull) => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
-                    if let Some(report) = envs.report_due(options.index, summary.version, 0, options.report_interval) {
-                        let reply = link.report(report)?;
-                        envs.reported(reply.is_some());
-                        if reply.is_some_and(|r| r.stop) {
-                            summary.frames = envs.frames;
-                            return Ok(summary);
-                        }
+                    if link.report_progress(&mut envs, &mut summary, options, true, &mut time_percentage)? {
+                        return Ok(summary);
                     }
                 }
                 Ok(Pushed::Unanswered) => break,
@@ -93,31 +85,10 @@ pub fn run_impala_actor<B: Backend>(
             }
         }
         if finished_rollout {
-            match link.weights(summary.version, options.index) {
-                Ok(Some(snapshot)) => {
-                    actor.load(&snapshot)?;
-                    summary.version = snapshot.version;
-                    summary.weight_loads += 1;
-                }
-                Ok(None) => {}
-                Err(e) => super::log(&format!("{tag}: keeps its weights: {e}")),
-            }
+            link.sync(&mut actor, &mut summary, options.index)?;
         }
-        if let Some(report) = envs.report_due(
-            options.index,
-            summary.version,
-            options.report_frames,
-            options.report_interval,
-        ) {
-            let reply = link.report(report)?;
-            envs.reported(reply.is_some());
-            if let Some(reply) = reply {
-                time_percentage = reply.time_percentage.clamp(0.0, 1.0);
-                if reply.stop {
-                    summary.frames = envs.frames;
-                    return Ok(summary);
-                }
-            }
+        if link.report_progress(&mut envs, &mut summary, options, false, &mut time_percentage)? {
+            return Ok(summary);
         }
     }
 }

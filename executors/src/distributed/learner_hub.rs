@@ -194,23 +194,31 @@ impl learner_server::Learner for LearnerHub {
 
     async fn push_rollout(&self, request: Request<RolloutRequest>) -> Result<Response<RolloutReply>, Status> {
         let request = request.into_inner();
-        let mut shared = self.lock();
-        let Some(inbox) = shared.inbox.as_mut() else {
-            return Err(Status::failed_precondition(
-                "this learner takes no rollouts: Ape-X actors send records to the replay shards",
-            ));
+        let full = || Status::resource_exhausted("the learner's rollout queue is full; send it again later");
+        let space = {
+            let shared = self.lock();
+            match shared.inbox.as_ref() {
+                None => {
+                    return Err(Status::failed_precondition(
+                        "this learner takes no rollouts: Ape-X actors send records to the replay shards",
+                    ))
+                }
+                Some(inbox) if inbox.queue.len() >= inbox.capacity => return Err(full()),
+                Some(inbox) => inbox.space.clone(),
+            }
         };
-        if inbox.queue.len() >= inbox.capacity {
-            return Err(Status::resource_exhausted(
-                "the learner's rollout queue is full; send it again later",
-            ));
-        }
+        // Decoded and checked outside the lock: reports and weights need not wait for it.
         let decoded = request
             .rollout
             .as_ref()
             .ok_or_else(|| Status::invalid_argument("a rollout request carries no rollout"))
-            .and_then(|nest| decode_value(nest, &inbox.space).map_err(Status::from));
+            .and_then(|nest| decode_value(nest, &space).map_err(Status::from));
+        let mut shared = self.lock();
+        let Some(inbox) = shared.inbox.as_mut() else {
+            return Err(Status::internal("the learner's rollout queue went away"));
+        };
         match decoded {
+            Ok(_) if inbox.queue.len() >= inbox.capacity => Err(full()),
             Ok(rollout) => {
                 inbox.queue.push_back(rollout);
                 Ok(Response::new(RolloutReply {

@@ -5,14 +5,16 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use agents::WeightSnapshot;
+use agents::{Actor, WeightSnapshot};
 
 use super::access::Access;
+use super::actor_env::ActorEnvs;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::peers::{call_failed, learner_client, LearnerClient};
 use super::proto::{ActorReport, ReportReply, RolloutRequest, WeightsRequest};
 use super::wire::decode_weights;
+use super::{ActorOptions, ActorSummary};
 
 /// The actor's client of the learner and the runtime its calls run on.
 pub(crate) struct LearnerLink {
@@ -96,13 +98,26 @@ impl LearnerLink {
         }
     }
 
-    /// The learner's current weights, waited for with backoff: without them an actor would
-    /// send experience of a random policy labelled as nobody's.
-    pub(crate) fn first_weights(&mut self, actor: u32) -> Result<WeightSnapshot, DistributedError> {
+    /// Loads the learner's current weights into `actor`, waited for with backoff: without
+    /// them an actor would send experience of a random policy labelled as nobody's. The
+    /// summary of a new actor.
+    pub(crate) fn first_weights(
+        &mut self,
+        actor: &mut impl Actor,
+        index: u32,
+    ) -> Result<ActorSummary, DistributedError> {
         let mut backoff = Backoff::new();
         loop {
-            match self.weights(0, actor) {
-                Ok(Some(snapshot)) => return Ok(snapshot),
+            match self.weights(0, index) {
+                Ok(Some(snapshot)) => {
+                    actor.load(&snapshot)?;
+                    return Ok(ActorSummary {
+                        first_version: snapshot.version,
+                        version: snapshot.version,
+                        weight_loads: 1,
+                        ..ActorSummary::default()
+                    });
+                }
                 Ok(None) => {}
                 Err(e) => backoff.note(&self.tag, &e),
             }
@@ -141,6 +156,53 @@ impl LearnerLink {
                 }
             }
         }
+    }
+
+    /// Loads the learner's weights into `actor` if they are not the version it holds; an
+    /// unanswered call leaves the actor with its weights.
+    pub(crate) fn sync(
+        &mut self,
+        actor: &mut impl Actor,
+        summary: &mut ActorSummary,
+        index: u32,
+    ) -> Result<(), DistributedError> {
+        match self.weights(summary.version, index) {
+            Ok(Some(snapshot)) => {
+                actor.load(&snapshot)?;
+                summary.version = snapshot.version;
+                summary.weight_loads += 1;
+            }
+            Ok(None) => {}
+            Err(e) => super::log(&format!("{}: keeps its weights: {e}", self.tag)),
+        }
+        Ok(())
+    }
+
+    /// Reports the actor's progress when due (after `report_frames` frames, or right away
+    /// with `now`), and takes the run's progress from the answer into `time_percentage`.
+    /// Whether the run is over. Without an answer the learner may be restarting: the actor
+    /// goes on and reports it all later.
+    pub(crate) fn report_progress(
+        &mut self,
+        envs: &mut ActorEnvs,
+        summary: &mut ActorSummary,
+        options: &ActorOptions,
+        now: bool,
+        time_percentage: &mut f64,
+    ) -> Result<bool, DistributedError> {
+        let every_frames = if now { 0 } else { options.report_frames };
+        let Some(report) = envs.report_due(options.index, summary.version, every_frames, options.report_interval)
+        else {
+            return Ok(false);
+        };
+        let reply = self.report(report)?;
+        envs.reported(reply.is_some());
+        let Some(reply) = reply else { return Ok(false) };
+        *time_percentage = reply.time_percentage.clamp(0.0, 1.0);
+        if reply.stop {
+            summary.frames = envs.frames;
+        }
+        Ok(reply.stop)
     }
 
     /// Sends one IMPALA rollout.

@@ -65,25 +65,16 @@ fn assert_learned(dir: &Path, summary: &Json) {
     assert!(mean >= 50.0, "last 20 episodes average {mean}: {summary}");
 }
 
-#[test]
-fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
-    let dir = std::env::temp_dir().join(format!("rlgraph-launch-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// Runs `rlgraph launch CONFIG --env ENV ARGS --out DIR` (at most 300 s), asserts every
+/// process it started ended well, and returns the learner's summary.
+fn launch(config: &str, env: &str, args: &[&str], dir: &Path) -> Json {
+    let _ = std::fs::remove_dir_all(dir);
     let child = Command::new(RLGRAPH)
         .current_dir(ROOT)
-        .args(["launch", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
-        .args([
-            "--actors",
-            "2",
-            "--replay-shards",
-            "1",
-            "--timesteps",
-            "8000",
-            "--seed",
-            "1",
-        ])
+        .args(["launch", config, "--env", env])
+        .args(args)
         .arg("--out")
-        .arg(&dir)
+        .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -91,6 +82,26 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
     let (ok, out) = finish(child, Duration::from_secs(300));
     assert!(ok, "{out}");
     let summary: Json = serde_json::from_str(&out).unwrap();
+    for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
+        assert_eq!(exit, "exit status: 0", "{name}");
+    }
+    summary
+}
+
+#[test]
+fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-launch-test-{}", std::process::id()));
+    let args = [
+        "--actors",
+        "2",
+        "--replay-shards",
+        "1",
+        "--timesteps",
+        "8000",
+        "--seed",
+        "1",
+    ];
+    let summary = launch("configs/apex-cartpole.json", "CartPole-v1", &args, &dir);
     assert_learned(&dir, &summary);
     let d = &summary["distributed"];
     assert_eq!(d["actors"], 2, "{summary}");
@@ -103,9 +114,6 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
         summary["updates"].as_u64().unwrap(),
         "every update's priorities reached the shard or were counted as dropped: {summary}"
     );
-    for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
-        assert_eq!(exit, "exit status: 0", "{name}");
-    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -266,20 +274,8 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
 #[test]
 fn impala_with_two_actor_processes_learns_the_grid_world() {
     let dir = std::env::temp_dir().join(format!("rlgraph-impala-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let child = Command::new(RLGRAPH)
-        .current_dir(ROOT)
-        .args(["launch", "configs/impala-gridworld-2x2.json", "--env", "GridWorld-2x2"])
-        .args(["--actors", "2", "--timesteps", "6000", "--seed", "0"])
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (ok, out) = finish(child, Duration::from_secs(300));
-    assert!(ok, "{out}");
-    let summary: Json = serde_json::from_str(&out).unwrap();
+    let args = ["--actors", "2", "--timesteps", "6000", "--seed", "0"];
+    let summary = launch("configs/impala-gridworld-2x2.json", "GridWorld-2x2", &args, &dir);
     // RLgraph's threshold for IMPALA on the 2x2 grid world, as the single-process test.
     assert!(summary["mean_episode_reward"].as_f64().unwrap() > -0.1, "{summary}");
     // Each update takes 4 rollouts of 8 steps: about one per 32 frames (the frames of the
@@ -288,8 +284,5 @@ fn impala_with_two_actor_processes_learns_the_grid_world() {
     assert!((150..=200).contains(&updates), "{summary}");
     assert_eq!(summary["distributed"]["actors"], 2, "{summary}");
     assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
-    for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
-        assert_eq!(exit, "exit status: 0", "{name}");
-    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
