@@ -65,6 +65,10 @@ pub struct RunOptions {
     /// Milliseconds one call may take before it fails.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline_ms: u64,
+    /// When standard error is not a terminal (a log file, a launcher), the learner writes
+    /// its progress as one line every this many seconds instead of a progress bar.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub log_every_secs: u64,
     /// The largest message a role sends or accepts, in MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=2047))]
     pub max_message_mib: u64,
@@ -217,7 +221,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             .map_err(|e| e.to_string())?;
             Ok(json!({
                 "role": "actor", "index": index, "frames": s.frames, "records_sent": s.records_sent,
-                "records_dropped": s.records_dropped, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version,
+                "records_dropped": s.records_dropped, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version, "reconnects": s.reconnects,
             })
             .to_string())
         }
@@ -298,12 +302,20 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 None => None,
             };
             let mut event_error = None;
+            let to_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let mut last_line: Option<Instant> = None;
             let show = |p: &LearnerProgress| {
-                bar.set_position(p.frames);
-                bar.set_message(format!(
-                    "| episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1} | queue {}",
+                let figures = format!(
+                    "episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1} | queue {}",
                     p.episodes, p.mean_last_10, p.updates, p.weight_lag, p.queue_depth
-                ));
+                );
+                if to_terminal {
+                    bar.set_position(p.frames);
+                    bar.set_message(format!("| {figures}"));
+                } else if last_line.is_none_or(|t| t.elapsed().as_secs() >= run.log_every_secs) {
+                    last_line = Some(Instant::now());
+                    stderr_line(&format!("learner: frames {}/{} | {figures}", p.frames, run.timesteps));
+                }
                 let Some(w) = events.as_mut() else { return };
                 let elapsed = p.elapsed.max(1e-9);
                 for (tag, value) in [
@@ -486,7 +498,8 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
     }
     if role == "learner" {
         cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
-            .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()]);
+            .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()])
+            .args(["--log-every-secs", &run.log_every_secs.to_string()]);
         if let Some(t) = run.target_return {
             cmd.args(["--target-return", &t.to_string()]);
         }

@@ -81,6 +81,8 @@ pub struct ActorSummary {
     pub first_version: u64,
     /// The last weight version loaded.
     pub version: u64,
+    /// Outages of the learner this actor came back from (a call answered after one was not).
+    pub reconnects: u64,
 }
 
 /// The actor's line to the learner and its clients of the shards.
@@ -123,11 +125,14 @@ impl Links {
             let (addr, client) = &mut self.shards[i];
             match self.learner.runtime.block_on(client.insert(batch.clone())) {
                 Ok(_) => return Ok(()),
-                Err(status) if status.code() == tonic::Code::InvalidArgument => {
-                    // The shard refused the records themselves: another shard would too.
-                    return Err(call_failed(*addr, "Insert", status));
+                Err(status) => {
+                    let e = call_failed(*addr, "Insert", status);
+                    // A refused token or refused records: another shard would refuse them too.
+                    if e.is_token_refusal() || e.is_message_refusal() {
+                        return Err(e);
+                    }
+                    last = Some(e);
                 }
-                Err(status) => last = Some(call_failed(*addr, "Insert", status)),
             }
         }
         Err(last.unwrap_or_else(|| DistributedError::Setup("no replay shard".into())))
@@ -191,7 +196,8 @@ pub fn run_apex_actor<B: Backend>(
                         outbox.pop_front();
                         insert_backoff.reset();
                     }
-                    Err(e @ DistributedError::Call { .. }) if !is_refusal(&e) => {
+                    Err(e) if e.is_token_refusal() => return Err(e),
+                    Err(e @ DistributedError::Call { .. }) if !e.is_message_refusal() => {
                         insert_backoff.note(&tag, &e);
                         insert_backoff.defer();
                         break;
@@ -226,9 +232,4 @@ fn records_in(batch: &InsertRequest) -> u64 {
         .and_then(|n| n.leaves.first())
         .and_then(|t| t.shape.first().copied())
         .unwrap_or(0)
-}
-
-/// Whether a failed call was a refusal of the message itself (not a transport failure).
-fn is_refusal(e: &DistributedError) -> bool {
-    matches!(e, DistributedError::Call { status, .. } if status.starts_with("InvalidArgument"))
 }

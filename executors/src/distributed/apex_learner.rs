@@ -190,6 +190,14 @@ async fn prefetch(shard: usize, mut client: ReplayClient, batch_size: u32, recor
                     }
                 }
             }
+            Err(status) if status.code() == tonic::Code::Unauthenticated => {
+                // A setting, not an outage: this shard will not be sampled in this run.
+                super::log(&format!(
+                    "learner: shard {shard} refused the token ({}); no longer sampling it",
+                    status.message()
+                ));
+                return;
+            }
             Err(status) => {
                 if !failing {
                     super::log(&format!(
@@ -310,7 +318,13 @@ pub fn run_apex_learner<B: Backend>(
             .block_on(async { tokio::time::timeout(Duration::from_millis(50), rx.recv()).await });
         let fetched = match next {
             Ok(Some(f)) => f,
-            Ok(None) => return Err(DistributedError::Setup("every shard's prefetcher ended".into())),
+            Ok(None) => {
+                return Err(DistributedError::Setup(
+                    "no replay shard can be sampled: each refused the learner's token (see the log above); \
+                     give every role the same --token-file"
+                        .into(),
+                ))
+            }
             Err(_) => continue,
         };
         latency_sum += fetched.latency.as_secs_f64() * 1e3;

@@ -19,6 +19,8 @@ pub enum DistributedError {
         peer: String,
         /// The gRPC method.
         method: &'static str,
+        /// The gRPC status code.
+        code: tonic::Code,
         /// The gRPC status, as text.
         status: String,
     },
@@ -38,13 +40,39 @@ impl DistributedError {
             reason: reason.into(),
         }
     }
+
+    /// Whether a peer refused this role's token: a setting, not an outage, so retrying
+    /// cannot help and the role stops with this error.
+    pub fn is_token_refusal(&self) -> bool {
+        matches!(
+            self,
+            DistributedError::Call {
+                code: tonic::Code::Unauthenticated,
+                ..
+            }
+        )
+    }
+
+    /// Whether a peer refused the message itself (not a transport failure): another try or
+    /// another peer would refuse it too.
+    pub fn is_message_refusal(&self) -> bool {
+        matches!(
+            self,
+            DistributedError::Call {
+                code: tonic::Code::InvalidArgument,
+                ..
+            }
+        )
+    }
 }
 
 impl std::fmt::Display for DistributedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DistributedError::Wire { at, reason } => write!(f, "message refused at '{at}': {reason}"),
-            DistributedError::Call { peer, method, status } => write!(f, "call {method} to {peer} failed: {status}"),
+            DistributedError::Call {
+                peer, method, status, ..
+            } => write!(f, "call {method} to {peer} failed: {status}"),
             DistributedError::Setup(reason) => write!(f, "{reason}"),
             DistributedError::Core(e) => write!(f, "{e}"),
             DistributedError::Env(e) => write!(f, "environment: {e}"),

@@ -65,19 +65,19 @@ pub fn run_impala_actor<B: Backend>(
         }
         // Send what is finished; while the queue is full, wait (and keep reporting).
         while let Some(request) = outbox.front() {
-            match link.push_rollout(request.clone()) {
-                Ok(Pushed::Taken) => {
+            match link.push_rollout(request.clone())? {
+                Pushed::Taken => {
                     outbox.pop_front();
                     summary.records_sent += 1;
                 }
-                Ok(Pushed::QueueFull) => {
+                Pushed::QueueFull => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     if link.report_progress(&mut envs, &mut summary, options, true, &mut time_percentage)? {
                         return Ok(summary);
                     }
                 }
-                Ok(Pushed::Unanswered) => break,
-                Err(e) => {
+                Pushed::Unanswered => break,
+                Pushed::Refused(e) => {
                     super::log(&format!("{tag}: dropped a rollout: {e}"));
                     outbox.pop_front();
                     summary.records_dropped += 1;

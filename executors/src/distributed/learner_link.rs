@@ -23,6 +23,10 @@ pub(crate) struct LearnerLink {
     client: LearnerClient,
     /// When the learner last answered.
     last_answer: Instant,
+    /// Whether the last call went unanswered.
+    out_of_touch: bool,
+    /// Outages the learner came back from: calls answered after one went unanswered.
+    pub(crate) reconnects: u64,
     give_up: Duration,
     /// The actor's name in messages (`actor 3`).
     pub(crate) tag: String,
@@ -36,6 +40,8 @@ pub(crate) enum Pushed {
     QueueFull,
     /// The learner did not answer.
     Unanswered,
+    /// The learner refused the rollout itself: sending it again would not help.
+    Refused(DistributedError),
 }
 
 impl LearnerLink {
@@ -60,9 +66,32 @@ impl LearnerLink {
             addr,
             client,
             last_answer: Instant::now(),
+            out_of_touch: false,
+            reconnects: 0,
             give_up,
             tag: format!("actor {index}"),
         })
+    }
+
+    /// The learner answered a call.
+    fn answered(&mut self) {
+        self.last_answer = Instant::now();
+        if std::mem::take(&mut self.out_of_touch) {
+            self.reconnects += 1;
+        }
+    }
+
+    /// A call failed with `e`: an error if retrying cannot help (a refused token) or the
+    /// learner has been silent for `give_up`; the error to log otherwise.
+    fn unanswered(&mut self, e: DistributedError) -> Result<DistributedError, DistributedError> {
+        if e.is_token_refusal() {
+            return Err(e);
+        }
+        if matches!(e, DistributedError::Call { .. }) {
+            self.out_of_touch = true;
+        }
+        self.check_silence()?;
+        Ok(e)
     }
 
     /// An error once the learner has been silent for `give_up`.
@@ -88,7 +117,7 @@ impl LearnerLink {
             .block_on(self.client.get_weights(request))
             .map_err(|s| call_failed(self.addr, "GetWeights", s))?
             .into_inner();
-        self.last_answer = Instant::now();
+        self.answered();
         match reply.weights {
             Some(nest) if reply.version != have => Ok(Some(WeightSnapshot {
                 version: reply.version,
@@ -119,9 +148,11 @@ impl LearnerLink {
                     });
                 }
                 Ok(None) => {}
-                Err(e) => backoff.note(&self.tag, &e),
+                Err(e) => {
+                    let e = self.unanswered(e)?;
+                    backoff.note(&self.tag, &e);
+                }
             }
-            self.check_silence()?;
             backoff.wait();
         }
     }
@@ -134,7 +165,7 @@ impl LearnerLink {
         loop {
             match self.runtime.block_on(self.client.report(report.clone())) {
                 Ok(reply) => {
-                    self.last_answer = Instant::now();
+                    self.answered();
                     let reply = reply.into_inner();
                     if reply.stop || !reply.pause {
                         return Ok(Some(reply));
@@ -146,8 +177,8 @@ impl LearnerLink {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err(status) => {
-                    super::log(&format!("{}: {}", self.tag, call_failed(self.addr, "Report", status)));
-                    self.check_silence()?;
+                    let e = self.unanswered(call_failed(self.addr, "Report", status))?;
+                    super::log(&format!("{}: {e}", self.tag));
                     if !counted {
                         return Ok(None);
                     }
@@ -173,7 +204,10 @@ impl LearnerLink {
                 summary.weight_loads += 1;
             }
             Ok(None) => {}
-            Err(e) => super::log(&format!("{}: keeps its weights: {e}", self.tag)),
+            Err(e) => {
+                let e = self.unanswered(e)?;
+                super::log(&format!("{}: keeps its weights: {e}", self.tag));
+            }
         }
         Ok(())
     }
@@ -201,6 +235,7 @@ impl LearnerLink {
         *time_percentage = reply.time_percentage.clamp(0.0, 1.0);
         if reply.stop {
             summary.frames = envs.frames;
+            summary.reconnects = self.reconnects;
         }
         Ok(reply.stop)
     }
@@ -209,23 +244,21 @@ impl LearnerLink {
     pub(crate) fn push_rollout(&mut self, request: RolloutRequest) -> Result<Pushed, DistributedError> {
         match self.runtime.block_on(self.client.push_rollout(request)) {
             Ok(_) => {
-                self.last_answer = Instant::now();
+                self.answered();
                 Ok(Pushed::Taken)
             }
             Err(status) if status.code() == tonic::Code::ResourceExhausted => {
-                self.last_answer = Instant::now();
+                self.answered();
                 Ok(Pushed::QueueFull)
             }
-            Err(status) if status.code() == tonic::Code::InvalidArgument => {
-                Err(call_failed(self.addr, "PushRollout", status))
-            }
             Err(status) => {
-                super::log(&format!(
-                    "{}: {}",
-                    self.tag,
-                    call_failed(self.addr, "PushRollout", status)
-                ));
-                self.check_silence()?;
+                let e = call_failed(self.addr, "PushRollout", status);
+                if e.is_message_refusal() {
+                    self.answered();
+                    return Ok(Pushed::Refused(e));
+                }
+                let e = self.unanswered(e)?;
+                super::log(&format!("{}: {e}", self.tag));
                 Ok(Pushed::Unanswered)
             }
         }

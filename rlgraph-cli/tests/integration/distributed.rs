@@ -10,39 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use crate::common::roles::{finish, Progress, Reaper};
+
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-/// Processes killed when the test ends, pass or fail.
-struct Reaper(Vec<Child>);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// Waits for `child` at most `limit`, killing it after; its stdout.
-fn finish(mut child: Child, limit: Duration) -> (bool, String) {
-    let start = Instant::now();
-    loop {
-        match child.try_wait().unwrap() {
-            Some(status) => {
-                let out = child.wait_with_output().unwrap();
-                return (status.success(), String::from_utf8_lossy(&out.stdout).into_owned());
-            }
-            None if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("a process ran past {limit:?}");
-            }
-            None => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
-}
 
 /// The returns of `episodes.csv` in `dir`.
 fn returns(dir: &Path) -> Vec<f64> {
@@ -88,9 +59,9 @@ fn launch(config: &str, env: &str, args: &[&str], dir: &Path) -> Json {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (ok, out) = finish(child, Duration::from_secs(300));
-    assert!(ok, "{out}");
-    let summary: Json = serde_json::from_str(&out).unwrap();
+    let out = finish(child, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let summary: Json = serde_json::from_slice(&out.stdout).unwrap();
     for (name, exit) in summary["launch"]["exits"].as_object().unwrap() {
         assert_eq!(exit, "exit status: 0", "{name}");
     }
@@ -131,12 +102,16 @@ fn free_port() -> u16 {
 }
 
 /// A cluster of one learner, `shards` replay shards and two actors on free loopback ports,
-/// whose roles a test starts and kills one by one with `rlgraph serve`.
+/// whose roles a test starts and kills one by one with `rlgraph serve`. Its runs take 40,000
+/// frames: long enough that a test acts on a role while the run is under way (one run takes
+/// a few seconds on two cores).
 struct Cluster {
     dir: std::path::PathBuf,
     spec: std::path::PathBuf,
     seed: u64,
 }
+
+const CLUSTER_FRAMES: &str = "40000";
 
 impl Cluster {
     fn new(name: &str, shards: usize, seed: u64) -> Self {
@@ -157,21 +132,44 @@ impl Cluster {
         Cluster { dir, spec, seed }
     }
 
-    /// Starts `rlgraph serve` as `role` number `index`, with `extra` options.
-    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Child {
-        Command::new(RLGRAPH)
-            .current_dir(ROOT)
+    /// `rlgraph serve` as `role` number `index`, with `extra` options.
+    fn command(&self, role: &str, index: usize, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(RLGRAPH);
+        cmd.current_dir(ROOT)
             .args(["serve", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
-            .args(["--seed", &self.seed.to_string(), "--timesteps", "8000"])
+            .args(["--seed", &self.seed.to_string(), "--timesteps", CLUSTER_FRAMES])
             .args(["--role", role, "--index", &index.to_string()])
             .arg("--cluster")
             .arg(&self.spec)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::null());
+        cmd
     }
+
+    /// Starts `role` number `index` with `extra` options.
+    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Child {
+        self.command(role, index, extra).spawn().unwrap()
+    }
+
+    /// Starts the learner with `extra` options, its progress followed.
+    fn learner(&self, extra: &[&str]) -> (Child, Progress) {
+        let mut learner = self
+            .command("learner", 0, extra)
+            .args(["--log-every-secs", "1"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let progress = Progress::follow(&mut learner);
+        (learner, progress)
+    }
+}
+
+/// The learner's summary once it has ended well.
+fn summary_of(learner: Child) -> Json {
+    let out = finish(learner, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 impl Drop for Cluster {
@@ -185,23 +183,21 @@ fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_sti
     let cluster = Cluster::new("actor-kill", 1, 2);
     let out = cluster.dir.join("out");
     let mut reaper = Reaper(vec![cluster.serve("replay", 0, &[])]);
-    let learner = cluster.serve("learner", 0, &["--out", out.to_str().unwrap()]);
+    let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
     reaper.0.push(cluster.serve("actor", 1, &[]));
     let mut victim = cluster.serve("actor", 0, &[]);
     // Let the run get going, then kill actor 0 without warning.
-    std::thread::sleep(Duration::from_secs(4));
+    progress.wait_for_frames(4000);
     victim.kill().unwrap();
     victim.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(200));
     let restarted = cluster.serve("actor", 0, &[]);
 
-    let (ok, summary) = finish(learner, Duration::from_secs(300));
-    assert!(ok, "{summary}");
-    let summary: Json = serde_json::from_str(&summary).unwrap();
+    let summary = summary_of(learner);
     assert_learned(&out, &summary);
-    let (ok, actor) = finish(restarted, Duration::from_secs(30));
-    assert!(ok, "the restarted actor ends when the run does: {actor}");
-    let actor: Json = serde_json::from_str(&actor).unwrap();
+    let actor = finish(restarted, Duration::from_secs(30));
+    assert!(actor.status.success(), "the restarted actor ends when the run does");
+    let actor: Json = serde_json::from_slice(&actor.stdout).unwrap();
     assert!(
         actor["first_version"].as_u64().unwrap() > 1,
         "the restarted actor started from the learner's current weights: {actor}"
@@ -220,14 +216,12 @@ fn a_replay_shard_killed_leaves_the_run_learning_from_the_other() {
         cluster.serve("actor", 0, &[]),
         cluster.serve("actor", 1, &[]),
     ]);
-    let learner = cluster.serve("learner", 0, &["--out", out.to_str().unwrap()]);
-    std::thread::sleep(Duration::from_secs(4));
+    let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
+    progress.wait_for_frames(4000);
     victim.kill().unwrap();
     victim.wait().unwrap();
 
-    let (ok, summary) = finish(learner, Duration::from_secs(300));
-    assert!(ok, "{summary}");
-    let summary: Json = serde_json::from_str(&summary).unwrap();
+    let summary = summary_of(learner);
     assert_learned(&out, &summary);
     // Only the shard still alive answered the learner's last call.
     assert_eq!(
@@ -248,15 +242,15 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
         cluster.serve("actor", 0, &[]),
         cluster.serve("actor", 1, &[]),
     ]);
-    let mut learner = cluster.serve("learner", 0, &["--out", out_arg, "--checkpoint-every", "50"]);
+    let (mut learner, progress) = cluster.learner(&["--out", out_arg, "--checkpoint-every", "50"]);
     // Kill the learner once it has saved a checkpoint and gone on a little.
     let checkpoint = out.join("checkpoint.safetensors");
     let start = Instant::now();
     while !checkpoint.exists() {
         assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint within 120 s");
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_secs(1));
+    progress.wait_for_frames(4000);
     learner.kill().unwrap();
     learner.wait().unwrap();
     let restarted = cluster.serve(
@@ -265,17 +259,14 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
         &["--resume", out_arg, "--out", out_arg, "--checkpoint-every", "50"],
     );
 
-    let (ok, summary) = finish(restarted, Duration::from_secs(300));
-    assert!(ok, "{summary}");
-    let summary: Json = serde_json::from_str(&summary).unwrap();
+    let summary = summary_of(restarted);
     let resumed = summary["distributed"]["resumed_at_update"].as_u64();
     assert!(resumed.is_some_and(|u| u >= 50), "{summary}");
     assert!(summary["updates"].as_u64().unwrap() > resumed.unwrap(), "{summary}");
     assert_learned(&out, &summary);
     // The actors reconnected to the new learner and ended with the run.
     for actor in reaper.0.drain(1..) {
-        let (ok, out) = finish(actor, Duration::from_secs(30));
-        assert!(ok, "{out}");
+        assert!(finish(actor, Duration::from_secs(30)).status.success());
     }
     drop(reaper);
 }

@@ -1,0 +1,80 @@
+//! Distributed roles as child processes: killed when a test ends, pass or fail; waited for
+//! with a bound; and the learner's progress lines read as they come, so a test can act at a
+//! point of the run (a number of frames) rather than after a guessed time.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Output};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Processes killed when the test ends, pass or fail.
+pub struct Reaper(pub Vec<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for `child` at most `limit`, killing it after; its output.
+pub fn finish(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("a process ran past {limit:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A learner's progress lines (`rlgraph serve --role learner --log-every-secs 1` with its
+/// stderr piped), each with when it came.
+#[derive(Clone, Default)]
+pub struct Progress(Arc<Mutex<Vec<(Instant, String)>>>);
+
+impl Progress {
+    /// Reads `learner`'s stderr on a thread of its own until it closes.
+    pub fn follow(learner: &mut Child) -> Self {
+        let progress = Progress::default();
+        let (lines, stderr) = (progress.0.clone(), learner.stderr.take().expect("a piped stderr"));
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                lines.lock().unwrap().push((Instant::now(), line));
+            }
+        });
+        progress
+    }
+
+    /// (when, frames, updates) of each progress line so far
+    /// (`learner: frames 2001/8000 | episodes .. | updates 377 | ..`).
+    pub fn figures(&self) -> Vec<(Instant, u64, u64)> {
+        let lines = self.0.lock().unwrap();
+        lines
+            .iter()
+            .filter_map(|(t, line)| {
+                let frames = line.strip_prefix("learner: frames ")?.split('/').next()?.parse().ok()?;
+                let updates = line.split("| updates ").nth(1)?.split(' ').next()?.parse().ok()?;
+                Some((*t, frames, updates))
+            })
+            .collect()
+    }
+
+    /// Waits (at most 120 s) until the learner reports at least `frames` frames.
+    pub fn wait_for_frames(&self, frames: u64) {
+        let start = Instant::now();
+        while self.figures().last().is_none_or(|&(_, f, _)| f < frames) {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "the learner did not reach {frames} frames in 120 s: {:?}",
+                self.0.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
