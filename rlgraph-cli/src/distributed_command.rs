@@ -12,7 +12,7 @@ use clap::Args;
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::{
     run_apex_actor, run_apex_learner, run_impala_actor, run_impala_learner, Access, ActorOptions, ApexSpec,
-    ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role,
+    ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role, Tls,
 };
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
@@ -69,6 +69,21 @@ pub struct RunOptions {
     /// its progress as one line every this many seconds instead of a progress bar.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub log_every_secs: u64,
+    /// This role's TLS certificate (PEM); with `--tls-key` and `--tls-ca`, every connection
+    /// is mutual TLS (`rlgraph certs` makes the three files).
+    #[arg(long, requires_all = ["tls_key", "tls_ca"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM).
+    #[arg(long, requires_all = ["tls_cert", "tls_ca"])]
+    pub tls_key: Option<PathBuf>,
+    /// The CA certificate (PEM) that signed every role's certificate; peers it did not sign
+    /// are refused.
+    #[arg(long, requires_all = ["tls_cert", "tls_key"])]
+    pub tls_ca: Option<PathBuf>,
+    /// The name servers' certificates must carry (default: the address dialed, so the
+    /// certificate names the hosts' IP addresses).
+    #[arg(long, requires = "tls_cert")]
+    pub tls_server_name: Option<String>,
     /// The largest message a role sends or accepts, in MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=2047))]
     pub max_message_mib: u64,
@@ -131,10 +146,17 @@ impl RunOptions {
             Some(path) => Some(Access::token_from_file(path).map_err(|e| e.to_string())?),
             None => None,
         };
+        let tls = match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
+            (Some(cert), Some(key), Some(ca)) => {
+                Some(Tls::from_files(cert, key, ca, self.tls_server_name.clone()).map_err(|e| e.to_string())?)
+            }
+            _ => None,
+        };
         Ok(Access {
             token,
             max_message_bytes: (self.max_message_mib as usize) << 20,
             deadline: Duration::from_millis(self.deadline_ms),
+            tls,
         })
     }
 
@@ -485,8 +507,18 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
         .args(["--timesteps", &run.timesteps.to_string()])
         .args(["--deadline-ms", &run.deadline_ms.to_string()])
         .args(["--max-message-mib", &run.max_message_mib.to_string()]);
-    if let Some(path) = &run.token_file {
-        cmd.arg("--token-file").arg(path);
+    for (flag, path) in [
+        ("--token-file", &run.token_file),
+        ("--tls-cert", &run.tls_cert),
+        ("--tls-key", &run.tls_key),
+        ("--tls-ca", &run.tls_ca),
+    ] {
+        if let Some(p) = path {
+            cmd.arg(flag).arg(p);
+        }
+    }
+    if let Some(name) = &run.tls_server_name {
+        cmd.args(["--tls-server-name", name]);
     }
     if role != "actor" {
         for (flag, path) in [("--out", &run.out), ("--resume", &run.resume)] {

@@ -5,6 +5,7 @@
 pub mod agent_commands;
 mod backend_choice;
 pub mod call_command;
+pub mod certs_command;
 pub mod distributed_command;
 pub mod env_command;
 pub mod output_files;

@@ -6,8 +6,8 @@
 //! agents built from RLgraph JSON configs.
 
 use rlgraph_cli::{
-    agent_commands, call_command, distributed_command, env_command, output_files, profile_command, space_command,
-    train_command,
+    agent_commands, call_command, certs_command, distributed_command, env_command, output_files, profile_command,
+    space_command, train_command,
 };
 
 use std::process::ExitCode;
@@ -45,6 +45,8 @@ enum Command {
     Serve(distributed_command::ServeArgs),
     /// Run distributed Ape-X or IMPALA on this machine: every role as a process of its own.
     Launch(distributed_command::LaunchArgs),
+    /// Make the TLS files of a distributed run: a new CA and one certificate for every host.
+    Certs(certs_command::CertsArgs),
     /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
     Profile(profile_command::ProfileArgs),
 }
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
         Command::Profile(args) => profile_command::run(&args),
         Command::Serve(args) => distributed_command::serve(&args),
         Command::Launch(args) => distributed_command::launch(&args),
+        Command::Certs(args) => certs_command::run(&args),
     };
     match result {
         Ok(output) => {

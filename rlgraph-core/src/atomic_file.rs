@@ -9,10 +9,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// then renamed over `path`. The temporary name carries the process id and a counter, so two
 /// runs (or two threads) writing to one directory never share a temporary file.
 pub fn write_atomically(path: impl AsRef<Path>, bytes: &[u8]) -> std::io::Result<()> {
-    let path = path.as_ref();
+    write_through(path.as_ref(), bytes, |tmp| std::fs::File::create(tmp))
+}
+
+/// Writes a secret (a private key) as [`write_atomically`] does, readable and writable by its
+/// owner only (mode 0600 on Unix) from the moment the file exists.
+pub fn write_private_atomically(path: impl AsRef<Path>, bytes: &[u8]) -> std::io::Result<()> {
+    write_through(path.as_ref(), bytes, |tmp| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(tmp)
+    })
+}
+
+/// Writes through a temporary file that `create` opens.
+fn write_through(
+    path: &Path,
+    bytes: &[u8],
+    create: impl FnOnce(&Path) -> std::io::Result<std::fs::File>,
+) -> std::io::Result<()> {
     let tmp = temporary_name(path);
     let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut file = create(&tmp)?;
         file.write_all(bytes)?;
         // Without the fsync, a crash after the rename could leave the new name on disk with
         // data that never reached it.
@@ -82,6 +102,20 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("taken")]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_is_for_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("rlgraph-atomic-private-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("key.pem");
+        write_private_atomically(&path, b"secret").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"secret");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(mode, 0o600, "mode {mode:o}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Who may call a role and how long a call may take: loopback by default, a shared token on
-//! every call when a role binds any other address, a deadline on every call and a cap on
-//! message sizes.
+//! every call when a role binds any other address, a deadline on every call, a cap on
+//! message sizes, and TLS when certificates are given.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -10,6 +10,7 @@ use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
 use super::error::DistributedError;
+use super::tls::Tls;
 
 /// The metadata key that carries the token.
 const TOKEN_KEY: &str = "authorization";
@@ -23,6 +24,8 @@ pub struct Access {
     pub max_message_bytes: usize,
     /// How long one call may take before it fails.
     pub deadline: Duration,
+    /// Certificates for TLS on every connection (`None`: plain TCP).
+    pub tls: Option<Tls>,
 }
 
 impl Default for Access {
@@ -31,6 +34,7 @@ impl Default for Access {
             token: None,
             max_message_bytes: 64 << 20,
             deadline: Duration::from_secs(10),
+            tls: None,
         }
     }
 }

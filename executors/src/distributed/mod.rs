@@ -10,7 +10,8 @@
 //!
 //! The wire is `proto/rlgraph/distributed/v1/distributed.proto`, compiled at build time by
 //! protox (no system `protoc`). Every call carries a deadline; roles bind loopback unless
-//! given a token, which then guards every call; message sizes are capped.
+//! given a token, which then guards every call; message sizes are capped; with certificates,
+//! every connection is mutual TLS.
 
 pub mod access;
 mod actor_env;
@@ -18,6 +19,7 @@ mod apex_actor;
 mod apex_learner;
 mod apex_spec;
 pub mod cluster;
+mod cluster_certs;
 mod error;
 mod impala_actor;
 mod impala_learner;
@@ -26,6 +28,7 @@ mod learner_link;
 mod learner_run;
 pub mod peers;
 pub mod replay_shard;
+mod tls;
 pub mod wire;
 
 pub use access::Access;
@@ -33,9 +36,11 @@ pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
 pub use apex_learner::{run_apex_learner, DistributedStats, LearnerOptions, LearnerProgress};
 pub use apex_spec::ApexSpec;
 pub use cluster::{ClusterSpec, Role};
+pub use cluster_certs::{cluster_certs, ClusterCerts};
 pub use error::DistributedError;
 pub use impala_actor::run_impala_actor;
 pub use impala_learner::run_impala_learner;
+pub use tls::Tls;
 
 /// Writes one line to standard error; a closed stderr is ignored rather than a panic.
 pub(crate) fn log(line: &str) {

@@ -1,5 +1,5 @@
 //! Connections between roles: clients that carry the token and a deadline on every call, and
-//! servers that check the token and cap message sizes.
+//! servers that check the token and cap message sizes; both over TLS when given certificates.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -21,11 +21,17 @@ pub type LearnerClient = learner_client::LearnerClient<InterceptedService<Channe
 /// A channel to `addr` that connects on first use (and again after the peer comes back), so
 /// a role can start before its peers.
 fn channel(addr: SocketAddr, access: &Access) -> Result<Channel, DistributedError> {
-    Ok(Endpoint::from_shared(format!("http://{addr}"))
+    let scheme = if access.tls.is_some() { "https" } else { "http" };
+    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
         .map_err(|e| DistributedError::Setup(format!("address {addr}: {e}")))?
         .connect_timeout(access.deadline)
-        .timeout(access.deadline)
-        .connect_lazy())
+        .timeout(access.deadline);
+    if let Some(tls) = &access.tls {
+        endpoint = endpoint
+            .tls_config(tls.client())
+            .map_err(|e| DistributedError::Setup(format!("TLS to {addr}: {e}")))?;
+    }
+    Ok(endpoint.connect_lazy())
 }
 
 /// A client of the replay shard at `addr`. Must be called inside a tokio runtime.
@@ -61,6 +67,16 @@ async fn bind(addr: SocketAddr, access: &Access) -> Result<tokio::net::TcpListen
         .map_err(|e| DistributedError::Setup(format!("cannot listen on {addr}: {e}")))
 }
 
+/// A server for `addr`, speaking TLS when `access` has certificates.
+fn server(addr: SocketAddr, access: &Access) -> Result<Server, DistributedError> {
+    match &access.tls {
+        Some(tls) => Server::builder()
+            .tls_config(tls.server())
+            .map_err(|e| DistributedError::Setup(format!("TLS on {addr}: {e}"))),
+        None => Ok(Server::builder()),
+    }
+}
+
 /// Serves `shard` on `addr` until `shutdown` completes or a peer calls `Stop`.
 pub async fn serve_replay(
     shard: ReplayShard,
@@ -69,6 +85,7 @@ pub async fn serve_replay(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), DistributedError> {
     let listener = bind(addr, access).await?;
+    let mut builder = server(addr, access)?;
     let stop = shard.stop_signal();
     let shard = std::sync::Arc::new(shard);
     let saver = shard.checkpoints().map(|(path, every)| {
@@ -96,7 +113,7 @@ pub async fn serve_replay(
             _ = stop.notified() => {}
         }
     };
-    let served = Server::builder()
+    let served = builder
         .add_service(InterceptedService::new(service, access.gate()))
         .serve_with_incoming_shutdown(incoming(listener), signal)
         .await
@@ -119,10 +136,11 @@ pub async fn serve_learner(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), DistributedError> {
     let listener = bind(addr, access).await?;
+    let mut builder = server(addr, access)?;
     let service = learner_server::LearnerServer::new(hub)
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
-    Server::builder()
+    builder
         .add_service(InterceptedService::new(service, access.gate()))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await

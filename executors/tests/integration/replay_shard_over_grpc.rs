@@ -10,7 +10,7 @@ use executors::distributed::peers::{replay_client, serve_replay, ReplayClient};
 use executors::distributed::proto::{InsertRequest, PriorityUpdate, SampleRequest, StatsRequest, StopRequest};
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::wire::encode_value;
-use executors::distributed::{Access, DistributedError};
+use executors::distributed::{cluster_certs, Access, ClusterCerts, DistributedError, Tls};
 use rlgraph_core::spaces::{Array, IntBox, Space, Value};
 use rlgraph_memories::PrioritizedReplay;
 use tokio::runtime::Runtime;
@@ -56,6 +56,20 @@ fn serve(
     ReplayClient,
     tokio::task::JoinHandle<Result<(), DistributedError>>,
 ) {
+    let (runtime, addr, server) = serve_at(shard, server_access);
+    let client = client_of(&runtime, addr, client_access);
+    (runtime, client, server)
+}
+
+/// Serves `shard` on a free loopback port, once it listens; its address, and the server's task.
+fn serve_at(
+    shard: ReplayShard,
+    server_access: Access,
+) -> (
+    Runtime,
+    SocketAddr,
+    tokio::task::JoinHandle<Result<(), DistributedError>>,
+) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -66,10 +80,6 @@ fn serve(
         l.local_addr().unwrap()
     };
     let server = runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
-    let client = {
-        let _inside = runtime.enter();
-        replay_client(addr, client_access).unwrap()
-    };
     // Wait for the server to listen (bounded: 5 s).
     for _ in 0..250 {
         if std::net::TcpStream::connect(addr).is_ok() {
@@ -77,7 +87,13 @@ fn serve(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    (runtime, client, server)
+    (runtime, addr, server)
+}
+
+/// A client of the shard at `addr`, calling with `access`.
+fn client_of(runtime: &Runtime, addr: SocketAddr, access: &Access) -> ReplayClient {
+    let _inside = runtime.enter();
+    replay_client(addr, access).unwrap()
 }
 
 fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
@@ -284,4 +300,61 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
     assert!(third.restore(&path).is_err());
     assert_eq!(third.size(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Access over TLS with `cert`'s certificate and key, trusting `ca`'s CA.
+fn tls_access(cert: &ClusterCerts, ca: &ClusterCerts, server_name: Option<&str>) -> Access {
+    let tls = Tls::from_pem(
+        cert.cert.as_bytes(),
+        cert.key.as_bytes(),
+        ca.ca.as_bytes(),
+        server_name.map(str::to_string),
+    )
+    .unwrap();
+    Access {
+        tls: Some(tls),
+        deadline: Duration::from_secs(3),
+        ..Access::default()
+    }
+}
+
+#[test]
+fn over_tls_only_peers_whose_certificate_the_clusters_ca_signed_get_through() {
+    let ours = cluster_certs(&["127.0.0.1".to_string()]).unwrap();
+    let theirs = cluster_certs(&["127.0.0.1".to_string()]).unwrap();
+    let member = tls_access(&ours, &ours, None);
+    let (rt, addr, _server) = serve_at(new_shard(), member.clone());
+    let mut c = client_of(&rt, addr, &member);
+    rt.block_on(c.insert(insert(2, vec![1.0; 2]))).unwrap();
+
+    let plain = Access {
+        deadline: Duration::from_secs(3),
+        ..Access::default()
+    };
+    let outsiders = [
+        ("plain TCP", plain),
+        // Trusts our CA, but presents a certificate another CA signed: the server refuses it.
+        ("a certificate of another CA", tls_access(&theirs, &ours, None)),
+        // Does not trust our CA: the client refuses the server.
+        ("another cluster", tls_access(&theirs, &theirs, None)),
+    ];
+    for (who, access) in &outsiders {
+        let mut outsider = client_of(&rt, addr, access);
+        let refused = rt.block_on(outsider.insert(insert(3, vec![1.0; 3])));
+        assert!(refused.is_err(), "{who} got through: {refused:?}");
+    }
+    let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
+    assert_eq!(stats.size, 2, "only the member's records are stored");
+}
+
+#[test]
+fn over_tls_a_certificate_naming_no_address_is_checked_against_the_server_name() {
+    let certs = cluster_certs(&["rlgraph-cluster".to_string()]).unwrap();
+    let (rt, addr, _server) = serve_at(new_shard(), tls_access(&certs, &certs, None));
+    // Dialing 127.0.0.1, which the certificate does not name, is refused...
+    let mut by_address = client_of(&rt, addr, &tls_access(&certs, &certs, None));
+    assert!(rt.block_on(by_address.stats(StatsRequest {})).is_err());
+    // ...and checking the name the certificate carries gets through.
+    let mut by_name = client_of(&rt, addr, &tls_access(&certs, &certs, Some("rlgraph-cluster")));
+    rt.block_on(by_name.stats(StatsRequest {})).unwrap();
 }

@@ -97,6 +97,57 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn a_launch_over_mutual_tls_runs_on_the_files_rlgraph_certs_makes() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-tls-launch-{}", std::process::id()));
+    let certs = dir.with_extension("certs");
+    let _ = std::fs::remove_dir_all(&certs);
+    let make = || {
+        Command::new(RLGRAPH)
+            .args(["certs", "--out"])
+            .arg(&certs)
+            .output()
+            .unwrap()
+    };
+    let made = make();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let files: Json = serde_json::from_slice(&made.stdout).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let key = std::fs::metadata(certs.join("key.pem")).unwrap();
+        assert_eq!(key.permissions().mode() & 0o777, 0o600, "the key is its owner's only");
+    }
+    let again = make();
+    assert!(!again.status.success(), "files already there are not replaced");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+
+    let path = |key: &str| files[key].as_str().unwrap().to_string();
+    let (cert, key, ca) = (path("tls_cert"), path("tls_key"), path("tls_ca"));
+    let args = [
+        "--actors",
+        "2",
+        "--replay-shards",
+        "1",
+        "--timesteps",
+        "2000",
+        "--seed",
+        "3",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "--tls-ca",
+        &ca,
+    ];
+    let summary = launch("configs/apex-cartpole.json", "CartPole-v1", &args, &dir);
+    assert!(summary["timesteps_executed"].as_u64().unwrap() >= 2000, "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() > 0, "{summary}");
+    let shard = &summary["distributed"]["shards"][0];
+    assert!(shard["records_inserted"].as_u64().unwrap() >= 1500, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&certs).unwrap();
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
