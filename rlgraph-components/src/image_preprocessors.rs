@@ -131,13 +131,16 @@ pub fn image_crop<B: Backend>(name: &str, x: usize, y: usize, width: usize, heig
             shape[n - 2] = width;
             Ok(s.with_shape_like(shape))
         },
-        move |shape| match shape {
-            [.., h, w, _] if y + height <= *h && x + width <= *w => Ok(()),
-            _ => Err(format!(
-                "{component}: the window x {x}..{}, y {y}..{} must lie inside [H, W, C] images, got {shape:?}",
-                x + width,
-                y + height
-            )),
+        move |shape| {
+            // Checked: x, y and the window's size come from a config and may be anything.
+            let inside = |start: usize, size: usize, dim: usize| start.checked_add(size).is_some_and(|end| end <= dim);
+            match shape {
+                [.., h, w, _] if inside(y, height, *h) && inside(x, width, *w) => Ok(()),
+                _ => Err(format!(
+                    "{component}: the window x {x} + width {width}, y {y} + height {height} must lie inside \
+                     [H, W, C] images, got {shape:?}"
+                )),
+            }
         },
     )
 }

@@ -36,8 +36,12 @@ both_backends! {
         let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", s.clone())], 0).unwrap();
         t.assert_call("call", &[x], &[floats(&[1, 2, 2, 1], [1.0, 2.0, 4.0, 5.0])], tol());
         let outside = json!({"type": "image_crop", "x": 2, "y": 0, "width": 2, "height": 2, "scope": "crop"});
-        let err = ComponentTest::<B>::new(from_spec(&outside, "p").unwrap(), [("inputs", s)], 0).err().unwrap().to_string();
+        let err = ComponentTest::<B>::new(from_spec(&outside, "p").unwrap(), [("inputs", s.clone())], 0).err().unwrap().to_string();
         assert!(err.contains("crop") && err.contains("inputs"), "{err}");
+        // A window whose end overflows usize is outside too (it once overflowed the check).
+        let huge = json!({"type": "image_crop", "x": u64::MAX, "y": 0, "width": 2, "height": 2, "scope": "crop"});
+        let err = ComponentTest::<B>::new(from_spec(&huge, "p").unwrap(), [("inputs", s)], 0).err().unwrap().to_string();
+        assert!(err.contains("crop") && err.contains("must lie inside"), "{err}");
     }
 
     fn image_resize_is_pytorchs_bilinear<B>() {
