@@ -2,7 +2,12 @@
 # Ape-X environment frames/s on loopback with 1, 2 and 4 actor processes (one replay shard,
 # one learner), against single-process Ape-X with the same config and frames in the same
 # run. Each process is one thread, so a run of P processes can use min(P, cores) cores; the
-# last column divides frames/s by the cores a run can use, against the single process's.
+# per-core column divides frames/s by the cores a run can use, against the single process's.
+#
+# Two modes: "held" keeps the config's updates per frame (actors wait for the learner, the
+# default), so the learner's one thread bounds the run as it bounds the single process;
+# "free" (--max-frames-ahead 0, as RLgraph's Ape-X on Ray) lets actors run ahead, and the
+# learner then does fewer updates per frame.
 #
 #   scripts/bench-distributed.sh [FRAMES] [CONFIG]
 set -euo pipefail
@@ -12,15 +17,21 @@ config=${2:-configs/apex-cartpole.json}
 cores=$(nproc)
 cargo build --release -q -p rlgraph-cli
 bin=target/release/rlgraph
-fps() { python3 -c 'import json,sys; print(json.load(sys.stdin)["env_frames_per_second"])'; }
+figures() {
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["env_frames_per_second"], d["updates"] / d["runtime_seconds"])'
+}
 
-single=$("$bin" train "$config" --env CartPole-v1 --timesteps "$frames" --seed 1 2>/dev/null | fps)
-printf '%-22s %12s %10s %14s\n' run frames/s cores per-core-ratio
-printf '%-22s %12.0f %10d %14.2f\n' single-process "$single" 1 1.00
-for actors in 1 2 4; do
-  out=$("$bin" launch "$config" --env CartPole-v1 --actors "$actors" --replay-shards 1 \
-        --timesteps "$frames" --seed 1 2>/dev/null | fps)
-  used=$(( actors + 2 < cores ? actors + 2 : cores ))
-  ratio=$(python3 -c "print($out / $used / $single)")
-  printf '%-22s %12.0f %10d %14.2f\n' "launch, $actors actor(s)" "$out" "$used" "$ratio"
+read -r single single_ups < <("$bin" train "$config" --env CartPole-v1 --timesteps "$frames" --seed 1 2>/dev/null | figures)
+printf '%-26s %12s %10s %6s %14s\n' run frames/s updates/s cores per-core-ratio
+printf '%-26s %12.0f %10.0f %6d %14.2f\n' single-process "$single" "$single_ups" 1 1.00
+for mode in held free; do
+  ahead=1000
+  [ "$mode" = free ] && ahead=0
+  for actors in 1 2 4; do
+    read -r fps ups < <("$bin" launch "$config" --env CartPole-v1 --actors "$actors" --replay-shards 1 \
+          --timesteps "$frames" --seed 1 --max-frames-ahead "$ahead" 2>/dev/null | figures)
+    used=$(( actors + 2 < cores ? actors + 2 : cores ))
+    ratio=$(python3 -c "print($fps / $used / $single)")
+    printf '%-26s %12.0f %10.0f %6d %14.2f\n' "launch, $mode, $actors actor(s)" "$fps" "$ups" "$used" "$ratio"
+  done
 done

@@ -1,6 +1,7 @@
 //! A replay shard over loopback gRPC against the same prioritized memory called in process,
 //! in the same run: one actor's insert of 50 CartPole records, the learner's sample of 32
-//! (with its decoding), and a flood of 64 fake actors inserting at once (records/s).
+//! (with its decoding), a flood of 64 fake actors inserting at once (records/s), and the
+//! learner's sampling with 4 requests in flight while that flood goes on (batches/s).
 //!
 //! `cargo bench -p executors --bench replay_shard`
 
@@ -159,6 +160,50 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    g.finish();
+
+    // The learner's side while the 64 actors keep inserting: 200 batches of 32, with 4
+    // requests in flight as the learner's prefetcher keeps them (batches/s).
+    let mut g = c.benchmark_group("replay_shard_sample_during_flood");
+    let (samples, depth) = (200, 4);
+    g.throughput(Throughput::Elements(samples));
+    g.sample_size(10);
+    let flooding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flood: Vec<_> = (0..actors)
+        .map(|_| {
+            let (mut c, r, on) = (client.clone(), request.clone(), flooding.clone());
+            clients.spawn(async move {
+                while on.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = c.insert(r.clone()).await;
+                }
+            })
+        })
+        .collect();
+    g.bench_function("sample_32_depth_4_grpc_and_decode", |b| {
+        b.iter(|| {
+            clients.block_on(async {
+                let per_task = samples / depth;
+                let tasks: Vec<_> = (0..depth)
+                    .map(|_| {
+                        let (mut c, space) = (client.clone(), space.clone());
+                        tokio::spawn(async move {
+                            for _ in 0..per_task {
+                                let reply = c.sample(SampleRequest { batch_size: 32 }).await.unwrap().into_inner();
+                                decode_value(reply.records.as_ref().unwrap(), &space).unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            })
+        })
+    });
+    flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+    for f in flood {
+        let _ = clients.block_on(f);
+    }
     g.finish();
 }
 

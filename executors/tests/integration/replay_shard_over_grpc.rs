@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use agents::{transition_space, transitions_batch, Transition};
 use executors::distributed::peers::{replay_client, serve_replay, ReplayClient};
-use executors::distributed::proto::{InsertRequest, PriorityUpdate, SampleRequest, StatsRequest, StopRequest};
+use executors::distributed::proto::{
+    InsertRequest, Nest, PriorityUpdate, SampleRequest, StatsRequest, StopRequest, Tensor,
+};
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::wire::encode_value;
 use executors::distributed::{cluster_certs, Access, ClusterCerts, DistributedError, Tls};
@@ -96,6 +98,11 @@ fn client_of(runtime: &Runtime, addr: SocketAddr, access: &Access) -> ReplayClie
     replay_client(addr, access).unwrap()
 }
 
+/// The tensor at flat key `key` of sampled records.
+fn leaf(records: Option<Nest>, key: &str) -> Tensor {
+    records.unwrap().leaves.into_iter().find(|t| t.key == key).unwrap()
+}
+
 fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
     InsertRequest {
         actor: 0,
@@ -119,13 +126,7 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
         .unwrap()
         .into_inner();
     assert_eq!((s.indices.len(), s.weights.len(), s.generation, s.size), (3, 3, 7, 3));
-    let states = s
-        .records
-        .unwrap()
-        .leaves
-        .into_iter()
-        .find(|t| t.key == "/states")
-        .unwrap();
+    let states = leaf(s.records, "/states");
     assert_eq!(states.shape, vec![3, 4]);
     // Asking for more than the shard holds gives an empty batch, not an error.
     let empty_shard_asks = rt
@@ -277,13 +278,7 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
         .block_on(c.sample(SampleRequest { batch_size: 3 }))
         .unwrap()
         .into_inner();
-    let states = s
-        .records
-        .unwrap()
-        .leaves
-        .into_iter()
-        .find(|t| t.key == "/states")
-        .unwrap();
+    let states = leaf(s.records, "/states");
     // Each sampled state is one of the records inserted: 4 equal floats 0, 1 or 2.
     for row in states.data.chunks(16) {
         let x = f32::from_le_bytes(row[..4].try_into().unwrap());
