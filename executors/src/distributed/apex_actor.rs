@@ -5,7 +5,6 @@
 //! peer never stops it: records wait in a bounded outbox and calls are retried with backoff,
 //! until the learner says the run is over or stays silent for `give_up`.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -16,9 +15,10 @@ use super::access::Access;
 use super::actor_env::ActorEnvs;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
-use super::learner_link::{Backoff, LearnerLink};
-use super::peers::{call_failed, replay_client, ReplayClient};
+use super::learner_link::LearnerLink;
+use super::peers::{replay_client, ReplayClient};
 use super::proto::InsertRequest;
+use super::shard_outbox::ShardOutbox;
 use super::wire::encode_value;
 
 /// How an actor runs.
@@ -85,58 +85,25 @@ pub struct ActorSummary {
     pub reconnects: u64,
 }
 
-/// The actor's line to the learner and its clients of the shards.
-struct Links {
-    learner: LearnerLink,
-    shards: Vec<(SocketAddr, ReplayClient)>,
-    next_shard: usize,
-}
-
-impl Links {
-    fn new(cluster: &ClusterSpec, access: &Access, options: &ActorOptions) -> Result<Self, DistributedError> {
-        let learner = LearnerLink::new(cluster, access, options.index, options.give_up)?;
-        let shards = {
-            let _inside = learner.runtime.enter();
-            (0..cluster.replay.len())
-                .map(|i| {
-                    let addr = cluster.address(Role::Replay, i)?;
-                    Ok((addr, replay_client(addr, access)?))
-                })
-                .collect::<Result<Vec<_>, DistributedError>>()?
-        };
-        if shards.is_empty() {
-            return Err(DistributedError::Setup(
-                "Ape-X needs at least one replay shard in the cluster spec".into(),
-            ));
-        }
-        Ok(Links {
-            learner,
-            shards,
-            next_shard: 0,
+/// The replay shards' clients, for actor `options.index`.
+fn shard_clients(
+    cluster: &ClusterSpec,
+    access: &Access,
+    learner: &LearnerLink,
+) -> Result<Vec<(SocketAddr, ReplayClient)>, DistributedError> {
+    let _inside = learner.runtime.enter();
+    let shards = (0..cluster.replay.len())
+        .map(|i| {
+            let addr = cluster.address(Role::Replay, i)?;
+            Ok((addr, replay_client(addr, access)?))
         })
+        .collect::<Result<Vec<_>, DistributedError>>()?;
+    if shards.is_empty() {
+        return Err(DistributedError::Setup(
+            "Ape-X needs at least one replay shard in the cluster spec".into(),
+        ));
     }
-
-    /// Sends `batch` to the next shard in turn, trying each shard once.
-    fn insert(&mut self, batch: &InsertRequest) -> Result<(), DistributedError> {
-        let mut last = None;
-        for _ in 0..self.shards.len() {
-            let i = self.next_shard;
-            self.next_shard = (i + 1) % self.shards.len();
-            let (addr, client) = &mut self.shards[i];
-            match self.learner.runtime.block_on(client.insert(batch.clone())) {
-                Ok(_) => return Ok(()),
-                Err(status) => {
-                    let e = call_failed(*addr, "Insert", status);
-                    // A refused token or refused records: another shard would refuse them too.
-                    if e.is_token_refusal() || e.is_message_refusal() {
-                        return Err(e);
-                    }
-                    last = Some(e);
-                }
-            }
-        }
-        Err(last.unwrap_or_else(|| DistributedError::Setup("no replay shard".into())))
-    }
+    Ok(shards)
 }
 
 /// Runs actor `options.index` of an Ape-X run described by `config` until the learner ends
@@ -151,17 +118,19 @@ pub fn run_apex_actor<B: Backend>(
     let (s, a) = envs.spaces.clone();
     let mut actor = dqn_actor::<B>(config, &s, &a, envs.seed)?;
     let mut adder = NStepBuffer::new(config.n_step, config.discount, &s, &a);
-    let mut links = Links::new(cluster, access, options)?;
-    let tag = links.learner.tag.clone();
+    let mut learner = LearnerLink::new(cluster, access, options.index, options.give_up)?;
+    let mut outbox = ShardOutbox::new(
+        shard_clients(cluster, access, &learner)?,
+        options.outbox_limit,
+        &learner.tag,
+    );
     let prioritize = config.worker_side_priorities;
 
-    let mut summary = links.learner.first_weights(&mut actor, options.index)?;
+    let mut summary = learner.first_weights(&mut actor, options.index)?;
 
     let mut pending: Vec<Transition> = Vec::new();
-    let mut outbox: VecDeque<InsertRequest> = VecDeque::new();
     let mut since_sync = 0u64;
     let mut time_percentage = 0.0;
-    let mut insert_backoff = Backoff::new();
     loop {
         let acted = actor.act(envs.states(), true, time_percentage)?;
         for (i, t) in envs.step(acted.actions)?.into_iter().enumerate() {
@@ -176,60 +145,31 @@ pub fn run_apex_actor<B: Backend>(
             } else {
                 vec![]
             };
-            outbox.push_back(InsertRequest {
+            outbox.push(InsertRequest {
                 actor: options.index,
                 weight_version: summary.version,
                 records: Some(encode_value(&records)?),
                 priorities,
             });
-            while outbox.len() > options.outbox_limit {
-                if let Some(dropped) = outbox.pop_front() {
-                    summary.records_dropped += records_in(&dropped);
-                }
-            }
         }
-        if !outbox.is_empty() && insert_backoff.due() {
-            while let Some(batch) = outbox.front() {
-                match links.insert(batch) {
-                    Ok(()) => {
-                        summary.records_sent += records_in(batch);
-                        outbox.pop_front();
-                        insert_backoff.reset();
-                    }
-                    Err(e) if e.is_token_refusal() => return Err(e),
-                    Err(e @ DistributedError::Call { .. }) if !e.is_message_refusal() => {
-                        insert_backoff.note(&tag, &e);
-                        insert_backoff.defer();
-                        break;
-                    }
-                    // Records the shard refuses are dropped, not retried forever.
-                    Err(e) => {
-                        super::log(&format!("{tag}: dropped a batch: {e}"));
-                        summary.records_dropped += records_in(batch);
-                        outbox.pop_front();
-                    }
-                }
-            }
-        }
+        outbox.flush(&learner.runtime)?;
         if since_sync >= options.weight_sync_steps {
             since_sync = 0;
-            links.learner.sync(&mut actor, &mut summary, options.index)?;
+            learner.sync(&mut actor, &mut summary, options.index)?;
         }
-        if links
-            .learner
-            .report_progress(&mut envs, &mut summary, options, false, &mut time_percentage)?
-        {
+        // While paused, the records still queued go on to the shards: the learner may be
+        // waiting for them before it can learn and let this actor step again.
+        let stop = learner.report_progress(
+            &mut envs,
+            &mut summary,
+            options,
+            false,
+            &mut time_percentage,
+            &mut |runtime| outbox.flush(runtime),
+        )?;
+        (summary.records_sent, summary.records_dropped) = (outbox.sent, outbox.dropped);
+        if stop {
             return Ok(summary);
         }
     }
-}
-
-/// Records in an insert request (the length of its first leaf).
-fn records_in(batch: &InsertRequest) -> u64 {
-    batch
-        .records
-        .as_ref()
-        .and_then(|n| n.leaves.first())
-        .and_then(|t| t.shape.first().copied())
-        .unwrap_or(0)
 }

@@ -72,7 +72,14 @@ pub fn run_impala_actor<B: Backend>(
                 }
                 Pushed::QueueFull => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
-                    if link.report_progress(&mut envs, &mut summary, options, true, &mut time_percentage)? {
+                    if link.report_progress(
+                        &mut envs,
+                        &mut summary,
+                        options,
+                        true,
+                        &mut time_percentage,
+                        &mut |_| Ok(()),
+                    )? {
                         return Ok(summary);
                     }
                 }
@@ -87,7 +94,14 @@ pub fn run_impala_actor<B: Backend>(
         if finished_rollout {
             link.sync(&mut actor, &mut summary, options.index)?;
         }
-        if link.report_progress(&mut envs, &mut summary, options, false, &mut time_percentage)? {
+        if link.report_progress(
+            &mut envs,
+            &mut summary,
+            options,
+            false,
+            &mut time_percentage,
+            &mut |_| Ok(()),
+        )? {
             return Ok(summary);
         }
     }

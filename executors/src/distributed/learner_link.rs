@@ -32,6 +32,9 @@ pub(crate) struct LearnerLink {
     pub(crate) tag: String,
 }
 
+/// Work an actor does while the learner holds it paused, on the link's runtime.
+pub(crate) type WhilePaused<'a> = dyn FnMut(&tokio::runtime::Runtime) -> Result<(), DistributedError> + 'a;
+
 /// What became of a rollout sent to the learner.
 pub(crate) enum Pushed {
     /// Queued.
@@ -157,10 +160,14 @@ impl LearnerLink {
         }
     }
 
-    /// Reports to the learner; while the learner says to pause, waits and reports again (with
-    /// nothing new). `None` when the learner did not answer; an error once it has been
-    /// silent for `give_up`.
-    pub(crate) fn report(&mut self, mut report: ActorReport) -> Result<Option<ReportReply>, DistributedError> {
+    /// Reports to the learner; while the learner says to pause, runs `while_paused` (work the
+    /// learner may be waiting for), waits and reports again (with nothing new). `None` when
+    /// the learner did not answer; an error once it has been silent for `give_up`.
+    pub(crate) fn report(
+        &mut self,
+        mut report: ActorReport,
+        while_paused: &mut WhilePaused,
+    ) -> Result<Option<ReportReply>, DistributedError> {
         let mut counted = false;
         loop {
             match self.runtime.block_on(self.client.report(report.clone())) {
@@ -174,6 +181,7 @@ impl LearnerLink {
                     counted = true;
                     report.frames = 0;
                     report.episode_returns.clear();
+                    while_paused(&self.runtime)?;
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err(status) => {
@@ -223,13 +231,14 @@ impl LearnerLink {
         options: &ActorOptions,
         now: bool,
         time_percentage: &mut f64,
+        while_paused: &mut WhilePaused,
     ) -> Result<bool, DistributedError> {
         let every_frames = if now { 0 } else { options.report_frames };
         let Some(report) = envs.report_due(options.index, summary.version, every_frames, options.report_interval)
         else {
             return Ok(false);
         };
-        let reply = self.report(report)?;
+        let reply = self.report(report, while_paused)?;
         envs.reported(reply.is_some());
         let Some(reply) = reply else { return Ok(false) };
         *time_percentage = reply.time_percentage.clamp(0.0, 1.0);

@@ -28,6 +28,7 @@ mod learner_link;
 mod learner_run;
 pub mod peers;
 pub mod replay_shard;
+mod shard_outbox;
 mod tls;
 pub mod wire;
 

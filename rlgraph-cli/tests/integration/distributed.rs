@@ -5,12 +5,12 @@
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::common::roles::{finish, Progress, Reaper};
+use crate::common::roles::{finish, Guard, Progress};
 
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -160,6 +160,8 @@ struct Cluster {
     dir: std::path::PathBuf,
     spec: std::path::PathBuf,
     seed: u64,
+    /// Processes started so far (numbers each one's log).
+    started: std::cell::Cell<usize>,
 }
 
 const CLUSTER_FRAMES: &str = "40000";
@@ -180,7 +182,20 @@ impl Cluster {
             ),
         )
         .unwrap();
-        Cluster { dir, spec, seed }
+        Cluster {
+            dir,
+            spec,
+            seed,
+            started: std::cell::Cell::new(0),
+        }
+    }
+
+    /// A new file in the cluster's directory for the stderr of `role` number `index`,
+    /// printed if the test fails.
+    fn log(&self, role: &str, index: usize) -> std::fs::File {
+        let n = self.started.get();
+        self.started.set(n + 1);
+        std::fs::File::create(self.dir.join(format!("{n:02}-{role}-{index}.log"))).unwrap()
     }
 
     /// `rlgraph serve` as `role` number `index`, with `extra` options.
@@ -194,17 +209,17 @@ impl Cluster {
             .arg(&self.spec)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(self.log(role, index));
         cmd
     }
 
     /// Starts `role` number `index` with `extra` options.
-    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Child {
-        self.command(role, index, extra).spawn().unwrap()
+    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Guard {
+        Guard::new(self.command(role, index, extra).spawn().unwrap())
     }
 
     /// Starts the learner with `extra` options, its progress followed.
-    fn learner(&self, extra: &[&str]) -> (Child, Progress) {
+    fn learner(&self, extra: &[&str]) -> (Guard, Progress) {
         let mut learner = self
             .command("learner", 0, extra)
             .args(["--log-every-secs", "1"])
@@ -212,19 +227,36 @@ impl Cluster {
             .spawn()
             .unwrap();
         let progress = Progress::follow(&mut learner);
-        (learner, progress)
+        (Guard::new(learner), progress)
     }
 }
 
 /// The learner's summary once it has ended well.
-fn summary_of(learner: Child) -> Json {
-    let out = finish(learner, Duration::from_secs(300));
+fn summary_of(learner: Guard) -> Json {
+    let out = finish(learner.into_child(), Duration::from_secs(300));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut logs: Vec<_> = std::fs::read_dir(&self.dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            logs.sort();
+            for log in logs {
+                eprintln!(
+                    "--- {}:\n{}",
+                    log.display(),
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -233,20 +265,19 @@ impl Drop for Cluster {
 fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_still_learns() {
     let cluster = Cluster::new("actor-kill", 1, 2);
     let out = cluster.dir.join("out");
-    let mut reaper = Reaper(vec![cluster.serve("replay", 0, &[])]);
+    let _replay = cluster.serve("replay", 0, &[]);
     let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
-    reaper.0.push(cluster.serve("actor", 1, &[]));
+    let _other = cluster.serve("actor", 1, &[]);
     let mut victim = cluster.serve("actor", 0, &[]);
     // Let the run get going, then kill actor 0 without warning.
     progress.wait_for_frames(4000);
-    victim.kill().unwrap();
-    victim.wait().unwrap();
+    victim.kill();
     std::thread::sleep(Duration::from_millis(200));
     let restarted = cluster.serve("actor", 0, &[]);
 
     let summary = summary_of(learner);
     assert_learned(&out, &summary);
-    let actor = finish(restarted, Duration::from_secs(30));
+    let actor = finish(restarted.into_child(), Duration::from_secs(30));
     assert!(actor.status.success(), "the restarted actor ends when the run does");
     let actor: Json = serde_json::from_slice(&actor.stdout).unwrap();
     assert!(
@@ -254,7 +285,27 @@ fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_sti
         "the restarted actor started from the learner's current weights: {actor}"
     );
     assert!(actor["records_sent"].as_u64().unwrap() > 0, "{actor}");
-    drop(reaper);
+}
+
+#[test]
+fn records_held_while_no_shard_answers_reach_a_late_shard_even_while_the_actors_are_paused() {
+    // The learner pauses actors 1,000 frames past its next update (`--max-frames-ahead`), and
+    // it cannot update before the shard holds records. Started without a shard, the actors
+    // step until the learner pauses them at 1,500 frames, holding every record in their
+    // outboxes: they must keep sending those while paused, or the run waits forever.
+    let cluster = Cluster::new("late-shard", 1, 5);
+    let out = cluster.dir.join("out");
+    let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
+    let _actors = [cluster.serve("actor", 0, &[]), cluster.serve("actor", 1, &[])];
+    progress.wait_for_frames(1500);
+    assert!(
+        progress.figures().iter().all(|&(_, _, updates)| updates == 0),
+        "no update without a shard"
+    );
+    let _replay = cluster.serve("replay", 0, &[]);
+    progress.wait_for_frames(4000);
+    let summary = summary_of(learner);
+    assert_learned(&out, &summary);
 }
 
 #[test]
@@ -262,15 +313,14 @@ fn a_replay_shard_killed_leaves_the_run_learning_from_the_other() {
     let cluster = Cluster::new("shard-kill", 2, 4);
     let out = cluster.dir.join("out");
     let mut victim = cluster.serve("replay", 1, &[]);
-    let reaper = Reaper(vec![
+    let _others = [
         cluster.serve("replay", 0, &[]),
         cluster.serve("actor", 0, &[]),
         cluster.serve("actor", 1, &[]),
-    ]);
+    ];
     let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
     progress.wait_for_frames(4000);
-    victim.kill().unwrap();
-    victim.wait().unwrap();
+    victim.kill();
 
     let summary = summary_of(learner);
     assert_learned(&out, &summary);
@@ -280,7 +330,6 @@ fn a_replay_shard_killed_leaves_the_run_learning_from_the_other() {
         1,
         "{summary}"
     );
-    drop(reaper);
 }
 
 #[test]
@@ -288,11 +337,8 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     let cluster = Cluster::new("learner-kill", 1, 3);
     let out = cluster.dir.join("out");
     let out_arg = out.to_str().unwrap();
-    let mut reaper = Reaper(vec![
-        cluster.serve("replay", 0, &[]),
-        cluster.serve("actor", 0, &[]),
-        cluster.serve("actor", 1, &[]),
-    ]);
+    let _replay = cluster.serve("replay", 0, &[]);
+    let actors = [cluster.serve("actor", 0, &[]), cluster.serve("actor", 1, &[])];
     let (mut learner, progress) = cluster.learner(&["--out", out_arg, "--checkpoint-every", "50"]);
     // Kill the learner once it has saved a checkpoint and gone on a little.
     let checkpoint = out.join("checkpoint.safetensors");
@@ -302,8 +348,7 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
         std::thread::sleep(Duration::from_millis(20));
     }
     progress.wait_for_frames(4000);
-    learner.kill().unwrap();
-    learner.wait().unwrap();
+    learner.kill();
     let restarted = cluster.serve(
         "learner",
         0,
@@ -316,10 +361,9 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     assert!(summary["updates"].as_u64().unwrap() > resumed.unwrap(), "{summary}");
     assert_learned(&out, &summary);
     // The actors reconnected to the new learner and ended with the run.
-    for actor in reaper.0.drain(1..) {
-        assert!(finish(actor, Duration::from_secs(30)).status.success());
+    for actor in actors {
+        assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());
     }
-    drop(reaper);
 }
 
 #[test]

@@ -19,6 +19,38 @@ impl Drop for Reaper {
     }
 }
 
+/// One process killed when the test ends, pass or fail, unless handed on to be waited for.
+pub struct Guard(Option<Child>);
+
+impl Guard {
+    /// Guards `child`.
+    pub fn new(child: Child) -> Self {
+        Guard(Some(child))
+    }
+
+    /// Kills the process now (as SIGKILL: no chance to clean up) and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(c) = &mut self.0 {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+    }
+
+    /// The process, no longer guarded (to wait for it with [`finish`]).
+    pub fn into_child(mut self) -> Child {
+        self.0.take().expect("guarded once")
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Waits for `child` at most `limit`, killing it after; its output.
 pub fn finish(mut child: Child, limit: Duration) -> Output {
     let start = Instant::now();
@@ -45,7 +77,10 @@ impl Progress {
         let (lines, stderr) = (progress.0.clone(), learner.stderr.take().expect("a piped stderr"));
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                lines.lock().unwrap().push((Instant::now(), line));
+                // A test that panicked while holding the lock has already failed.
+                if let Ok(mut lines) = lines.lock() {
+                    lines.push((Instant::now(), line));
+                }
             }
         });
         progress
@@ -69,11 +104,14 @@ impl Progress {
     pub fn wait_for_frames(&self, frames: u64) {
         let start = Instant::now();
         while self.figures().last().is_none_or(|&(_, f, _)| f < frames) {
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "the learner did not reach {frames} frames in 120 s: {:?}",
-                self.0.lock().unwrap()
-            );
+            if start.elapsed() > Duration::from_secs(120) {
+                // The lines are copied out first: a panic while holding the lock would poison it.
+                let lines: Vec<String> = self.0.lock().unwrap().iter().map(|(_, l)| l.clone()).collect();
+                panic!(
+                    "the learner did not reach {frames} frames in 120 s:\n{}",
+                    lines.join("\n")
+                );
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
