@@ -154,7 +154,16 @@ impl VectorEnv {
             })
         };
         match self.stepping {
-            Stepping::Sequential => self.envs.iter_mut().zip(actions).map(one).collect(),
+            Stepping::Sequential => {
+                // An explicit loop into a vector of the right size: collecting into a
+                // `Result<Vec<_>>` cannot know the length and regrows the vector 8 times
+                // at 256 copies.
+                let mut out = Vec::with_capacity(self.envs.len());
+                for pair in self.envs.iter_mut().zip(actions) {
+                    out.push(one(pair)?);
+                }
+                Ok(out)
+            }
             Stepping::Threaded => {
                 let envs = &mut self.envs;
                 match &self.pool {
