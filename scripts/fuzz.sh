@@ -4,6 +4,8 @@
 #
 # Usage: scripts/fuzz.sh [RUNS_PER_TARGET] [SECONDS_PER_TARGET] [TARGET...]
 #   defaults: 10,000,000 runs or one hour, whichever comes first; every target.
+#   FUZZ_RSS_MB (default 12000) is libFuzzer's memory limit: component_call legally builds
+#   layers of hundreds of millions of weights, and its process grows past 10 GB in an hour.
 #
 # Targets: space_spec (space specs, sampling, value JSON), agent_config (any JSON through
 # build_agent on CartPole's spaces), component_call (`rlgraph call`'s spec runner), and
@@ -30,5 +32,5 @@ for t in "${targets[@]}"; do
     component_call) cp examples/*-call.json "$corpus/" ;;
   esac
   (cd fuzz && cargo +nightly fuzz run -O -a "$t" "corpus/$t" -- \
-    -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1)
+    -runs="$runs" -max_total_time="$seconds" -rss_limit_mb="${FUZZ_RSS_MB:-12000}" -max_len=8192 -print_final_stats=1)
 done
