@@ -149,8 +149,9 @@ fn bench_kind(c: &mut Criterion, label: &str, space: &Space, capacity: usize, pr
         group.bench_function(BenchmarkId::new("sample/naive-proportional", batch), |b| {
             b.iter(|| naive.sample_proportional(batch, &mut rng))
         });
-        // Update priorities of a sampled batch, as a learner does after each step.
-        let indices: Vec<usize> = (0..batch).map(|i| i * 7 % prefill).collect();
+        // Update priorities of a sampled batch, as a learner does after each step: slots
+        // spread over the whole memory, as a prioritized sample draws them.
+        let indices: Vec<usize> = (0..batch).map(|_| rng.random_range(0..prefill)).collect();
         let priorities: Vec<f64> = (0..batch).map(|i| 0.1 + i as f64).collect();
         group.bench_function(BenchmarkId::new("update/prioritized", batch), |b| {
             b.iter(|| prioritized.update_records(&indices, &priorities).unwrap())
