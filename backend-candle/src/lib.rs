@@ -299,7 +299,9 @@ impl Backend for Candle {
             .map_err(err("transpose"))
     }
     fn permute(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
-        t.permute(dims).and_then(|x| x.contiguous()).map_err(err("permute"))
+        // A view: candle's ops take strided inputs, and a conv layer's permutes there and
+        // back compose into the original order without moving data.
+        t.permute(dims).map_err(err("permute"))
     }
     fn concat(ts: &[Tensor], dim: usize) -> Result<Tensor> {
         Tensor::cat(ts, dim).map_err(err("concat"))

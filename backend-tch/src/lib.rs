@@ -322,7 +322,10 @@ impl Backend for Tch {
     }
     fn permute(t: &TchTensor, dims: &[usize]) -> Result<TchTensor> {
         let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        ok(t.0.f_permute(&dims).and_then(|x| x.f_contiguous()), "permute")
+        // A view, not a copy: libtorch's kernels take strided inputs, and an NHWC image seen
+        // as NCHW is its channels-last layout, which its convolutions run on directly (a
+        // conv layer's permutes there and back then move no data).
+        ok(t.0.f_permute(&dims), "permute")
     }
     fn concat(ts: &[TchTensor], dim: usize) -> Result<TchTensor> {
         let inner: Vec<&Tensor> = ts.iter().map(|t| &t.0).collect();

@@ -307,8 +307,8 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     fn reshape(t: &Self::Tensor, shape: &[usize]) -> Result<Self::Tensor>;
     /// Dimensions `d0` and `d1` swapped.
     fn transpose(t: &Self::Tensor, d0: usize, d1: usize) -> Result<Self::Tensor>;
-    /// Dimensions reordered: dimension `i` of the result is dimension `dims[i]` of `t`
-    /// (one copy, where two transposes would make two).
+    /// Dimensions reordered: dimension `i` of the result is dimension `dims[i]` of `t`; a
+    /// strided view on both backends (no copy: the ops that need ordered data copy then).
     fn permute(t: &Self::Tensor, dims: &[usize]) -> Result<Self::Tensor>;
     /// Tensors joined along `dim`.
     fn concat(ts: &[Self::Tensor], dim: usize) -> Result<Self::Tensor>;

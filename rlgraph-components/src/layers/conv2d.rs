@@ -63,12 +63,12 @@ pub struct Conv2dSpec {
     pub biases: Initializer,
 }
 
-/// NHWC -> NCHW (one copy).
+/// NHWC -> NCHW (a view).
 fn to_nchw<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
     B::permute(x, &[0, 3, 1, 2])
 }
 
-/// NCHW -> NHWC (one copy).
+/// NCHW -> NHWC (a view).
 fn to_nhwc<B: Backend>(x: &B::Tensor) -> Result<B::Tensor> {
     B::permute(x, &[0, 2, 3, 1])
 }
@@ -186,15 +186,22 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
         })
         .graph_fn(
             GraphFn::tensors("apply", move |ctx, xs| {
+                // An elementwise activation runs on the convolution's own (contiguous NCHW)
+                // output, before the layout changes back: after, it would run on a strided
+                // view, and the next conv layer would have to copy its input back into
+                // order. CReLU concatenates along the channels, so it runs in NHWC.
+                let elementwise = activation.width_factor() == 1;
                 let y = on_padded_nchw::<B>(xs[0], k, s, padding, 0.0, |x| {
-                    let y = B::conv2d(x, ctx.var("kernel")?, s, 0)?;
+                    let mut y = B::conv2d(x, ctx.var("kernel")?, s, 0)?;
                     if use_bias {
-                        B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)
-                    } else {
-                        Ok(y)
+                        y = B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)?;
                     }
+                    if elementwise {
+                        y = activation.apply::<B>(&y)?;
+                    }
+                    Ok(y)
                 })?;
-                Ok([activation.apply::<B>(&y)?])
+                Ok([if elementwise { y } else { activation.apply::<B>(&y)? }])
             })
             .infer(move |_, spaces| {
                 let [h, w, _] = image_dims(&spaces[0], "conv2d").map_err(|e| CoreError::Component {

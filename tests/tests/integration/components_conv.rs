@@ -115,6 +115,44 @@ both_backends! {
         }
     }
 
+    fn stacked_conv_layers_and_crelu_match_the_brute_force_reference<B>() {
+        // Two conv layers in a row (the second takes the first's output in the layout the
+        // first leaves it), then the same with CReLU, which doubles the channels in NHWC
+        // order: [relu(y), relu(-y)] along the last axis.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        let (h, w, c, f1, f2) = (6, 5, 2, 3, 2);
+        let mut draw = |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (k1, b1, k2, b2, x) = (draw(f1 * c * 9), draw(f1), draw(f2 * f1 * 4), draw(f2), draw(2 * h * w * c));
+        for activation in ["tanh", "crelu"] {
+            let spec = json!([
+                {"type": "conv2d", "filters": f1, "kernel_size": 3, "strides": 1, "padding": "same",
+                 "weights_spec": k1, "biases_spec": b1, "activation": "relu", "scope": "one"},
+                {"type": "conv2d", "filters": f2, "kernel_size": 2, "strides": 2, "padding": "valid",
+                 "weights_spec": k2, "biases_spec": b2, "activation": activation, "scope": "two"}
+            ]);
+            let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(h, w, c))], 0).unwrap();
+            let (s1, mut y1) = conv_ref(&x, 2, h, w, c, &k1, f1, 3, 1, true);
+            for (i, v) in y1.iter_mut().enumerate() {
+                *v = (*v + b1[i % f1]).max(0.0);
+            }
+            let (s2, mut y2) = conv_ref(&y1, 2, s1[1], s1[2], f1, &k2, f2, 2, 2, false);
+            for (i, v) in y2.iter_mut().enumerate() {
+                *v += b2[i % f2];
+            }
+            let (shape, want) = if activation == "tanh" {
+                (s2, y2.iter().map(|v| v.tanh()).collect::<Vec<_>>())
+            } else {
+                let mut doubled = Vec::with_capacity(2 * y2.len());
+                for pixel in y2.chunks(f2) {
+                    doubled.extend(pixel.iter().map(|v| v.max(0.0)));
+                    doubled.extend(pixel.iter().map(|v| (-v).max(0.0)));
+                }
+                (vec![s2[0], s2[1], s2[2], 2 * f2], doubled)
+            };
+            t.assert_call("call", &[value(&[2, h, w, c], &x)], &[value(&shape, &want)], Tolerance::new(1e-5, 1e-4));
+        }
+    }
+
     fn max_pool_valid_and_same<B>() {
         let x = value(&[1, 3, 3, 1], &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0, -9.0]);
         let valid = json!({"type": "max-pool2d", "pool_size": 2, "strides": 1});
