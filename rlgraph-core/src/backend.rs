@@ -137,11 +137,17 @@ impl HostData {
 
     /// `values` converted to `dtype` (floats truncate toward zero for integer types).
     pub fn from_f64(values: &[f64], dtype: DType) -> HostData {
+        HostData::collect_f64(values.iter().copied(), dtype)
+    }
+
+    /// `values` stored as `dtype`, converted one at a time: no float64 copy of the whole
+    /// (which would double the peak memory of a large variable's initial values).
+    pub fn collect_f64(values: impl Iterator<Item = f64>, dtype: DType) -> HostData {
         match dtype {
-            DType::F32 => HostData::F32(values.iter().map(|&x| x as f32).collect()),
-            DType::F64 => HostData::F64(values.to_vec()),
-            DType::I64 => HostData::I64(values.iter().map(|&x| x as i64).collect()),
-            DType::U8 => HostData::U8(values.iter().map(|&x| x as u8).collect()),
+            DType::F32 => HostData::F32(values.map(|x| x as f32).collect()),
+            DType::F64 => HostData::F64(values.collect()),
+            DType::I64 => HostData::I64(values.map(|x| x as i64).collect()),
+            DType::U8 => HostData::U8(values.map(|x| x as u8).collect()),
         }
     }
 }

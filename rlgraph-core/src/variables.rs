@@ -82,25 +82,30 @@ impl VarDecl {
         let normal = |mean: f64, std: f64, rng: &mut dyn RngCore| {
             mean + std * rand_distr::Distribution::<f64>::sample(&rand_distr::StandardNormal, rng)
         };
-        let values: Vec<f64> = match &self.init {
-            Initializer::Constant(c) => vec![*c; n],
-            Initializer::Zeros => vec![0.0; n],
+        let dtype = self.dtype;
+        // Drawn straight into the variable's dtype, one value at a time.
+        let data = match &self.init {
+            Initializer::Constant(c) => HostData::collect_f64(std::iter::repeat_n(*c, n), dtype),
+            Initializer::Zeros => HostData::collect_f64(std::iter::repeat_n(0.0, n), dtype),
             Initializer::GlorotUniform => {
                 let (fan_in, fan_out) = fans(&self.shape);
                 let limit = (6.0 / (fan_in + fan_out).max(1.0)).sqrt();
-                (0..n)
-                    .map(|_| -limit + 2.0 * limit * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64))
-                    .collect()
+                let draws =
+                    (0..n).map(|_| -limit + 2.0 * limit * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64));
+                HostData::collect_f64(draws, dtype)
             }
-            Initializer::Normal { mean, std } => (0..n).map(|_| normal(*mean, *std, rng)).collect(),
-            Initializer::TruncatedNormal { mean, std } => (0..n)
-                .map(|_| loop {
-                    let x = normal(0.0, 1.0, rng);
+            Initializer::Normal { mean, std } => {
+                HostData::collect_f64((0..n).map(|_| normal(*mean, *std, &mut *rng)), dtype)
+            }
+            Initializer::TruncatedNormal { mean, std } => {
+                let draws = (0..n).map(|_| loop {
+                    let x = normal(0.0, 1.0, &mut *rng);
                     if x.abs() <= 2.0 {
                         break mean + std * x;
                     }
-                })
-                .collect(),
+                });
+                HostData::collect_f64(draws, dtype)
+            }
             Initializer::Values(v) => {
                 if v.len() != n {
                     return Err(CoreError::Variable {
@@ -112,10 +117,10 @@ impl VarDecl {
                         ),
                     });
                 }
-                v.clone()
+                HostData::from_f64(v, dtype)
             }
         };
-        HostTensor::new(self.shape.clone(), HostData::from_f64(&values, self.dtype))
+        HostTensor::new(self.shape.clone(), data)
     }
 }
 
@@ -156,8 +161,12 @@ impl<B: Backend> VariableStore<B> {
         let mut vars = Vec::with_capacity(infos.len());
         let mut by_path = BTreeMap::new();
         for (i, info) in infos.iter().enumerate() {
-            let host = info.decl.initial_value(rng)?;
-            vars.push(B::var(&B::from_host(&host, info.device)?)?);
+            // Each copy is dropped as soon as the next exists: a large variable peaks at two
+            // copies of its values, not three (host values, tensor, variable).
+            let tensor = B::from_host(&info.decl.initial_value(rng)?, info.device)?;
+            let var = B::var(&tensor)?;
+            drop(tensor);
+            vars.push(var);
             by_path.insert(info.path.clone(), i);
         }
         Ok(VariableStore { infos, vars, by_path })
