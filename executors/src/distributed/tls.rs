@@ -44,10 +44,10 @@ impl Tls {
             check_pem(&place, &bytes, label)?;
             Ok::<_, DistributedError>(bytes)
         };
-        Tls::from_pem(
-            &read("--tls-cert", cert, "CERTIFICATE")?,
-            &read("--tls-key", key, "PRIVATE KEY")?,
-            &read("--tls-ca", ca, "CERTIFICATE")?,
+        Tls::built(
+            read("--tls-cert", cert, "CERTIFICATE")?,
+            read("--tls-key", key, "PRIVATE KEY")?,
+            read("--tls-ca", ca, "CERTIFICATE")?,
             server_name,
         )
     }
@@ -57,10 +57,16 @@ impl Tls {
         check_pem("--tls-cert", cert, "CERTIFICATE")?;
         check_pem("--tls-key", key, "PRIVATE KEY")?;
         check_pem("--tls-ca", ca, "CERTIFICATE")?;
+        Tls::built(cert.to_vec(), key.to_vec(), ca.to_vec(), server_name)
+    }
+
+    /// TLS from PEM blocks already checked by label; both sides are built once to check the
+    /// rest.
+    fn built(cert: Vec<u8>, key: Vec<u8>, ca: Vec<u8>, server_name: Option<String>) -> Result<Self, DistributedError> {
         let tls = Tls {
-            cert: cert.to_vec(),
-            key: key.to_vec(),
-            ca: ca.to_vec(),
+            cert,
+            key,
+            ca,
             server_name,
         };
         tls.check()?;
