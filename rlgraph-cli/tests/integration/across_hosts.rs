@@ -19,10 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::common::roles::{finish, Progress, Reaper};
-
-const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+use crate::common::roles::{finish, serve_command, Progress, Reaper};
 
 /// The hosts of the test: their names, and their addresses in the order of the cluster spec.
 const HOSTS: [(&str, &str); 4] = [
@@ -126,17 +123,10 @@ struct Run<'a> {
 impl Run<'_> {
     /// `rlgraph serve` as `role` number `index` on `host`, with `token` (if any) and `extra`.
     fn serve(&self, host: &str, role: &str, index: usize, token: Option<&Path>, extra: &[&str]) -> Child {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.hosts.ns(host), RLGRAPH])
-            .current_dir(ROOT)
-            .args(["serve", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
-            .args(["--seed", "5", "--timesteps", "100000", "--deadline-ms", "1000"])
-            .args(["--role", role, "--index", &index.to_string()])
-            .arg("--cluster")
-            .arg(&self.spec)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let ns = self.hosts.ns(host);
+        let options = ["--seed", "5", "--timesteps", "100000", "--deadline-ms", "1000"];
+        let mut cmd = serve_command(&["ip", "netns", "exec", &ns], &self.spec, role, index, &options);
+        cmd.args(extra).stderr(Stdio::piped());
         if let Some(t) = token {
             cmd.arg("--token-file").arg(t);
         }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::common::roles::{finish, Guard, Progress};
+use crate::common::roles::{finish, serve_command, Guard, Progress};
 
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -200,16 +200,15 @@ impl Cluster {
 
     /// `rlgraph serve` as `role` number `index`, with `extra` options.
     fn command(&self, role: &str, index: usize, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(RLGRAPH);
-        cmd.current_dir(ROOT)
-            .args(["serve", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
-            .args(["--seed", &self.seed.to_string(), "--timesteps", CLUSTER_FRAMES])
-            .args(["--role", role, "--index", &index.to_string()])
-            .arg("--cluster")
-            .arg(&self.spec)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(self.log(role, index));
+        let seed = self.seed.to_string();
+        let mut cmd = serve_command(
+            &[],
+            &self.spec,
+            role,
+            index,
+            &["--seed", &seed, "--timesteps", CLUSTER_FRAMES],
+        );
+        cmd.args(extra).stderr(self.log(role, index));
         cmd
     }
 

@@ -3,9 +3,33 @@
 //! point of the run (a number of frames) rather than after a guessed time.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Output};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// `rlgraph serve` of `configs/apex-cartpole.json` on CartPole-v1 as `role` number `index`
+/// of the cluster in `spec`, with `options` (seed, frames, ...), its stdout piped; started
+/// through `wrapper` (`ip netns exec NS`, say) when it is not empty.
+pub fn serve_command(wrapper: &[&str], spec: &Path, role: &str, index: usize, options: &[&str]) -> Command {
+    let rlgraph = env!("CARGO_BIN_EXE_rlgraph");
+    let mut cmd = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(rlgraph);
+            c
+        }
+        None => Command::new(rlgraph),
+    };
+    cmd.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .args(["serve", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
+        .args(["--role", role, "--index", &index.to_string()])
+        .arg("--cluster")
+        .arg(spec)
+        .args(options)
+        .stdout(Stdio::piped());
+    cmd
+}
 
 /// Processes killed when the test ends, pass or fail.
 pub struct Reaper(pub Vec<Child>);
