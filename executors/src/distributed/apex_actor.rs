@@ -5,7 +5,6 @@
 //! peer never stops it: records wait in a bounded outbox and calls are retried with backoff,
 //! until the learner says the run is over or stays silent for `give_up`.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use agents::{apex_priorities, dqn_actor, transitions_batch, Actor, DqnConfig, NStepBuffer, Transition};
@@ -13,10 +12,9 @@ use rlgraph_core::Backend;
 
 use super::access::Access;
 use super::actor_env::ActorEnvs;
-use super::cluster::{ClusterSpec, Role};
+use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::learner_link::LearnerLink;
-use super::peers::{replay_client, ReplayClient};
 use super::proto::InsertRequest;
 use super::shard_outbox::ShardOutbox;
 use super::wire::encode_value;
@@ -85,27 +83,6 @@ pub struct ActorSummary {
     pub reconnects: u64,
 }
 
-/// The replay shards' clients, for actor `options.index`.
-fn shard_clients(
-    cluster: &ClusterSpec,
-    access: &Access,
-    learner: &LearnerLink,
-) -> Result<Vec<(SocketAddr, ReplayClient)>, DistributedError> {
-    let _inside = learner.runtime.enter();
-    let shards = (0..cluster.replay.len())
-        .map(|i| {
-            let addr = cluster.address(Role::Replay, i)?;
-            Ok((addr, replay_client(addr, access)?))
-        })
-        .collect::<Result<Vec<_>, DistributedError>>()?;
-    if shards.is_empty() {
-        return Err(DistributedError::Setup(
-            "Ape-X needs at least one replay shard in the cluster spec".into(),
-        ));
-    }
-    Ok(shards)
-}
-
 /// Runs actor `options.index` of an Ape-X run described by `config` until the learner ends
 /// the run (or stays silent for `options.give_up`).
 pub fn run_apex_actor<B: Backend>(
@@ -119,11 +96,7 @@ pub fn run_apex_actor<B: Backend>(
     let mut actor = dqn_actor::<B>(config, &s, &a, envs.seed)?;
     let mut adder = NStepBuffer::new(config.n_step, config.discount, &s, &a);
     let mut learner = LearnerLink::new(cluster, access, options.index, options.give_up)?;
-    let mut outbox = ShardOutbox::new(
-        shard_clients(cluster, access, &learner)?,
-        options.outbox_limit,
-        &learner.tag,
-    );
+    let mut outbox = ShardOutbox::connect(cluster, access, &learner.runtime, options.outbox_limit, &learner.tag)?;
     let prioritize = config.worker_side_priorities;
 
     let mut summary = learner.first_weights(&mut actor, options.index)?;
@@ -167,8 +140,8 @@ pub fn run_apex_actor<B: Backend>(
             &mut time_percentage,
             &mut |runtime| outbox.flush(runtime),
         )?;
-        (summary.records_sent, summary.records_dropped) = (outbox.sent, outbox.dropped);
         if stop {
+            (summary.records_sent, summary.records_dropped) = (outbox.sent, outbox.dropped);
             return Ok(summary);
         }
     }

@@ -8,9 +8,11 @@ use std::net::SocketAddr;
 
 use tokio::runtime::Runtime;
 
+use super::access::Access;
+use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::learner_link::Backoff;
-use super::peers::{call_failed, ReplayClient};
+use super::peers::{call_failed, replay_client, ReplayClient};
 use super::proto::InsertRequest;
 
 /// Insert batches waiting for a shard, and what became of those already handled.
@@ -28,10 +30,28 @@ pub(crate) struct ShardOutbox {
 }
 
 impl ShardOutbox {
-    /// An empty outbox for `shards` that keeps at most `limit` batches; `tag` names the
-    /// actor in messages.
-    pub(crate) fn new(shards: Vec<(SocketAddr, ReplayClient)>, limit: usize, tag: &str) -> Self {
-        ShardOutbox {
+    /// An empty outbox for the cluster's replay shards, with clients made on `runtime`, that
+    /// keeps at most `limit` batches; `tag` names the actor in messages.
+    pub(crate) fn connect(
+        cluster: &ClusterSpec,
+        access: &Access,
+        runtime: &Runtime,
+        limit: usize,
+        tag: &str,
+    ) -> Result<Self, DistributedError> {
+        let _inside = runtime.enter();
+        let shards = (0..cluster.replay.len())
+            .map(|i| {
+                let addr = cluster.address(Role::Replay, i)?;
+                Ok((addr, replay_client(addr, access)?))
+            })
+            .collect::<Result<Vec<_>, DistributedError>>()?;
+        if shards.is_empty() {
+            return Err(DistributedError::Setup(
+                "Ape-X needs at least one replay shard in the cluster spec".into(),
+            ));
+        }
+        Ok(ShardOutbox {
             shards,
             next_shard: 0,
             queue: VecDeque::new(),
@@ -40,7 +60,7 @@ impl ShardOutbox {
             tag: tag.to_string(),
             sent: 0,
             dropped: 0,
-        }
+        })
     }
 
     /// Queues `batch`, dropping the oldest batches beyond the limit.

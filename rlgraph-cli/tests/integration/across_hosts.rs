@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::common::roles::{finish, serve_command, Progress, Reaper};
+use crate::common::roles::{finish, serve_command, Guard, Progress};
 
 /// The hosts of the test: their names, and their addresses in the order of the cluster spec.
 const HOSTS: [(&str, &str); 4] = [
@@ -163,17 +163,17 @@ fn ape_x_across_four_hosts_refuses_bad_tokens_and_rides_out_an_actor_cut_off() {
     let run = Run { hosts: &hosts, spec };
     let out = dir.join("out");
 
-    // The learner is second in the reaper, the actor to be cut off last.
-    let mut reaper = Reaper(vec![run.serve("replay", "replay", 0, Some(&token), &[])]);
+    let replay = Guard::new(run.serve("replay", "replay", 0, Some(&token), &[]));
     let out_arg = out.to_str().unwrap();
-    reaper.0.push(run.serve(
+    let mut learner = run.serve(
         "learner",
         "learner",
         0,
         Some(&token),
         &["--out", out_arg, "--log-every-secs", "1"],
-    ));
-    let progress = Progress::follow(&mut reaper.0[1]);
+    );
+    let progress = Progress::follow(&mut learner);
+    let learner = Guard::new(learner);
 
     // Across the bridge, an actor without the token, or with a wrong one, is refused at its
     // first call and stops at once with an error that says what to do.
@@ -187,8 +187,8 @@ fn ape_x_across_four_hosts_refuses_bad_tokens_and_rides_out_an_actor_cut_off() {
         );
     }
 
-    reaper.0.push(run.serve("a0", "actor", 0, Some(&token), &[]));
-    reaper.0.push(run.serve("a1", "actor", 1, Some(&token), &[]));
+    let a0 = Guard::new(run.serve("a0", "actor", 0, Some(&token), &[]));
+    let cut_actor = Guard::new(run.serve("a1", "actor", 1, Some(&token), &[]));
     progress.wait_for_frames(3000);
 
     // Cut actor 1 off for 5 s (its calls fail after their 1 s deadline): the learner goes on
@@ -214,12 +214,11 @@ fn ape_x_across_four_hosts_refuses_bad_tokens_and_rides_out_an_actor_cut_off() {
         "the run was still going when the link came back: {during:?}"
     );
 
-    let cut_actor = reaper.0.pop().unwrap();
-    let summary = finish(reaper.0.remove(1), Duration::from_secs(300));
+    let summary = finish(learner.into_child(), Duration::from_secs(300));
     assert!(summary.status.success(), "{}", String::from_utf8_lossy(&summary.stderr));
     let summary: Json = serde_json::from_slice(&summary.stdout).unwrap();
     assert!(summary["timesteps_executed"].as_u64().unwrap() >= 100_000, "{summary}");
-    let actor = finish(cut_actor, Duration::from_secs(60));
+    let actor = finish(cut_actor.into_child(), Duration::from_secs(60));
     assert!(actor.status.success(), "{}", String::from_utf8_lossy(&actor.stderr));
     let actor: Json = serde_json::from_slice(&actor.stdout).unwrap();
     // It ended on the learner's word, so it was in touch again after its link came back.
@@ -228,7 +227,8 @@ fn ape_x_across_four_hosts_refuses_bad_tokens_and_rides_out_an_actor_cut_off() {
         "actor 1 noticed the cut and came back: {actor}"
     );
     assert!(actor["records_sent"].as_u64().unwrap() > 0, "{actor}");
-    drop(reaper);
+    // The roles still running go before their namespaces do.
+    drop((replay, a0));
     let prefix = hosts.prefix.clone();
     drop(hosts);
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();

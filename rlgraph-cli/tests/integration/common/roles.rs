@@ -31,18 +31,6 @@ pub fn serve_command(wrapper: &[&str], spec: &Path, role: &str, index: usize, op
     cmd
 }
 
-/// Processes killed when the test ends, pass or fail.
-pub struct Reaper(pub Vec<Child>);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// One process killed when the test ends, pass or fail, unless handed on to be waited for.
 pub struct Guard(Option<Child>);
 
