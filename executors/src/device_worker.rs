@@ -122,6 +122,7 @@ impl<B: Backend> DeviceWorker<B> {
                 episode_rewards: &episode_rewards,
                 loss,
                 elapsed: start.elapsed().as_secs_f64(),
+                evaluations: &[],
             });
             if solved(&episode_rewards, self.target_return) {
                 solved_at = Some(steps);

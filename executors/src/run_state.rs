@@ -11,6 +11,8 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use rlgraph_envs::EnvSnapshot;
 use serde_json::{json, Value as Json};
 
+use crate::evaluation::Evaluated;
+
 /// A worker's run so far; saved under `worker` in the agent's checkpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RunState {
@@ -32,6 +34,8 @@ pub(crate) struct RunState {
     pub(crate) since_update: u64,
     /// Each copy's exact position, taken when the state is saved.
     pub(crate) envs: Vec<EnvSnapshot>,
+    /// Every greedy evaluation round so far, in order.
+    pub(crate) evaluations: Vec<Evaluated>,
 }
 
 impl RunState {
@@ -47,6 +51,7 @@ impl RunState {
             updates: 0,
             since_update: 0,
             envs: vec![],
+            evaluations: vec![],
         }
     }
 
@@ -119,6 +124,24 @@ impl RunState {
             )));
         }
         let episode_returns = finite_numbers("episode_returns")?;
+        // Checkpoints written before evaluation existed have none.
+        let evaluations = match &m["evaluations"] {
+            Json::Null => vec![],
+            _ => list("evaluations")?
+                .iter()
+                .enumerate()
+                .map(|(i, j)| {
+                    let timestep = j[0].as_u64();
+                    let mean_return = j[1].as_f64().filter(|x| x.is_finite());
+                    match (timestep, mean_return) {
+                        (Some(timestep), Some(mean_return)) => Ok(Evaluated { timestep, mean_return }),
+                        _ => Err(bad(format!(
+                            "evaluations[{i}] is not a [step, finite mean return] pair"
+                        ))),
+                    }
+                })
+                .collect::<Result<Vec<Evaluated>>>()?,
+        };
         Ok(RunState {
             env_id: self.env_id.clone(),
             state_space: self.state_space.clone(),
@@ -129,6 +152,7 @@ impl RunState {
             updates: count("updates")?,
             since_update: count("since_update")?,
             envs,
+            evaluations,
         })
     }
 }
@@ -174,6 +198,11 @@ impl HostState for RunState {
                 "updates": self.updates,
                 "since_update": self.since_update,
                 "envs": envs,
+                "evaluations": self
+                    .evaluations
+                    .iter()
+                    .map(|e| json!([e.timestep, e.mean_return]))
+                    .collect::<Vec<_>>(),
             }),
         })
     }

@@ -7,6 +7,7 @@ use rlgraph_core::{profiler, CoreError, Result};
 use rlgraph_envs::VectorEnv;
 
 use crate::divergence::{DivergenceGuard, OnDivergence};
+use crate::evaluation::{Evaluated, Evaluation};
 use crate::run_state::RunState;
 use serde_json::{json, Value as Json};
 
@@ -33,9 +34,12 @@ pub struct WorkerStats {
     pub updates: u64,
     /// Wall-clock seconds.
     pub runtime_seconds: f64,
-    /// The step at which the mean return of the last 100 episodes first reached the target
-    /// return, if one was set and reached (the run stops there).
+    /// The step at which the target return, if one was set, was reached (the run stops
+    /// there): by the mean return of the last 100 training episodes, or, when the run
+    /// evaluates, by an evaluation round's mean.
     pub solved_at_timestep: Option<u64>,
+    /// The greedy evaluation rounds played, in order (see [`Evaluation`]).
+    pub evaluations: Vec<Evaluated>,
     /// The step at which a loss or weight first became NaN or infinite, when the run went on
     /// under [`OnDivergence::Warn`] (under the default, the run stops with an error).
     pub diverged_at_timestep: Option<u64>,
@@ -81,6 +85,7 @@ impl WorkerStats {
             updates,
             runtime_seconds: runtime,
             solved_at_timestep,
+            evaluations: vec![],
             diverged_at_timestep: None,
         }
     }
@@ -99,6 +104,11 @@ impl WorkerStats {
             "runtime_seconds": self.runtime_seconds,
             "solved_at_timestep": self.solved_at_timestep,
             "diverged_at_timestep": self.diverged_at_timestep,
+            "evaluations": self
+                .evaluations
+                .iter()
+                .map(|e| json!({"timestep": e.timestep, "mean_return": e.mean_return}))
+                .collect::<Vec<_>>(),
         })
     }
 }
@@ -116,6 +126,8 @@ pub struct Progress<'a> {
     pub loss: Option<f64>,
     /// Seconds since the call started.
     pub elapsed: f64,
+    /// The run's evaluation rounds so far (every leg of the run).
+    pub evaluations: &'a [Evaluated],
 }
 
 /// How long [`SingleThreadedWorker::execute_run`] runs, counted over the whole run (every
@@ -138,6 +150,7 @@ pub struct SingleThreadedWorker<A: Agent> {
     run: RunState,
     seed: u64,
     target_return: Option<f64>,
+    evaluation: Option<Evaluation>,
     checkpoint: Option<(u64, std::path::PathBuf)>,
     on_divergence: OnDivergence,
 }
@@ -152,6 +165,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             run,
             seed,
             target_return: None,
+            evaluation: None,
             checkpoint: None,
             on_divergence: OnDivergence::Stop,
         }
@@ -165,10 +179,32 @@ impl<A: Agent> SingleThreadedWorker<A> {
     }
 
     /// Stops a run once the mean return of the last 100 episodes reaches `target` (CartPole
-    /// counts as solved at 475).
+    /// counts as solved at 475); with [`Self::with_evaluation`], once an evaluation round's
+    /// mean reaches it instead.
     pub fn with_target_return(mut self, target: f64) -> Self {
         self.target_return = Some(target);
         self
+    }
+
+    /// Plays greedy evaluation rounds during the run (see [`Evaluation`]); a target return
+    /// then applies to their means. Rounds fall on multiples of the evaluation interval of
+    /// the run's steps, so a resumed run evaluates where the straight one would.
+    pub fn with_evaluation(mut self, evaluation: Evaluation) -> Self {
+        self.evaluation = Some(evaluation);
+        self
+    }
+
+    /// Every evaluation round over the whole run (every call and resumed leg), in order.
+    pub fn run_evaluations(&self) -> &[Evaluated] {
+        &self.run.evaluations
+    }
+
+    /// Whether the run has reached its target return, if it has one.
+    fn reached_target(&self) -> bool {
+        match (&self.evaluation, self.target_return) {
+            (Some(_), Some(target)) => self.run.evaluations.last().is_some_and(|e| e.mean_return >= target),
+            _ => solved(&self.run.episode_returns, self.target_return),
+        }
     }
 
     /// Saves a checkpoint (see [`Self::save_checkpoint`]) to `path` every `every`
@@ -296,13 +332,14 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let mut episode_rewards: Vec<f64> = vec![];
         let mut loss = None;
         let mut solved_at = None;
+        let evaluations_before = self.run.evaluations.len();
         let mut guard = DivergenceGuard::new(self.on_divergence);
         loop {
             if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
             {
                 break;
             }
-            if solved(&self.run.episode_returns, self.target_return) {
+            if self.reached_target() {
                 solved_at = Some(self.run.timesteps);
                 break;
             }
@@ -369,6 +406,15 @@ impl<A: Agent> SingleThreadedWorker<A> {
                     }
                 }
             }
+            if let Some(evaluation) = self.evaluation.as_mut().filter(|e| e.due(before, self.run.timesteps)) {
+                let _op = profiler::operation("evaluation");
+                let round = self.run.timesteps / evaluation.every();
+                let mean_return = evaluation.play(&mut self.agent, self.seed, round, t)?;
+                self.run.evaluations.push(Evaluated {
+                    timestep: self.run.timesteps,
+                    mean_return,
+                });
+            }
             // Saved between iterations, where a resumed run picks up exactly.
             let due = self
                 .checkpoint
@@ -387,6 +433,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 episode_rewards: &episode_rewards,
                 loss,
                 elapsed: start.elapsed().as_secs_f64(),
+                evaluations: &self.run.evaluations,
             });
         }
         guard.check_weights(self.run.timesteps, || self.agent.get_weights())?;
@@ -398,12 +445,13 @@ impl<A: Agent> SingleThreadedWorker<A> {
             solved_at,
         );
         stats.diverged_at_timestep = guard.diverged_at;
+        stats.evaluations = self.run.evaluations[evaluations_before..].to_vec();
         Ok(stats)
     }
 }
 
 /// An environment failure as the worker reports it.
-fn env_error(e: rlgraph_envs::EnvError) -> CoreError {
+pub(crate) fn env_error(e: rlgraph_envs::EnvError) -> CoreError {
     CoreError::Config {
         at: "environment".into(),
         reason: e.to_string(),

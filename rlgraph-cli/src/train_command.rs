@@ -61,9 +61,19 @@ pub struct TrainArgs {
     /// With `--out`: also save the checkpoint every this many steps (0: only at the end).
     #[arg(long, default_value_t = 0, requires = "out")]
     pub(crate) checkpoint_every: u64,
-    /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole).
+    /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole);
+    /// with `--eval-every`, once an evaluation round's mean reaches it.
     #[arg(long, value_parser = finite)]
     pub(crate) target_return: Option<f64>,
+    /// Every this many steps, play `--eval-episodes` greedy episodes (deterministic actions,
+    /// on environment copies of their own, fresh starts each round) and report their mean in
+    /// the summary's `evaluations` and TensorBoard's `eval/return`; `--target-return` then
+    /// applies to that mean. The evaluation's steps are not training steps.
+    #[arg(long, value_parser = positive, conflicts_with = "tensor_envs")]
+    pub(crate) eval_every: Option<u64>,
+    /// Episodes per evaluation round (one per environment copy), with `--eval-every`.
+    #[arg(long, default_value_t = 100, requires = "eval_every", value_parser = env_count)]
+    pub(crate) eval_episodes: usize,
     /// When a loss or weight becomes NaN or infinite: `stop` with an error naming the step
     /// and the variable, or `warn`, which goes on and reports `diverged_at_timestep`.
     #[arg(long, default_value = "stop", value_parser = on_divergence)]
@@ -104,6 +114,14 @@ fn tensor_env_count(text: &str) -> Result<usize, String> {
 /// `stop` or `warn`, for clap.
 fn on_divergence(text: &str) -> Result<executors::OnDivergence, String> {
     executors::OnDivergence::parse(text).ok_or_else(|| "expected stop or warn".into())
+}
+
+/// A whole number of at least 1, for clap.
+fn positive(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of at least 1".into()),
+    }
 }
 
 /// A finite number, for clap (`--target-return NaN` would never be reached).
@@ -243,17 +261,12 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
-    let envs = (0..args.num_envs.max(1))
-        .map(|i| make(&args.env, args.seed + i as u64))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    // Each bridged Gymnasium copy is a Python process of its own: step them in parallel.
-    let stepping = match args.env.starts_with(rlgraph_envs::gym::GYM_PREFIX) {
-        true => Stepping::Threaded,
-        false => Stepping::Sequential,
-    };
-    let envs = VectorEnv::new(envs, stepping).map_err(|e| e.to_string())?;
+    let envs = vector_env(&args.env, args.num_envs, args.seed)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
+    if let Some(every) = args.eval_every {
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed)?;
+        worker = worker.with_evaluation(executors::Evaluation::new(every, envs));
+    }
     if let Some(dir) = &args.resume {
         worker
             .resume(&dir.join("checkpoint.safetensors"))
@@ -272,6 +285,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     let mut event_error = None;
     let mut logged_episodes = 0usize;
+    let mut logged_evaluations = worker.run_evaluations().len();
     let total = args
         .timesteps
         .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
@@ -287,6 +301,12 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
                 }
             }
             logged_episodes = p.episode_rewards.len();
+            for e in &p.evaluations[logged_evaluations..] {
+                if let Err(e) = w.scalar("eval/return", e.timestep, e.mean_return) {
+                    event_error.get_or_insert(e);
+                }
+            }
+            logged_evaluations = p.evaluations.len();
             if let (Some(loss), true) = (p.loss, step % 100 < args.num_envs.max(1) as u64) {
                 if let Err(e) = w.scalar("train/loss", step, loss) {
                     event_error.get_or_insert(e);
@@ -301,9 +321,13 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
             } else {
                 recent.iter().sum::<f64>() / recent.len() as f64
             };
+            let eval = p
+                .evaluations
+                .last()
+                .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
             bar.set_position(step);
             bar.set_message(format!(
-                "| episodes {} | mean return (last 10) {mean:.1} | {:.0} steps/s",
+                "| episodes {} | mean return (last 10) {mean:.1}{eval} | {:.0} steps/s",
                 episodes_before as u64 + p.episodes,
                 p.timesteps as f64 / p.elapsed.max(1e-9)
             ));
@@ -333,6 +357,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     );
     run.env_frames_per_second = stats.env_frames_per_second;
     run.diverged_at_timestep = stats.diverged_at_timestep;
+    run.evaluations = worker.run_evaluations().to_vec();
     let mut summary = run.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
@@ -352,6 +377,20 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
             .map_err(|e| e.to_string())?;
     }
     Ok(summary.to_string())
+}
+
+/// `copies` copies of `env`, copy `i` seeded `seed + i`, stepped one after another; bridged
+/// Gymnasium copies (a Python process each) are stepped in parallel.
+fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEnv, String> {
+    let envs = (0..copies.max(1))
+        .map(|i| make(env, seed + i as u64))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let stepping = match env.starts_with(rlgraph_envs::gym::GYM_PREFIX) {
+        true => Stepping::Threaded,
+        false => Stepping::Sequential,
+    };
+    VectorEnv::new(envs, stepping).map_err(|e| e.to_string())
 }
 
 /// With `--out`: creates the directory, copies the config into it and opens its TensorBoard

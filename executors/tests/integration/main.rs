@@ -3,6 +3,7 @@
 //! its own file under `tests/` and still reads as one.
 
 mod device_worker;
+mod evaluation;
 mod ga3c;
 mod learning_dqn;
 mod learning_pg;

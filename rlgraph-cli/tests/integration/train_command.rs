@@ -76,6 +76,43 @@ fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
 }
 
 #[test]
+fn the_shipped_dqn_config_solves_cartpole_by_greedy_evaluation_within_50000_steps() {
+    // #21's target: 100 greedy episodes (Gymnasium's definition of solving CartPole-v1)
+    // averaging at least 475, within 50,000 training steps. The run stops at that round.
+    let (code, stdout, stderr) = rlgraph(&[
+        "train",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "50000",
+        "--eval-every",
+        "2500",
+        "--target-return",
+        "475",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rounds = summary["evaluations"].as_array().unwrap();
+    let (last, earlier) = rounds.split_last().expect("at least one round");
+    assert!(last["mean_return"].as_f64().unwrap() >= 475.0, "{summary}");
+    assert!(
+        earlier.iter().all(|e| e["mean_return"].as_f64().unwrap() < 475.0),
+        "{summary}"
+    );
+    assert_eq!(summary["solved_at_timestep"], last["timestep"], "{summary}");
+    assert!(summary["solved_at_timestep"].as_u64().unwrap() <= 50_000, "{summary}");
+    for (k, e) in rounds.iter().enumerate() {
+        assert_eq!(
+            e["timestep"],
+            2500 * (k as u64 + 1),
+            "rounds fall on multiples: {summary}"
+        );
+    }
+    assert_eq!(summary["timesteps_executed"], last["timestep"], "{summary}");
+}
+
+#[test]
 fn the_configs_execution_seed_is_the_seed_unless_seed_is_given() {
     let dir = std::env::temp_dir().join(format!("rlgraph-config-seed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -157,6 +194,7 @@ fn bad_configs_and_envs_are_one_line_errors() {
         ("--num-envs", "0"),
         ("--num-envs", "100000000"),
         ("--target-return", "NaN"),
+        ("--eval-every", "0"),
     ] {
         let (code, _, stderr) = rlgraph(&[
             "train",
@@ -170,6 +208,19 @@ fn bad_configs_and_envs_are_one_line_errors() {
         assert!(
             stderr.contains(flag) && !stderr.contains("panicked"),
             "{flag} {value}: {stderr}"
+        );
+    }
+    // Evaluation episodes are counted like environment copies, and need an interval.
+    for extra in [
+        &["--eval-every", "10", "--eval-episodes", "0"][..],
+        &["--eval-episodes", "5"],
+    ] {
+        let (code, _, stderr) =
+            rlgraph(&[&["train", "configs/dqn-cartpole.json", "--env", "CartPole-v1"], extra].concat());
+        assert_eq!(code, 2, "{extra:?}");
+        assert!(
+            stderr.contains("--eval-e") && !stderr.contains("panicked"),
+            "{extra:?}: {stderr}"
         );
     }
     // Without --device the config's device stands, so a device that does not exist is refused
