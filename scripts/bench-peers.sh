@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Measures this project against its Python peers in one run and prints the ratios:
-# `VectorEnv` and a plain loop against EnvPool (CartPole, 256 copies, one thread), and the
+# `VectorEnv` and a plain loop against EnvPool (CartPole, 256 copies, one thread), the
 # prioritized replay (a million CartPole records; insert, sample and priority update at
-# batch 32 and 256) against cpprb.
+# batch 32 and 256) against cpprb, acting at batch 1 through the DQN agent on tch against
+# PyTorch in Python, and (unless BENCH_SOLVE=0) steps and seconds to solve CartPole-v1 with
+# DQN and PPO against Stable-Baselines3's zoo hyperparameters, five seeds each (minutes).
 #
 # The peers go into the ignored folder .bench-venv/ from PyPI (once), at the versions in
-# scripts/bench-peers-requirements.txt. The Rust side is this project's criterion benches,
-# run first; the Python side is timed right after, on the same machine.
+# scripts/bench-peers-requirements.txt; PyTorch's wheel brings about 3 GB of CUDA
+# libraries with it (unused: everything runs on one CPU thread). The Rust side is this
+# project's criterion benches and the release `rlgraph` binary, run first; the Python side
+# is timed right after, on the same machine.
 #
-# Usage: scripts/bench-peers.sh [CRITERION_SECONDS]   (measurement time per bench, default 3)
+# Usage: [BENCH_SOLVE=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
@@ -24,10 +28,21 @@ if ! [[ -x "$venv/bin/python" && -f "$stamp" ]] || ! cmp -s "$stamp" "$requireme
   cp "$requirements" "$stamp"
 fi
 
+# The act benchmark runs on libtorch, fetched once as the test command does.
+scripts/install-libtorch.sh
+export LIBTORCH="$PWD/.libtorch"
+export LD_LIBRARY_PATH="$PWD/.libtorch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 # One thread on each side: the peers are measured on one thread too.
 export RAYON_NUM_THREADS=1 OMP_NUM_THREADS=1
 criterion=(--measurement-time "$seconds" --warm-up-time 1)
 cargo bench -p rlgraph-envs --bench vector_env --locked -- "${criterion[@]}" "/256" >&2
 cargo bench -p rlgraph-memories --bench replay_throughput --locked -- "${criterion[@]}" \
   "replay/cartpole/(insert|sample|update)/prioritized" >&2
-"$venv/bin/python" -W ignore scripts/bench_peers.py
+cargo bench -p rlgraph-tests --bench agent_act --locked -- "${criterion[@]}" "tch/" >&2
+solve=()
+if [[ "${BENCH_SOLVE:-1}" != 0 ]]; then
+  cargo build --release -p rlgraph-cli --locked >&2
+  solve=(--solve)
+fi
+"$venv/bin/python" -W ignore scripts/bench_peers.py "${solve[@]}"

@@ -1,15 +1,18 @@
-"""Measures the Python peers (EnvPool, cpprb) on the workloads of this project's criterion
-benches, reads the criterion results of the same run from target/criterion, and prints
-one table of both with the ratios.
+"""Measures the Python peers (EnvPool, cpprb, PyTorch, Stable-Baselines3) on the workloads of
+this project's criterion benches and training runs, reads the criterion results of the same
+run from target/criterion, and prints tables of both with the ratios.
 
-Run through scripts/bench-peers.sh, which makes the virtual environment and runs the Rust
-benches first. Each peer figure is the median of several timed repeats on one thread, as
-criterion's figures are medians.
+Run through scripts/bench-peers.sh, which makes the virtual environment, runs the Rust
+benches first and builds the `rlgraph` binary. Each hot-path peer figure is the median of
+several timed repeats on one thread, as criterion's figures are medians. With `--solve` it
+also trains DQN and PPO on CartPole-v1 with this project's shipped configs and with the SB3
+zoo's tuned hyperparameters, five seeds each, one thread each side.
 """
 
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -89,6 +92,147 @@ def cpprb_cartpole():
     return out
 
 
+def pytorch_act():
+    """Seconds per greedy action at batch 1 from an MLP 4-64-64-2 (ReLU) in PyTorch, as a
+    Python training loop acts: a NumPy state in, no autograd, argmax, the action as an int."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2)
+    )
+    state = np.array([0.01, -0.02, 0.03, 0.04], dtype=np.float32)
+
+    def act():
+        with torch.no_grad():
+            return int(net(torch.as_tensor(state).unsqueeze(0)).argmax(1).item())
+
+    return median_seconds(act, 5000)
+
+
+# The solve comparison: CartPole-v1 counts as solved at a mean return of 475 over 100
+# episodes. "greedy eval" plays 100 fresh episodes with deterministic actions every 2,500
+# training steps (Gymnasium's definition, and the SB3 zoo's EvalCallback); "training mean"
+# is the mean of the last 100 training episodes. Each run stops at the first step where
+# its criterion holds, or at its step budget.
+SEEDS = range(5)
+EVAL_EVERY = 2500
+TARGET = 475.0
+
+
+def ours_solve(config, timesteps, evaluate):
+    """(steps, seconds) to solve, per seed, from `rlgraph train` (seconds include the
+    evaluation rounds); steps is None where the budget ran out."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    out = []
+    for seed in SEEDS:
+        args = [binary, "train", os.path.join(ROOT, "configs", config), "--env", "CartPole-v1",
+                "--timesteps", str(timesteps), "--target-return", str(TARGET), "--seed", str(seed)]
+        if evaluate:
+            args += ["--eval-every", str(EVAL_EVERY)]
+        run = subprocess.run(args, capture_output=True, text=True, check=True)
+        summary = json.loads(run.stdout)
+        out.append((summary["solved_at_timestep"], summary["wall_clock_seconds"]))
+    return out
+
+
+def sb3_solve(algo, timesteps):
+    """(steps, seconds) to solve by greedy eval and by training mean, per seed, for the SB3
+    zoo's tuned CartPole-v1 hyperparameters. Seconds exclude the evaluation rounds, which
+    SB3 plays far more slowly than training would need them."""
+    import torch
+    from stable_baselines3 import DQN, PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    torch.set_num_threads(1)
+
+    class Solved(BaseCallback):
+        """Records when each criterion first holds; stops once both do."""
+
+        def __init__(self, eval_env):
+            super().__init__()
+            self.eval_env, self.start, self.eval_seconds = eval_env, time.perf_counter(), 0.0
+            self.by_eval = self.by_training = None
+            self.last = 0
+
+        def elapsed(self):
+            return time.perf_counter() - self.start - self.eval_seconds
+
+        def _on_step(self):
+            steps = self.model.num_timesteps
+            buffer = self.model.ep_info_buffer
+            if self.by_training is None and len(buffer) == 100 and np.mean([e["r"] for e in buffer]) >= TARGET:
+                self.by_training = (steps, self.elapsed())
+            if self.by_eval is None and steps // EVAL_EVERY > self.last // EVAL_EVERY:
+                began = time.perf_counter()
+                mean, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=100, deterministic=True)
+                self.eval_seconds += time.perf_counter() - began
+                if mean >= TARGET:
+                    self.by_eval = (steps, self.elapsed())
+            self.last = steps
+            return self.by_eval is None or self.by_training is None
+
+    by_eval, by_training = [], []
+    for seed in SEEDS:
+        eval_env = make_vec_env("CartPole-v1", n_envs=100, seed=10_000 + seed)
+        if algo == "dqn":
+            model = DQN("MlpPolicy", make_vec_env("CartPole-v1", n_envs=1, seed=seed), seed=seed,
+                        learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+                        gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128,
+                        exploration_fraction=0.16, exploration_final_eps=0.04,
+                        policy_kwargs=dict(net_arch=[256, 256]))
+        else:
+            model = PPO("MlpPolicy", make_vec_env("CartPole-v1", n_envs=8, seed=seed), seed=seed,
+                        n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+                        learning_rate=lambda f: f * 0.001, clip_range=lambda f: f * 0.2)
+        callback = Solved(eval_env)
+        model.learn(timesteps, callback=callback)
+        by_eval.append(callback.by_eval or (None, callback.elapsed()))
+        by_training.append(callback.by_training or (None, callback.elapsed()))
+    return by_eval, by_training
+
+
+def solve_cell(runs):
+    """Steps and seconds over the seeds: the range, and how many solved."""
+    solved = [r for r in runs if r[0] is not None]
+    seconds = [r[1] for r in runs]
+    if not solved:
+        return f"none of {len(runs)} ({min(seconds):.1f}–{max(seconds):.1f} s without)"
+    steps = [r[0] for r in solved]
+    note = "" if len(solved) == len(runs) else f" ({len(solved)} of {len(runs)})"
+    return f"{min(steps):,}–{max(steps):,} steps{note}, {min(seconds):.2f}–{max(seconds):.2f} s"
+
+
+def solve_ratio(ours, peer):
+    """The peer's median seconds over ours, where both solved on every seed."""
+    if any(r[0] is None for r in ours + peer):
+        return "—"
+    return f"{statistics.median(r[1] for r in peer) / statistics.median(r[1] for r in ours):.1f}x"
+
+
+def solve_table():
+    lines = [
+        "| CartPole-v1, 5 seeds | criterion | rlgraph-rs | SB3 zoo | ours faster by (median seconds) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    rows = (
+        ("DQN", "dqn-cartpole.json", "dqn", 50_000, 150_000),
+        ("PPO", "ppo-cartpole.json", "ppo", 100_000, 150_000),
+    )
+    for name, config, algo, eval_budget, training_budget in rows:
+        mine_eval = ours_solve(config, eval_budget, True)
+        mine_training = ours_solve(config, training_budget, False)
+        peer_eval, peer_training = sb3_solve(algo, eval_budget if algo == "dqn" else training_budget)
+        lines.append(f"| {name} | greedy eval | {solve_cell(mine_eval)} | {solve_cell(peer_eval)} "
+                     f"| {solve_ratio(mine_eval, peer_eval)} |")
+        lines.append(f"| {name} | training mean | {solve_cell(mine_training)} | {solve_cell(peer_training)} "
+                     f"| {solve_ratio(mine_training, peer_training)} |")
+    return "\n".join(lines)
+
+
 def main():
     lines = ["| what | rlgraph-rs | peer | ours is better by |", "| --- | --- | --- | --- |"]
 
@@ -114,7 +258,22 @@ def main():
                 f"| prioritized {op}, batch {batch}, 1M records / cpprb | {mine * 1e6:.2f} µs "
                 f"| {theirs * 1e6:.2f} µs | {theirs / mine:.2f}x |"
             )
+    python_act = pytorch_act()
+    for side, bench in (("greedy", "agent-greedy"), ("epsilon-greedy", "agent-explore")):
+        mine = ours("agent-act", f"tch_{bench}")
+        lines.append(
+            f"| act at batch 1, MLP 4-64-64-2, tch {side} through the DQN agent / PyTorch in Python "
+            f"| {1 / mine / 1e3:.0f}k/s | {1 / python_act / 1e3:.0f}k/s | {python_act / mine:.2f}x |"
+        )
+    mine = ours("agent-act", "tch_hand-written")
+    lines.append(
+        f"| act at batch 1, MLP 4-64-64-2, tch hand-written in Rust / PyTorch in Python "
+        f"| {1 / mine / 1e3:.0f}k/s | {1 / python_act / 1e3:.0f}k/s | {python_act / mine:.2f}x |"
+    )
     print("\n".join(lines))
+    if "--solve" in sys.argv[1:]:
+        print()
+        print(solve_table())
 
 
 if __name__ == "__main__":

@@ -138,13 +138,14 @@ impl<B: Backend> GraphActor<B> {
 impl<B: Backend> Actor for GraphActor<B> {
     fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted> {
         let batch = stack(states)?;
+        // Actions leave as host values, so no gradient flows back through them.
         let out = if !explore {
-            self.exec.execute("get_deterministic_action", &[batch])?
+            self.exec.execute_without_grad("get_deterministic_action", &[batch])?
         } else if self.takes_time {
             let t = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
-            self.exec.execute("get_action", &[batch, t])?
+            self.exec.execute_without_grad("get_action", &[batch, t])?
         } else {
-            self.exec.execute("get_action", &[batch])?
+            self.exec.execute_without_grad("get_action", &[batch])?
         };
         let mut out = out.into_iter();
         let actions = out.next().ok_or_else(|| CoreError::Config {

@@ -82,6 +82,19 @@ fn to_kind(dtype: DType) -> Kind {
     }
 }
 
+/// `t`'s elements, row-major, on the host (`T` must be `t`'s element type).
+fn download<T: tch::kind::Element>(t: &Tensor) -> Result<Vec<T>> {
+    let n = t.numel();
+    let mut v = vec![T::ZERO; n];
+    t.f_copy_data(&mut v, n).map_err(err("to_host"))?;
+    Ok(v)
+}
+
+/// `t` as `kind`.
+fn converted(t: &Tensor, kind: Kind) -> Result<Tensor> {
+    t.f_to_kind(kind).map_err(err("to_host"))
+}
+
 fn dims(shape: &[usize]) -> Vec<i64> {
     shape.iter().map(|&d| d as i64).collect()
 }
@@ -103,40 +116,42 @@ impl Backend for Tch {
     fn from_host(host: &HostTensor, device: Device) -> Result<TchTensor> {
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_tdevice(device)?;
-        let t = match &host.data {
-            HostData::F32(v) => Tensor::f_from_slice(v),
-            HostData::F64(v) => Tensor::f_from_slice(v),
-            HostData::I64(v) => Tensor::f_from_slice(v),
-            HostData::U8(v) => Tensor::f_from_slice(v),
+        let (bytes, kind, len): (&[u8], Kind, usize) = match &host.data {
+            HostData::F32(v) => (bytemuck::cast_slice(v), Kind::Float, v.len()),
+            HostData::F64(v) => (bytemuck::cast_slice(v), Kind::Double, v.len()),
+            HostData::I64(v) => (bytemuck::cast_slice(v), Kind::Int64, v.len()),
+            HostData::U8(v) => (v, Kind::Uint8, v.len()),
         };
-        ok(
-            t.and_then(|t| t.f_reshape(dims(&host.shape)))
-                .and_then(|t| t.f_to_device(dev)),
-            "from_host",
-        )
+        // libtorch copies as many elements as the shape holds: a shape that does not match
+        // the data would read past it.
+        if host.shape.iter().product::<usize>() != len {
+            return Err(CoreError::Backend {
+                backend: Self::NAME,
+                op: "from_host",
+                message: format!("shape {:?} does not hold {len} elements", host.shape),
+            });
+        }
+        // Made at its shape in one step: a reshape would cost a dispatch per upload.
+        let t = Tensor::f_from_data_size(bytes, &dims(&host.shape), kind).map_err(err("from_host"))?;
+        if dev == tch::Device::Cpu {
+            return Ok(TchTensor(t));
+        }
+        ok(t.f_to_device(dev), "from_host")
     }
 
     fn to_host(t: &TchTensor) -> Result<HostTensor> {
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "download");
         let shape: Vec<usize> = t.0.size().iter().map(|&d| d as usize).collect();
-        let flat =
-            t.0.f_to_device(tch::Device::Cpu)
-                .and_then(|x| x.f_reshape([-1]))
-                .map_err(err("to_host"))?;
+        // libtorch's copy moves the data off the device and makes it contiguous itself;
+        // only element types without a host type of their own are converted first.
         let data = match t.0.kind() {
-            Kind::Double => HostData::F64(Vec::<f64>::try_from(&flat).map_err(err("to_host"))?),
-            Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 => {
-                let f = flat.f_to_kind(Kind::Int64).map_err(err("to_host"))?;
-                HostData::I64(Vec::<i64>::try_from(&f).map_err(err("to_host"))?)
-            }
-            Kind::Uint8 | Kind::Bool => {
-                let f = flat.f_to_kind(Kind::Uint8).map_err(err("to_host"))?;
-                HostData::U8(Vec::<u8>::try_from(&f).map_err(err("to_host"))?)
-            }
-            _ => {
-                let f = flat.f_to_kind(Kind::Float).map_err(err("to_host"))?;
-                HostData::F32(Vec::<f32>::try_from(&f).map_err(err("to_host"))?)
-            }
+            Kind::Double => HostData::F64(download(&t.0)?),
+            Kind::Int64 => HostData::I64(download(&t.0)?),
+            Kind::Int | Kind::Int16 | Kind::Int8 => HostData::I64(download(&converted(&t.0, Kind::Int64)?)?),
+            Kind::Uint8 => HostData::U8(download(&t.0)?),
+            Kind::Bool => HostData::U8(download(&converted(&t.0, Kind::Uint8)?)?),
+            Kind::Float => HostData::F32(download(&t.0)?),
+            _ => HostData::F32(download(&converted(&t.0, Kind::Float)?)?),
         };
         HostTensor::new(shape, data)
     }
@@ -312,7 +327,13 @@ impl Backend for Tch {
     }
 
     fn reshape(t: &TchTensor, shape: &[usize]) -> Result<TchTensor> {
-        ok(t.0.f_reshape(dims(shape)), "reshape")
+        // Reshaping to the same shape (a policy's logits at a flat action) would cost a
+        // dispatch for a view of the same tensor.
+        let dims = dims(shape);
+        if t.0.size() == dims {
+            return Ok(t.clone());
+        }
+        ok(t.0.f_reshape(dims), "reshape")
     }
     fn transpose(t: &TchTensor, d0: usize, d1: usize) -> Result<TchTensor> {
         ok(
@@ -365,6 +386,9 @@ impl Backend for Tch {
     fn matmul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         ok(a.0.f_matmul(&b.0), "matmul")
     }
+    fn linear(x: &TchTensor, w: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
+        ok(b.0.f_addmm(&x.0, &w.0), "linear")
+    }
     fn conv2d(x: &TchTensor, w: &TchTensor, stride: usize, padding: usize) -> Result<TchTensor> {
         let (s, p) = (stride as i64, padding as i64);
         ok(x.0.f_conv2d(&w.0, None::<&Tensor>, [s, s], [p, p], [1, 1], 1), "conv2d")
@@ -412,6 +436,9 @@ impl Backend for Tch {
         }
         let mut target = v.0.shallow_clone();
         tch::no_grad(|| target.f_copy_(&t.0)).map_err(err("var_set"))
+    }
+    fn without_grad<R>(f: impl FnOnce() -> R) -> R {
+        tch::no_grad(f)
     }
     fn detach(t: &TchTensor) -> TchTensor {
         TchTensor(t.0.detach())

@@ -333,6 +333,11 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
 
     /// Matrix product over the last two dimensions; leading dimensions must be equal.
     fn matmul(a: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor>;
+    /// `x @ w + b` for a matrix `x`, a matrix `w` and a vector `b` (a dense layer). A backend
+    /// with a fused kernel (libtorch's `addmm`) saves a dispatch; by default `matmul` then `add`.
+    fn linear(x: &Self::Tensor, w: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor> {
+        Self::add(&Self::matmul(x, w)?, b)
+    }
     /// 2-D convolution of NCHW input with OIHW weights, symmetric zero padding.
     fn conv2d(x: &Self::Tensor, w: &Self::Tensor, stride: usize, padding: usize) -> Result<Self::Tensor>;
     /// 2-D max pooling of NCHW input, no padding.
@@ -361,6 +366,12 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     fn detach(t: &Self::Tensor) -> Self::Tensor;
     /// Gradients of the scalar `loss` with respect to `vars` (zeros for variables it does not use).
     fn grads(loss: &Self::Tensor, vars: &[&Self::Var]) -> Result<Vec<Self::Tensor>>;
+    /// Runs `f` without recording how its tensors were computed, for calls whose results
+    /// no gradient will flow through (acting). A backend with a gradient tape (libtorch)
+    /// skips it; without one this is just `f()`.
+    fn without_grad<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
 
     // ---- provided: seeded random numbers drawn on the host ----
 

@@ -64,6 +64,12 @@ impl<B: Backend> GraphExecutor<B> {
         })
     }
 
+    /// [`Self::execute`] without recording gradient history ([`Backend::without_grad`]), for
+    /// calls whose outputs no gradient will flow through, such as acting.
+    pub fn execute_without_grad(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
+        B::without_grad(|| self.execute(method, inputs))
+    }
+
     /// Executes API method `method` on host values, checking each against its parameter's space.
     pub fn execute(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
         let plan = self.plan(method)?;

@@ -72,15 +72,19 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
                 // Fold all leading dimensions into one for the matmul, then unfold them. At rank
                 // 2 (the common case) both reshapes are skipped: each costs a dispatch on tch.
                 let folded = shape.len() != 2;
-                let mut y = if folded {
-                    let rows: usize = shape[..shape.len().saturating_sub(1)].iter().product();
-                    B::matmul(&B::reshape(x, &[rows, features])?, ctx.var("kernel")?)?
+                let rows: usize = shape[..shape.len().saturating_sub(1)].iter().product();
+                let flat;
+                let x = if folded {
+                    flat = B::reshape(x, &[rows, features])?;
+                    &flat
+                } else {
+                    x
+                };
+                let mut y = if use_bias {
+                    B::linear(x, ctx.var("kernel")?, ctx.var("bias")?)?
                 } else {
                     B::matmul(x, ctx.var("kernel")?)?
                 };
-                if use_bias {
-                    y = B::add(&y, ctx.var("bias")?)?;
-                }
                 if folded {
                     let mut out_shape = shape.clone();
                     if let Some(last) = out_shape.last_mut() {

@@ -238,6 +238,14 @@ case!(matmul_2d, vec![vec![19.0, 22.0, 43.0, 50.0]], <B> {
     host::<B>(&[B::matmul(&a, &b)?])
 });
 
+// [[1, 2], [3, 4]] x [[1, 0, 1], [0, 1, 1]] = [[1, 2, 3], [3, 4, 7]], plus [10, 20, 30] per row.
+case!(linear_is_matmul_plus_bias, vec![vec![11.0, 22.0, 33.0, 13.0, 24.0, 37.0]], <B> {
+    let x = f32s::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
+    let w = f32s::<B>(&[2, 3], &[1.0, 0.0, 1.0, 0.0, 1.0, 1.0])?;
+    let b = f32s::<B>(&[3], &[10.0, 20.0, 30.0])?;
+    host::<B>(&[shaped::<B>(B::linear(&x, &w, &b)?, &[2, 3])?])
+});
+
 case!(matmul_batched, vec![vec![3.0, 6.0]], <B> {
     let a = f32s::<B>(&[2, 1, 2], &[1.0, 2.0, 3.0, 4.0])?;
     let b = f32s::<B>(&[2, 2, 1], &[1.0, 1.0, 2.0, 0.0])?;
@@ -308,6 +316,17 @@ case!(grad_of_matmul_sum, vec![vec![11.0], vec![1.0, 2.0], vec![3.0, 4.0]], <B> 
     let loss = B::sum_all(&B::matmul(B::var_tensor(&x), B::var_tensor(&w))?)?;
     let g = B::grads(&loss, &[&w, &x])?;
     host::<B>(&[loss, g[0].clone(), g[1].clone()])
+});
+
+// sum(x w + b) over 2 rows, x = [[1, 2], [3, 4]], w = [3, 4], b = 0.5: 11 + 25 + 2 * 0.5 = 37;
+// d/db = 2 (one per row), d/dw = the column sums of x [4, 6], d/dx = w on every row.
+case!(grad_of_linear_sum, vec![vec![37.0], vec![2.0], vec![4.0, 6.0], vec![3.0, 4.0, 3.0, 4.0]], <B> {
+    let x = var::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
+    let w = var::<B>(&[2, 1], &[3.0, 4.0])?;
+    let b = var::<B>(&[1], &[0.5])?;
+    let loss = B::sum_all(&B::linear(B::var_tensor(&x), B::var_tensor(&w), B::var_tensor(&b))?)?;
+    let g = B::grads(&loss, &[&b, &w, &x])?;
+    host::<B>(&[loss, g[0].clone(), g[1].clone(), g[2].clone()])
 });
 
 case!(grad_of_sigmoid, vec![{
@@ -458,6 +477,13 @@ fn shape_errors_are_errors_not_panics() {
         assert!(B::matmul(&a, &a).is_err(), "{}", B::NAME);
         assert!(B::reshape(&a, &[5]).is_err(), "{}", B::NAME);
         assert!(HostTensor::f32([3], vec![1.0]).is_err());
+        // Built by hand past that check, a shape that does not hold the data is refused,
+        // not read past the end of it.
+        let torn = HostTensor {
+            shape: vec![1000],
+            data: rlgraph_core::HostData::F32(vec![1.0]),
+        };
+        assert!(B::from_host(&torn, test_device::<B>()).is_err(), "{}", B::NAME);
     }
     run::<Candle>();
     run::<Tch>();
