@@ -170,3 +170,43 @@ fn evaluations_survive_a_checkpoint_and_a_resumed_run_goes_on_from_them() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Trains `agent()` for `steps` steps with and without evaluation rounds, and checks that
+/// both runs saw the same episodes and ended with the same weights.
+fn trains_the_same<A: Agent>(agent: impl Fn() -> A, steps: u64) {
+    let mut plain = SingleThreadedWorker::new(agent(), cartpoles(1), 4);
+    plain.execute_timesteps(steps, |_| {}).unwrap();
+    let mut evaluated =
+        SingleThreadedWorker::new(agent(), cartpoles(1), 4).with_evaluation(Evaluation::new(steps / 3, cartpoles(10)));
+    let stats = evaluated.execute_timesteps(steps, |_| {}).unwrap();
+    assert_eq!(stats.evaluations.len(), 3);
+    assert!(plain.run_updates() > 0, "the agent learned during the run");
+    assert_eq!(evaluated.run_episode_returns(), plain.run_episode_returns());
+    assert_eq!(
+        evaluated.agent().get_weights().unwrap(),
+        plain.agent().get_weights().unwrap()
+    );
+}
+
+fn config(name: &str) -> serde_json::Value {
+    let path = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn dqn_and_ppo_agents_train_the_same_with_and_without_evaluation_rounds() {
+    // Greedy acting runs the actor's deterministic method, which draws nothing from the
+    // agent's random streams: the same seed gives the same training run and the same weights.
+    let probe = make("CartPole-v1", 0).unwrap();
+    let (states, actions) = (probe.state_space(), probe.action_space());
+    let dqn = agents::DqnConfig::parse(&config("dqn-cartpole.json")).unwrap();
+    trains_the_same(
+        || agents::DqnAgent::<backend_candle::Candle>::new(dqn.clone(), states, actions, 4).unwrap(),
+        1500,
+    );
+    let ppo = agents::PgConfig::parse(&config("ppo-cartpole.json")).unwrap();
+    trains_the_same(
+        || agents::PgAgent::<backend_candle::Candle>::new(ppo.clone(), states, actions, 4).unwrap(),
+        1500,
+    );
+}
