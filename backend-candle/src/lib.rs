@@ -17,13 +17,14 @@
 //! candle 0.11 re-reads `/proc/cpuinfo` on every matrix product.
 
 mod fast_tanh;
+mod fused_adam;
 mod threads;
 
 pub use threads::init_threads;
 
 use candle_core::{DType as CDType, Device as CDevice, Tensor, Var};
 use rlgraph_core::profiler::Category;
-use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
+use rlgraph_core::{AdamStep, Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
 pub use candle_core;
 
@@ -371,6 +372,12 @@ impl Backend for Candle {
 
     fn var(t: &Tensor) -> Result<Var> {
         Var::from_tensor(t).map_err(err("var"))
+    }
+    fn adam_step(var: &Var, m: &Var, v: &Var, g: &Tensor, h: &AdamStep) -> Result<()> {
+        if fused_adam::step(var, m, v, g, h).map_err(err("adam_step"))? {
+            return Ok(());
+        }
+        rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h)
     }
     fn var_tensor(v: &Var) -> &Tensor {
         v.as_tensor()

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{
-    Backend, Component, CoreError, DType, GraphFn, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
+    AdamStep, Backend, Component, CoreError, DType, GraphFn, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
 };
 
 use crate::spec::{normalize_type, Spec};
@@ -191,20 +191,17 @@ fn apply<B: Backend>(
         let delta = match spec.rule {
             Rule::Sgd => B::affine(&g, lr, 0.0)?,
             Rule::Adam { beta1, beta2, epsilon } => {
-                let (m, v) = (slot("m")?, slot("v")?);
-                let m_new = B::add(
-                    &B::affine(B::var_tensor(m), beta1, 0.0)?,
-                    &B::affine(&g, 1.0 - beta1, 0.0)?,
-                )?;
-                let v_new = B::add(
-                    &B::affine(B::var_tensor(v), beta2, 0.0)?,
-                    &B::affine(&B::square(&g)?, 1.0 - beta2, 0.0)?,
-                )?;
-                B::var_set(m, &m_new)?;
-                B::var_set(v, &v_new)?;
-                let m_hat = B::affine(&m_new, 1.0 / (1.0 - beta1.powf(step)), 0.0)?;
-                let v_hat = B::affine(&v_new, 1.0 / (1.0 - beta2.powf(step)), 0.0)?;
-                B::affine(&B::div(&m_hat, &B::affine(&B::sqrt(&v_hat)?, 1.0, epsilon)?)?, lr, 0.0)?
+                let h = AdamStep {
+                    lr,
+                    beta1,
+                    beta2,
+                    epsilon,
+                    bias1: 1.0 / (1.0 - beta1.powf(step)),
+                    bias2: 1.0 / (1.0 - beta2.powf(step)),
+                };
+                // One call per variable: a backend may fuse the dozen elementwise ops.
+                B::adam_step(var, slot("m")?, slot("v")?, &g, &h)?;
+                continue;
             }
             Rule::RmsProp { decay, epsilon } => {
                 let v = slot("v")?;

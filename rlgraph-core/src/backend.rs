@@ -90,6 +90,43 @@ pub enum HostData {
     U8(Vec<u8>),
 }
 
+/// [`Backend::adam_step`] as separate backend ops: the default, and the fallback of a
+/// backend whose fused step does not take some operands.
+pub fn adam_step_ops<B: Backend>(var: &B::Var, m: &B::Var, v: &B::Var, g: &B::Tensor, h: &AdamStep) -> Result<()> {
+    let m_new = B::add(
+        &B::affine(B::var_tensor(m), h.beta1, 0.0)?,
+        &B::affine(g, 1.0 - h.beta1, 0.0)?,
+    )?;
+    let v_new = B::add(
+        &B::affine(B::var_tensor(v), h.beta2, 0.0)?,
+        &B::affine(&B::square(g)?, 1.0 - h.beta2, 0.0)?,
+    )?;
+    B::var_set(m, &m_new)?;
+    B::var_set(v, &v_new)?;
+    let m_hat = B::affine(&m_new, h.bias1, 0.0)?;
+    let v_hat = B::affine(&v_new, h.bias2, 0.0)?;
+    let step = B::div(&m_hat, &B::affine(&B::sqrt(&v_hat)?, 1.0, h.epsilon)?)?;
+    let w = B::detach(B::var_tensor(var));
+    B::var_set(var, &B::sub(&w, &B::affine(&step, h.lr, 0.0)?)?)
+}
+
+/// The scalars of one [`Backend::adam_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamStep {
+    /// The learning rate.
+    pub lr: f64,
+    /// The first moment's decay.
+    pub beta1: f64,
+    /// The second moment's decay.
+    pub beta2: f64,
+    /// Added to the second moment's root.
+    pub epsilon: f64,
+    /// `1 / (1 - beta1^t)` at step `t` (from 1).
+    pub bias1: f64,
+    /// `1 / (1 - beta2^t)` at step `t` (from 1).
+    pub bias2: f64,
+}
+
 /// A dense row-major tensor in host memory: how data enters and leaves a backend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostTensor {
@@ -366,6 +403,13 @@ pub trait Backend: Clone + Debug + Send + Sync + 'static {
     fn detach(t: &Self::Tensor) -> Self::Tensor;
     /// Gradients of the scalar `loss` with respect to `vars` (zeros for variables it does not use).
     fn grads(loss: &Self::Tensor, vars: &[&Self::Var]) -> Result<Vec<Self::Tensor>>;
+    /// One Adam step on `var` with gradient `g` and moment variables `m` and `v` (all of one
+    /// shape): `m = β1 m + (1 - β1) g`, `v = β2 v + (1 - β2) g²`, then
+    /// `var -= lr (m · bias1) / (sqrt(v · bias2) + ε)`. By default as separate ops; a backend
+    /// may fuse them, giving the same numbers.
+    fn adam_step(var: &Self::Var, m: &Self::Var, v: &Self::Var, g: &Self::Tensor, h: &AdamStep) -> Result<()> {
+        adam_step_ops::<Self>(var, m, v, g, h)
+    }
     /// Runs `f` without recording how its tensors were computed, for calls whose results
     /// no gradient will flow through (acting). A backend with a gradient tape (libtorch)
     /// skips it; without one this is just `f()`.

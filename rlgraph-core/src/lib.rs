@@ -68,7 +68,7 @@ pub mod variables;
 
 pub use assembly::{ApiCtx, Args, Op};
 pub use atomic_file::{write_atomically, write_private_atomically};
-pub use backend::{Backend, DType, Device, HostData, HostTensor};
+pub use backend::{AdamStep, Backend, DType, Device, HostData, HostTensor};
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
 pub use component::{ApiMethod, Component, InputSpaces, Param};
