@@ -60,6 +60,9 @@ impl SharedSpec {
     /// The towers of `execution_spec.device_strategy: multi_gpu_sync` (`None` for the default
     /// strategy). `learner` says whether this agent's learner can be split over towers.
     pub fn multi_gpu(&self, learner: bool) -> Result<Option<MultiGpuSync>> {
+        // Each tower is a copy of the learner's graph: a count no machine has would only
+        // spend the build (and once, a test's half hour) before failing.
+        const MAX_TOWERS: usize = 64;
         let Some(e) = &self.execution_spec else { return Ok(None) };
         let gpu = e.gpu_spec.as_ref();
         if e.device_strategy != Some(DeviceStrategy::MultiGpuSync) {
@@ -83,6 +86,15 @@ impl SharedSpec {
                 "missing; multi_gpu_sync builds one tower per usable GPU".into(),
             )
         })?;
+        if towers.0 > MAX_TOWERS {
+            return Err(config(
+                "config.execution_spec.gpu_spec.max_usable_gpus",
+                format!(
+                    "{} towers; at most {MAX_TOWERS} (one per GPU, or faked on the CPU)",
+                    towers.0
+                ),
+            ));
+        }
         Ok(Some(MultiGpuSync {
             towers: towers.0,
             fake_gpus: gpu.and_then(|g| g.fake_gpus_if_necessary).unwrap_or(false),

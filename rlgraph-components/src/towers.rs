@@ -29,9 +29,11 @@ impl MultiGpuSync {
     /// The devices the towers go on: one GPU each where the backend has enough, else (with
     /// `fake_gpus`) all on the CPU.
     pub fn devices<B: Backend>(&self) -> Result<Vec<Device>> {
+        // CUDA numbers its devices from 0 without gaps, so the first missing one ends the
+        // search (a huge tower count does not probe that many devices).
         let gpus: Vec<Device> = (0..self.towers)
             .map(Device::Cuda)
-            .filter(|d| B::device_available(*d))
+            .take_while(|d| B::device_available(*d))
             .collect();
         if gpus.len() == self.towers {
             Ok(gpus)

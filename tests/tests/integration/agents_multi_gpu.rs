@@ -145,6 +145,13 @@ fn multi_gpu_settings_are_checked_by_name() {
             json!({"gpu_spec": {"max_usable_gpus": 0}}),
             "config.execution_spec.gpu_spec.max_usable_gpus",
         ),
+        // Found by the config-mutation property test: a trillion towers probed a trillion
+        // devices before failing.
+        (
+            json!({"device_strategy": "multi_gpu_sync",
+                   "gpu_spec": {"gpus_enabled": true, "max_usable_gpus": 1_000_000_000_000u64, "fake_gpus_if_necessary": true}}),
+            "config.execution_spec.gpu_spec.max_usable_gpus",
+        ),
     ] {
         let mut spec = base.clone();
         spec["execution_spec"] = execution.clone();
