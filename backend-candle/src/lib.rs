@@ -16,6 +16,7 @@
 //! A program should call [`init_threads`] first in `main`: without `RAYON_NUM_THREADS`,
 //! candle 0.11 re-reads `/proc/cpuinfo` on every matrix product.
 
+mod bias_add;
 mod fast_tanh;
 mod fused_adam;
 mod threads;
@@ -169,6 +170,13 @@ impl Backend for Candle {
         t.to_dtype(to_cdtype(dtype)).map_err(err("cast"))
     }
 
+    fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
+        let y = x.matmul(w).map_err(err("linear"))?;
+        match bias_add::apply(&y, b) {
+            Some(y) => y.map_err(err("linear")),
+            None => Self::add(&y, b),
+        }
+    }
     #[inline]
     fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         a.broadcast_add(b).map_err(err("add"))
