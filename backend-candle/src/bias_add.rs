@@ -79,16 +79,7 @@ pub fn apply(x: &Tensor, b: &Tensor) -> Option<Result<Tensor>> {
 mod tests {
     use candle_core::{Device, Tensor, Var};
 
-    /// `n` values in [-1, 1) from a small linear congruential sequence.
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        let mut x = seed;
-        (0..n)
-            .map(|_| {
-                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
+    use crate::test_values::values;
 
     fn bits(t: &Tensor) -> Vec<u32> {
         t.flatten_all()

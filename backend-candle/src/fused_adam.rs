@@ -61,20 +61,18 @@ mod tests {
 
     use crate::Candle;
 
-    /// A variable of `n` values from a small linear congruential sequence in [-1, 1), with
-    /// `zeros` of them zero (of both signs), so every path of the arithmetic is taken.
+    /// `n` test values with every 17th a zero of either sign, so every path of the arithmetic
+    /// is taken.
     fn values(n: usize, seed: u32) -> Vec<f32> {
-        let mut x = seed;
-        (0..n)
-            .map(|i| match i % 17 {
-                0 => 0.0,
-                1 => -0.0,
-                _ => {
-                    x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                    (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-                }
-            })
-            .collect()
+        let mut v = crate::test_values::values(n, seed);
+        for (i, x) in v.iter_mut().enumerate() {
+            match i % 17 {
+                0 => *x = 0.0,
+                1 => *x = -0.0,
+                _ => {}
+            }
+        }
+        v
     }
 
     fn var(data: Vec<f32>) -> Var {

@@ -19,6 +19,8 @@
 mod bias_add;
 mod fast_tanh;
 mod fused_adam;
+#[cfg(test)]
+mod test_values;
 mod threads;
 
 pub use threads::init_threads;
