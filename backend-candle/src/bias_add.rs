@@ -79,17 +79,7 @@ pub fn apply(x: &Tensor, b: &Tensor) -> Option<Result<Tensor>> {
 mod tests {
     use candle_core::{Device, Tensor, Var};
 
-    use crate::test_values::values;
-
-    fn bits(t: &Tensor) -> Vec<u32> {
-        t.flatten_all()
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect()
-    }
+    use crate::test_values::{bits, values};
 
     #[test]
     fn values_and_gradients_equal_candles_broadcast_to_the_bit() {

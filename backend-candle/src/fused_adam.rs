@@ -80,12 +80,7 @@ mod tests {
     }
 
     fn bits(v: &Var) -> Vec<u32> {
-        v.as_tensor()
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect()
+        crate::test_values::bits(v.as_tensor())
     }
 
     #[test]
