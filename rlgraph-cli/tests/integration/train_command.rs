@@ -500,9 +500,11 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(eval["returns"].as_array().unwrap().len(), 2);
     // Options of the single-threaded worker are refused, by name.
-    let (code, _, stderr) = rlgraph(&[&args[..], &["--num-envs", "4"]].concat());
-    assert_ne!(code, 0);
-    assert!(stderr.contains("--num-envs"), "{stderr}");
+    for extra in [["--num-envs", "4"], ["--eval-every", "1000"]] {
+        let (code, _, stderr) = rlgraph(&[&args[..], &extra].concat());
+        assert_ne!(code, 0);
+        assert!(stderr.contains(extra[0]), "{stderr}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
