@@ -186,7 +186,6 @@ fn apply<B: Backend>(
     let step = B::to_host(B::var_tensor(step_var))?.data.to_f64()[0] + 1.0;
     B::var_set(step_var, &B::affine(B::var_tensor(step_var), 1.0, 1.0)?)?;
     for ((name, var), g) in vars.iter().zip(grads) {
-        let w = B::detach(B::var_tensor(var));
         let slot = |p: &str| ctx.var_handle(&format!("{p}-{name}"));
         let delta = match spec.rule {
             Rule::Sgd => B::affine(&g, lr, 0.0)?,
@@ -199,7 +198,8 @@ fn apply<B: Backend>(
                     bias1: 1.0 / (1.0 - beta1.powf(step)),
                     bias2: 1.0 / (1.0 - beta2.powf(step)),
                 };
-                // One call per variable: a backend may fuse the dozen elementwise ops.
+                // One call per variable, which writes the variable itself: a backend may fuse
+                // the dozen elementwise ops.
                 B::adam_step(var, slot("m")?, slot("v")?, &g, &h)?;
                 continue;
             }
@@ -236,7 +236,7 @@ fn apply<B: Backend>(
                 B::affine(&update, lr, 0.0)?
             }
         };
-        B::var_set(var, &B::sub(&w, &delta)?)?;
+        B::var_set(var, &B::sub(&B::detach(B::var_tensor(var)), &delta)?)?;
     }
     Ok(())
 }
