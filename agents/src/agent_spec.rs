@@ -40,6 +40,10 @@ pub(crate) struct SharedSpec {
     pub update_spec: Option<UpdateSpecKeys>,
     /// Observation buffering.
     pub observe_spec: Option<ObserveSpec>,
+    /// How observations are stored and sent (bytes or floats); read by
+    /// [`crate::WorkerLayout::plan`].
+    #[allow(dead_code)] // Read for its keys here; `WorkerLayout::plan` reads the value.
+    pub frame_storage: Option<crate::FrameStorage>,
 }
 
 impl SharedSpec {
@@ -396,6 +400,8 @@ pub(crate) struct MemorySpec {
     pub alpha: Option<f64>,
     /// Prioritized replay's importance-weight exponent.
     pub beta: Option<f64>,
+    /// Stacked states stored frame by frame (set for frame-stacking preprocessing).
+    pub frame_stack: Option<rlgraph_memories::FrameStack>,
 }
 
 impl MemorySpec {

@@ -9,7 +9,7 @@ use std::path::Path;
 use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostState, HostTensor, Result};
-use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
+use rlgraph_memories::{FrameStacks, PrioritizedReplay, ReplayMemory};
 
 use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
@@ -24,17 +24,37 @@ use crate::replay::Replay;
 use crate::update_spec::UpdateSpec;
 
 /// The replay memory `config` asks for, holding transitions of these spaces.
+///
+/// With `memory_spec.frame_stack`, the states and next states are stored frame by frame, each
+/// frame once; a stack that does not split as it says is refused, naming the key and shape.
 pub fn dqn_replay(config: &DqnConfig, state_space: &Space, action_space: &Space) -> Result<Box<dyn Replay>> {
     let record_space = transition_space(state_space, action_space)?;
+    let frames = config.frame_stack.map(|stack| FrameStacks {
+        stack,
+        keys: vec!["states".into(), "next_states".into()],
+    });
+    let at = |e: rlgraph_memories::MemoryError| match (&frames, e) {
+        (Some(_), rlgraph_memories::MemoryError::UnsupportedSpace { reason, .. }) => CoreError::Config {
+            at: "config.memory_spec.frame_stack".into(),
+            reason,
+        },
+        (_, e) => e.into(),
+    };
     Ok(match config.memory {
-        MemoryKind::Replay => Box::new(ReplayMemory::new("replay-memory", &record_space, config.capacity)?),
-        MemoryKind::Prioritized { alpha, beta } => Box::new(PrioritizedReplay::new(
-            "prioritized-replay",
-            &record_space,
-            config.capacity,
-            alpha,
-            beta,
-        )?),
+        MemoryKind::Replay => Box::new(
+            ReplayMemory::with_frames("replay-memory", &record_space, config.capacity, frames.as_ref()).map_err(at)?,
+        ),
+        MemoryKind::Prioritized { alpha, beta } => Box::new(
+            PrioritizedReplay::with_frames(
+                "prioritized-replay",
+                &record_space,
+                config.capacity,
+                alpha,
+                beta,
+                frames.as_ref(),
+            )
+            .map_err(at)?,
+        ),
     })
 }
 

@@ -45,6 +45,9 @@ pub struct DqnConfig {
     pub memory: MemoryKind,
     /// Replay capacity.
     pub capacity: usize,
+    /// `memory_spec.frame_stack`: how stacked states split into frames, each stored once in
+    /// the replay (set by [`crate::WorkerLayout`] for frame-stacking preprocessing).
+    pub frame_stack: Option<rlgraph_memories::FrameStack>,
     /// Epsilon over the time percentage.
     pub epsilon: TimeDependent,
     /// Gamma.
@@ -190,6 +193,7 @@ impl DqnConfig {
             action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             memory,
             capacity,
+            frame_stack: m.frame_stack,
             epsilon,
             discount: shared.discount.map_or(0.98, |d| d.0),
             double_q: own.double_q.unwrap_or(true),

@@ -6,7 +6,8 @@ use serde_json::Value as Json;
 
 use crate::agent::{config, Agent};
 use crate::agent_spec::{normalized_kind, AgentKind};
-use crate::worker_preprocessing::{stateful_preprocessing, without_preprocessing, PreprocessedAgent};
+use crate::frame_storage::WorkerLayout;
+use crate::worker_preprocessing::PreprocessedAgent;
 use crate::{dqn_config, impala_config, pg_config, random_agent, sac_config};
 use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
@@ -83,7 +84,8 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
 /// Builds the agent `spec` describes (its `type`: see [`AGENT_TYPES`]) for the given
 /// spaces, with every random choice drawn from `seed`. A `preprocessing_spec` that keeps
 /// state (`sequence`, `moving_standardize`) runs per environment copy on the acting side
-/// ([`PreprocessedAgent`]), and the agent learns from preprocessed states.
+/// ([`PreprocessedAgent`]), and the agent learns from preprocessed states: bytes, where the
+/// observation is bytes and its preprocessing allows ([`WorkerLayout`]).
 pub fn build_agent<B: Backend>(
     spec: &Json,
     state_space: &Space,
@@ -92,9 +94,9 @@ pub fn build_agent<B: Backend>(
 ) -> Result<Box<dyn Agent + Send>> {
     let family = agent_family(spec)?;
     if family != AgentFamily::Random {
-        if let Some(specs) = stateful_preprocessing(spec) {
-            let inner = without_preprocessing(spec);
-            let agent = PreprocessedAgent::<B>::new(specs, state_space, seed, |preprocessed| {
+        if let Some(layout) = WorkerLayout::plan::<B>(spec, state_space, seed)? {
+            let inner = layout.inner_spec;
+            let agent = PreprocessedAgent::<B>::new(layout.worker_specs, state_space, seed, |preprocessed| {
                 build_family::<B>(family, &inner, preprocessed, action_space, seed)
             })?;
             return Ok(Box::new(agent));

@@ -44,7 +44,7 @@ pub(crate) fn preprocessor_kind(spec: &Json) -> String {
 
 /// Whether the preprocessor `spec` keeps state between calls (frame stacks, running
 /// statistics).
-pub(crate) fn is_stateful(spec: &Json) -> bool {
+pub fn is_stateful(spec: &Json) -> bool {
     matches!(preprocessor_kind(spec).as_str(), "sequence" | "movingstandardize")
 }
 

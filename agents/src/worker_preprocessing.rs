@@ -18,27 +18,11 @@ use serde_json::{json, Value as Json};
 
 use crate::agent::{Agent, Transition};
 use crate::agent_graph::build_graph;
-use crate::preprocessing::{is_stateful, preprocessor_kind, stack_members};
+use crate::preprocessing::{preprocessor_kind, stack_members};
 use crate::update_spec::UpdateSpec;
 
 /// The name of the host state a checkpoint keeps the stacks under.
 const STATE_NAME: &str = "worker_preprocessing";
-
-/// The config's preprocessor specs when one of them keeps state (then the whole stack runs
-/// on the acting side), else `None`.
-pub(crate) fn stateful_preprocessing(spec: &Json) -> Option<Vec<Json>> {
-    let specs = spec.get("preprocessing_spec")?.as_array()?;
-    specs.iter().any(is_stateful).then(|| specs.clone())
-}
-
-/// `spec` without its preprocessing, for the agent inside [`PreprocessedAgent`].
-pub(crate) fn without_preprocessing(spec: &Json) -> Json {
-    let mut spec = spec.clone();
-    if let Some(map) = spec.as_object_mut() {
-        map.insert("preprocessing_spec".into(), json!([]));
-    }
-    spec
-}
 
 /// One environment copy's stack and the preprocessed state it gave last.
 struct Stream<B: Backend> {
@@ -65,21 +49,109 @@ impl<B: Backend> Stream<B> {
     }
 }
 
-/// An agent whose states pass through a stateful preprocessor stack per environment copy
-/// before it sees them (RLgraph's worker-side preprocessing). Build it with
-/// [`crate::build_agent`], which uses it whenever a `preprocessing_spec` keeps state.
+/// The acting side's preprocessing: one preprocessor stack per environment copy, reset when
+/// that copy's episode ends, as RLgraph's workers run stateful preprocessing. Copies' stacks
+/// are made as copies appear.
 ///
-/// `get_actions` pushes each copy's state through that copy's stack; `observe` stores the
-/// preprocessed state and next state, and resets the copy's stack when its episode ends.
-/// A state `get_actions` receives right after `observe` is the observed next state, already
-/// pushed, so it is not pushed twice. Updates from external batches take preprocessed states.
-pub struct PreprocessedAgent<B: Backend> {
-    inner: Box<dyn Agent + Send>,
+/// [`WorkerStreams::act_states`] pushes each copy's state through its stack;
+/// [`WorkerStreams::observe`] gives a transition with preprocessed states and resets the
+/// copy's stack when its episode ends. A state acted on right after `observe` is the observed
+/// next state, already pushed, so it is not pushed twice.
+pub struct WorkerStreams<B: Backend> {
     specs: Vec<Json>,
     raw_space: Space,
-    preprocessed_space: Space,
     seed: u64,
     streams: Vec<Stream<B>>,
+}
+
+impl<B: Backend> WorkerStreams<B> {
+    /// Stacks of the preprocessor specs `specs` (RLgraph's) over observations of `raw_space`.
+    pub fn new(specs: Vec<Json>, raw_space: &Space, seed: u64) -> Result<Self> {
+        let first = stream_graph::<B>(&specs, raw_space, seed)?;
+        Ok(WorkerStreams {
+            specs,
+            raw_space: raw_space.clone(),
+            seed,
+            streams: vec![Stream {
+                exec: first,
+                last: None,
+            }],
+        })
+    }
+
+    /// The states the stacks make: their output space.
+    pub fn state_space(&self) -> Result<Space> {
+        output_space(&self.streams[0].exec)
+    }
+
+    fn stream(&mut self, env_id: usize) -> Result<&mut Stream<B>> {
+        while self.streams.len() <= env_id {
+            let exec = stream_graph::<B>(&self.specs, &self.raw_space, self.seed)?;
+            self.streams.push(Stream { exec, last: None });
+        }
+        Ok(&mut self.streams[env_id])
+    }
+
+    /// The preprocessed states of copies `0..states.len()`, one state each.
+    pub fn act_states(&mut self, states: &[Value]) -> Result<Vec<Value>> {
+        let mut pre = Vec::with_capacity(states.len());
+        for (i, state) in states.iter().enumerate() {
+            let stream = self.stream(i)?;
+            let p = match &mut stream.last {
+                Some((p, used @ false)) => {
+                    *used = true;
+                    p.clone()
+                }
+                _ => {
+                    let p = stream.push(state)?;
+                    stream.last = Some((p.clone(), true));
+                    p
+                }
+            };
+            pre.push(p);
+        }
+        Ok(pre)
+    }
+
+    /// Copy `env_id`'s step with both states preprocessed; its stack is reset when the
+    /// episode ends.
+    pub fn observe(&mut self, env_id: usize, transition: Transition) -> Result<Transition> {
+        let stream = self.stream(env_id)?;
+        let state = match stream.last.take() {
+            Some((p, _)) => p,
+            None => stream.push(&transition.state)?,
+        };
+        let next_state = stream.push(&transition.next_state)?;
+        if transition.terminated || transition.truncated {
+            stream.exec.execute("reset", &[])?;
+        } else {
+            stream.last = Some((next_state.clone(), false));
+        }
+        Ok(Transition {
+            state,
+            next_state,
+            ..transition
+        })
+    }
+
+    /// Resets every copy's stack.
+    pub fn reset(&mut self) -> Result<()> {
+        for stream in &mut self.streams {
+            stream.exec.execute("reset", &[])?;
+            stream.last = None;
+        }
+        Ok(())
+    }
+}
+
+/// An agent whose states pass through a stateful preprocessor stack per environment copy
+/// before it sees them ([`WorkerStreams`]). Build it with [`crate::build_agent`], which uses it
+/// whenever a `preprocessing_spec` keeps state. `observe` stores preprocessed states; updates
+/// from external batches take preprocessed states.
+pub struct PreprocessedAgent<B: Backend> {
+    inner: Box<dyn Agent + Send>,
+    streams: WorkerStreams<B>,
+    preprocessed_space: Space,
 }
 
 impl<B: Backend> PreprocessedAgent<B> {
@@ -91,19 +163,13 @@ impl<B: Backend> PreprocessedAgent<B> {
         seed: u64,
         build: impl FnOnce(&Space) -> Result<Box<dyn Agent + Send>>,
     ) -> Result<Self> {
-        let probe = stream_graph::<B>(&specs, state_space, seed)?;
-        let preprocessed_space = output_space(&probe)?;
+        let streams = WorkerStreams::<B>::new(specs, state_space, seed)?;
+        let preprocessed_space = streams.state_space()?;
         let inner = build(&preprocessed_space)?;
         Ok(PreprocessedAgent {
             inner,
-            specs,
-            raw_space: state_space.clone(),
+            streams,
             preprocessed_space,
-            seed,
-            streams: vec![Stream {
-                exec: probe,
-                last: None,
-            }],
         })
     }
 
@@ -111,14 +177,12 @@ impl<B: Backend> PreprocessedAgent<B> {
     pub fn preprocessed_space(&self) -> &Space {
         &self.preprocessed_space
     }
+}
 
-    fn stream(&mut self, env_id: usize) -> Result<&mut Stream<B>> {
-        while self.streams.len() <= env_id {
-            let exec = stream_graph::<B>(&self.specs, &self.raw_space, self.seed)?;
-            self.streams.push(Stream { exec, last: None });
-        }
-        Ok(&mut self.streams[env_id])
-    }
+/// The states a stack of the preprocessor specs `specs` makes of observations of
+/// `raw_space`.
+pub(crate) fn preprocessed_space<B: Backend>(specs: &[Json], raw_space: &Space, seed: u64) -> Result<Space> {
+    output_space(&stream_graph::<B>(specs, raw_space, seed)?)
 }
 
 fn bad(reason: String) -> CoreError {
@@ -168,45 +232,13 @@ fn output_space<B: Backend>(exec: &GraphExecutor<B>) -> Result<Space> {
 
 impl<B: Backend> Agent for PreprocessedAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        let mut pre = Vec::with_capacity(states.len());
-        for (i, state) in states.iter().enumerate() {
-            let stream = self.stream(i)?;
-            let p = match &mut stream.last {
-                Some((p, used @ false)) => {
-                    *used = true;
-                    p.clone()
-                }
-                _ => {
-                    let p = stream.push(state)?;
-                    stream.last = Some((p.clone(), true));
-                    p
-                }
-            };
-            pre.push(p);
-        }
+        let pre = self.streams.act_states(states)?;
         self.inner.get_actions(&pre, explore, time_percentage)
     }
 
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
-        let stream = self.stream(env_id)?;
-        let state = match stream.last.take() {
-            Some((p, _)) => p,
-            None => stream.push(&transition.state)?,
-        };
-        let next_state = stream.push(&transition.next_state)?;
-        if transition.terminated || transition.truncated {
-            stream.exec.execute("reset", &[])?;
-        } else {
-            stream.last = Some((next_state.clone(), false));
-        }
-        self.inner.observe(
-            env_id,
-            Transition {
-                state,
-                next_state,
-                ..transition
-            },
-        )
+        let transition = self.streams.observe(env_id, transition)?;
+        self.inner.observe(env_id, transition)
     }
 
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
@@ -219,7 +251,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
 
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
         let streams = SavedStreams {
-            state: Some(self.streams_state()?),
+            state: Some(self.streams.streams_state()?),
             var_shapes: BTreeMap::new(),
         };
         let mut all: Vec<(&str, &dyn HostState)> = extra.to_vec();
@@ -229,7 +261,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
         // Every copy's stack has the variables of the first.
-        let var_shapes = self.streams[0]
+        let var_shapes = self.streams.streams[0]
             .exec
             .variables()?
             .into_iter()
@@ -249,7 +281,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
             self.inner.restore_checkpoint_with(path, &mut all)?;
         }
         match loaded.state {
-            Some(state) => self.load_streams(state),
+            Some(state) => self.streams.load_streams(state),
             None => Ok(()),
         }
     }
@@ -267,10 +299,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
     }
 
     fn reset(&mut self) -> Result<()> {
-        for stream in &mut self.streams {
-            stream.exec.execute("reset", &[])?;
-            stream.last = None;
-        }
+        self.streams.reset()?;
         self.inner.reset()
     }
 
@@ -347,7 +376,7 @@ impl HostState for SavedStreams {
     }
 }
 
-impl<B: Backend> PreprocessedAgent<B> {
+impl<B: Backend> WorkerStreams<B> {
     /// Every copy's stack and last state, as [`SavedStreams`] lays them out.
     fn streams_state(&self) -> Result<SavedState> {
         let mut tensors = BTreeMap::new();

@@ -212,6 +212,48 @@ impl OnBackend for ServeArgs {
     }
 }
 
+/// What a role needs of the config when its preprocessing keeps state (a frame stack): the
+/// actors run that part per environment copy, and every role builds its graphs, replay and
+/// wire format for the states it makes. `None` when the preprocessing keeps no state.
+struct RoleLayout {
+    algorithm: Algorithm,
+    state_space: rlgraph_core::spaces::Space,
+    action_space: rlgraph_core::spaces::Space,
+    worker_specs: Vec<Json>,
+}
+
+/// The layout of `json` for the environment `run.env` (probed once), if its preprocessing
+/// keeps state.
+fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleLayout>, String> {
+    let stateful = json
+        .get("preprocessing_spec")
+        .and_then(Json::as_array)
+        .is_some_and(|specs| specs.iter().any(agents::is_stateful));
+    if !stateful {
+        return Ok(None);
+    }
+    let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
+    let at = |e: rlgraph_core::CoreError| format!("{}: {e}", run.config.display());
+    let Some(layout) = agents::WorkerLayout::plan::<B>(json, probe.state_space(), run.seed).map_err(at)? else {
+        return Ok(None);
+    };
+    let algorithm = match agents::agent_family(json).map_err(at)? {
+        agents::AgentFamily::Dqn => Algorithm::Apex(DqnConfig::parse(&layout.inner_spec).map_err(at)?),
+        _ => {
+            return Err(format!(
+                "{}: a preprocessing_spec that keeps state (sequence, moving_standardize) runs on                  distributed Ape-X actors; IMPALA's actors take preprocessing without state",
+                run.config.display()
+            ))
+        }
+    };
+    Ok(Some(RoleLayout {
+        algorithm,
+        state_space: layout.state_space,
+        action_space: probe.action_space().clone(),
+        worker_specs: layout.worker_specs,
+    }))
+}
+
 fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let cluster_text =
         std::fs::read_to_string(&args.cluster).map_err(|e| format!("cannot read {}: {e}", args.cluster.display()))?;
@@ -219,6 +261,22 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let run = &args.run;
     let access = run.access()?;
     let (json, algorithm) = run.config()?;
+    let layout = role_layout::<B>(&json, run)?;
+    // Replay shards and the learner see the states the actors make; unless the actors
+    // preprocess, those are the environment's.
+    let (algorithm, laid_out, worker_specs) = match layout {
+        Some(l) => (l.algorithm, Some((l.state_space, l.action_space)), Some(l.worker_specs)),
+        None => (algorithm, None, None),
+    };
+    let spaces = || -> Result<(rlgraph_core::spaces::Space, rlgraph_core::spaces::Space), String> {
+        match &laid_out {
+            Some(spaces) => Ok(spaces.clone()),
+            None => {
+                let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
+                Ok((probe.state_space().clone(), probe.action_space().clone()))
+            }
+        }
+    };
     let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
     let index = u32::try_from(args.index).map_err(|_| format!("--index {} is too large", args.index))?;
     match args.role {
@@ -234,6 +292,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 num_envs: apex.envs_per_actor,
                 weight_sync_steps: apex.weight_sync_steps,
                 records_per_insert: apex.records_per_insert,
+                worker_specs,
                 ..ActorOptions::new(index, &run.env, run.seed)
             };
             let s = match &algorithm {
@@ -252,10 +311,9 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 return Err("IMPALA has no replay shards: its actors send rollouts to the learner".into());
             };
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
-            let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
-            let (s, a) = (probe.state_space(), probe.action_space());
-            let replay = dqn_replay(config, s, a).map_err(|e| e.to_string())?;
-            let records = transition_space(s, a).map_err(|e| e.to_string())?;
+            let (s, a) = spaces()?;
+            let replay = dqn_replay(config, &s, &a).map_err(|e| e.to_string())?;
+            let records = transition_space(&s, &a).map_err(|e| e.to_string())?;
             let generation = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
@@ -295,8 +353,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             Ok(json!({"role": "replay", "index": index, "address": addr.to_string()}).to_string())
         }
         Role::Learner => {
-            let probe = rlgraph_envs::make(&run.env, run.seed).map_err(|e| e.to_string())?;
-            let (s, a) = (probe.state_space(), probe.action_space());
+            let (s, a) = spaces()?;
             let checkpoint = run.out.as_ref().map(|d| d.join("checkpoint.safetensors"));
             if let Some(dir) = &run.out {
                 std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -353,8 +410,8 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 }
             };
             let stats: DistributedStats = match &algorithm {
-                Algorithm::Apex(config) => run_apex_learner::<B>(config, s, a, &cluster, &access, &options, show),
-                Algorithm::Impala(config) => run_impala_learner::<B>(config, s, a, &cluster, &access, &options, show),
+                Algorithm::Apex(config) => run_apex_learner::<B>(config, &s, &a, &cluster, &access, &options, show),
+                Algorithm::Impala(config) => run_impala_learner::<B>(config, &s, &a, &cluster, &access, &options, show),
             }
             .map_err(|e| e.to_string())?;
             if let Some(e) = event_error {

@@ -140,6 +140,32 @@ pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
     )
 }
 
+/// Values rounded to the nearest integer (halves up) and saturated into `[0, 255]`, as bytes:
+/// how this project keeps preprocessed Atari frames (grayscale, resized) as the uint8 they
+/// are in RLgraph's and OpenCV's Python path, for storage and transfer. Integer inputs are
+/// only saturated.
+pub fn round_to_uint8<B: Backend>(name: &str) -> Component<B> {
+    elementwise::<B>(
+        name,
+        |x| {
+            let rounded = match B::dtype(x) {
+                DType::F32 | DType::F64 => B::floor(&B::affine(x, 1.0, 0.5)?)?,
+                _ => x.clone(),
+            };
+            B::cast(&B::clamp(&rounded, 0.0, 255.0)?, DType::U8)
+        },
+        |s| {
+            IntBox::new(256)
+                .and_then(|b| b.with_dtype(Dtype::Uint8))
+                .map(|b| {
+                    Space::from(b.with_shape(s.shape().unwrap_or(&[]).to_vec()))
+                        .with_ranks(s.ranks().unwrap_or_default())
+                })
+                .unwrap_or_else(|_| s.clone())
+        },
+    )
+}
+
 /// A stack of preprocessors applied in order: `preprocess(inputs)`; `reset()` clears the state
 /// of the stateful ones (frame stacks, running statistics) and returns one dummy output per
 /// stateful member, so the resets run.
@@ -208,6 +234,10 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
             "normalize" => {
                 s.only(&["scope"])?;
                 normalize(scope("normalize")?)
+            }
+            "roundtouint8" => {
+                s.only(&["scope"])?;
+                round_to_uint8(scope("round-to-uint8")?)
             }
             "grayscale" => {
                 s.only(&["keep_rank", "weights", "scope"])?;

@@ -44,6 +44,7 @@ pub const KNOWN_TYPES: &[&str] = &[
     "divide",
     "multiply",
     "normalize",
+    "round-to-uint8",
     "grayscale",
     "image-crop",
     "image-resize",

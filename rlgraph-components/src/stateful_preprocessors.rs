@@ -6,7 +6,8 @@
 use crate::helpers::{host, upload};
 use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{
-    Backend, Component, CoreError, GraphFn, HostData, HostTensor, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
+    Backend, Component, CoreError, DType, GraphFn, HostData, HostTensor, Initializer, KernelCtx, Param, Result, Tree,
+    VarDecl,
 };
 
 /// RLgraph's `SMALL_NUMBER`, added to the standard deviation.
@@ -193,7 +194,13 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                     let (data, shape) = stack
                         .push(&host::<B>(x)?, B::shape(x), key)
                         .map_err(|e| bad(ctx_ref, e))?;
-                    upload_f32::<B>(&data, shape, ctx_ref)
+                    match B::dtype(x) {
+                        DType::U8 | DType::I64 => B::from_host(
+                            &HostTensor::new(shape, HostData::from_f64(&data, B::dtype(x)))?,
+                            ctx_ref.device(),
+                        ),
+                        _ => upload_f32::<B>(&data, shape, ctx_ref),
+                    }
                 })?;
                 let steps: Vec<f64> = steps.iter().map(|s| s + 1.0).collect();
                 set_var::<B>(ctx, "frames", &frames)?;
@@ -207,7 +214,11 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                         Some(last) if !add_rank => *last *= length,
                         _ => shape.push(length),
                     }
-                    Space::from(FloatBox::new(shape)).with_ranks(leaf.ranks().unwrap_or_default())
+                    let ranks = leaf.ranks().unwrap_or_default();
+                    match leaf {
+                        Space::Int(b) => Space::from(b.clone().with_shape(shape)).with_ranks(ranks),
+                        _ => Space::from(FloatBox::new(shape)).with_ranks(ranks),
+                    }
                 })])
             }),
         )

@@ -7,6 +7,10 @@
 //! - [`FifoQueue`]: a bounded thread-safe queue (IMPALA's learner queue).
 //! - [`StagingArea`]: a one-slot hand-over buffer.
 //!
+//! The two replays can store stacked frames once ([`FrameStacks`]): a record's stacks refer
+//! to frames in a shared pool, so Atari's four-frame stacks of `s` and `s'` cost one new
+//! frame per record, not eight.
+//!
 //! Records are stored column by column per flat key, so inserts and samples are slice
 //! copies. Every random choice takes the caller's RNG. A batch that does not fit the record
 //! space is refused whole, and no error loses stored records. The ring memories implement
@@ -19,6 +23,7 @@
 mod columns;
 mod error;
 mod fifo_queue;
+mod frames;
 mod prioritized;
 mod replay;
 mod ring;
@@ -36,6 +41,7 @@ pub const MAX_CAPACITY: usize = 1 << 30;
 /// about 16 bytes per record, when it is made.
 pub const MAX_PRIORITIZED_CAPACITY: usize = 1 << 26;
 pub use fifo_queue::FifoQueue;
+pub use frames::{FrameStack, FrameStacks};
 pub use prioritized::{PrioritizedReplay, PrioritizedSample};
 pub use replay::ReplayMemory;
 pub use ring_buffer::{RingBuffer, TERMINALS};

@@ -7,6 +7,7 @@ use rlgraph_core::{HostData, HostState, HostTensor, SavedState};
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
+use crate::frames::FrameStacks;
 use crate::replay::check_indices;
 use crate::ring::Ring;
 use crate::segment_tree::{Reduce, SegmentTree};
@@ -43,6 +44,19 @@ impl PrioritizedReplay {
     /// A memory of `capacity` records of `space`; `alpha` shapes priorities, `beta` corrects
     /// the sampling bias in the importance weights (RLgraph's defaults: 1.0 and 0.0).
     pub fn new(name: &str, space: &Space, capacity: usize, alpha: f64, beta: f64) -> Result<Self> {
+        PrioritizedReplay::with_frames(name, space, capacity, alpha, beta, None)
+    }
+
+    /// Like [`PrioritizedReplay::new`], with the leaves `frames` names stored as frame
+    /// stacks: each frame once, shared by every record that holds it (see [`FrameStacks`]).
+    pub fn with_frames(
+        name: &str,
+        space: &Space,
+        capacity: usize,
+        alpha: f64,
+        beta: f64,
+        frames: Option<&FrameStacks>,
+    ) -> Result<Self> {
         let bad = |reason: String| MemoryError::BadArguments {
             memory: name.into(),
             method: "new".into(),
@@ -62,7 +76,7 @@ impl PrioritizedReplay {
             )));
         }
         Ok(PrioritizedReplay {
-            ring: Ring::new(name, space, capacity)?,
+            ring: Ring::new(name, space, capacity, frames)?,
             alpha,
             beta,
             max_priority: 1.0,
@@ -244,6 +258,18 @@ impl PrioritizedReplay {
     /// The space of one record.
     pub fn record_space(&self) -> &Space {
         self.ring.record_space()
+    }
+
+    /// The records at the given slots, in that order.
+    pub fn records_at(&self, indices: &[usize]) -> Result<Value> {
+        check_indices(&self.ring, indices)?;
+        Ok(self.ring.gather(indices))
+    }
+
+    /// Bytes reserved for the records held: their columns, and the frame pool if any (the
+    /// priority trees, sized by the capacity, not included).
+    pub fn reserved_bytes(&self) -> usize {
+        self.ring.reserved_bytes()
     }
 
     fn restored(&self, state: &SavedState) -> Result<PrioritizedReplay> {

@@ -5,6 +5,7 @@ use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{HostState, SavedState};
 
 use crate::error::Result;
+use crate::frames::FrameStacks;
 use crate::ring::Ring;
 
 /// Uniform replay: a ring of `capacity` records, sampled uniformly with replacement.
@@ -35,9 +36,20 @@ pub struct ReplayMemory {
 impl ReplayMemory {
     /// A memory named `name` holding up to `capacity` records of `space`.
     pub fn new(name: &str, space: &Space, capacity: usize) -> Result<Self> {
+        ReplayMemory::with_frames(name, space, capacity, None)
+    }
+
+    /// Like [`ReplayMemory::new`], with the leaves `frames` names stored as frame stacks: each
+    /// frame once, shared by every record that holds it (see [`FrameStacks`]).
+    pub fn with_frames(name: &str, space: &Space, capacity: usize, frames: Option<&FrameStacks>) -> Result<Self> {
         Ok(ReplayMemory {
-            ring: Ring::new(name, space, capacity)?,
+            ring: Ring::new(name, space, capacity, frames)?,
         })
+    }
+
+    /// Bytes reserved for the records held: their columns, and the frame pool if any.
+    pub fn reserved_bytes(&self) -> usize {
+        self.ring.reserved_bytes()
     }
 
     /// Inserts a batch of records (the record space with a batch rank). A batch that does

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::columns::{Checked, Columns};
 use crate::error::{MemoryError, Result};
+use crate::frames::FrameStacks;
 use crate::MAX_CAPACITY;
 
 /// Ring storage of records of one space.
@@ -22,7 +23,7 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    pub(crate) fn new(name: &str, space: &Space, capacity: usize) -> Result<Self> {
+    pub(crate) fn new(name: &str, space: &Space, capacity: usize, frames: Option<&FrameStacks>) -> Result<Self> {
         if capacity > MAX_CAPACITY {
             return Err(MemoryError::BadArguments {
                 memory: name.into(),
@@ -32,7 +33,7 @@ impl Ring {
         }
         Ok(Ring {
             name: name.into(),
-            columns: Columns::new(name, space, capacity)?,
+            columns: Columns::new(name, space, capacity, frames.map(|f| (&f.stack, f.keys.as_slice())))?,
             capacity,
             index: 0,
             size: 0,
@@ -53,6 +54,11 @@ impl Ring {
 
     pub(crate) fn record_space(&self) -> &Space {
         self.columns.record_space()
+    }
+
+    /// Bytes reserved for the records held (see [`Columns::reserved_bytes`]).
+    pub(crate) fn reserved_bytes(&self) -> usize {
+        self.columns.reserved_bytes()
     }
 
     /// `batch` checked against the record space; nothing is written.

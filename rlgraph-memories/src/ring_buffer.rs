@@ -42,7 +42,7 @@ impl RingBuffer {
             });
         }
         Ok(RingBuffer {
-            ring: Ring::new(name, space, capacity)?,
+            ring: Ring::new(name, space, capacity, None)?,
             total: 0,
             ends: VecDeque::new(),
             front_start: 0,

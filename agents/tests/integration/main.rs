@@ -6,6 +6,7 @@ mod common;
 mod config_mutations;
 mod configs;
 mod dqn_agent;
+mod frame_storage;
 mod impala_agent;
 mod pg_agent;
 mod rlgraph_reference_configs;

@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use agents::{apex_priorities, dqn_actor, transitions_batch, Actor, DqnConfig, NStepBuffer, Transition};
+use agents::{apex_priorities, dqn_actor, transitions_batch, Actor, DqnConfig, NStepBuffer, Transition, WorkerStreams};
 use rlgraph_core::Backend;
+use serde_json::Value as Json;
 
 use super::access::Access;
 use super::actor_env::ActorEnvs;
@@ -43,6 +44,9 @@ pub struct ActorOptions {
     pub report_interval: Duration,
     /// How long the actor goes on without any answer from the learner before it gives up.
     pub give_up: Duration,
+    /// The preprocessing each environment copy runs before the actor sees its states (the
+    /// frame stack of [`agents::WorkerLayout::worker_specs`]); `None`: states as they come.
+    pub worker_specs: Option<Vec<Json>>,
 }
 
 impl ActorOptions {
@@ -59,6 +63,7 @@ impl ActorOptions {
             report_frames: 50,
             report_interval: Duration::from_millis(250),
             give_up: Duration::from_secs(60),
+            worker_specs: None,
         }
     }
 }
@@ -92,7 +97,15 @@ pub fn run_apex_actor<B: Backend>(
     options: &ActorOptions,
 ) -> Result<ActorSummary, DistributedError> {
     let mut envs = ActorEnvs::new(&options.env, options.num_envs, options.seed, options.index)?;
-    let (s, a) = envs.spaces.clone();
+    let (raw, a) = envs.spaces.clone();
+    let mut streams = match &options.worker_specs {
+        Some(specs) => Some(WorkerStreams::<B>::new(specs.clone(), &raw, envs.seed)?),
+        None => None,
+    };
+    let s = match &streams {
+        Some(streams) => streams.state_space()?,
+        None => raw,
+    };
     let mut actor = dqn_actor::<B>(config, &s, &a, envs.seed)?;
     let mut adder = NStepBuffer::new(config.n_step, config.discount, &s, &a);
     let mut learner = LearnerLink::new(cluster, access, options.index, options.give_up)?;
@@ -105,8 +118,15 @@ pub fn run_apex_actor<B: Backend>(
     let mut since_sync = 0u64;
     let mut time_percentage = 0.0;
     loop {
-        let acted = actor.act(envs.states(), true, time_percentage)?;
+        let acted = match &mut streams {
+            Some(streams) => actor.act(&streams.act_states(envs.states())?, true, time_percentage)?,
+            None => actor.act(envs.states(), true, time_percentage)?,
+        };
         for (i, t) in envs.step(acted.actions)?.into_iter().enumerate() {
+            let t = match &mut streams {
+                Some(streams) => streams.observe(i, t)?,
+                None => t,
+            };
             pending.extend(adder.push(i, t));
         }
         since_sync += envs.states().len() as u64;

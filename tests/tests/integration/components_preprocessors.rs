@@ -151,6 +151,31 @@ both_backends! {
         assert!(err.contains("sequence") && err.contains("1 streams"), "{err}");
     }
 
+    fn round_to_uint8_rounds_halves_up_and_saturates<B>() {
+        let s = batch(r#"{"type": "float-box", "shape": [7]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "round_to_uint8"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let x = floats(&[1, 7], [-3.0, 0.49, 0.5, 76.245, 254.5, 255.2, 1e9]);
+        let out = t.call("call", &[x]).unwrap();
+        assert_eq!(out[0], Value::Uint8(Array::new([1, 7], vec![0, 0, 1, 76, 255, 255, 255]).unwrap()));
+        // Bytes stay as they are.
+        let bytes = batch(r#"{"type": "int-box", "low": 0, "high": 256, "dtype": "uint8", "shape": [3]}"#);
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "round-to-uint8"}), "p").unwrap(), [("inputs", bytes)], 0).unwrap();
+        let x = Value::Uint8(Array::new([1, 3], vec![0, 17, 255]).unwrap());
+        assert_eq!(t.call("call", std::slice::from_ref(&x)).unwrap()[0], x);
+    }
+
+    fn sequence_keeps_bytes_as_bytes<B>() {
+        // Atari's stack: 2x1 grayscale frames, four deep, concatenated in the last dimension;
+        // the first frame fills every slot, as for floats.
+        let s = batch(r#"{"type": "int-box", "low": 0, "high": 256, "dtype": "uint8", "shape": [2, 1]}"#);
+        let spec = json!({"type": "sequence", "sequence_length": 4, "add_rank": false});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let frame = |a: u8, b: u8| Value::Uint8(Array::new([1, 2, 1], vec![a, b]).unwrap());
+        let stack = |v: Vec<u8>| Value::Uint8(Array::new([1, 2, 4], v).unwrap());
+        assert_eq!(t.call("call", &[frame(1, 200)]).unwrap()[0], stack(vec![1, 1, 1, 1, 200, 200, 200, 200]));
+        assert_eq!(t.call("call", &[frame(2, 255)]).unwrap()[0], stack(vec![1, 1, 1, 2, 200, 200, 200, 255]));
+    }
+
     fn sequence_stacks_a_tuple_leaf_by_leaf_as_rlgraphs_container_test<B>() {
         // RLgraph's test_sequence_preprocessor_with_container_space, with a batch of one stream:
         // Tuple(FloatBox(1), FloatBox(2, 2)), four frames concatenated in the last dimension.

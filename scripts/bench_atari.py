@@ -1,0 +1,105 @@
+"""PyTorch's side of scripts/bench-atari.sh: RLgraph's Pong DQN network written as a PyTorch
+user writes it, timed on the CPU with the thread counts given.
+
+- update: one DQN update of a batch of 32 (80x80x4 byte stacks scaled by 1/255 on the way
+  in, three convolutions, a dueling head with 512-unit streams, double-Q targets from a
+  target network, half the squared TD error, global norm clipped to 20, Adam at 1e-4), as
+  `dqn_agent_for_pong.json` configures it;
+- act: greedy actions for N stacked states (no gradient), from a numpy batch of bytes, the
+  actions back as numpy.
+
+Prints one JSON object per line: {"what", "threads", "batch", "ms"} (the median of repeated
+timings).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class PongDqn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.Sequential(
+            nn.Conv2d(4, 32, 8, stride=4), nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
+            nn.Flatten(),
+        )
+        # RLgraph's action adapter: a linear 512-unit pre-network, then the advantages.
+        self.advantage = nn.Sequential(nn.Linear(2304, 512), nn.Linear(512, 6))
+        self.value = nn.Sequential(nn.Linear(2304, 512), nn.ReLU(), nn.Linear(512, 1))
+
+    def forward(self, x):
+        h = self.convs(x.float() / 255.0)
+        a = self.advantage(h)
+        return self.value(h) + a - a.mean(dim=1, keepdim=True)
+
+
+def median_ms(run, calls, repeats=7):
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            run()
+        times.append((time.perf_counter() - start) / calls * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def update_ms(threads):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    rng = np.random.default_rng(7)
+    net, target = PongDqn(), PongDqn()
+    target.load_state_dict(net.state_dict())
+    opt = torch.optim.Adam(net.parameters(), lr=1e-4)
+    n = 32
+    s = torch.from_numpy(rng.integers(0, 256, (n, 4, 80, 80), dtype=np.uint8))
+    sp = torch.from_numpy(rng.integers(0, 256, (n, 4, 80, 80), dtype=np.uint8))
+    a = torch.from_numpy(rng.integers(0, 6, n))
+    r = torch.from_numpy(rng.uniform(-1, 1, n).astype(np.float32))
+    alive = torch.from_numpy((rng.uniform(0, 1, n) > 0.1).astype(np.float32))
+
+    def step():
+        q = net(s).gather(1, a.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            best = net(sp).argmax(1, keepdim=True)
+            y = r + 0.99 * alive * target(sp).gather(1, best).squeeze(1)
+        loss = 0.5 * ((y - q) ** 2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(net.parameters(), 20.0)
+        opt.step()
+        return loss.item()
+
+    return median_ms(step, 5)
+
+
+def act_ms(threads, batch):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    net = PongDqn().eval()
+    states = np.random.default_rng(3).integers(0, 256, (batch, 4, 80, 80), dtype=np.uint8)
+
+    def act():
+        with torch.no_grad():
+            return net(torch.from_numpy(states)).argmax(1).numpy()
+
+    return median_ms(act, max(5, 64 // batch))
+
+
+def main():
+    threads = [int(t) for t in sys.argv[1:]] or [1]
+    for t in threads:
+        print(json.dumps({"what": "update", "threads": t, "batch": 32, "ms": update_ms(t)}), flush=True)
+        for n in (1, 4, 16, 64):
+            print(json.dumps({"what": "act", "threads": t, "batch": n, "ms": act_ms(t, n)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
