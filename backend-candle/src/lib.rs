@@ -13,12 +13,16 @@
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
 //!
-//! A program should call [`init_threads`] first in `main`: without `RAYON_NUM_THREADS`,
-//! candle 0.11 re-reads `/proc/cpuinfo` on every matrix product.
+//! Threads need no call: matrix products and convolutions run on this crate's kernels with
+//! the process's count (`rlgraph_core::threads`, one by default), and candle's elementwise
+//! pool is sized to it at first use ([`init_threads`] changes both).
 
 mod bias_add;
+mod conv2d;
 mod fast_tanh;
 mod fused_adam;
+mod gemm_call;
+mod matmul;
 #[cfg(test)]
 mod test_values;
 mod threads;
@@ -98,6 +102,7 @@ impl Backend for Candle {
     }
 
     fn from_host(host: &HostTensor, device: Device) -> Result<Tensor> {
+        threads::first_use();
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_cdevice(device)?;
         let shape = host.shape.clone();
@@ -128,6 +133,7 @@ impl Backend for Candle {
     }
 
     fn full(shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        threads::first_use();
         let n: usize = shape.iter().product();
         Self::from_host(
             &HostTensor::new(shape, HostData::from_f64(&vec![value; n], dtype))?,
@@ -136,6 +142,7 @@ impl Backend for Candle {
     }
 
     fn arange(n: usize, device: Device) -> Result<Tensor> {
+        threads::first_use();
         Tensor::arange(0i64, n as i64, &to_cdevice(device)?).map_err(err("arange"))
     }
 
@@ -173,7 +180,7 @@ impl Backend for Candle {
     }
 
     fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
-        let y = x.matmul(w).map_err(err("linear"))?;
+        let y = Self::matmul(x, w)?;
         match bias_add::apply(&y, b) {
             Some(y) => y.map_err(err("linear")),
             None => Self::add(&y, b),
@@ -342,6 +349,9 @@ impl Backend for Candle {
 
     #[inline]
     fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        if let Some(product) = matmul::apply(a, b) {
+            return product.map_err(err("matmul"));
+        }
         // candle's matmul refuses some strided layouts (transposed operands, say); only then
         // copy the operands, so the common contiguous case pays no copy and no checks twice.
         if let Ok(product) = a.matmul(b) {
@@ -352,6 +362,9 @@ impl Backend for Candle {
             .map_err(err("matmul"))
     }
     fn conv2d(x: &Tensor, w: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
+        if let Some(y) = conv2d::apply(x, w, stride, padding) {
+            return y.map_err(err("conv2d"));
+        }
         x.conv2d(w, padding, stride, 1, 1).map_err(err("conv2d"))
     }
     fn max_pool2d(x: &Tensor, kernel: usize, stride: usize) -> Result<Tensor> {
@@ -381,6 +394,7 @@ impl Backend for Candle {
     }
 
     fn var(t: &Tensor) -> Result<Var> {
+        threads::first_use();
         Var::from_tensor(t).map_err(err("var"))
     }
     fn adam_step(var: &Var, m: &Var, v: &Var, g: &Tensor, h: &AdamStep) -> Result<()> {

@@ -20,8 +20,11 @@ use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Resu
 use tch::{Kind, Tensor};
 
 mod cuda_runtime;
+mod inplace_adam;
+mod threads;
 
 pub use tch;
+pub use threads::intra_op_threads;
 
 /// The libtorch backend.
 #[derive(Clone, Copy, Debug, Default)]
@@ -114,6 +117,7 @@ impl Backend for Tch {
     }
 
     fn from_host(host: &HostTensor, device: Device) -> Result<TchTensor> {
+        threads::sync();
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_tdevice(device)?;
         let (bytes, kind, len): (&[u8], Kind, usize) = match &host.data {
@@ -157,6 +161,7 @@ impl Backend for Tch {
     }
 
     fn full(shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<TchTensor> {
+        threads::sync();
         ok(
             Tensor::f_full(dims(shape), value, (to_kind(dtype), to_tdevice(device)?)),
             "full",
@@ -164,6 +169,7 @@ impl Backend for Tch {
     }
 
     fn arange(n: usize, device: Device) -> Result<TchTensor> {
+        threads::sync();
         ok(Tensor::f_arange(n as i64, (Kind::Int64, to_tdevice(device)?)), "arange")
     }
 
@@ -415,6 +421,7 @@ impl Backend for Tch {
     }
 
     fn var(t: &TchTensor) -> Result<TchTensor> {
+        threads::sync();
         Ok(TchTensor(t.0.detach().copy().set_requires_grad(true)))
     }
     fn var_tensor(v: &TchTensor) -> &TchTensor {
@@ -439,6 +446,19 @@ impl Backend for Tch {
     }
     fn without_grad<R>(f: impl FnOnce() -> R) -> R {
         tch::no_grad(f)
+    }
+    fn adam_step(
+        var: &TchTensor,
+        m: &TchTensor,
+        v: &TchTensor,
+        g: &TchTensor,
+        h: &rlgraph_core::AdamStep,
+    ) -> Result<()> {
+        let same = |t: &TchTensor| t.0.size() == var.0.size() && t.0.kind() == var.0.kind();
+        if !(same(m) && same(v) && same(g)) {
+            return rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h);
+        }
+        inplace_adam::step(&var.0, &m.0, &v.0, &g.0, h).map_err(err("adam_step"))
     }
     fn detach(t: &TchTensor) -> TchTensor {
         TchTensor(t.0.detach())

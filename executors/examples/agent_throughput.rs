@@ -44,7 +44,6 @@ fn frames_per_second(config: &str, env: &str, steps: u64) -> Result<(f64, f64), 
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    backend_candle::init_threads();
     let mut args = std::env::args().skip(1);
     let steps: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(3000);
     let rounds: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(5);

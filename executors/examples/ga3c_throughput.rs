@@ -17,7 +17,6 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let frames: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let seeds: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
-    backend_candle::init_threads();
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../configs/ga3c-actor-critic-cartpole.json"

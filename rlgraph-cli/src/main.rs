@@ -18,10 +18,11 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "rlgraph", version, about)]
 struct Cli {
-    /// Threads for candle's CPU kernels (read from RAYON_NUM_THREADS when set). One is the
-    /// fastest for the small networks of classic-control RL: a matrix product of a 64-row
-    /// batch costs less than waking a second thread.
-    #[arg(long, global = true, env = "RAYON_NUM_THREADS", default_value_t = 1)]
+    /// Threads for the backends' CPU kernels (candle's and libtorch's): a count or `all` (the
+    /// CPUs this process may use: its affinity mask and CPU quota). One, the default, is the
+    /// fastest for classic-control networks and stays fast beside other busy processes; a
+    /// learner alone on its machine gains from more on convolutions.
+    #[arg(long, global = true, env = "RLGRAPH_THREADS", default_value = "1", value_parser = thread_count)]
     threads: usize,
     #[command(subcommand)]
     command: Command,
@@ -51,11 +52,15 @@ enum Command {
     Profile(profile_command::ProfileArgs),
 }
 
+fn thread_count(text: &str) -> Result<usize, String> {
+    rlgraph_core::threads::parse(Some(text))
+        .ok_or_else(|| format!("expected a count of at least 1 or `all`, got {text:?}"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // candle sizes its kernels' parallelism from this variable. Set before any thread
-    // starts, so nothing reads the environment concurrently.
-    std::env::set_var("RAYON_NUM_THREADS", cli.threads.max(1).to_string());
+    // Before any other thread starts: candle's pool is sized from the environment.
+    backend_candle::init_threads(cli.threads);
     let result = match cli.command {
         Command::Space(args) => space_command::run(&args),
         Command::Call(args) => call_command::run(&args),

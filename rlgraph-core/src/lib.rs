@@ -63,6 +63,7 @@ pub mod meta_graph;
 pub mod plan;
 pub mod plan_view;
 pub mod rng_state;
+pub mod threads;
 pub mod tree;
 pub mod variables;
 
