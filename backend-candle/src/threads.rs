@@ -3,19 +3,23 @@
 //! Matrix products and convolutions go through this crate's own kernels (`gemm_call.rs`),
 //! which read the process's kernel thread count on every call. candle's large elementwise
 //! ops run on a pool of its own that candle sizes once, at first use, from
-//! `CANDLE_NUM_THREADS` (else `RAYON_NUM_THREADS`, else every physical core). So that pool
-//! follows the same count, the backend's first use sets `CANDLE_NUM_THREADS` unless a
-//! variable already says otherwise, and only while the process has one thread: a variable
-//! set while another thread may read the environment is not safe.
+//! `CANDLE_NUM_THREADS` (else `RAYON_NUM_THREADS`, else every physical core), whose workers
+//! spin between ops: beside a second kernel thread or libtorch's, a spinning worker takes the
+//! core they need (an Atari update on two kernel threads was no faster than on one until the
+//! pool had none). Elementwise ops are bound by memory anyway, so the pool gets one thread:
+//! the backend's first use sets `CANDLE_NUM_THREADS=1` unless a variable already says
+//! otherwise, and only while the process has one thread, as a variable set while another
+//! thread may read the environment is not safe.
 
 use std::sync::Once;
 
-/// Sizes candle's elementwise pool like the kernels (`RLGRAPH_THREADS`, else 1), once, when
-/// no variable sizes it and this is the process's only thread. The backend calls it where
-/// work starts (uploads, new tensors and variables).
+/// Gives candle's elementwise pool one thread, once, when no variable sizes it and this is
+/// the process's only thread; tunes the allocator. The backend calls it where work starts
+/// (uploads, new tensors and variables).
 pub(crate) fn first_use() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        rlgraph_core::host_allocator::tune_once();
         let unset = std::env::var_os("CANDLE_NUM_THREADS").is_none() && std::env::var_os("RAYON_NUM_THREADS").is_none();
         if unset && only_thread() {
             std::env::set_var(
@@ -38,13 +42,13 @@ fn only_thread() -> bool {
         .unwrap_or(false)
 }
 
-/// Sets the threads of this crate's matrix kernels and of candle's elementwise pool to `n`
-/// (at least 1, at most the CPUs this process may use); returns the count.
+/// Sets the threads of the backends' matrix kernels to `n` (at least 1, at most the CPUs this
+/// process may use) and gives candle's elementwise pool one; returns the kernel count.
 ///
-/// The matrix kernels follow at once. candle's pool is sized when first used, so call this
-/// first thing in `main`, before other threads start: it sets `CANDLE_NUM_THREADS`, which is
-/// not safe while another thread may read the environment. Without it, both use
-/// `RLGRAPH_THREADS`, else one thread.
+/// Call it first thing in `main`, before other threads start: it sets `CANDLE_NUM_THREADS`,
+/// which is not safe while another thread may read the environment (where that cannot be
+/// promised, `rlgraph_core::threads::set_kernel_threads` changes the kernels alone, and the
+/// backend's first use sizes the pool).
 ///
 /// ```
 /// let n = backend_candle::init_threads(1);
@@ -53,7 +57,6 @@ fn only_thread() -> bool {
 /// ```
 pub fn init_threads(n: usize) -> usize {
     rlgraph_core::threads::set_kernel_threads(n);
-    let n = rlgraph_core::threads::kernel_threads();
-    std::env::set_var("CANDLE_NUM_THREADS", n.to_string());
-    n
+    std::env::set_var("CANDLE_NUM_THREADS", "1");
+    rlgraph_core::threads::kernel_threads()
 }

@@ -11,6 +11,7 @@ static APPLIED: AtomicUsize = AtomicUsize::new(0);
 /// backend calls it where work starts (uploads, new tensors and variables), so no program has
 /// to.
 pub(crate) fn sync() {
+    rlgraph_core::host_allocator::tune_once();
     let n = rlgraph_core::threads::kernel_threads();
     if APPLIED.load(Ordering::Relaxed) != n {
         tch::set_num_threads(i32::try_from(n).unwrap_or(1));

@@ -58,6 +58,7 @@ pub mod erased_executor;
 pub mod error;
 pub mod executor;
 pub mod graph_fn;
+pub mod host_allocator;
 pub mod host_state;
 pub mod meta_graph;
 pub mod plan;
