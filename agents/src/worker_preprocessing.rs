@@ -253,6 +253,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
         let streams = SavedStreams {
             state: Some(self.streams.streams_state()?),
             var_shapes: BTreeMap::new(),
+            last_space: None,
         };
         let mut all: Vec<(&str, &dyn HostState)> = extra.to_vec();
         all.push((STATE_NAME, &streams));
@@ -270,6 +271,7 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
         let mut loaded = SavedStreams {
             state: None,
             var_shapes,
+            last_space: Some(self.preprocessed_space.clone()),
         };
         {
             let mut all: Vec<(&str, &mut dyn HostState)> = Vec::with_capacity(extra.len() + 1);
@@ -333,6 +335,8 @@ struct SavedStreams {
     state: Option<SavedState>,
     /// Each stack variable's path and shape (restore only).
     var_shapes: BTreeMap<String, Vec<usize>>,
+    /// The states the stacks make, which a saved last state must be (restore only).
+    last_space: Option<Space>,
 }
 
 impl HostState for SavedStreams {
@@ -363,7 +367,20 @@ impl HostState for SavedStreams {
                     Some(shape) => return wrong(format!("{key} has shape {:?}, expected {shape:?}", t.shape)),
                     None => return wrong(format!("{key} is no variable of the stack")),
                 }
-            } else if !rest.starts_with("last/") {
+            } else if let Some(leaf) = rest.strip_prefix("last/") {
+                // A state of another layout (float stacks where the stacks now make bytes,
+                // say) is refused here, not fed to the agent at its next step.
+                let want = self
+                    .last_space
+                    .as_ref()
+                    .and_then(|s| s.flatten().into_iter().find(|(k, _)| k == leaf));
+                let got = host_to_value(t.clone(), None)?;
+                if let Some((_, space)) = want {
+                    if let Err(e) = space.check(&got) {
+                        return wrong(format!("{key} is not a state the stacks make: {e}"));
+                    }
+                }
+            } else {
                 return wrong(format!("unknown entry {key:?}"));
             }
         }

@@ -69,7 +69,15 @@ impl InplaceOp3 for Weights {
         "adam-weights"
     }
 
-    fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout, s3: &CpuStorage, l3: &Layout) -> Result<()> {
+    fn cpu_fwd(
+        &self,
+        s1: &mut CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> Result<()> {
         let (w, m, v) = (elems_mut(s1, l1)?, elems(s2, l2)?, elems(s3, l3)?);
         for ((w, &m), &v) in w.iter_mut().zip(m).zip(v) {
             let m_hat = m * self.c1 + 0.0;
@@ -89,7 +97,10 @@ pub fn step(var: &Var, m: &Var, v: &Var, g: &Tensor, h: &AdamStep) -> Result<boo
     if m.shape() != shape || v.shape() != shape || g.shape() != shape {
         return Ok(false);
     }
-    if ![var.as_tensor(), m.as_tensor(), v.as_tensor(), g].into_iter().all(fusable) {
+    if ![var.as_tensor(), m.as_tensor(), v.as_tensor(), g]
+        .into_iter()
+        .all(fusable)
+    {
         return Ok(false);
     }
     let f = |x: f64| x as f32;

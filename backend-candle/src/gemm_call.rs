@@ -14,7 +14,6 @@
 
 use gemm::Parallelism;
 
-
 /// A strided matrix inside a slice: element `(i, j)` at `offset + i * rs + j * cs`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Strided {
@@ -124,7 +123,18 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
     if threads == 1 || m * n * k < PARALLEL_MIN || !row_major {
         // SAFETY: the three matrices lie inside their slices (checked above), and `dst` is
         // borrowed mutably, so it overlaps neither input.
-        unsafe { serial((m, n, k), dst.as_mut_ptr(), d, accumulate, lhs.as_ptr(), a, rhs.as_ptr(), b) };
+        unsafe {
+            serial(
+                (m, n, k),
+                dst.as_mut_ptr(),
+                d,
+                accumulate,
+                lhs.as_ptr(),
+                a,
+                rhs.as_ptr(),
+                b,
+            )
+        };
         return true;
     }
     // Rows `[i * chunk, ...)` of the result are part `i` of `dst` from the first row on.
@@ -142,7 +152,16 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
                 // `dst` (each `d.rs` apart, the last `n` wide), and the matching rows of `lhs`
                 // lie inside it as the whole did; parts are disjoint slices of `dst`.
                 unsafe {
-                    serial((rows, n, k), part.as_mut_ptr(), Strided { offset: 0, ..d }, accumulate, lhs.as_ptr(), a, rhs.as_ptr(), b)
+                    serial(
+                        (rows, n, k),
+                        part.as_mut_ptr(),
+                        Strided { offset: 0, ..d },
+                        accumulate,
+                        lhs.as_ptr(),
+                        a,
+                        rhs.as_ptr(),
+                        b,
+                    )
                 };
             });
         }
@@ -192,7 +211,16 @@ mod tests {
             rlgraph_core::threads::set_kernel_threads(threads);
             let mut out = vec![0.0f32; m * n + 5];
             // An offset result, and the right operand read transposed.
-            let ok = product((m, n, k), &mut out, Strided::rows(5, n), false, &a, Strided::rows(0, k), &b, Strided::rows(0, k).t());
+            let ok = product(
+                (m, n, k),
+                &mut out,
+                Strided::rows(5, n),
+                false,
+                &a,
+                Strided::rows(0, k),
+                &b,
+                Strided::rows(0, k).t(),
+            );
             assert!(ok);
             out
         };
@@ -202,6 +230,15 @@ mod tests {
         assert!(one.iter().zip(&two).all(|(x, y)| x.to_bits() == y.to_bits()));
         // A result that does not fit its slice is refused, not written.
         let mut small = vec![0.0f32; 10];
-        assert!(!product((m, n, k), &mut small, Strided::rows(0, n), false, &a, Strided::rows(0, k), &b, Strided::rows(0, n)));
+        assert!(!product(
+            (m, n, k),
+            &mut small,
+            Strided::rows(0, n),
+            false,
+            &a,
+            Strided::rows(0, k),
+            &b,
+            Strided::rows(0, n)
+        ));
     }
 }

@@ -32,3 +32,27 @@ fn on_tch<T: OnBackend>(_: &T) -> Result<T::Output, String> {
             .into(),
     )
 }
+
+/// The threads a run used, for its summary: the CPUs this process may use (its affinity mask
+/// and CPU quota), the kernel threads of both backends, and what libtorch reports it uses
+/// (with `--backend tch`).
+pub fn threads_json(backend: &str) -> serde_json::Value {
+    let mut json = serde_json::json!({
+        "available_cpus": rlgraph_core::threads::available_cpus(),
+        "kernel": rlgraph_core::threads::kernel_threads(),
+    });
+    if backend == "tch" {
+        json["libtorch"] = libtorch_threads().into();
+    }
+    json
+}
+
+#[cfg(feature = "tch")]
+fn libtorch_threads() -> serde_json::Value {
+    backend_tch::intra_op_threads().into()
+}
+
+#[cfg(not(feature = "tch"))]
+fn libtorch_threads() -> serde_json::Value {
+    serde_json::Value::Null
+}

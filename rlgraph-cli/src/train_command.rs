@@ -362,6 +362,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
+    summary["threads"] = crate::backend_choice::threads_json(B::NAME);
     if args.resume.is_some() {
         summary["resumed_at_timestep"] = steps_before.into();
     }

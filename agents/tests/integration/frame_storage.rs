@@ -201,11 +201,9 @@ fn bytes_reach_the_network_as_todays_floats() {
     );
 }
 
-/// A DQN run on random uint8 images, through `build_agent`: the learner's weights after a
-/// few updates, with the config's frames kept as `storage`.
-fn weights_after_run(storage: FrameStorage) -> BTreeMap<String, rlgraph_core::HostTensor> {
-    let raw = atari_space(12, 10);
-    let config = json!({
+/// The DQN config of the runs below, keeping frames as `storage`.
+fn run_config(storage: FrameStorage) -> Json {
+    json!({
         "type": "dqn",
         "frame_storage": storage,
         "memory_spec": {"type": "replay", "capacity": 40},
@@ -220,10 +218,16 @@ fn weights_after_run(storage: FrameStorage) -> BTreeMap<String, rlgraph_core::Ho
             {"type": "reshape", "flatten": true}
         ],
         "update_spec": {"update_interval": 4, "steps_before_update": 16, "batch_size": 8, "sync_interval": 8}
-    });
+    })
+}
+
+/// A DQN run on random uint8 images, through `build_agent`: the agent after 60 steps and a
+/// few updates, with the config's frames kept as `storage`.
+fn agent_after_run(storage: FrameStorage) -> Box<dyn agents::Agent + Send> {
+    let raw = atari_space(12, 10);
     let actions = Space::from(IntBox::new(3).unwrap());
     let mut env = RandomEnv::new(raw.clone(), actions.clone(), 0.1, 3);
-    let mut agent = build_agent::<Candle>(&config, &raw, &actions, 5).unwrap();
+    let mut agent = build_agent::<Candle>(&run_config(storage), &raw, &actions, 5).unwrap();
     let initial = agent.get_weights().unwrap();
     let mut updates = 0;
     let mut state = env.reset(Some(3)).unwrap();
@@ -256,9 +260,37 @@ fn weights_after_run(storage: FrameStorage) -> BTreeMap<String, rlgraph_core::Ho
             updates += usize::from(agent.update(t as f64 / 60.0).unwrap().is_some());
         }
     }
-    let learned = agent.get_weights().unwrap();
-    assert!(updates >= 8 && learned != initial, "{updates} updates changed nothing");
-    learned
+    assert!(
+        updates >= 8 && agent.get_weights().unwrap() != initial,
+        "{updates} updates changed nothing"
+    );
+    agent
+}
+
+fn weights_after_run(storage: FrameStorage) -> BTreeMap<String, rlgraph_core::HostTensor> {
+    agent_after_run(storage).get_weights().unwrap()
+}
+
+#[test]
+fn a_checkpoint_of_float_stacks_is_refused_by_an_agent_of_bytes_and_changes_nothing() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-frame-storage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("floats.safetensors");
+    agent_after_run(FrameStorage::Float32).save_checkpoint(&path).unwrap();
+    let mut bytes = agent_after_run(FrameStorage::Uint8);
+    let before = bytes.get_weights().unwrap();
+    let err = bytes.restore_checkpoint(&path).unwrap_err().to_string();
+    // The replay names its float frames against the bytes it stores.
+    assert!(
+        err.contains("records#frames") && err.contains("F32") && err.contains("Uint8"),
+        "{err}"
+    );
+    assert_eq!(bytes.get_weights().unwrap(), before);
+    // Its own checkpoint restores.
+    let own = dir.join("bytes.safetensors");
+    bytes.save_checkpoint(&own).unwrap();
+    bytes.restore_checkpoint(&own).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

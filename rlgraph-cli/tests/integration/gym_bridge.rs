@@ -137,3 +137,84 @@ fn rlgraphs_dqn_pong_config_runs_on_atari_pong() {
     assert_eq!(learning["updates"], 26, "{learning}");
     assert!(learning["diverged_at_timestep"].is_null(), "{learning}");
 }
+
+/// The tensors a safetensors file holds: name, dtype and shape, from its JSON header.
+fn safetensors_header(path: &std::path::Path) -> serde_json::Map<String, serde_json::Value> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    serde_json::from_slice::<serde_json::Value>(&bytes[8..8 + n])
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn rlgraphs_ape_x_pong_config_launches_with_byte_records_stored_once() {
+    let Some(python) = python() else { return };
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    // RLgraph's apex_pong.json, scaled to a short run: one actor of two copies, updates from
+    // frame 200 on batches of 16, records sent 50 at a time.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{root}/configs/rlgraph/apex_pong.json")).unwrap())
+            .unwrap();
+    json["update_spec"]["steps_before_update"] = 200.into();
+    json["update_spec"]["batch_size"] = 16.into();
+    let ray = &mut json["execution_spec"]["ray_spec"];
+    ray["executor_spec"]["num_worker_samples"] = 50.into();
+    ray["executor_spec"]["weight_sync_steps"] = 100.into();
+    ray["worker_spec"]["num_worker_environments"] = 2.into();
+    let dir = std::env::temp_dir().join(format!("rlgraph-apex-pong-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("apex_pong_short.json");
+    std::fs::write(&config, json.to_string()).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args(["launch"])
+        .arg(&config)
+        .args(["--env", "gym:PongNoFrameskip-v4?frameskip=4&max_num_noops=30"])
+        .args([
+            "--actors",
+            "1",
+            "--replay-shards",
+            "1",
+            "--timesteps",
+            "800",
+            "--seed",
+            "1",
+            "--out",
+        ])
+        .arg(dir.join("run"))
+        .env("RLGRAPH_PYTHON", &python)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = crate::common::roles::finish(child, std::time::Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(summary["timesteps_executed"].as_u64().unwrap() >= 800, "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() > 0, "{summary}");
+    let shard = &summary["distributed"]["shards"][0];
+    assert!(shard["records_inserted"].as_u64().unwrap() >= 500, "{summary}");
+    assert_eq!(shard["refused"], 0, "{summary}");
+    // The shard stored the actor's 84x84 byte frames once each, and stacks as frame numbers.
+    let header = safetensors_header(&dir.join("run/replay-0.safetensors"));
+    let find = |suffix: &str| {
+        header
+            .iter()
+            .find(|(k, _)| k.ends_with(suffix))
+            .unwrap_or_else(|| panic!("no tensor ending in {suffix}: {:?}", header.keys()))
+            .1
+            .clone()
+    };
+    let frames = find("records#frames");
+    assert_eq!(frames["dtype"], "U8", "{frames}");
+    assert_eq!(frames["shape"][1], 84 * 84, "{frames}");
+    assert_eq!(find("records/states#frame_ids")["shape"][1], 4);
+    assert!(
+        !header.keys().any(|k| k.ends_with("records/states")),
+        "no whole stacks stored"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -595,3 +595,69 @@ fn a_diverging_run_stops_naming_the_step_unless_told_to_go_on() {
     assert!(stderr.contains("warning: training diverged"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `rlgraph train`'s summary's `threads` for a short CartPole run, pinned to CPU 0 by
+/// `taskset` or not, with `--threads` as given, on `backend`.
+fn threads_of(pinned: bool, threads: Option<&str>, backend: &str) -> serde_json::Value {
+    let mut cmd = match pinned {
+        true => {
+            let mut c = std::process::Command::new("taskset");
+            c.args(["-c", "0", env!("CARGO_BIN_EXE_rlgraph")]);
+            c
+        }
+        false => std::process::Command::new(env!("CARGO_BIN_EXE_rlgraph")),
+    };
+    cmd.args([
+        "train",
+        "configs/dqn-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "60",
+        "--backend",
+        backend,
+    ])
+    .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+    .env_remove("RLGRAPH_THREADS");
+    if let Some(t) = threads {
+        cmd.args(["--threads", t]);
+    }
+    let out = cmd.output().expect("taskset and rlgraph run (taskset is util-linux's)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|&b| b == b'\n').rfind(|l| !l.is_empty()).unwrap()).unwrap();
+    summary["threads"].clone()
+}
+
+#[test]
+fn the_kernel_threads_follow_the_cpus_the_process_may_use() {
+    // The CPUs this test may use, as the operating system sees its affinity and quota.
+    let own = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let backend = if cfg!(feature = "tch") { "tch" } else { "candle" };
+    // Pinned to one CPU, "all" is one thread, and libtorch is told so.
+    let pinned = threads_of(true, Some("all"), backend);
+    assert_eq!(
+        (&pinned["available_cpus"], &pinned["kernel"]),
+        (&1.into(), &1.into()),
+        "{pinned}"
+    );
+    // Unpinned, "all" is every CPU this process may use, and a count is capped by them.
+    let free = threads_of(false, Some("all"), backend);
+    assert_eq!(
+        (&free["available_cpus"], &free["kernel"]),
+        (&own.into(), &own.into()),
+        "{free}"
+    );
+    assert_eq!(
+        threads_of(false, Some("64"), backend)["kernel"],
+        serde_json::json!(own.min(64))
+    );
+    // By default one thread, with no variable set.
+    let default = threads_of(false, None, backend);
+    assert_eq!(default["kernel"], 1, "{default}");
+    if cfg!(feature = "tch") {
+        assert_eq!(pinned["libtorch"], 1, "{pinned}");
+        assert_eq!(free["libtorch"], serde_json::json!(own), "{free}");
+        assert_eq!(default["libtorch"], 1, "{default}");
+    }
+}
