@@ -42,7 +42,7 @@ pub fn threads_json(backend: &str) -> serde_json::Value {
         "kernel": rlgraph_core::threads::kernel_threads(),
     });
     if backend == "tch" {
-        json["libtorch"] = libtorch_threads().into();
+        json["libtorch"] = libtorch_threads();
     }
     json
 }
