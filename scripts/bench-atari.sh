@@ -9,7 +9,8 @@
 #   3. one worker's frames/s on Pong against the number of environment copies (`rlgraph
 #      train`, before updates start, so acting, stepping and storing);
 #   4. bytes per stored transition (resident memory of a filled replay over its capacity) and
-#      per record on the wire, for bytes stored once and for float stacks;
+#      per record on the wire: bytes stored once, float frames stored once, and the float
+#      stacks stored whole of the layout before;
 #   5. Ape-X on Pong with `rlgraph launch`, 1 and 2 actors: frames/s.
 #
 # Set-up is the script's: libtorch (.libtorch/), Gymnasium with the Atari ROMs (.gym-venv/)
@@ -22,16 +23,7 @@ seconds="${1:-3}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-venv="$PWD/.bench-venv"
-requirements="scripts/bench-peers-requirements.txt"
-stamp="$venv/.installed-requirements"
-if ! [[ -x "$venv/bin/python" && -f "$stamp" ]] || ! cmp -s "$stamp" "$requirements"; then
-  echo "bench-atari: installing PyTorch and the peers into $venv (from PyPI, once)" >&2
-  rm -rf "$venv"
-  "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
-  cp "$requirements" "$stamp"
-fi
+python=$(scripts/install-bench-venv.sh)
 scripts/install-libtorch.sh
 export RLGRAPH_PYTHON="$(scripts/install-gym.sh)"
 export LIBTORCH="$PWD/.libtorch"
@@ -51,7 +43,7 @@ for t in 1 2; do
   RLGRAPH_THREADS=$t "$bench" --bench --measurement-time "$seconds" --warm-up-time 1 2>/dev/null \
     | grep -E '^atari|time:' | paste - - | sed "s/^/threads=$t /" >>"$out/criterion.txt" || true
 done
-"$venv/bin/python" -W ignore scripts/bench_atari.py 1 2 >"$out/pytorch.jsonl"
+"$python" -W ignore scripts/bench_atari.py 1 2 >"$out/pytorch.jsonl"
 
 echo "== 2. tch acting beside two busy processes, no variable set" >&2
 busy() { python3 -c 'while True: pass' & }
@@ -69,7 +61,7 @@ done
 
 echo "== 4. bytes per transition" >&2
 for config in dqn_agent_for_pong apex_pong; do
-  for storage in uint8 float32; do
+  for storage in uint8 float32 plain; do
     target/release/examples/atari_bytes "$storage" 20000 "configs/rlgraph/$config.json" >>"$out/bytes.jsonl"
   done
 done

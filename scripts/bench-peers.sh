@@ -17,16 +17,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
 
-venv="$PWD/.bench-venv"
-requirements="scripts/bench-peers-requirements.txt"
-stamp="$venv/.installed-requirements"
-if ! [[ -x "$venv/bin/python" && -f "$stamp" ]] || ! cmp -s "$stamp" "$requirements"; then
-  echo "bench-peers: installing the peers into $venv (from PyPI, once)" >&2
-  rm -rf "$venv"
-  "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
-  cp "$requirements" "$stamp"
-fi
+python=$(scripts/install-bench-venv.sh)
 
 # The act benchmark runs on libtorch, fetched once as the test command does.
 scripts/install-libtorch.sh
@@ -45,4 +36,4 @@ if [[ "${BENCH_SOLVE:-1}" != 0 ]]; then
   cargo build --release -p rlgraph-cli --locked >&2
   solve=(--solve)
 fi
-"$venv/bin/python" -W ignore scripts/bench_peers.py "${solve[@]}"
+"$python" -W ignore scripts/bench_peers.py "${solve[@]}"

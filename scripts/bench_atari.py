@@ -14,11 +14,12 @@ timings).
 
 import json
 import sys
-import time
 
 import numpy as np
 import torch
 from torch import nn
+
+from bench_peers import median_seconds
 
 
 class PongDqn(nn.Module):
@@ -40,15 +41,8 @@ class PongDqn(nn.Module):
         return self.value(h) + a - a.mean(dim=1, keepdim=True)
 
 
-def median_ms(run, calls, repeats=7):
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            run()
-        times.append((time.perf_counter() - start) / calls * 1e3)
-    return sorted(times)[len(times) // 2]
+def median_ms(run, calls):
+    return median_seconds(run, calls) * 1e3
 
 
 def update_ms(threads):

@@ -2,15 +2,16 @@
 //!
 //! - the replay: the process's resident memory (`VmRSS`) grown by filling a DQN replay made
 //!   as the agent makes it (`dqn_replay` from the config's roles), divided by its capacity,
-//!   for today's default (bytes, each frame stored once) and for `frame_storage: "float32"`
-//!   (float stacks, each frame in every stack that holds it, as before);
+//!   for the default (`uint8`: bytes, each frame stored once), for `float32` (float frames,
+//!   each stored once) and for `plain` (float stacks, each frame in every stack that holds it,
+//!   the layout before frames were stored once);
 //! - the wire: the encoded size of an Ape-X insert of 50 records, per record.
 //!
 //! The records come from a recorded run of random frames (which no two steps share, the least
 //! favourable case for storing frames once), stacked four deep as RLgraph's `sequence` stacks
 //! them, with episodes of 200 to 2,000 steps.
 //!
-//! `cargo run --release -p executors --example atari_bytes [uint8|float32] [CAPACITY] [CONFIG]`
+//! `cargo run --release -p executors --example atari_bytes [uint8|float32|plain] [CAPACITY] [CONFIG]`
 //! (one layout per process, so that memory freed by one is not counted by the other).
 
 use agents::{dqn_replay, transitions_batch, DqnConfig, Transition, WorkerLayout};
@@ -100,14 +101,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let actions = Space::from(IntBox::new(6)?);
     {
         let mut spec = spec.clone();
-        spec["frame_storage"] = storage.as_str().into();
+        spec["frame_storage"] = if storage == "uint8" { "uint8" } else { "float32" }.into();
         spec["memory_spec"]["capacity"] = capacity.into();
         let layout = WorkerLayout::plan::<Candle>(&spec, &raw, 0)?.ok_or("no frame stack in the config")?;
         let (h, w, k) = match layout.state_space.shape() {
             Some(&[h, w, k]) => (h, w, k),
             other => return Err(format!("unexpected state shape {other:?}").into()),
         };
-        let config = DqnConfig::parse(&layout.inner_spec)?;
+        let mut inner = layout.inner_spec.clone();
+        if storage == "plain" {
+            if let Some(memory) = inner["memory_spec"].as_object_mut() {
+                memory.remove("frame_stack");
+            }
+        }
+        let config = DqnConfig::parse(&inner)?;
         let mut run = Run {
             h,
             w,

@@ -27,6 +27,14 @@ fn elementwise<B: Backend>(
         .graph_fn(GraphFn::tensors("apply", move |_, xs| Ok(vec![f(xs[0])?])).infer(move |_, s| Ok(vec![out(&s[0])])))
 }
 
+/// A uint8 space (`[0, 256)`) of the same shape and ranks.
+fn bytes_like(s: &Space) -> Space {
+    IntBox::new(256)
+        .and_then(|b| b.with_dtype(Dtype::Uint8))
+        .map(|b| Space::from(b.with_shape(s.shape().unwrap_or(&[]).to_vec())).with_ranks(s.ranks().unwrap_or_default()))
+        .unwrap_or_else(|_| s.clone())
+}
+
 /// An unbounded float space of the same shape and ranks.
 fn float_like(s: &Space) -> Space {
     Space::from(FloatBox::new(s.shape().unwrap_or(&[]).to_vec())).with_ranks(s.ranks().unwrap_or_default())
@@ -113,15 +121,7 @@ pub fn convert_type<B: Backend>(name: &str, to: Dtype) -> Component<B> {
         Dtype::Bool => (DType::U8, |s| {
             Space::from(BoolBox::new(s.shape().unwrap_or(&[]).to_vec())).with_ranks(s.ranks().unwrap_or_default())
         }),
-        Dtype::Uint8 => (DType::U8, |s| {
-            IntBox::new(256)
-                .and_then(|b| b.with_dtype(Dtype::Uint8))
-                .map(|b| {
-                    Space::from(b.with_shape(s.shape().unwrap_or(&[]).to_vec()))
-                        .with_ranks(s.ranks().unwrap_or_default())
-                })
-                .unwrap_or_else(|_| s.clone())
-        }),
+        Dtype::Uint8 => (DType::U8, bytes_like),
         _ => (DType::I64, |s| {
             Space::from(IntBox::unbounded().with_shape(s.shape().unwrap_or(&[]).to_vec()))
                 .with_ranks(s.ranks().unwrap_or_default())
@@ -154,15 +154,7 @@ pub fn round_to_uint8<B: Backend>(name: &str) -> Component<B> {
             };
             B::cast(&B::clamp(&rounded, 0.0, 255.0)?, DType::U8)
         },
-        |s| {
-            IntBox::new(256)
-                .and_then(|b| b.with_dtype(Dtype::Uint8))
-                .map(|b| {
-                    Space::from(b.with_shape(s.shape().unwrap_or(&[]).to_vec()))
-                        .with_ranks(s.ranks().unwrap_or_default())
-                })
-                .unwrap_or_else(|_| s.clone())
-        },
+        bytes_like,
     )
 }
 

@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 
 use agents::{build_agent, FrameStorage, Transition, WorkerLayout, WorkerStreams};
+
+use crate::common;
 use backend_candle::Candle;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -232,30 +234,7 @@ fn agent_after_run(storage: FrameStorage) -> Box<dyn agents::Agent + Send> {
     let mut updates = 0;
     let mut state = env.reset(Some(3)).unwrap();
     for t in 0..60 {
-        let action = agent
-            .get_actions(std::slice::from_ref(&state), true, t as f64 / 60.0)
-            .unwrap()
-            .remove(0);
-        let step = env.step(&action).unwrap();
-        let done = step.terminated || step.truncated;
-        agent
-            .observe(
-                0,
-                Transition {
-                    state: state.clone(),
-                    action,
-                    reward: step.reward,
-                    terminated: step.terminated,
-                    truncated: step.truncated,
-                    next_state: step.observation.clone(),
-                },
-            )
-            .unwrap();
-        state = if done {
-            env.reset(None).unwrap()
-        } else {
-            step.observation
-        };
+        common::act_and_observe(agent.as_mut(), &mut env, &mut state, 0);
         if t >= 16 && t % 4 == 0 {
             updates += usize::from(agent.update(t as f64 / 60.0).unwrap().is_some());
         }
