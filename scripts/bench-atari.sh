@@ -20,8 +20,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+# The raw outputs stay in target/bench-atari/ for a second look.
+out=target/bench-atari
+rm -rf "$out" && mkdir -p "$out"
 
 python=$(scripts/install-bench-venv.sh)
 scripts/install-libtorch.sh
@@ -40,16 +41,14 @@ pong="gym:PongNoFrameskip-v4?frameskip=4&max_num_noops=30"
 
 echo "== 1. update and act: criterion (Rust) and PyTorch, 1 and 2 threads" >&2
 for t in 1 2; do
-  RLGRAPH_THREADS=$t "$bench" --bench --measurement-time "$seconds" --warm-up-time 1 2>/dev/null \
-    | grep -E '^atari|time:' | paste - - | sed "s/^/threads=$t /" >>"$out/criterion.txt" || true
+  RLGRAPH_THREADS=$t "$bench" --bench --measurement-time "$seconds" --warm-up-time 1 >"$out/criterion-$t.txt" 2>/dev/null || true
 done
 "$python" -W ignore scripts/bench_atari.py 1 2 >"$out/pytorch.jsonl"
 
 echo "== 2. tch acting beside two busy processes, no variable set" >&2
 busy() { python3 -c 'while True: pass' & }
 busy; b1=$!; busy; b2=$!
-"$bench" --bench 'atari/act/tch/agent/1$' --measurement-time "$seconds" --warm-up-time 1 2>/dev/null \
-  | grep -E '^atari|time:' | paste - - >"$out/loaded.txt" || true
+"$bench" --bench 'atari/act/tch/agent/1$' --measurement-time "$seconds" --warm-up-time 1 >"$out/loaded.txt" 2>/dev/null || true
 kill "$b1" "$b2"
 
 echo "== 3. frames/s against environment copies (Pong, acting and storing)" >&2
@@ -78,11 +77,12 @@ python3 - "$out" <<'PY'
 import json, re, sys
 out = sys.argv[1]
 unit = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
+# A criterion line names the bench, then (on the same line or the next) its time's interval.
+timed = re.compile(r"^(atari/\S+)\s+time:\s+\[\S+ \S+ (\S+) (\S+)", re.M)
 rust = {}
-for line in open(f"{out}/criterion.txt"):
-    m = re.match(r"threads=(\d+) (\S+)\s.*time:\s+\[\S+ \S+ (\S+) (\S+)", line)
-    if m:
-        rust[(int(m[1]), m[2])] = float(m[3]) * unit[m[4]]
+for t in (1, 2):
+    for m in timed.finditer(open(f"{out}/criterion-{t}.txt").read()):
+        rust[(t, m[1])] = float(m[2]) * unit[m[3]]
 torch = {(r["threads"], r["what"], r["batch"]): r["ms"] for r in map(json.loads, open(f"{out}/pytorch.jsonl"))}
 print("\n| threads | what | candle | tch | hand-written candle / tch | PyTorch | candle / PyTorch | tch / PyTorch |")
 print("|---|---|---|---|---|---|---|---|")
@@ -95,10 +95,8 @@ for t in (1, 2):
         f = lambda x: "-" if x is None else f"{x:.2f} ms"
         r = lambda x: "-" if x is None or p is None else f"{x / p:.2f}"
         print(f"| {t} | {what} batch {batch} | {f(c)} | {f(tc)} | {f(hc)} / {f(ht)} | {f(p)} | {r(c)} | {r(tc)} |")
-for line in open(f"{out}/loaded.txt"):
-    m = re.search(r"time:\s+\[\S+ \S+ (\S+) (\S+)", line)
-    if m:
-        print(f"\ntch act at batch 1 beside two busy processes, no variable set: {float(m[1]) * unit[m[2]]:.2f} ms")
+for m in timed.finditer(open(f"{out}/loaded.txt").read()):
+    print(f"\ntch act at batch 1 beside two busy processes, no variable set: {float(m[2]) * unit[m[3]]:.2f} ms")
 print("\n| environment copies | Pong frames/s |\n|---|---|")
 for line in open(f"{out}/copies.txt"):
     n, fps = line.split()

@@ -89,10 +89,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let storage = args.next().unwrap_or_else(|| "uint8".into());
     let capacity: usize = args.next().map(|c| c.parse()).transpose()?.unwrap_or(20_000);
-    let config = args
+    let config_path = args
         .next()
         .unwrap_or_else(|| "configs/rlgraph/dqn_agent_for_pong.json".into());
-    let spec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
+    let spec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_path)?)?;
     let raw = Space::from(
         IntBox::new(256)?
             .with_dtype(Dtype::Uint8)?
@@ -142,7 +142,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let per = (rss_bytes() - before) / capacity as f64;
         println!(
-            "{{\"config\": {config:?}, \"frame_storage\": {storage:?}, \"capacity\": {capacity}, \"rss_bytes_per_transition\": {per:.0}, \"wire_bytes_per_record\": {wire:.0}}}"
+            "{{\"config\": {config_path:?}, \"frame_storage\": {storage:?}, \"capacity\": {capacity}, \"rss_bytes_per_transition\": {per:.0}, \"wire_bytes_per_record\": {wire:.0}}}"
         );
     }
     Ok(())

@@ -218,3 +218,23 @@ fn rlgraphs_ape_x_pong_config_launches_with_byte_records_stored_once() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn float64_observations_arrive_as_float32_and_are_otherwise_refused_when_the_agent_is_built() {
+    let Some(python) = python() else { return };
+    let env = "gym:rlgraph_test_envs:Float64Obs-v0";
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/ppo-cartpole.json");
+    // RLgraph's force_float32: the bridge sends MuJoCo-style float64 states as float32.
+    let (code, out, err) = rlgraph_with(&python, &["train", config, "--env", env, "--timesteps", "200"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["timesteps_executed"], 200, "{summary}");
+    // Kept float64, the network refuses them when the agent is built, saying what to do.
+    let wide = format!("{env}?force_float32=false");
+    let (code, _, err) = rlgraph_with(&python, &["train", config, "--env", &wide, "--timesteps", "200"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("float64") && err.contains("convert_type") && !err.contains("backtrace"),
+        "{err}"
+    );
+}

@@ -43,6 +43,28 @@ class DictObs(gym.Env):
         return self._obs(), reward, False, self.t >= 20, {}
 
 
+class Float64Obs(gym.Env):
+    """A float64 observation, as MuJoCo's are: 4 values, 2 actions, rewarded for matching the
+    sign of the first; episodes last 20 steps."""
+
+    observation_space = spaces.Box(-1.0, 1.0, (4,), np.float64)
+    action_space = spaces.Discrete(2)
+
+    def _obs(self):
+        self.obs = self.np_random.uniform(-1, 1, 4)
+        return self.obs
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action):
+        reward = float(int(action) == int(self.obs[0] > 0))
+        self.t += 1
+        return self._obs(), reward, False, self.t >= 20, {}
+
+
 class TextObs(gym.Env):
     """An observation space rlgraph cannot take (Text inside a Dict)."""
 
@@ -51,4 +73,5 @@ class TextObs(gym.Env):
 
 
 gym.register("DictObs-v0", entry_point=DictObs)
+gym.register("Float64Obs-v0", entry_point=Float64Obs)
 gym.register("TextObs-v0", entry_point=TextObs)

@@ -135,6 +135,9 @@ fn image_dims(space: &Space, who: &str) -> std::result::Result<[usize; 3], Strin
 /// Refuses what no window can slide over: a window or stride of 0, an empty image, and (with
 /// `valid` padding) an image smaller than the window.
 fn check_window(sp: &InputSpaces, who: &str, k: usize, s: usize, padding: Padding) -> Result<()> {
+    if who == "conv2d" {
+        crate::layers::float32_inputs(sp, who)?;
+    }
     let [h, w, c] = image_dims(sp.get("inputs")?, who).map_err(|e| sp.mismatch("inputs", e))?;
     if k == 0 || s == 0 {
         return Err(CoreError::Component {

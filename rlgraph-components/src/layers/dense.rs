@@ -48,6 +48,7 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
             ctx.graph_fn("apply", &[args.get(0)?])
         })
         .check_inputs(|spaces| {
+            crate::layers::float32_inputs(spaces, "dense")?;
             spaces.expect("inputs", "a FloatBox of rank 1 or more (features last)", |s| {
                 matches!(s, Space::Float(_)) && s.rank().unwrap_or(0) >= 1
             })

@@ -56,13 +56,16 @@ def int_dtype(dt):
     return np.dtype("<i4"), "int32"
 
 
-def convert(space, at, leaves):
-    """The rlgraph space spec of a Gymnasium space; appends (numpy dtype, shape) per leaf."""
+def convert(space, at, leaves, float32=False):
+    """The rlgraph space spec of a Gymnasium space; appends (numpy dtype, shape) per leaf.
+    With `float32`, float64 boxes become float32 (RLgraph's `force_float32`)."""
     where = at or "the root"
     if isinstance(space, S.Dict):
-        return {"type": "dict", "spec": {k: convert(space[k], f"{at}/{k}", leaves) for k in sorted(space.spaces)}}
+        return {"type": "dict",
+                "spec": {k: convert(space[k], f"{at}/{k}", leaves, float32) for k in sorted(space.spaces)}}
     if isinstance(space, S.Tuple):
-        return {"type": "tuple", "spec": [convert(s, f"{at}/{i}", leaves) for i, s in enumerate(space.spaces)]}
+        return {"type": "tuple",
+                "spec": [convert(s, f"{at}/{i}", leaves, float32) for i, s in enumerate(space.spaces)]}
     if isinstance(space, S.Discrete):
         leaves.append((np.dtype("<i4"), ()))
         start = int(space.start)
@@ -98,7 +101,8 @@ def convert(space, at, leaves):
                 spec["low"], spec["high"] = int(low.flat[0]), int(high.flat[0]) + 1
             return spec
         if dt.kind == "f":
-            target, name = (np.dtype("<f8"), "float64") if dt == np.float64 else (np.dtype("<f4"), "float32")
+            wide = dt == np.float64 and not float32
+            target, name = (np.dtype("<f8"), "float64") if wide else (np.dtype("<f4"), "float32")
             leaves.append((target, tuple(shape)))
             spec = {"type": "float-box", "shape": shape, "dtype": name}
             if low.size and np.all(low == low.flat[0]) and np.all(high == high.flat[0]):
@@ -242,15 +246,19 @@ class RLgraphAtari(gym.Wrapper):
 
 
 def make(env_id, kwargs):
+    """The environment, and whether its float64 observations come as float32."""
     kwargs = dict(kwargs)
     opts = {k: kwargs.pop(k) for k in RLGRAPH_OPTIONS if k in kwargs}
+    # As RLgraph's OpenAIGymEnv: float64 states (MuJoCo's) are sent as float32, which is what
+    # networks take, unless asked otherwise.
+    float32 = option(kwargs, "force_float32", bool, True)
     # RLgraph skips frames itself on NoFrameskip ids, and sets the environment's own
     # frameskip on the others.
     skip = option(kwargs, "frameskip", int, 1, 1) if "NoFrameskip" in env_id else 1
     env = gym.make(env_id, **kwargs)
     if skip > 1 or opts:
         env = RLgraphAtari(env, opts, skip)
-    return env
+    return env, float32
 
 
 def main():
@@ -261,14 +269,14 @@ def main():
             import ale_py
 
             gym.register_envs(ale_py)
-        env = make(env_id, args.get("kwargs", {}))
+        env, float32 = make(env_id, args.get("kwargs", {}))
     except Exception as e:  # noqa: BLE001
         fail(f"gymnasium.make({env_id!r}) failed: {type(e).__name__}: {e}")
         return
     try:
         obs_leaves, act_leaves = [], []
         spaces = {
-            "observation_space": convert(env.observation_space, "", obs_leaves),
+            "observation_space": convert(env.observation_space, "", obs_leaves, float32),
             "action_space": convert(env.action_space, "", act_leaves),
         }
     except Unsupported as e:

@@ -101,6 +101,21 @@ both_backends! {
         assert!(matches!(&err, CoreError::SpaceMismatch { component, method, param, .. } if component == "hidden" && method == "call" && param == "inputs"), "{err}");
     }
 
+    fn dense_and_conv2d_refuse_float64_inputs_saying_how_to_convert<B>() {
+        // MuJoCo's observations are float64; the weights are float32. Refused when built,
+        // naming the layer, both dtypes and the conversion, not at the first step.
+        let wide = |shape: &str| Space::from_json_str(&format!(r#"{{"type": "float-box", "shape": {shape}, "dtype": "float64", "add_batch_rank": true}}"#)).unwrap();
+        for (spec, shape) in [
+            (json!({"type": "dense", "units": 2, "scope": "hidden"}), "[11]"),
+            (json!({"type": "conv2d", "filters": 2, "kernel_size": 2, "strides": 1, "scope": "hidden"}), "[4, 4, 1]"),
+        ] {
+            let err = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", wide(shape))], 0).err().unwrap();
+            let text = err.to_string();
+            assert!(matches!(&err, CoreError::SpaceMismatch { component, param, .. } if component == "hidden" && param == "inputs"), "{text}");
+            assert!(text.contains("float64") && text.contains("float32") && text.contains("convert_type"), "{text}");
+        }
+    }
+
     fn network_from_a_layer_list<B>() {
         // x -> dense(2, weights 1, bias 0.5, relu) -> dense(1, weights [[1], [-2]], no bias).
         let spec = json!([
