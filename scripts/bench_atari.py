@@ -8,8 +8,10 @@ user writes it, timed on the CPU with the thread counts given.
 - act: greedy actions for N stacked states (no gradient), from a numpy batch of bytes, the
   actions back as numpy.
 
-Prints one JSON object per line: {"what", "threads", "batch", "ms"} (the median of repeated
-timings).
+Prints one JSON object per line: {"what", "threads", "batch", "ms", "device"} (the median of
+repeated timings). `--device cuda` runs the network on the GPU; the batches still start on
+the host as numpy bytes (a replay and environments on the host), and each timed call ends in
+a read of its result (the loss, the actions), so the GPU's work is waited for.
 """
 
 import json
@@ -45,11 +47,14 @@ def median_ms(run, calls):
     return median_seconds(run, calls) * 1e3
 
 
+DEVICE = "cpu"
+
+
 def update_ms(threads):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     rng = np.random.default_rng(7)
-    net, target = PongDqn(), PongDqn()
+    net, target = PongDqn().to(DEVICE), PongDqn().to(DEVICE)
     target.load_state_dict(net.state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=1e-4)
     n = 32
@@ -60,10 +65,11 @@ def update_ms(threads):
     alive = torch.from_numpy((rng.uniform(0, 1, n) > 0.1).astype(np.float32))
 
     def step():
-        q = net(s).gather(1, a.unsqueeze(1)).squeeze(1)
+        s_, sp_, a_, r_, alive_ = (t.to(DEVICE) for t in (s, sp, a, r, alive))
+        q = net(s_).gather(1, a_.unsqueeze(1)).squeeze(1)
         with torch.no_grad():
-            best = net(sp).argmax(1, keepdim=True)
-            y = r + 0.99 * alive * target(sp).gather(1, best).squeeze(1)
+            best = net(sp_).argmax(1, keepdim=True)
+            y = r_ + 0.99 * alive_ * target(sp_).gather(1, best).squeeze(1)
         loss = 0.5 * ((y - q) ** 2).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -71,28 +77,33 @@ def update_ms(threads):
         opt.step()
         return loss.item()
 
-    return median_ms(step, 5)
+    return median_ms(step, 50 if DEVICE != "cpu" else 5)
 
 
 def act_ms(threads, batch):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    net = PongDqn().eval()
+    net = PongDqn().eval().to(DEVICE)
     states = np.random.default_rng(3).integers(0, 256, (batch, 4, 80, 80), dtype=np.uint8)
 
     def act():
         with torch.no_grad():
-            return net(torch.from_numpy(states)).argmax(1).numpy()
+            return net(torch.from_numpy(states).to(DEVICE)).argmax(1).cpu().numpy()
 
-    return median_ms(act, max(5, 64 // batch))
+    return median_ms(act, 200 if DEVICE != "cpu" else max(5, 64 // batch))
 
 
 def main():
-    threads = [int(t) for t in sys.argv[1:]] or [1]
+    global DEVICE
+    args = sys.argv[1:]
+    if args[:1] == ["--device"]:
+        DEVICE, args = args[1], args[2:]
+    threads = [int(t) for t in args] or [1]
     for t in threads:
-        print(json.dumps({"what": "update", "threads": t, "batch": 32, "ms": update_ms(t)}), flush=True)
+        row = {"threads": t, "device": DEVICE}
+        print(json.dumps({"what": "update", "batch": 32, "ms": update_ms(t), **row}), flush=True)
         for n in (1, 4, 16, 64):
-            print(json.dumps({"what": "act", "threads": t, "batch": n, "ms": act_ms(t, n)}), flush=True)
+            print(json.dumps({"what": "act", "batch": n, "ms": act_ms(t, n), **row}), flush=True)
 
 
 if __name__ == "__main__":

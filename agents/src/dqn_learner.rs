@@ -12,7 +12,7 @@ use rlgraph_components::{
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
-use crate::batch::{field, host_floats, host_scalar, transition_inputs};
+use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, with_preprocessing};
@@ -302,23 +302,28 @@ impl<B: Backend> Learner for DqnLearner<B> {
     /// prioritized replay optionally `importance_weights` (ones when absent).
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
         let mut inputs = transition_inputs(batch)?;
-        if self.prioritized {
-            let n = match &inputs[2] {
-                Value::Float32(r) => r.data().len(),
-                other => {
-                    return Err(CoreError::Config {
-                        at: "dqn-learner/learn.rewards".into(),
-                        reason: format!("expected float rewards, got {}", other.kind_name()),
-                    })
+        let weights = match self.prioritized {
+            true => Some(match field_ref(batch, "importance_weights") {
+                Ok(w) => w.clone(),
+                Err(_) => {
+                    let n = match inputs[2] {
+                        Value::Float32(r) => r.data().len(),
+                        other => {
+                            return Err(CoreError::Config {
+                                at: "dqn-learner/learn.rewards".into(),
+                                reason: format!("expected float rewards, got {}", other.kind_name()),
+                            })
+                        }
+                    };
+                    Value::Float32(Array::new([n], vec![1.0; n])?)
                 }
-            };
-            inputs.push(match field(batch, "importance_weights") {
-                Ok(w) => w,
-                Err(_) => Value::Float32(Array::new([n], vec![1.0; n])?),
-            });
-        }
-        inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
-        let out = self.graph.exec.execute("update", &inputs)?;
+            }),
+            false => None,
+        };
+        inputs.extend(&weights);
+        let time = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
+        inputs.push(&time);
+        let out = self.graph.exec.execute_refs("update", &inputs)?;
         let loss = host_scalar(out.first(), "dqn-learner/update")?;
         let priorities = if self.prioritized {
             Some(priorities_of(&host_floats(out.get(1), "dqn-learner/update")?))

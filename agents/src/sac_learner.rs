@@ -274,10 +274,11 @@ impl<B: Backend> Learner for SacLearner<B> {
     /// `terminals`, `next_states`). The loss returned is the critics'.
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
         let mut inputs = transition_inputs(batch)?;
-        inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
+        let time = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
+        inputs.push(&time);
         let (exec, counters) = (&mut self.graph.exec, &mut self.graph.counters);
-        let critic = exec.execute("update_critics", &inputs)?;
-        exec.execute("update_policy_and_alpha", &inputs)?;
+        let critic = exec.execute_refs("update_critics", &inputs)?;
+        exec.execute_refs("update_policy_and_alpha", &inputs)?;
         counters.updates += 1;
         counters.steps_since_sync += self.config.update.update_interval;
         if counters.steps_since_sync >= self.config.update.sync_interval {

@@ -458,7 +458,7 @@ impl Backend for Tch {
         if !(same(m) && same(v) && same(g)) {
             return rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h);
         }
-        inplace_adam::step(&var.0, &m.0, &v.0, &g.0, h).map_err(err("adam_step"))
+        inplace_adam::step_for_device(&var.0, &m.0, &v.0, &g.0, h).map_err(err("adam_step"))
     }
     fn detach(t: &TchTensor) -> TchTensor {
         TchTensor(t.0.detach())

@@ -159,6 +159,21 @@ fn time_value<B: Backend>(t: Option<&B::Tensor>) -> Result<f64> {
     }
 }
 
+/// The global norm of `grads`: each gradient's sum of squares on the device, all of them
+/// brought to the host in one download (one wait for a GPU, not one per variable), and added
+/// there in f64 in the variables' order.
+fn global_norm<B: Backend>(grads: &[B::Tensor]) -> Result<f64> {
+    if grads.is_empty() {
+        return Ok(0.0);
+    }
+    let sums = grads
+        .iter()
+        .map(|g| B::reshape(&B::sum_all(&B::square(g)?)?, &[1]))
+        .collect::<Result<Vec<_>>>()?;
+    let total: f64 = B::to_host(&B::concat(&sums, 0)?)?.data.to_f64().iter().sum();
+    Ok(total.sqrt())
+}
+
 /// Applies one update of `spec` with gradients `grads` to `vars`, using the optimizer's state.
 fn apply<B: Backend>(
     ctx: &KernelCtx<'_, B>,
@@ -170,11 +185,7 @@ fn apply<B: Backend>(
     let lr = spec.learning_rate.value(t);
     let mut grads = grads;
     if let Some(max_norm) = spec.clip_grad_norm {
-        let mut total = 0.0;
-        for g in &grads {
-            total += B::to_host(&B::sum_all(&B::square(g)?)?)?.data.to_f64()[0];
-        }
-        let norm = total.sqrt();
+        let norm = global_norm::<B>(&grads)?;
         if norm > max_norm {
             grads = grads
                 .iter()

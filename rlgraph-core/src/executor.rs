@@ -72,6 +72,13 @@ impl<B: Backend> GraphExecutor<B> {
 
     /// Executes API method `method` on host values, checking each against its parameter's space.
     pub fn execute(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
+        let inputs: Vec<&Value> = inputs.iter().collect();
+        self.execute_refs(method, &inputs)
+    }
+
+    /// [`Self::execute`] on borrowed values, so a caller that holds a replayed batch need not
+    /// copy its frames to pass them.
+    pub fn execute_refs(&mut self, method: &str, inputs: &[&Value]) -> Result<Vec<Value>> {
         let plan = self.plan(method)?;
         if inputs.len() != plan.input_slots.len() {
             return Err(CoreError::BadArguments {

@@ -10,7 +10,10 @@
 //!   against `atari/act/{backend}/hand-written/N`: the same forward pass and argmax by hand.
 //!
 //! `scripts/bench-atari.sh` runs this beside PyTorch doing the same in Python, on the same
-//! number of threads, and prints the ratios.
+//! number of threads, and prints the ratios. With `RLGRAPH_TEST_DEVICE=cuda:0` the backends
+//! that have the GPU (tch on a CUDA libtorch) run both sides there: the learner and actor
+//! through `execution_spec.default_device`, the hand-written code on the same device; every
+//! timed call ends in a download (the loss, the actions), so GPU work is waited for.
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
@@ -19,17 +22,23 @@ use rand_chacha::ChaCha8Rng;
 
 use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, Learner, WorkerLayout};
 use rlgraph_core::spaces::{Array, Dtype, IntBox, Space, Value};
-use rlgraph_core::{AdamStep, Backend, DType, Device, GraphExecutor, HostData, HostTensor};
+use rlgraph_core::{test_device, AdamStep, Backend, DType, GraphExecutor, HostData, HostTensor};
 use rlgraph_tests::{Candle, Tch};
 
 /// RLgraph's Pong DQN config, laid out for Atari's 210x160 RGB bytes: the roles' config and
 /// the states they see (80x80x4 bytes).
 fn pong<B: Backend>() -> (DqnConfig, Space, Space) {
-    let path = concat!(
+    // The checkout it was built in, or (a binary carried to a GPU machine by
+    // scripts/build-cuda.sh) the checkout it runs in.
+    let built_in = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../configs/rlgraph/dqn_agent_for_pong.json"
     );
-    let spec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("config")).expect("json");
+    let text = std::fs::read_to_string(built_in)
+        .or_else(|_| std::fs::read_to_string("configs/rlgraph/dqn_agent_for_pong.json"))
+        .expect("RLgraph's Pong config, from the checkout");
+    let mut spec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    spec["execution_spec"]["default_device"] = test_device::<B>().to_string().into();
     let raw = Space::from(
         IntBox::new(256)
             .unwrap()
@@ -110,7 +119,7 @@ fn host_tensors<B: Backend>(exec: &GraphExecutor<B>, paths: &[String]) -> Vec<B:
     let vars = exec.variables().expect("variables");
     paths
         .iter()
-        .map(|p| B::from_host(&vars[p], Device::Cpu).expect("upload"))
+        .map(|p| B::from_host(&vars[p], test_device::<B>()).expect("upload"))
         .collect()
 }
 
@@ -151,7 +160,7 @@ fn upload<B: Backend>(v: &Value) -> B::Tensor {
         ),
         other => panic!("no upload for {}", other.kind_name()),
     };
-    B::from_host(&HostTensor::new(shape, data).unwrap(), Device::Cpu).unwrap()
+    B::from_host(&HostTensor::new(shape, data).unwrap(), test_device::<B>()).unwrap()
 }
 
 /// The DQN update by hand: double-Q targets from the target network, half the squared TD
@@ -165,7 +174,8 @@ struct HandWritten<B: Backend> {
 
 impl<B: Backend> HandWritten<B> {
     fn new(policy: Vec<B::Tensor>, target: Vec<B::Tensor>) -> Self {
-        let zeros = |t: &B::Tensor| B::var(&B::full(&B::shape(t), 0.0, DType::F32, Device::Cpu).unwrap()).unwrap();
+        let device = test_device::<B>();
+        let zeros = |t: &B::Tensor| B::var(&B::full(&B::shape(t), 0.0, DType::F32, device).unwrap()).unwrap();
         HandWritten {
             moments: policy.iter().map(|t| (zeros(t), zeros(t))).collect(),
             vars: policy.iter().map(|t| B::var(t).unwrap()).collect(),
@@ -192,11 +202,17 @@ impl<B: Backend> HandWritten<B> {
         let loss = self.loss(b)?;
         let vars: Vec<&B::Var> = self.vars.iter().collect();
         let grads = B::grads(&loss, &vars)?;
-        let mut norm = 0.0;
-        for g in &grads {
-            norm += B::to_host(&B::sum_all(&B::square(g)?)?)?.data.to_f64()[0];
-        }
-        let norm = norm.sqrt();
+        // Every variable's sum of squares in one download: one wait on a GPU, not fourteen.
+        let sums = grads
+            .iter()
+            .map(|g| B::reshape(&B::sum_all(&B::square(g)?)?, &[1]))
+            .collect::<R<Vec<_>>>()?;
+        let norm = B::to_host(&B::concat(&sums, 0)?)?
+            .data
+            .to_f64()
+            .iter()
+            .sum::<f64>()
+            .sqrt();
         let grads: Vec<B::Tensor> = match norm > 20.0 {
             true => grads.iter().map(|g| B::affine(g, 20.0 / norm, 0.0)).collect::<R<_>>()?,
             false => grads,
