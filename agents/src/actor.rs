@@ -139,14 +139,16 @@ impl<B: Backend> Actor for GraphActor<B> {
     fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted> {
         let batch = stack(states)?;
         // Actions leave as host values, so no gradient flows back through them.
-        let out = if !explore {
-            self.exec.execute_without_grad("get_deterministic_action", &[batch])?
+        // The stacked batch is ours: its data moves into the upload rather than being copied.
+        let (method, inputs) = if !explore {
+            ("get_deterministic_action", vec![batch])
         } else if self.takes_time {
             let t = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
-            self.exec.execute_without_grad("get_action", &[batch, t])?
+            ("get_action", vec![batch, t])
         } else {
-            self.exec.execute_without_grad("get_action", &[batch])?
+            ("get_action", vec![batch])
         };
+        let out = B::without_grad(|| self.exec.execute_owned(method, inputs))?;
         let mut out = out.into_iter();
         let actions = out.next().ok_or_else(|| CoreError::Config {
             at: "actor/get_action".into(),

@@ -135,12 +135,25 @@ impl Backend for Tch {
                 message: format!("shape {:?} does not hold {len} elements", host.shape),
             });
         }
-        // Made at its shape in one step: a reshape would cost a dispatch per upload.
-        let t = Tensor::f_from_data_size(bytes, &dims(&host.shape), kind).map_err(err("from_host"))?;
-        if dev == tch::Device::Cpu {
-            return Ok(TchTensor(t));
+        let size = dims(&host.shape);
+        if dev != tch::Device::Cpu {
+            // Straight from the host data to the device, without first copying it into a CPU
+            // tensor: on a GPU an Atari batch's extra host copy cost as much as the network.
+            let mut strides = vec![1i64; size.len()];
+            for i in (0..size.len().saturating_sub(1)).rev() {
+                strides[i] = strides[i + 1] * size[i + 1];
+            }
+            // SAFETY: `bytes` holds exactly the elements of `size` in row-major order (checked
+            // above) and outlives `view`. `view` only borrows it for the copy to the device,
+            // which libtorch makes synchronously from pageable host memory (non_blocking is
+            // false), so nothing reads `bytes` after `f_to_device` returns and `view` drops.
+            let view = unsafe { Tensor::f_from_blob(bytes.as_ptr(), &size, &strides, kind, tch::Device::Cpu) }
+                .map_err(err("from_host"))?;
+            return ok(view.f_to_device(dev), "from_host");
         }
-        ok(t.f_to_device(dev), "from_host")
+        // Made at its shape in one step: a reshape would cost a dispatch per upload.
+        let t = Tensor::f_from_data_size(bytes, &size, kind).map_err(err("from_host"))?;
+        Ok(TchTensor(t))
     }
 
     fn to_host(t: &TchTensor) -> Result<HostTensor> {

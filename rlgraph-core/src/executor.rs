@@ -6,10 +6,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_spaces::{Space, Value};
 
-use crate::backend::{Backend, HostTensor};
+use crate::backend::{Backend, Device, HostTensor};
 use crate::builder::{build, BuildOptions, BuildReport, BuiltGraph};
 use crate::component::Component;
-use crate::convert::{tree_to_value, value_to_tree};
+use crate::convert::{tree_to_value, value_into_tree, value_to_tree};
 use crate::error::{CoreError, Result};
 use crate::meta_graph::MetaGraph;
 use crate::plan::{Outputs, Plan, Scratch, TreeInput};
@@ -79,6 +79,21 @@ impl<B: Backend> GraphExecutor<B> {
     /// [`Self::execute`] on borrowed values, so a caller that holds a replayed batch need not
     /// copy its frames to pass them.
     pub fn execute_refs(&mut self, method: &str, inputs: &[&Value]) -> Result<Vec<Value>> {
+        self.execute_values(method, inputs.to_vec(), |v, device| value_to_tree::<B>(v, device))
+    }
+
+    /// [`Self::execute`] on values it may take apart: their data moves into the upload
+    /// instead of being copied (an actor's freshly stacked states).
+    pub fn execute_owned(&mut self, method: &str, inputs: Vec<Value>) -> Result<Vec<Value>> {
+        self.execute_values(method, inputs, |v, device| value_into_tree::<B>(v, device))
+    }
+
+    fn execute_values<V: std::borrow::Borrow<Value>>(
+        &mut self,
+        method: &str,
+        inputs: Vec<V>,
+        upload: impl Fn(V, Device) -> Result<crate::tree::Tree<B::Tensor>>,
+    ) -> Result<Vec<Value>> {
         let plan = self.plan(method)?;
         if inputs.len() != plan.input_slots.len() {
             return Err(CoreError::BadArguments {
@@ -92,19 +107,17 @@ impl<B: Backend> GraphExecutor<B> {
                 ),
             });
         }
+        let device = self.built.comps[&self.built.root.name].device;
         let mut trees = Vec::with_capacity(inputs.len());
         for ((param, space), value) in plan.inputs().zip(inputs) {
-            space.check(value).map_err(|e| CoreError::SpaceMismatch {
+            space.check(value.borrow()).map_err(|e| CoreError::SpaceMismatch {
                 component: self.built.root.name.clone(),
                 method: method.into(),
                 param: param.into(),
                 expected: space.describe(),
                 actual: e.to_string(),
             })?;
-            trees.push(value_to_tree::<B>(
-                value,
-                self.built.comps[&self.built.root.name].device,
-            )?);
+            trees.push(upload(value, device)?);
         }
         let outputs = self.execute_tensors(method, trees)?;
         let spaces = &self.plans[method].output_spaces;
