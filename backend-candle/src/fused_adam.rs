@@ -165,14 +165,7 @@ mod tests {
     #[test]
     fn the_fused_step_equals_the_separate_ops_to_the_bit() {
         let n = 1000;
-        let h = AdamStep {
-            lr: 0.003,
-            beta1: 0.9,
-            beta2: 0.999,
-            epsilon: 1e-8,
-            bias1: 1.0 / (1.0 - 0.9f64.powf(3.0)),
-            bias2: 1.0 / (1.0 - 0.999f64.powf(3.0)),
-        };
+        let h = AdamStep::at(3.0, 0.003, 0.9, 0.999, 1e-8);
         let (w, m, v, g) = (
             values(n, 1),
             values(n, 2),

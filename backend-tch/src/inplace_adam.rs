@@ -99,14 +99,7 @@ mod tests {
         });
         for t in 1..=3 {
             let g = Tensor::randn(shape, (Kind::Float, Device::Cpu)) * 0.1;
-            let h = AdamStep {
-                lr: 1e-3,
-                beta1: 0.9,
-                beta2: 0.999,
-                epsilon: 1e-8,
-                bias1: 1.0 / (1.0 - 0.9f64.powi(t)),
-                bias2: 1.0 / (1.0 - 0.999f64.powi(t)),
-            };
+            let h = AdamStep::at(t as f64, 1e-3, 0.9, 0.999, 1e-8);
             step(&vars[0], &moments[0].0, &moments[0].1, &g, &h).unwrap();
             step_in_eight_kernels(&vars[1], &moments[1].0, &moments[1].1, &g, &h).unwrap();
         }

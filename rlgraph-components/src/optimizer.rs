@@ -201,14 +201,7 @@ fn apply<B: Backend>(
         let delta = match spec.rule {
             Rule::Sgd => B::affine(&g, lr, 0.0)?,
             Rule::Adam { beta1, beta2, epsilon } => {
-                let h = AdamStep {
-                    lr,
-                    beta1,
-                    beta2,
-                    epsilon,
-                    bias1: 1.0 / (1.0 - beta1.powf(step)),
-                    bias2: 1.0 / (1.0 - beta2.powf(step)),
-                };
+                let h = AdamStep::at(step, lr, beta1, beta2, epsilon);
                 // One call per variable, which writes the variable itself: a backend may fuse
                 // the dozen elementwise ops.
                 B::adam_step(var, slot("m")?, slot("v")?, &g, &h)?;

@@ -127,6 +127,20 @@ pub struct AdamStep {
     pub bias2: f64,
 }
 
+impl AdamStep {
+    /// The scalars of Adam's step number `step` (from 1), bias corrections worked out.
+    pub fn at(step: f64, lr: f64, beta1: f64, beta2: f64, epsilon: f64) -> Self {
+        AdamStep {
+            lr,
+            beta1,
+            beta2,
+            epsilon,
+            bias1: 1.0 / (1.0 - beta1.powf(step)),
+            bias2: 1.0 / (1.0 - beta2.powf(step)),
+        }
+    }
+}
+
 /// A dense row-major tensor in host memory: how data enters and leaves a backend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostTensor {

@@ -218,15 +218,7 @@ impl<B: Backend> HandWritten<B> {
             false => grads,
         };
         self.step += 1;
-        let t = self.step as i32;
-        let h = AdamStep {
-            lr: 1e-4,
-            beta1: 0.9,
-            beta2: 0.999,
-            epsilon: 1e-8,
-            bias1: 1.0 / (1.0 - 0.9f64.powi(t)),
-            bias2: 1.0 / (1.0 - 0.999f64.powi(t)),
-        };
+        let h = AdamStep::at(self.step as f64, 1e-4, 0.9, 0.999, 1e-8);
         for ((var, (m, v)), g) in self.vars.iter().zip(&self.moments).zip(&grads) {
             B::adam_step(var, m, v, g, &h)?;
         }
