@@ -9,9 +9,9 @@
 # step has its own time limit, so one that hangs costs only its own figures; the most wanted
 # figures come first. Prints criterion's lines and one JSON object per peer measurement.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dist="$(cd "${1:?bench-gpu.sh takes the dist folder of scripts/build-cuda.sh}" && pwd)"
-anchors="${2:-}"
+anchors="${2:+$(cd "$2" && pwd)}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export RLGRAPH_TEST_DEVICE=cuda:0 PYTHONUNBUFFERED=1
 short=(--warm-up-time 1 --measurement-time 3)
 

@@ -50,7 +50,7 @@ mkdir -p "$out"
 
 config=()
 if [[ "$version" != "2.13.0" ]]; then
-  registry="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/torch-sys-0.26.0 2>/dev/null | head -1)"
+  registry="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/torch-sys-0.26.0 2>/dev/null | head -1 || true)"
   if [[ -z "$registry" ]]; then
     cargo fetch --locked
     registry="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/torch-sys-0.26.0 | head -1)"
@@ -77,7 +77,7 @@ mkdir -p "$dist"
 cp "$out/release/rlgraph" "$dist/"
 if [[ "$benches" == 1 ]]; then
   cargo "${config[@]}" bench --no-run -p rlgraph-tests --bench atari --bench tensor_envs --bench nature_dqn \
-    --message-format=json 2>/dev/null |
+    --message-format=json |
     python3 -c 'import json, shutil, sys, os
 for line in sys.stdin:
     m = json.loads(line)

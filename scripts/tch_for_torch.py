@@ -44,7 +44,11 @@ def stub(lines, line, version):
         j += 1
     name = START.match(lines[i]).group(1)
     message = f"{name}: not in libtorch {version}, which this build of tch links"
-    lines[i + 1:j] = [f'  PROTECT(throw std::runtime_error("{message}");)\n']
+    body = [f'  PROTECT(throw std::runtime_error("{message}");)\n']
+    if not lines[i].startswith("void "):
+        # The error is reported through torch_last_err; the value returned is never read.
+        body.append("  return {};\n")
+    lines[i + 1:j] = body
     return name
 
 

@@ -52,7 +52,7 @@ pub(crate) fn step(var: &Tensor, m: &Tensor, v: &Tensor, g: &Tensor, h: &AdamSte
     })
 }
 
-/// One Adam step in place in eight kernels instead of thirteen, as PyTorch's single-tensor
+/// One Adam step in place in eight kernels instead of fourteen, as PyTorch's single-tensor
 /// Adam writes it (`lerp` for the moments, `addcdiv` for the step). On a GPU an Atari update
 /// launches this for every variable, and each launch costs about what the small kernels do;
 /// the numbers agree with [`step`] to rounding, not to the bit, so the CPU keeps [`step`].

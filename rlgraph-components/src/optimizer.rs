@@ -159,18 +159,25 @@ fn time_value<B: Backend>(t: Option<&B::Tensor>) -> Result<f64> {
     }
 }
 
-/// The global norm of `grads`: each gradient's sum of squares on the device, all of them
-/// brought to the host in one download (one wait for a GPU, not one per variable), and added
-/// there in f64 in the variables' order.
+/// The global norm of `grads`: each gradient's sum of squares on its device, brought to the
+/// host in one download where they share a device (one wait for a GPU, not one per
+/// variable), and added there in f64 in the variables' order.
 fn global_norm<B: Backend>(grads: &[B::Tensor]) -> Result<f64> {
-    if grads.is_empty() {
-        return Ok(0.0);
-    }
     let sums = grads
         .iter()
         .map(|g| B::reshape(&B::sum_all(&B::square(g)?)?, &[1]))
         .collect::<Result<Vec<_>>>()?;
-    let total: f64 = B::to_host(&B::concat(&sums, 0)?)?.data.to_f64().iter().sum();
+    let one_device = sums.windows(2).all(|w| B::device(&w[0]) == B::device(&w[1]));
+    let total: f64 = if one_device && !sums.is_empty() {
+        B::to_host(&B::concat(&sums, 0)?)?.data.to_f64().iter().sum()
+    } else {
+        // A device map can spread the variables over devices, which no single tensor spans.
+        let mut total = 0.0;
+        for s in &sums {
+            total += B::to_host(s)?.data.to_f64()[0];
+        }
+        total
+    };
     Ok(total.sqrt())
 }
 
