@@ -148,7 +148,7 @@ impl<B: Backend> Actor for GraphActor<B> {
         } else {
             ("get_action", vec![batch])
         };
-        let out = B::without_grad(|| self.exec.execute_owned(method, inputs))?;
+        let out = self.exec.execute_without_grad(method, inputs)?;
         let mut out = out.into_iter();
         let actions = out.next().ok_or_else(|| CoreError::Config {
             at: "actor/get_action".into(),

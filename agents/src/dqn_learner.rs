@@ -292,6 +292,20 @@ impl<B: Backend> DqnLearner<B> {
     }
 }
 
+/// A prioritized batch's `importance_weights`, ones (one per reward) where it has none.
+fn importance_weights(batch: &Value, rewards: &Value) -> Result<Value> {
+    if let Ok(w) = field_ref(batch, "importance_weights") {
+        return Ok(w.clone());
+    }
+    match rewards {
+        Value::Float32(r) => Ok(Value::Float32(Array::new([r.data().len()], vec![1.0; r.data().len()])?)),
+        other => Err(CoreError::Config {
+            at: "dqn-learner/learn.rewards".into(),
+            reason: format!("expected float rewards, got {}", other.kind_name()),
+        }),
+    }
+}
+
 /// Replay priorities from per-item losses: `|loss| + 1e-6`, so no record becomes unreachable.
 pub(crate) fn priorities_of(per_item: &[f64]) -> Vec<f64> {
     per_item.iter().map(|l| l.abs() + 1e-6).collect()
@@ -303,21 +317,7 @@ impl<B: Backend> Learner for DqnLearner<B> {
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
         let mut inputs = transition_inputs(batch)?;
         let weights = match self.prioritized {
-            true => Some(match field_ref(batch, "importance_weights") {
-                Ok(w) => w.clone(),
-                Err(_) => {
-                    let n = match inputs[2] {
-                        Value::Float32(r) => r.data().len(),
-                        other => {
-                            return Err(CoreError::Config {
-                                at: "dqn-learner/learn.rewards".into(),
-                                reason: format!("expected float rewards, got {}", other.kind_name()),
-                            })
-                        }
-                    };
-                    Value::Float32(Array::new([n], vec![1.0; n])?)
-                }
-            }),
+            true => Some(importance_weights(batch, inputs[2])?),
             false => None,
         };
         inputs.extend(&weights);

@@ -35,26 +35,17 @@ pub fn value_to_host(value: &Value) -> Result<HostTensor> {
 /// [`value_to_host`] taking the value apart: float, i64 and byte data move into the host
 /// tensor without a copy.
 pub fn value_into_host(value: Value) -> Result<HostTensor> {
-    let (shape, data) = match value {
-        Value::Float32(a) => {
-            let (shape, data) = a.into_parts();
-            (shape, HostData::F32(data))
-        }
-        Value::Float64(a) => {
-            let (shape, data) = a.into_parts();
-            (shape, HostData::F64(data))
-        }
-        Value::Int64(a) => {
-            let (shape, data) = a.into_parts();
-            (shape, HostData::I64(data))
-        }
-        Value::Uint8(a) => {
-            let (shape, data) = a.into_parts();
-            (shape, HostData::U8(data))
-        }
-        other => return value_to_host(&other),
-    };
-    HostTensor::new(shape, data)
+    fn moved<T>(a: Array<T>, data: fn(Vec<T>) -> HostData) -> Result<HostTensor> {
+        let (shape, values) = a.into_parts();
+        HostTensor::new(shape, data(values))
+    }
+    match value {
+        Value::Float32(a) => moved(a, HostData::F32),
+        Value::Float64(a) => moved(a, HostData::F64),
+        Value::Int64(a) => moved(a, HostData::I64),
+        Value::Uint8(a) => moved(a, HostData::U8),
+        other => value_to_host(&other),
+    }
 }
 
 /// A host tensor as a value leaf of `dtype` (the tensor's own dtype when `None`).

@@ -64,16 +64,17 @@ impl<B: Backend> GraphExecutor<B> {
         })
     }
 
-    /// [`Self::execute`] without recording gradient history ([`Backend::without_grad`]), for
-    /// calls whose outputs no gradient will flow through, such as acting.
-    pub fn execute_without_grad(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
-        B::without_grad(|| self.execute(method, inputs))
+    /// [`Self::execute_owned`] without recording gradient history ([`Backend::without_grad`]),
+    /// for calls whose outputs no gradient will flow through, such as acting.
+    pub fn execute_without_grad(&mut self, method: &str, inputs: Vec<Value>) -> Result<Vec<Value>> {
+        B::without_grad(|| self.execute_owned(method, inputs))
     }
 
     /// Executes API method `method` on host values, checking each against its parameter's space.
     pub fn execute(&mut self, method: &str, inputs: &[Value]) -> Result<Vec<Value>> {
-        let inputs: Vec<&Value> = inputs.iter().collect();
-        self.execute_refs(method, &inputs)
+        self.execute_values(method, inputs.iter().collect(), |v, device| {
+            value_to_tree::<B>(v, device)
+        })
     }
 
     /// [`Self::execute`] on borrowed values, so a caller that holds a replayed batch need not
