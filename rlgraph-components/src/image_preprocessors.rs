@@ -179,19 +179,25 @@ pub enum Interpolation {
     /// weighted by the part (RLgraph's default: OpenCV's `INTER_AREA` and TensorFlow's `AREA`
     /// when shrinking, TensorFlow's `AREA` when enlarging).
     Area,
-    /// Linear between the two nearest source pixels, as PyTorch's `interpolate(mode="bilinear",
-    /// align_corners=False)` and OpenCV's `INTER_LINEAR`.
+    /// Linear between the two nearest source pixels, placed as RLgraph's TensorFlow backend
+    /// places them (`tf.image.resize_images`, TensorFlow 1's legacy mapping `src = j n_in /
+    /// n_out`): output pixel 0 is source pixel 0. RLgraph's own resize test expects this.
     Bilinear,
+    /// Linear between the two nearest source pixels with pixel centres aligned, as PyTorch's
+    /// `interpolate(mode="bilinear", align_corners=False)` and OpenCV's `INTER_LINEAR`.
+    BilinearHalfPixel,
     /// The source pixel at `floor(i * n_in / n_out)`, as OpenCV's `INTER_NEAREST`.
     Nearest,
 }
 
 impl Interpolation {
-    /// Parses RLgraph's `interpolation` key (`area`, `bilinear`, `nearest`).
+    /// Parses RLgraph's `interpolation` key (`area`, `bilinear`, `nearest`, and this project's
+    /// `bilinear_half_pixel`).
     pub fn parse(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().as_str() {
+        match name.to_ascii_lowercase().replace('-', "_").as_str() {
             "area" => Some(Interpolation::Area),
             "bilinear" | "linear" => Some(Interpolation::Bilinear),
+            "bilinear_half_pixel" => Some(Interpolation::BilinearHalfPixel),
             "nearest" => Some(Interpolation::Nearest),
             _ => None,
         }
@@ -202,8 +208,9 @@ impl Interpolation {
     pub fn matrix(self, n_in: usize, n_out: usize) -> Vec<f64> {
         let mut m = vec![0.0; n_in * n_out];
         match self {
-            Interpolation::Bilinear => {
-                for (j, (i0, i1, w1)) in bilinear_taps(n_in, n_out).into_iter().enumerate() {
+            Interpolation::Bilinear | Interpolation::BilinearHalfPixel => {
+                let half_pixel = self == Interpolation::BilinearHalfPixel;
+                for (j, (i0, i1, w1)) in bilinear_taps(n_in, n_out, half_pixel).into_iter().enumerate() {
                     m[i0 * n_out + j] += 1.0 - w1;
                     m[i1 * n_out + j] += w1;
                 }
@@ -229,14 +236,20 @@ impl Interpolation {
 }
 
 /// The two source indices and weights of each output position of a bilinear resize from
-/// `n_in` to `n_out` samples, the way PyTorch's `interpolate(mode="bilinear",
-/// align_corners=False)` and OpenCV's `INTER_LINEAR` place them: `src = (i + 0.5) n_in /
-/// n_out - 0.5`, clamped at 0.
-pub fn bilinear_taps(n_in: usize, n_out: usize) -> Vec<(usize, usize, f64)> {
+/// `n_in` to `n_out` samples. With `half_pixel`, as PyTorch's `interpolate(mode="bilinear",
+/// align_corners=False)` and OpenCV's `INTER_LINEAR` place them, `src = (i + 0.5) n_in /
+/// n_out - 0.5` clamped at 0; without, as TensorFlow 1 (and so RLgraph) does, `src = i n_in /
+/// n_out`.
+pub fn bilinear_taps(n_in: usize, n_out: usize, half_pixel: bool) -> Vec<(usize, usize, f64)> {
     let scale = n_in as f64 / n_out as f64;
     (0..n_out)
         .map(|i| {
-            let src = ((i as f64 + 0.5) * scale - 0.5).max(0.0);
+            let i = i as f64;
+            let src = if half_pixel {
+                ((i + 0.5) * scale - 0.5).max(0.0)
+            } else {
+                i * scale
+            };
             let i0 = (src.floor() as usize).min(n_in - 1);
             let i1 = (i0 + 1).min(n_in - 1);
             (i0, i1, src - i0 as f64)

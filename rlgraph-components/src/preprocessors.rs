@@ -262,7 +262,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 let how = Interpolation::parse(name).ok_or_else(|| CoreError::Config {
                     at: s.at("interpolation"),
                     reason: format!(
-                        "unknown interpolation {name:?}; known: area (RLgraph's default), bilinear, nearest"
+                        "unknown interpolation {name:?}; known: area (RLgraph's default), bilinear (RLgraph's, TensorFlow 1's placement), bilinear_half_pixel (PyTorch's and OpenCV's), nearest"
                     ),
                 })?;
                 image_resize(scope("image-resize")?, s.positive("width")?, s.positive("height")?, how)

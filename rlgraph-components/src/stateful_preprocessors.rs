@@ -149,7 +149,8 @@ fn numeric_leaves(s: &rlgraph_core::InputSpaces) -> Result<()> {
 /// slot. With `add_rank` the frames form a new last dimension (`[..., length]`), otherwise
 /// they are concatenated along the last one. Output is float. A Dict or Tuple input is
 /// stacked leaf by leaf with one step count per stream, as RLgraph keeps one buffer per flat
-/// key and one index.
+/// key and one index. An input without a batch rank is one stream (`batch_size` must be 1),
+/// fed and returned without a batch dimension.
 pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_rank: bool) -> Component<B> {
     let length = length.max(1);
     Component::new(name)
@@ -158,7 +159,16 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
             ctx.graph_fn("apply", &[args.get(0)?])
         })
         .api("reset", vec![], |ctx, _| ctx.graph_fn("reset", &[]))
-        .check_inputs(numeric_leaves)
+        .check_inputs(move |s| {
+            numeric_leaves(s)?;
+            match s.get("inputs")?.has_batch_rank() || batch_size == 1 {
+                true => Ok(()),
+                false => Err(s.mismatch(
+                    "inputs",
+                    format!("a batch rank: without one the input is one stream, not batch_size {batch_size}"),
+                )),
+            }
+        })
         .variables(move |spaces| {
             let mut shape = vec![batch_size, length];
             let inputs = spaces.get("inputs")?;
@@ -180,6 +190,7 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                 let mut frames = host::<B>(ctx.var("frames")?)?;
                 let steps = host::<B>(ctx.var("steps")?)?;
                 let frame = frames.len() / (batch_size * length);
+                let batched = ctx.input_space(0).is_none_or(Space::has_batch_rank);
                 let mut stack = Stacking {
                     frames: &mut frames,
                     steps: &steps,
@@ -191,9 +202,15 @@ pub fn sequence<B: Backend>(name: &str, length: usize, batch_size: usize, add_ra
                 };
                 let ctx_ref = &*ctx;
                 let out = input.try_map(&mut |key, x| {
-                    let (data, shape) = stack
-                        .push(&host::<B>(x)?, B::shape(x), key)
-                        .map_err(|e| bad(ctx_ref, e))?;
+                    // One unbatched stream is pushed as a batch of one and given back without it.
+                    let mut shape = B::shape(x);
+                    if !batched {
+                        shape.insert(0, 1);
+                    }
+                    let (data, mut shape) = stack.push(&host::<B>(x)?, shape, key).map_err(|e| bad(ctx_ref, e))?;
+                    if !batched {
+                        shape.remove(0);
+                    }
                     match B::dtype(x) {
                         DType::U8 | DType::I64 => B::from_host(
                             &HostTensor::new(shape, HostData::from_f64(&data, B::dtype(x)))?,

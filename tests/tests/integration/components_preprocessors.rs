@@ -1,10 +1,10 @@
 //! Image and stateful preprocessors, built from their RLgraph specs: grayscale, crop,
-//! bilinear resize (against PyTorch's `interpolate(mode="bilinear", align_corners=False)`,
-//! worked by hand), transpose, moving standardization (RLgraph's formulas by hand) and frame
+//! bilinear resize (RLgraph's own test images; PyTorch's `interpolate(mode="bilinear",
+//! align_corners=False)` worked by hand), transpose, moving standardization (RLgraph's formulas by hand) and frame
 //! stacking with reset, on candle and on tch.
 
 use rlgraph_components::{from_spec, preprocessor_stack};
-use rlgraph_core::spaces::{Array, Value};
+use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
 use rlgraph_tests::values::{batch, floats};
@@ -12,6 +12,36 @@ use serde_json::json;
 
 fn tol() -> Tolerance {
     Tolerance::new(1e-4, 1e-5)
+}
+
+/// The pixels (rows top-down, channels in file order, as `cv2.imread` gives them) and shape of
+/// one of RLgraph's test bitmaps under `tests/data/rlgraph/`: 8-bit paletted or 24-bit BMP.
+fn read_bmp(name: &str) -> (Vec<f64>, [usize; 3]) {
+    let path = format!("{}/data/rlgraph/{name}", env!("CARGO_MANIFEST_DIR"));
+    let d = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let u16_at = |i: usize| u16::from_le_bytes([d[i], d[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_le_bytes([d[i], d[i + 1], d[i + 2], d[i + 3]]) as usize;
+    let (offset, width, height, bits) = (u32_at(10), u32_at(18), u32_at(22) as i32, u16_at(28));
+    // Rows are stored bottom-up (a positive height) and padded to four bytes.
+    let rows = height.unsigned_abs() as usize;
+    let row_len = (width * bits / 8).div_ceil(4) * 4;
+    let mut pixels = Vec::with_capacity(rows * width * 3);
+    for r in 0..rows {
+        let stored = if height > 0 { rows - 1 - r } else { r };
+        let row = &d[offset + stored * row_len..];
+        for x in 0..width {
+            let bgr = match bits {
+                8 => {
+                    let entry = 14 + u32_at(14) + 4 * row[x] as usize;
+                    [d[entry], d[entry + 1], d[entry + 2]]
+                }
+                24 => [row[3 * x], row[3 * x + 1], row[3 * x + 2]],
+                other => panic!("{path}: {other}-bit bitmaps are not read here"),
+            };
+            pixels.extend(bgr.map(f64::from));
+        }
+    }
+    (pixels, [rows, width, 3])
 }
 
 both_backends! {
@@ -44,17 +74,40 @@ both_backends! {
         assert!(err.contains("crop") && err.contains("must lie inside"), "{err}");
     }
 
-    fn image_resize_is_pytorchs_bilinear<B>() {
+    fn image_resize_bilinear_is_rlgraphs_on_its_own_images<B>() {
+        // RLgraph's test_image_resize: its 16x16x3 bitmap resized to 4x4 with `bilinear` must
+        // give its 4x4x3 bitmap (both files are RLgraph's own, read as cv2.imread reads them).
+        let (source, [h, w, c]) = read_bmp("16x16x3_image.bmp");
+        let (expected, want_shape) = read_bmp("4x4x3_image_resized.bmp");
+        assert_eq!((h, w, c, want_shape), (16, 16, 3, [4, 4, 3]));
+        let s = Space::from_json_str(r#"{"type": "float-box", "shape": [16, 16, 3]}"#).unwrap();
+        let spec = json!({"type": "image-resize", "width": 4, "height": 4, "interpolation": "bilinear"});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", s)], 0).unwrap();
+        t.call("reset", &[]).unwrap();
+        t.assert_call("call", &[floats(&[16, 16, 3], source)], &[floats(&[4, 4, 3], expected)], tol());
+        // By hand, TensorFlow 1's placement src = j * n_in / n_out: 1x4 -> 1x2 takes sources 0
+        // and 2 exactly, and 1x2 -> 1x4 takes 0, 0.5, 1 and 1.5 (clamped to the last pixel).
+        let s = batch(r#"{"type": "float-box", "shape": [1, 4, 1]}"#);
+        let spec = json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "bilinear"});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", s)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 4, 1], [0.0, 1.0, 2.0, 3.0])], &[floats(&[1, 1, 2, 1], [0.0, 2.0])], tol());
+        let s = batch(r#"{"type": "float-box", "shape": [1, 2, 1]}"#);
+        let spec = json!({"type": "image-resize", "width": 4, "height": 1, "interpolation": "bilinear"});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", s)], 0).unwrap();
+        t.assert_call("call", &[floats(&[1, 1, 2, 1], [0.0, 4.0])], &[floats(&[1, 1, 4, 1], [0.0, 2.0, 4.0, 4.0])], tol());
+    }
+
+    fn image_resize_bilinear_half_pixel_is_pytorchs<B>() {
         // Up: 2x2 -> 4x4. Source rows for outputs 0..4 are (i + 0.5) / 2 - 0.5 = -0.25 (-> 0),
         // 0.25, 0.75, 1.25 (-> 1): [0, 4] becomes [0, 1, 3, 4] along each axis.
         let s = batch(r#"{"type": "float-box", "shape": [2, 2, 1]}"#);
         let x = floats(&[1, 2, 2, 1], [0.0, 4.0, 8.0, 12.0]);
-        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 4, "height": 4, "interpolation": "bilinear"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 4, "height": 4, "interpolation": "bilinear_half_pixel"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
         let want = [0.0, 1.0, 3.0, 4.0, 2.0, 3.0, 5.0, 6.0, 6.0, 7.0, 9.0, 10.0, 8.0, 9.0, 11.0, 12.0];
         t.assert_call("call", &[x], &[floats(&[1, 4, 4, 1], want)], tol());
         // Down: 1x4 -> 1x2. Sources 0.5 and 2.5: [0, 1, 2, 3] becomes [0.5, 2.5].
         let s = batch(r#"{"type": "float-box", "shape": [1, 4, 1]}"#);
-        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "bilinear"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&json!({"type": "image-resize", "width": 2, "height": 1, "interpolation": "bilinear-half-pixel"}), "p").unwrap(), [("inputs", s)], 0).unwrap();
         t.assert_call("call", &[floats(&[1, 1, 4, 1], [0.0, 1.0, 2.0, 3.0])], &[floats(&[1, 1, 2, 1], [0.5, 2.5])], tol());
     }
 
@@ -205,6 +258,37 @@ both_backends! {
                 tol(),
             );
         }
+        // And as RLgraph's test has it, without a batch rank: one stream, unbatched values.
+        let unbatched = Space::from_json_str(r#"[{"type": "float-box", "shape": [1]}, {"type": "float-box", "shape": [2, 2]}]"#).unwrap();
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", unbatched)], 0).unwrap();
+        let pair = |x: f64, y: [f64; 4]| Value::Tuple(vec![floats(&[1], [x]), floats(&[2, 2], y)]);
+        let out = |x: [f64; 4], y: [f64; 16]| Value::Tuple(vec![floats(&[4], x), floats(&[2, 8], y)]);
+        for _ in 0..3 {
+            t.call("reset", &[]).unwrap();
+            t.assert_call(
+                "call",
+                &[pair(0.5, [0.6, 0.7, 0.8, 0.9])],
+                &[out([0.5; 4], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9])],
+                tol(),
+            );
+            t.assert_call(
+                "call",
+                &[pair(0.6, [1.1; 4])],
+                &[out([0.5, 0.5, 0.5, 0.6], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1])],
+                tol(),
+            );
+            t.assert_call(
+                "call",
+                &[pair(0.7, [2.0, 2.1, 2.2, 2.3])],
+                &[out([0.5, 0.5, 0.6, 0.7], [0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 2.0, 2.1, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1, 2.2, 2.3])],
+                tol(),
+            );
+        }
+        // Unbatched, the input is one stream: several declared streams are refused by name.
+        let several = json!({"type": "sequence", "sequence_length": 4, "batch_size": 2, "add_rank": false});
+        let unbatched = Space::from_json_str(r#"{"type": "float-box", "shape": [2]}"#).unwrap();
+        let err = ComponentTest::<B>::new(from_spec(&several, "p").unwrap(), [("inputs", unbatched)], 0).err().unwrap().to_string();
+        assert!(err.contains("sequence") && err.contains("batch rank") && err.contains("batch_size 2"), "{err}");
         // A text leaf has no frames to stack, and the refusal names it.
         let text = batch(r#"{"a": {"type": "float-box"}, "t": {"type": "text-box"}}"#);
         let err = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", text)], 0).err().unwrap().to_string();
