@@ -13,13 +13,14 @@ use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
-use crate::preprocessing::with_preprocessing;
+use crate::preprocessing::{mask_key, with_preprocessing, StateInput};
 
 /// A component `networks` with a policy over `network_spec`, and a value function over
 /// `value_function_spec` (or, when that is empty, a value head on the policy's network).
 /// API: `get_action`, `get_deterministic_action`, `get_action_and_log_likelihood`,
 /// `state_values(states)` and `evaluate(states, actions)` -> (log-likelihoods, state values,
-/// entropies); every result is one number (or action) per batch item.
+/// entropies); every result is one number (or action) per batch item. The policy's methods
+/// take an optional last input `action_mask` (see [`rlgraph_components::policy_with`]).
 pub(crate) fn actor_critic_networks<B: Backend>(
     network_spec: &[Json],
     value_function_spec: &[Json],
@@ -46,7 +47,7 @@ pub(crate) fn actor_critic_networks<B: Backend>(
             options,
         )?);
     }
-    let states = || vec![Param::new("states")];
+    let states = || vec![Param::new("states"), Param::optional("action_mask")];
     let values = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, s| -> Result<rlgraph_core::Op> {
         Ok(if separate {
             ctx.call("value-function", "value_output", &[s])?[0]
@@ -55,26 +56,31 @@ pub(crate) fn actor_critic_networks<B: Backend>(
         })
     };
     Ok(c.api("get_action", states(), |ctx, args| {
-        ctx.call("policy", "get_action", &[args.get(0)?])
+        ctx.call("policy", "get_action", &args.present())
     })
     .api("get_deterministic_action", states(), |ctx, args| {
-        ctx.call("policy", "get_deterministic_action", &[args.get(0)?])
+        ctx.call("policy", "get_deterministic_action", &args.present())
     })
     .api("get_action_and_log_likelihood", states(), |ctx, args| {
-        let out = ctx.call("policy", "get_action_and_log_likelihood", &[args.get(0)?])?;
+        let out = ctx.call("policy", "get_action_and_log_likelihood", &args.present())?;
         let log_probs = ctx.graph_fn1("per_item", &[out[1]])?;
         Ok(vec![out[0], log_probs])
     })
-    .api("state_values", states(), move |ctx, args| {
+    .api("state_values", vec![Param::new("states")], move |ctx, args| {
         Ok(vec![values(ctx, args.get(0)?)?])
     })
     .api(
         "evaluate",
-        vec![Param::new("states"), Param::new("actions")],
+        vec![
+            Param::new("states"),
+            Param::new("actions"),
+            Param::optional("action_mask"),
+        ],
         move |ctx, args| {
             let (s, a) = (args.get(0)?, args.get(1)?);
-            let log_probs = ctx.call("policy", "get_log_likelihood", &[s, a])?[0];
-            let entropy = ctx.call("policy", "get_entropy", &[s])?[0];
+            let mask = args.opt(2);
+            let log_probs = ctx.call("policy", "get_log_likelihood", &[&[s, a][..], mask.as_slice()].concat())?[0];
+            let entropy = ctx.call("policy", "get_entropy", &[&[s][..], mask.as_slice()].concat())?[0];
             let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
             let entropy = ctx.graph_fn1("per_item", &[entropy])?;
             Ok(vec![log_probs, values(ctx, s)?, entropy])
@@ -94,20 +100,23 @@ pub(crate) struct ActorCriticSpec<'a> {
     pub action_adapter: Option<&'a Json>,
     /// `preprocessing_spec`.
     pub preprocessing: &'a [Json],
+    /// `action_mask_key`: where states carry their action mask (if they are a Dict with it).
+    pub action_mask_key: &'a str,
     /// `execution_spec.default_device`.
     pub device: Device,
 }
 
 /// A root component `name` holding the actor-critic networks, `loss` and an optimizer of
-/// `optimizer_spec`, with the preprocessor stack; also whether it preprocesses. The learners
-/// of PPO, A2C and IMPALA start from it.
+/// `optimizer_spec`, with the preprocessor stack (and the action mask's split where `mask`
+/// names one); also how it reads its states. The learners of PPO, A2C and IMPALA start from it.
 pub(crate) fn actor_critic_root<B: Backend>(
     name: &str,
     spec: &ActorCriticSpec<'_>,
     action_space: &Space,
+    mask: Option<&str>,
     loss: Component<B>,
     optimizer_spec: &OptimizerSpec,
-) -> Result<(Component<B>, bool)> {
+) -> Result<(Component<B>, StateInput)> {
     let root = Component::<B>::new(name)
         .with_kind(name)
         .with_sub(actor_critic_networks::<B>(
@@ -118,7 +127,7 @@ pub(crate) fn actor_critic_root<B: Backend>(
         )?)
         .with_sub(loss)
         .with_sub(optimizer("optimizer", optimizer_spec.clone()));
-    with_preprocessing(root, spec.preprocessing)
+    with_preprocessing(root, spec.preprocessing, mask)
 }
 
 /// The acting graph of an actor-critic learner built by [`actor_critic_root`] under the same
@@ -141,8 +150,9 @@ pub(crate) fn actor_critic_actor<B: Backend>(
             spec.action_adapter,
             action_space,
         )?);
-    let (root, has_pre) = with_preprocessing(root, spec.preprocessing)?;
-    let root = with_acting_apis(root, has_pre, "networks", stochastic);
+    let mask = mask_key(spec.action_mask_key, state_space, action_space)?;
+    let (root, input) = with_preprocessing(root, spec.preprocessing, mask)?;
+    let root = with_acting_apis(root, input, "networks", stochastic);
     let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
     let exec = build_graph(root, &spaces, spec.device, actor_seed(seed))?;
     Ok(GraphActor::new(exec, extras, false))

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, BuildOptions, Component, Device, DeviceMap, GraphExecutor, Param, Result};
 
-use crate::preprocessing::preprocess;
+use crate::preprocessing::{action_mask, preprocess, StateInput};
 
 /// Builds `root` for the input `spaces` with every component on `device`.
 pub(crate) fn build_graph<B: Backend>(
@@ -29,19 +29,21 @@ pub(crate) fn actor_seed(seed: u64) -> u64 {
 }
 
 /// Adds `get_action(states)` and `get_deterministic_action(states)`: the states through the
-/// preprocessor stack (if `has_pre`), then sub-component `sub`'s `stochastic` method (which
+/// preprocessor stack (as `input` says), then sub-component `sub`'s `stochastic` method (which
 /// may return more than the actions, such as their log-likelihoods) or its
-/// `get_deterministic_action`.
+/// `get_deterministic_action`, given the states' action mask where they carry one.
 pub(crate) fn with_acting_apis<B: Backend>(
     root: Component<B>,
-    has_pre: bool,
+    input: StateInput,
     sub: &'static str,
     stochastic: &'static str,
 ) -> Component<B> {
     let act = move |method: &'static str| {
         move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args| {
-            let s = preprocess(ctx, has_pre, args.get(0)?)?;
-            ctx.call(sub, method, &[s])
+            let states = args.get(0)?;
+            let mut inputs = vec![preprocess(ctx, input, states)?];
+            inputs.extend(action_mask(ctx, input, states, true)?);
+            ctx.call(sub, method, &inputs)
         }
     };
     root.api("get_action", vec![Param::new("states")], act(stochastic)).api(
@@ -49,4 +51,18 @@ pub(crate) fn with_acting_apis<B: Backend>(
         vec![Param::new("states")],
         act("get_deterministic_action"),
     )
+}
+
+/// The actor-critic networks' `evaluate` of raw `states` and `actions` (log-likelihoods, state
+/// values, entropies): the states through the preprocessor stack, masked where they carry an
+/// action mask.
+pub(crate) fn evaluate<B: Backend>(
+    ctx: &mut rlgraph_core::ApiCtx<'_, B>,
+    input: StateInput,
+    states: rlgraph_core::Op,
+    actions: rlgraph_core::Op,
+) -> Result<Vec<rlgraph_core::Op>> {
+    let mut inputs = vec![preprocess(ctx, input, states)?, actions];
+    inputs.extend(action_mask(ctx, input, states, false)?);
+    ctx.call("networks", "evaluate", &inputs)
 }

@@ -24,6 +24,9 @@ pub(crate) struct SharedSpec {
     pub network_spec: Option<Layers>,
     /// The preprocessor specs.
     pub preprocessing_spec: Option<Vec<Json>>,
+    /// Where Dict states carry their action mask (Gymnasium's convention, `action_mask` by
+    /// default).
+    pub action_mask_key: Option<String>,
     /// Gamma, in `[0, 1]`.
     pub discount: Option<Fraction>,
     /// Where the graph runs.
@@ -111,6 +114,13 @@ impl SharedSpec {
             Some(Layers(layers)) if !layers.is_empty() => Ok(layers.clone()),
             _ => Err(config("config.network_spec", format!("missing; {why}"))),
         }
+    }
+
+    /// The action mask's key in Dict states (`action_mask` when absent).
+    pub fn action_mask_key(&self) -> String {
+        self.action_mask_key
+            .clone()
+            .unwrap_or_else(|| rlgraph_components::action_mask::DEFAULT_MASK_KEY.into())
     }
 
     /// The preprocessor specs (empty when absent).

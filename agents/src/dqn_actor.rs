@@ -3,21 +3,23 @@
 
 use std::collections::BTreeMap;
 
+use rlgraph_components::action_mask::apply_mask_fn;
 use rlgraph_components::{epsilon_exploration, greedy_fn};
 use rlgraph_core::spaces::{FloatBox, Space, Value};
-use rlgraph_core::{Backend, Component, Param, Result};
+use rlgraph_core::{ApiCtx, Backend, Component, Op, Param, Result};
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph};
 use crate::batch::{field, host_floats};
 use crate::dqn_config::DqnConfig;
 use crate::dqn_learner::{dqn_policy, q_values, ROOT};
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
 /// epsilon-greedy actions, `get_deterministic_action(states)` the greedy ones, and
 /// `get_q_values(states)` the Q-values (which [`apex_priorities`] uses; acting returns no
-/// extras, so a step copies only the actions to the host).
+/// extras, so a step copies only the actions to the host). Where the states carry action
+/// masks, invalid actions' Q-values are masked out, so both kinds of action are valid ones.
 /// Its policy variables have the learner's paths, so the learner's snapshots load into it.
 pub fn dqn_actor<B: Backend>(
     config: &DqnConfig,
@@ -34,25 +36,40 @@ pub fn dqn_actor<B: Backend>(
             config.epsilon.clone(),
             action_space,
         )?);
-    let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+    let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
+    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, mask)?;
+    // The Q-values of the states, and the mask they were masked with (where they carry one).
+    let masked_q = move |ctx: &mut ApiCtx<'_, B>, states: Op, acting: bool| -> Result<(Op, Option<Op>)> {
+        let x = preprocess(ctx, input, states)?;
+        let q = q_values(ctx, "policy", dueling, x)?;
+        match action_mask(ctx, input, states, acting)? {
+            Some(m) => Ok((ctx.graph_fn1("mask", &[q, m])?, Some(m))),
+            None => Ok((q, None)),
+        }
+    };
     let root = root
         .api("get_q_values", vec![Param::new("states")], move |ctx, args| {
-            let x = preprocess(ctx, has_pre, args.get(0)?)?;
-            Ok(vec![q_values(ctx, "policy", dueling, x)?])
+            Ok(vec![masked_q(ctx, args.get(0)?, false)?.0])
         })
-        .api("get_deterministic_action", vec![Param::new("states")], |ctx, args| {
-            let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
-            Ok(vec![ctx.graph_fn1("greedy", &[q])?])
-        })
+        .api(
+            "get_deterministic_action",
+            vec![Param::new("states")],
+            move |ctx, args| {
+                let (q, _) = masked_q(ctx, args.get(0)?, true)?;
+                Ok(vec![ctx.graph_fn1("greedy", &[q])?])
+            },
+        )
         .api(
             "get_action",
             vec![Param::new("states"), Param::new("time_percentage")],
-            |ctx, args| {
-                let q = ctx.call_own("get_q_values", &[args.get(0)?])?[0];
-                let greedy = ctx.graph_fn1("greedy", &[q])?;
-                Ok(vec![ctx.call("exploration", "get_action", &[greedy, args.get(1)?])?[0]])
+            move |ctx, args| {
+                let (q, mask) = masked_q(ctx, args.get(0)?, true)?;
+                let mut inputs = vec![ctx.graph_fn1("greedy", &[q])?, args.get(1)?];
+                inputs.extend(mask);
+                Ok(vec![ctx.call("exploration", "get_action", &inputs)?[0]])
             },
         )
+        .graph_fn(apply_mask_fn("mask"))
         .graph_fn(greedy_fn("greedy"));
     let spaces = BTreeMap::from([
         ("states".to_string(), state_space.with_batch_rank(true)),

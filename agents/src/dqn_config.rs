@@ -34,6 +34,8 @@ pub struct DqnConfig {
     pub network_spec: Vec<Json>,
     /// `preprocessing_spec`: the preprocessor specs (may be empty).
     pub preprocessing_spec: Vec<Json>,
+    /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
+    pub action_mask_key: String,
     /// Dueling Q heads (`policy_spec.type == "dueling-policy"` or `dueling_q`).
     pub dueling: bool,
     /// Units of the dueling state-value stream.
@@ -188,6 +190,7 @@ impl DqnConfig {
             device: shared.device(),
             network_spec,
             preprocessing_spec: shared.preprocessing(),
+            action_mask_key: shared.action_mask_key(),
             dueling,
             units_state_value_stream,
             action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use rlgraph_components::action_mask::apply_mask_fn;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
 use rlgraph_components::{
@@ -15,7 +16,7 @@ use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Para
 use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::learner::{Learned, Learner, LearnerGraph};
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the policy's variables sit under `dqn-agent/policy/`.
@@ -58,14 +59,29 @@ pub(crate) fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, duelin
 
 /// The DQN loss (`loss`, `loss_per_item`) of a preprocessed batch `[states, actions,
 /// rewards, terminals, next_states(, importance_weights)]`, from the sub-components
-/// `policy`, `target-policy` and `loss` of the component whose API this is.
-fn dqn_loss_of<B: Backend>(ctx: &mut ApiCtx<'_, B>, batch: &[Op], dueling: bool, double_q: bool) -> Result<Vec<Op>> {
+/// `policy`, `target-policy` and `loss` of the component whose API this is. With the next
+/// states' action mask, the bootstrap's max (and double Q's argmax) runs over valid actions
+/// only, through the graph function `mask`.
+fn dqn_loss_of<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    batch: &[Op],
+    next_mask: Option<Op>,
+    dueling: bool,
+    double_q: bool,
+) -> Result<Vec<Op>> {
     let (s, sp) = (batch[0], batch[4]);
     let q_s = q_values(ctx, "policy", dueling, s)?;
-    let qt_sp = q_values(ctx, "target-policy", dueling, sp)?;
+    let next_q = |ctx: &mut ApiCtx<'_, B>, policy: &str| -> Result<Op> {
+        let q = q_values(ctx, policy, dueling, sp)?;
+        match next_mask {
+            Some(m) => ctx.graph_fn1("mask", &[q, m]),
+            None => Ok(q),
+        }
+    };
+    let qt_sp = next_q(ctx, "target-policy")?;
     let mut loss_args = vec![q_s, batch[1], batch[2], batch[3], qt_sp];
     if double_q {
-        loss_args.push(q_values(ctx, "policy", dueling, sp)?);
+        loss_args.push(next_q(ctx, "policy")?);
     }
     loss_args.extend(batch.get(5));
     ctx.call("loss", "loss", &loss_args)
@@ -75,14 +91,14 @@ fn dqn_loss_of<B: Backend>(ctx: &mut ApiCtx<'_, B>, batch: &[Op], dueling: bool,
 fn preprocessed_batch<B: Backend>(
     ctx: &mut ApiCtx<'_, B>,
     args: &Args,
-    has_pre: bool,
+    input: StateInput,
     weighted: bool,
 ) -> Result<Vec<Op>> {
-    let mut batch = vec![preprocess(ctx, has_pre, args.get(0)?)?];
+    let mut batch = vec![preprocess(ctx, input, args.get(0)?)?];
     for i in 1..4 {
         batch.push(args.get(i)?);
     }
-    batch.push(preprocess(ctx, has_pre, args.get(4)?)?);
+    batch.push(preprocess(ctx, input, args.get(4)?)?);
     if weighted {
         batch.push(args.get(5)?);
     }
@@ -125,7 +141,7 @@ fn dqn_tower<B: Backend>(
         .with_sub(sub("loss")?.copy_as("loss", false))
         .on_device(device)
         .api("loss", batch_params(weighted), move |ctx, args| {
-            dqn_loss_of(ctx, &args.present(), dueling, double_q)
+            dqn_loss_of(ctx, &args.present(), None, dueling, double_q)
         })
         .api("policy_variables", vec![], |ctx, _| {
             ctx.call("policy", "variables", &[])
@@ -186,7 +202,7 @@ fn tower_update<B: Backend>(
     let mut per_item = vec![];
     for t in 0..n {
         let out = if t == 0 {
-            dqn_loss_of(ctx, &shard_of(&shards, n, 0), dueling, double_q)?
+            dqn_loss_of(ctx, &shard_of(&shards, n, 0), None, dueling, double_q)?
         } else {
             ctx.call(&format!("tower-{t}"), "loss", &shard_of(&shards, n, t))?
         };
@@ -235,26 +251,42 @@ impl<B: Backend> DqnLearner<B> {
             Some(strategy) if towers > 1 => with_towers(root, strategy, prioritized, dueling, double_q)?,
             _ => root,
         };
-        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
+        if let (Some(key), true) = (mask, towers > 1) {
+            return Err(CoreError::Config {
+                at: format!("states/{key}"),
+                reason: "action masks are not built for multi_gpu_sync towers yet; \
+                         use one device, or drop the mask from the observation"
+                    .into(),
+            });
+        }
+        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, mask)?;
         let mut update_params = batch_params(prioritized);
         update_params.push(Param::new("time_percentage"));
         let time_at = update_params.len() - 1;
         let root = root
             .api("get_q_values", vec![Param::new("states")], move |ctx, args| {
-                let x = preprocess(ctx, has_pre, args.get(0)?)?;
-                Ok(vec![q_values(ctx, "policy", dueling, x)?])
+                let states = args.get(0)?;
+                let x = preprocess(ctx, input, states)?;
+                let q = q_values(ctx, "policy", dueling, x)?;
+                match action_mask(ctx, input, states, false)? {
+                    Some(m) => Ok(vec![ctx.graph_fn1("mask", &[q, m])?]),
+                    None => Ok(vec![q]),
+                }
             })
             .api("update", update_params, move |ctx, args| {
-                let batch = preprocessed_batch(ctx, args, has_pre, prioritized)?;
+                let batch = preprocessed_batch(ctx, args, input, prioritized)?;
+                let next_mask = action_mask(ctx, input, args.get(4)?, false)?;
                 let time = args.get(time_at)?;
                 if towers > 1 {
                     return tower_update(ctx, &batch, towers, time, dueling, double_q);
                 }
-                let out = dqn_loss_of(ctx, &batch, dueling, double_q)?;
+                let out = dqn_loss_of(ctx, &batch, next_mask, dueling, double_q)?;
                 let vars = ctx.call("policy", "variables", &[])?;
                 let step = ctx.call("optimizer", "step", &[vars[0], out[0], time])?;
                 Ok(vec![step[0], out[1]])
             })
+            .graph_fn(apply_mask_fn("mask"))
             .api("sync_target", vec![], |ctx, _| {
                 let src = ctx.call("policy", "variables", &[])?;
                 let dst = ctx.call("target-policy", "variables", &[])?;

@@ -24,6 +24,8 @@ pub struct ImpalaConfig {
     pub value_function_spec: Vec<Json>,
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
+    /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
+    pub action_mask_key: String,
     /// Steps per rollout (`worker_sample_size`).
     pub rollout_length: usize,
     /// Rollouts the FIFO queue holds between actors and learner (at least `batch_size`).
@@ -89,6 +91,7 @@ impl ImpalaConfig {
             value_function: &self.value_function_spec,
             action_adapter: None,
             preprocessing: &self.preprocessing_spec,
+            action_mask_key: &self.action_mask_key,
             device: self.device,
         }
     }
@@ -162,6 +165,7 @@ impl ImpalaConfig {
             network_spec,
             value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
             preprocessing_spec: shared.preprocessing(),
+            action_mask_key: shared.action_mask_key(),
             rollout_length: own.worker_sample_size.map_or(50, |n| n.0),
             queue_capacity: queue.capacity.map_or(1, |c| c.0).max(update.batch_size),
             discount: shared.discount.map_or(0.99, |d| d.0),

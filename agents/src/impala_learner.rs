@@ -11,11 +11,11 @@ use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{Backend, GraphFn, Param, Result};
 
 use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
-use crate::agent_graph::{build_graph, with_acting_apis};
+use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
 use crate::batch::{field, host_scalar, time_major};
 use crate::impala_config::ImpalaConfig;
 use crate::learner::{Learned, Learner, LearnerGraph};
-use crate::preprocessing::preprocess;
+use crate::preprocessing::{mask_key, preprocess};
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the networks' variables sit under `impala-agent/networks/`.
@@ -40,7 +40,8 @@ impl<B: Backend> ImpalaLearner<B> {
                 ..ImpalaLossSpec::default()
             },
         );
-        let (root, has_pre) = actor_critic_root(ROOT, &config.networks(), action_space, loss, &config.optimizer)?;
+        let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
+        let (root, input) = actor_critic_root(ROOT, &config.networks(), action_space, mask, loss, &config.optimizer)?;
         let time_major = Ranks {
             batch: true,
             time: true,
@@ -58,12 +59,11 @@ impl<B: Backend> ImpalaLearner<B> {
         .into_iter()
         .map(Param::new)
         .collect();
-        let root = with_acting_apis(root, has_pre, "networks", "get_action_and_log_likelihood")
+        let root = with_acting_apis(root, input, "networks", "get_action_and_log_likelihood")
             // `states` ... `terminals` are time-major rollouts flattened to `[T * B]`.
             .api("update", params, move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
-                let sb = preprocess(ctx, has_pre, args.get(5)?)?;
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
+                let sb = preprocess(ctx, input, args.get(5)?)?;
                 let bootstrap = ctx.call("networks", "state_values", &[sb])?[0];
                 let mut tm = |x| ctx.graph_fn1("time_major", &[x, bootstrap]);
                 let inputs = [

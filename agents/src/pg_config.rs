@@ -47,6 +47,8 @@ pub struct PgConfig {
     pub action_adapter: Option<Json>,
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
+    /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
+    pub action_mask_key: String,
     /// Gamma.
     pub discount: f64,
     /// GAE's lambda.
@@ -107,6 +109,7 @@ impl PgConfig {
             value_function: &self.value_function_spec,
             action_adapter: self.action_adapter.as_ref(),
             preprocessing: &self.preprocessing_spec,
+            action_mask_key: &self.action_mask_key,
             device: self.device,
         }
     }
@@ -197,6 +200,7 @@ impl PgConfig {
             value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
             action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             preprocessing_spec: shared.preprocessing(),
+            action_mask_key: shared.action_mask_key(),
             discount: shared.discount.map_or(0.98, |d| d.0),
             gae_lambda: own.gae_lambda.unwrap_or(1.0),
             weight_entropy,

@@ -57,11 +57,11 @@ use rlgraph_core::{Backend, CoreError, DType, HostTensor, Param, Result, Tree};
 
 use crate::actor::GraphActor;
 use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
-use crate::agent_graph::{build_graph, with_acting_apis};
+use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::pg_config::{PgAlgorithm, PgConfig};
-use crate::preprocessing::preprocess;
+use crate::preprocessing::mask_key;
 use crate::rollout::RolloutBatch;
 use crate::snapshot::WeightSnapshot;
 
@@ -147,7 +147,8 @@ impl<B: Backend> PgLearner<B> {
             ),
         };
         let name = root_name(config);
-        let (root, has_pre) = actor_critic_root(name, &config.networks(), action_space, loss, &config.optimizer)?;
+        let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
+        let (root, input) = actor_critic_root(name, &config.networks(), action_space, mask, loss, &config.optimizer)?;
         let update_params: Vec<Param> = if ppo {
             vec![
                 "states",
@@ -172,19 +173,17 @@ impl<B: Backend> PgLearner<B> {
         .into_iter()
         .map(Param::new)
         .collect();
-        let root = with_acting_apis(root, has_pre, "networks", "get_action")
+        let root = with_acting_apis(root, input, "networks", "get_action")
             .api(
                 "evaluate",
                 vec![Param::new("states"), Param::new("actions")],
                 move |ctx, args| {
-                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                    let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                    let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
                     Ok(vec![e[0], e[1]])
                 },
             )
             .api("update", update_params, move |ctx, args| {
-                let s = preprocess(ctx, has_pre, args.get(0)?)?;
-                let e = ctx.call("networks", "evaluate", &[s, args.get(1)?])?;
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
                 let (log_probs, values, entropy) = (e[0], e[1], e[2]);
                 let (loss, t) = if ppo {
                     let loss_args = [

@@ -1,18 +1,68 @@
 //! The agents' preprocessing: RLgraph's `preprocessing_spec` as a preprocessor stack
-//! sub-component, and the call that runs states through it inside an API method.
+//! sub-component, and the call that runs states through it inside an API method; states that
+//! carry an action mask (Gymnasium's convention) have it split off first.
 
+use rlgraph_components::action_mask::{check_mask, has_mask, mask_fn, observation_fn};
 use rlgraph_components::preprocessor_stack;
+use rlgraph_core::spaces::Space;
 use rlgraph_core::{ApiCtx, Backend, Component, CoreError, Op, Result};
 use serde_json::Value as Json;
 
 /// The sub-component's name.
 const STACK: &str = "preprocessor-stack";
 
+/// How an agent's graph reads its states: whether they go through a preprocessor stack, and
+/// whether they carry an action mask to split off before it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StateInput {
+    pre: bool,
+    masked: bool,
+}
+
+/// The mask key (`config.action_mask_key`) where states of `state_space` carry a mask under
+/// it, checked against `action_space`; `None` where they carry none.
+pub(crate) fn mask_key<'k>(key: &'k str, state_space: &Space, action_space: &Space) -> Result<Option<&'k str>> {
+    let states = state_space.with_batch_rank(false);
+    if !has_mask(&states, key) {
+        return Ok(None);
+    }
+    check_mask(&states, key, action_space)?;
+    Ok(Some(key))
+}
+
+/// Refuses states of `state_space` that carry an action mask under `key`, for an agent that
+/// cannot use one (`agent` names it).
+pub(crate) fn refuse_mask(key: &str, state_space: &Space, agent: &str) -> Result<()> {
+    match has_mask(&state_space.with_batch_rank(false), key) {
+        true => Err(CoreError::Config {
+            at: format!("states/{key}"),
+            reason: format!(
+                "{agent} does not take action masks (DQN, PPO, actor-critic and IMPALA do); \
+                 drop the mask from the observation or set action_mask_key to another key"
+            ),
+        }),
+        false => Ok(()),
+    }
+}
+
 /// Adds a preprocessor stack built from `specs` to `root`, and the root API method `reset`
-/// that resets it; returns whether it added one (an empty spec list preprocesses nothing).
-pub(crate) fn with_preprocessing<B: Backend>(root: Component<B>, specs: &[Json]) -> Result<(Component<B>, bool)> {
+/// that resets it (an empty spec list preprocesses nothing); with `mask` (a key from
+/// [`mask_key`]) the graph functions that split the mask off the states.
+pub(crate) fn with_preprocessing<B: Backend>(
+    root: Component<B>,
+    specs: &[Json],
+    mask: Option<&str>,
+) -> Result<(Component<B>, StateInput)> {
+    let root = match mask {
+        Some(key) => root
+            .graph_fn(observation_fn::<B>("observation", key))
+            .graph_fn(mask_fn::<B>("action_mask", key, false))
+            .graph_fn(mask_fn::<B>("acting_mask", key, true)),
+        None => root,
+    };
+    let masked = mask.is_some();
     if specs.is_empty() {
-        return Ok((root, false));
+        return Ok((root, StateInput { pre: false, masked }));
     }
     // Stateful preprocessors would also run inside updates, on replayed batches of other
     // sizes and orders: `build_agent` runs them per environment copy instead.
@@ -30,7 +80,7 @@ pub(crate) fn with_preprocessing<B: Backend>(root: Component<B>, specs: &[Json])
     let root = root
         .with_sub(preprocessor_stack(STACK, stack))
         .api("reset", vec![], |ctx, _| ctx.call(STACK, "reset", &[]));
-    Ok((root, true))
+    Ok((root, StateInput { pre: true, masked }))
 }
 
 /// A preprocessor spec's `type`, normalized (lower case, no `-` or `_`).
@@ -61,11 +111,31 @@ pub(crate) fn stack_members<B: Backend>(specs: &[Json]) -> Result<Vec<Component<
         .collect()
 }
 
-/// `x` through the preprocessor stack, or `x` itself when there is none.
-pub(crate) fn preprocess<B: Backend>(ctx: &mut ApiCtx<'_, B>, has: bool, x: Op) -> Result<Op> {
-    Ok(if has {
+/// The observation part of states `x` through the preprocessor stack (each as it is where
+/// there is no mask or no stack).
+pub(crate) fn preprocess<B: Backend>(ctx: &mut ApiCtx<'_, B>, input: StateInput, x: Op) -> Result<Op> {
+    let x = match input.masked {
+        true => ctx.graph_fn1("observation", &[x])?,
+        false => x,
+    };
+    Ok(if input.pre {
         ctx.call(STACK, "preprocess", &[x])?[0]
     } else {
         x
+    })
+}
+
+/// The action mask of states `x` as 1s (valid) and 0s, where they carry one. `acting`: the
+/// agent must act in these states, so a state with no valid action is an error (a terminal
+/// next state may have none).
+pub(crate) fn action_mask<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    input: StateInput,
+    x: Op,
+    acting: bool,
+) -> Result<Option<Op>> {
+    Ok(match input.masked {
+        true => Some(ctx.graph_fn1(if acting { "acting_mask" } else { "action_mask" }, &[x])?),
+        false => None,
     })
 }

@@ -21,6 +21,8 @@ pub struct SacConfig {
     pub value_function_spec: Vec<Json>,
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
+    /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
+    pub action_mask_key: String,
     /// Replay capacity.
     pub capacity: usize,
     /// Gamma.
@@ -95,6 +97,7 @@ impl SacConfig {
             network_spec,
             value_function_spec,
             preprocessing_spec: shared.preprocessing(),
+            action_mask_key: shared.action_mask_key(),
             capacity: m.capacity(1000),
             discount: shared.discount.map_or(0.99, |d| d.0),
             initial_alpha: own.initial_alpha.map_or(1.0, |a| a.0),

@@ -22,7 +22,7 @@ use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::batch::{host_scalar, transition_inputs};
 use crate::learner::{Learned, Learner, LearnerGraph};
-use crate::preprocessing::{preprocess, with_preprocessing};
+use crate::preprocessing::{preprocess, refuse_mask, with_preprocessing, StateInput};
 use crate::sac_config::SacConfig;
 use crate::snapshot::WeightSnapshot;
 
@@ -112,9 +112,14 @@ fn critics<B: Backend>(spec: &[serde_json::Value]) -> Result<Component<B>> {
 
 /// Everything both update passes need: `(actor, critic, alpha)` losses of a batch
 /// `(states, actions, rewards, terminals, next_states)`.
-fn sac_losses<B: Backend>(ctx: &mut ApiCtx<'_, B>, args: &Args, has_pre: bool, discrete: bool) -> Result<(Op, Op, Op)> {
-    let s = preprocess(ctx, has_pre, args.get(0)?)?;
-    let sp = preprocess(ctx, has_pre, args.get(4)?)?;
+fn sac_losses<B: Backend>(
+    ctx: &mut ApiCtx<'_, B>,
+    args: &Args,
+    input: StateInput,
+    discrete: bool,
+) -> Result<(Op, Op, Op)> {
+    let s = preprocess(ctx, input, args.get(0)?)?;
+    let sp = preprocess(ctx, input, args.get(4)?)?;
     let next = ctx.call("policy", "get_action_and_log_likelihood", &[sp])?;
     let lp_next = ctx.graph_fn1("per_item", &[next[1]])?;
     let qt = ctx.call("target-critics", "q_values", &[sp, next[0]])?;
@@ -186,7 +191,8 @@ impl<B: Backend> SacLearner<B> {
                     ])
                 }),
             );
-        let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+        refuse_mask(&config.action_mask_key, state_space, "SAC")?;
+        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, None)?;
         let update_params = || {
             [
                 "states",
@@ -209,14 +215,14 @@ impl<B: Backend> SacLearner<B> {
             }
         };
         let tuned = config.target_entropy.is_some();
-        let root = with_acting_apis(root, has_pre, "policy", "get_action")
+        let root = with_acting_apis(root, input, "policy", "get_action")
             .api("update_critics", update_params(), move |ctx, args| {
-                let (_, critic, _) = sac_losses(ctx, args, has_pre, discrete)?;
+                let (_, critic, _) = sac_losses(ctx, args, input, discrete)?;
                 let vars = ctx.call("critics", "variables", &[])?;
                 ctx.call("critic-optimizer", "step", &[vars[0], critic, args.get(5)?])
             })
             .api("update_policy_and_alpha", update_params(), move |ctx, args| {
-                let (actor, _, alpha) = sac_losses(ctx, args, has_pre, discrete)?;
+                let (actor, _, alpha) = sac_losses(ctx, args, input, discrete)?;
                 let policy_vars = ctx.call("policy", "variables", &[])?;
                 let a = ctx.call("policy-optimizer", "step", &[policy_vars[0], actor, args.get(5)?])?;
                 if !tuned {
@@ -314,13 +320,14 @@ pub fn sac_actor<B: Backend>(
     let root = Component::<B>::new(ROOT)
         .with_kind("sac-actor")
         .with_sub(sac_policy::<B>(config, action_space, categories)?);
-    let (root, has_pre) = with_preprocessing(root, &config.preprocessing_spec)?;
+    refuse_mask(&config.action_mask_key, state_space, "SAC")?;
+    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, None)?;
     let root = match categories {
-        None => with_acting_apis(root, has_pre, "policy", "get_action"),
+        None => with_acting_apis(root, input, "policy", "get_action"),
         Some(_) => {
             let act = move |method: &'static str| {
                 move |ctx: &mut ApiCtx<'_, B>, args: &Args| {
-                    let s = preprocess(ctx, has_pre, args.get(0)?)?;
+                    let s = preprocess(ctx, input, args.get(0)?)?;
                     let relaxed = ctx.call("policy", method, &[s])?[0];
                     Ok(vec![ctx.graph_fn1("argmax", &[relaxed])?])
                 }

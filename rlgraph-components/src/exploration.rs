@@ -14,8 +14,9 @@ use crate::time_dependent::TimeDependent;
 /// Dict or Tuple of IntBoxes).
 ///
 /// `do_explore(sample, time_percentage)` gives, per batch item of `sample`, whether to explore
-/// (`u < epsilon(t)` with `u` uniform); `get_action(actions, time_percentage)` replaces the
-/// actions of exploring items by uniformly random ones. As in RLgraph, one decision per item
+/// (`u < epsilon(t)` with `u` uniform); `get_action(actions, time_percentage[, action_mask])`
+/// replaces the actions of exploring items by uniformly random ones (with a mask `[batch, n]`,
+/// uniformly random valid ones; see [`crate::action_mask`]). As in RLgraph, one decision per item
 /// covers every action of a container, and each action draws its own random choice.
 /// `time_percentage` is a scalar or one value per batch item.
 pub fn epsilon_exploration<B: Backend>(
@@ -36,8 +37,12 @@ pub fn epsilon_exploration<B: Backend>(
         )
         .api(
             "get_action",
-            vec![Param::new("actions"), Param::new("time_percentage")],
-            |ctx, args| ctx.graph_fn("epsilon_greedy", &[args.get(0)?, args.get(1)?]),
+            vec![
+                Param::new("actions"),
+                Param::new("time_percentage"),
+                Param::optional("action_mask"),
+            ],
+            |ctx, args| ctx.graph_fn("epsilon_greedy", &args.present()),
         )
         .check_inputs(move |s| {
             if let Some(a) = s.try_get("actions") {
@@ -74,6 +79,10 @@ pub fn epsilon_exploration<B: Backend>(
                     return Ok(vec![xs[0].clone()]);
                 }
                 let component = ctx.component().to_string();
+                let valid = match xs.get(2).map(|m| first_leaf::<B>(&component, m)) {
+                    Some(mask) => Some(valid_rows::<B>(&component, mask?, explore.len())?),
+                    None => None,
+                };
                 let out =
                     xs[0].try_map(&mut |key, leaf| {
                         let n = categories.get(key.trim_start_matches('/')).copied().ok_or_else(|| {
@@ -86,12 +95,16 @@ pub fn epsilon_exploration<B: Backend>(
                         let mut actions = B::to_host(leaf)?;
                         let per_item = actions.data.len() / explore.len().max(1);
                         let rng = ctx.rng();
-                        let mut draw = || rng.random_range(0..n as i64);
+                        // Per exploring item: any action, or a uniformly drawn valid one.
+                        let mut draw = |item: usize| match valid.as_ref().and_then(|v| v.get(item)) {
+                            Some(choices) => choices[rng.random_range(0..choices.len())] as i64,
+                            None => rng.random_range(0..n as i64),
+                        };
                         match &mut actions.data {
                             HostData::I64(v) => replace_rows(v, per_item, &explore, &mut draw),
-                            HostData::U8(v) => replace_rows(v, per_item, &explore, &mut || draw() as u8),
-                            HostData::F32(v) => replace_rows(v, per_item, &explore, &mut || draw() as f32),
-                            HostData::F64(v) => replace_rows(v, per_item, &explore, &mut || draw() as f64),
+                            HostData::U8(v) => replace_rows(v, per_item, &explore, &mut |i| draw(i) as u8),
+                            HostData::F32(v) => replace_rows(v, per_item, &explore, &mut |i| draw(i) as f32),
+                            HostData::F64(v) => replace_rows(v, per_item, &explore, &mut |i| draw(i) as f64),
                         }
                         B::from_host(&actions, ctx.device())
                     })?;
@@ -99,6 +112,38 @@ pub fn epsilon_exploration<B: Backend>(
             })
             .infer_same(),
         ))
+}
+
+/// Per batch item of a mask `[batch, n]`: the valid actions (non-zero entries); an error for a
+/// batch of another size or an item with none.
+fn valid_rows<B: Backend>(component: &str, mask: &B::Tensor, batch: usize) -> Result<Vec<Vec<usize>>> {
+    let bad = |reason: String| CoreError::Component {
+        component: component.into(),
+        method: Some("get_action".into()),
+        reason,
+    };
+    let shape = B::shape(mask);
+    if shape.len() != 2 || shape[0] != batch {
+        return Err(bad(format!(
+            "expected an action mask of shape [{batch}, n], got {shape:?}"
+        )));
+    }
+    let host = B::to_host(mask)?.data.to_f64();
+    host.chunks(shape[1].max(1))
+        .enumerate()
+        .map(|(i, row)| {
+            let valid: Vec<usize> = row
+                .iter()
+                .enumerate()
+                .filter(|(_, &m)| m != 0.0)
+                .map(|(a, _)| a)
+                .collect();
+            match valid.is_empty() {
+                true => Err(bad(format!("item {i}'s action mask allows no action"))),
+                false => Ok(valid),
+            }
+        })
+        .collect()
 }
 
 /// The first leaf of `tree` (the one whose batch size decides the draws).
@@ -110,11 +155,11 @@ fn first_leaf<'t, B: Backend>(component: &str, tree: &'t Tree<B::Tensor>) -> Res
     })
 }
 
-/// Overwrites the `per_item` values of each exploring item of `data` with draws.
-fn replace_rows<T>(data: &mut [T], per_item: usize, explore: &[bool], draw: &mut impl FnMut() -> T) {
+/// Overwrites the `per_item` values of each exploring item of `data` with draws for that item.
+fn replace_rows<T>(data: &mut [T], per_item: usize, explore: &[bool], draw: &mut impl FnMut(usize) -> T) {
     for (i, row) in data.chunks_mut(per_item.max(1)).enumerate() {
         if explore.get(i).copied().unwrap_or(false) {
-            row.iter_mut().for_each(|x| *x = draw());
+            row.iter_mut().for_each(|x| *x = draw(i));
         }
     }
 }

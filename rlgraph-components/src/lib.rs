@@ -24,6 +24,7 @@
 //! ```
 
 pub mod action_adapter;
+pub mod action_mask;
 pub mod activation;
 pub mod common;
 pub mod discrete_actions;

@@ -116,6 +116,11 @@ pub fn policy<B: Backend>(name: &str, layers: Vec<Component<B>>, action_space: &
 }
 
 /// A [`policy`] with other distributions for bounded or discrete actions.
+///
+/// Over one discrete action (a Categorical or Gumbel-softmax), every method also takes an
+/// optional last input `action_mask` (`[batch, categories]`, non-zero where the action is
+/// valid; see [`crate::action_mask`]): the masked logits are [`crate::action_mask::MASKED_VALUE`],
+/// so sampling, the greedy action, log-likelihoods and the entropy see the valid actions only.
 pub fn policy_with<B: Backend>(
     name: &str,
     layers: Vec<Component<B>>,
@@ -128,6 +133,9 @@ pub fn policy_with<B: Backend>(
     let a = ActionShape::with_options(action_space, &options)?;
     let units = a.units();
     let kind = a.kind;
+    let maskable = matches!(kind, Kind::Categorical | Kind::GumbelSoftmax { .. }) && a.shape.is_empty();
+    let categories = a.categories;
+    let mask = || Param::optional("action_mask");
     let c = Component::new(name)
         .with_kind("policy")
         .with_sub(neural_network("neural-network", layers))
@@ -140,47 +148,77 @@ pub fn policy_with<B: Backend>(
         .api("get_nn_outputs", vec![Param::new("nn_inputs")], |ctx, args| {
             ctx.call("neural-network", "call", &[args.get(0)?])
         })
-        .api("get_adapter_outputs", vec![Param::new("nn_inputs")], |ctx, args| {
-            let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
-            let out = ctx.call("action-adapter", "call", &h)?;
-            ctx.graph_fn("parameters", &out)
+        .api(
+            "get_adapter_outputs",
+            vec![Param::new("nn_inputs"), mask()],
+            |ctx, args| {
+                let h = ctx.call("neural-network", "call", &[args.get(0)?])?;
+                let out = ctx.call("action-adapter", "call", &h)?;
+                let p = ctx.graph_fn1("parameters", &out)?;
+                match args.opt(1) {
+                    Some(m) => ctx.graph_fn("mask", &[p, m]),
+                    None => Ok(vec![p]),
+                }
+            },
+        )
+        .check_inputs(move |s| match s.try_get("action_mask") {
+            Some(_) if !maskable => Err(s.mismatch(
+                "action_mask",
+                "no mask: action masks apply to one discrete action (a Categorical or Gumbel-softmax policy of shape [])",
+            )),
+            Some(m) if !(m.has_batch_rank() && m.shape() == Some(&[categories][..])) => Err(s.mismatch(
+                "action_mask",
+                format!("a batch of masks of shape [{categories}], one element per action"),
+            )),
+            _ => Ok(()),
         })
-        .graph_fn(parameters_fn::<B>("parameters", a.clone()));
-    let params = |ctx: &mut rlgraph_core::ApiCtx<'_, B>, x: rlgraph_core::Op| -> Result<rlgraph_core::Op> {
-        Ok(ctx.call_own("get_adapter_outputs", &[x])?[0])
+        .graph_fn(parameters_fn::<B>("parameters", a.clone()))
+        .graph_fn(crate::action_mask::apply_mask_fn::<B>("mask"));
+    // The distribution parameters of `nn_inputs`, masked where the method was given a mask
+    // (its input `mask_at`).
+    let params = |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args, mask_at: usize| {
+        let mut inputs = vec![args.get(0)?];
+        inputs.extend(args.opt(mask_at));
+        Ok::<_, CoreError>(ctx.call_own("get_adapter_outputs", &inputs)?[0])
     };
-    Ok(c.api("get_action", vec![Param::new("nn_inputs")], move |ctx, args| {
-        let p = params(ctx, args.get(0)?)?;
-        ctx.call("distribution", "sample_stochastic", &[p])
-    })
-    .api(
-        "get_deterministic_action",
-        vec![Param::new("nn_inputs")],
-        move |ctx, args| {
-            let p = params(ctx, args.get(0)?)?;
-            ctx.call("distribution", "sample_deterministic", &[p])
-        },
+    Ok(
+        c.api("get_action", vec![Param::new("nn_inputs"), mask()], move |ctx, args| {
+            let p = params(ctx, args, 1)?;
+            ctx.call("distribution", "sample_stochastic", &[p])
+        })
+        .api(
+            "get_deterministic_action",
+            vec![Param::new("nn_inputs"), mask()],
+            move |ctx, args| {
+                let p = params(ctx, args, 1)?;
+                ctx.call("distribution", "sample_deterministic", &[p])
+            },
+        )
+        .api(
+            "get_action_and_log_likelihood",
+            vec![Param::new("nn_inputs"), mask()],
+            move |ctx, args| {
+                let p = params(ctx, args, 1)?;
+                ctx.call("distribution", "sample_and_log_prob", &[p])
+            },
+        )
+        .api(
+            "get_log_likelihood",
+            vec![Param::new("nn_inputs"), Param::new("actions"), mask()],
+            move |ctx, args| {
+                let p = params(ctx, args, 2)?;
+                ctx.call("distribution", "log_prob", &[p, args.get(1)?])
+            },
+        )
+        .api(
+            "get_entropy",
+            vec![Param::new("nn_inputs"), mask()],
+            move |ctx, args| {
+                let p = params(ctx, args, 1)?;
+                ctx.call("distribution", "entropy", &[p])
+            },
+        ),
     )
-    .api(
-        "get_action_and_log_likelihood",
-        vec![Param::new("nn_inputs")],
-        move |ctx, args| {
-            let p = params(ctx, args.get(0)?)?;
-            ctx.call("distribution", "sample_and_log_prob", &[p])
-        },
-    )
-    .api(
-        "get_log_likelihood",
-        vec![Param::new("nn_inputs"), Param::new("actions")],
-        move |ctx, args| {
-            let p = params(ctx, args.get(0)?)?;
-            ctx.call("distribution", "log_prob", &[p, args.get(1)?])
-        },
-    )
-    .api("get_entropy", vec![Param::new("nn_inputs")], move |ctx, args| {
-        let p = params(ctx, args.get(0)?)?;
-        ctx.call("distribution", "entropy", &[p])
-    }))
 }
 
 /// The graph function `name` that turns an action adapter's flat outputs into the

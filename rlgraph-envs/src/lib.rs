@@ -31,7 +31,7 @@ pub use grid_world::{
 };
 pub use mountain_car::MountainCar;
 pub use pendulum::{angle_normalize, Pendulum};
-pub use test_envs::{DeterministicEnv, RandomEnv};
+pub use test_envs::{DeterministicEnv, MaskedChoiceEnv, RandomEnv};
 pub use vector_env::{Stepping, VectorEnv, VectorStep};
 
 /// The ids `make` knows.
@@ -42,12 +42,13 @@ pub const ENV_IDS: &[&str] = &[
     "Pendulum-v1",
     "GridWorld-<map>[-ftj|-ftjb][-xy|-xy+orientation|-camera]",
     "DeterministicEnv",
+    "MaskedChoice-v0",
     "gym:<Gymnasium id>[?key=value&...]",
 ];
 
 /// An environment by id: `CartPole-v1`, `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
-/// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, or any Gymnasium environment
+/// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), or any Gymnasium environment
 /// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]).
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     Ok(match id {
@@ -56,6 +57,7 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
         "Acrobot-v1" | "acrobot" => Box::new(Acrobot::new(seed)),
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
         "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
+        MaskedChoiceEnv::ID => Box::new(MaskedChoiceEnv::new(seed)),
         _ if id.starts_with(gym::GYM_PREFIX) => Box::new(gym::GymEnv::from_id(id, seed)?),
         _ => match id.strip_prefix("GridWorld-") {
             Some(rest) => Box::new(GridWorld::from_id_suffix(rest)?),

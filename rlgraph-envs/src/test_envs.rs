@@ -100,3 +100,89 @@ impl Env for DeterministicEnv {
         })
     }
 }
+
+/// The number of actions of [`MaskedChoiceEnv`].
+const CHOICES: usize = 4;
+/// The steps of one [`MaskedChoiceEnv`] episode.
+const CHOICE_STEPS: usize = 8;
+
+/// An environment with action masks in Gymnasium's convention, for testing masked agents: a
+/// Dict observation of `observation` (the mask as floats) and `action_mask` (a uint8 vector,
+/// 1 where the action is valid). At each step each of 4 actions is valid with probability one
+/// half (at least one always is); a valid action `a` earns `(a + 1) / 4` and an invalid one is
+/// refused with an error, as many masked environments do. Episodes last 8 steps, so the best
+/// policy (the highest valid action) earns `8 * 49 / 60` on average.
+pub struct MaskedChoiceEnv {
+    mask: [bool; CHOICES],
+    core: Core,
+}
+
+impl MaskedChoiceEnv {
+    /// The id `make` knows it by.
+    pub const ID: &'static str = "MaskedChoice-v0";
+
+    /// A masked-choice environment drawing its masks from `seed`.
+    pub fn new(seed: u64) -> Self {
+        let state_space = Space::from_json_str(&format!(
+            r#"{{"observation": {{"type": "float-box", "shape": [{CHOICES}], "low": 0, "high": 1}},
+                "action_mask": {{"type": "int-box", "shape": [{CHOICES}], "low": 0, "high": 2, "dtype": "uint8"}}}}"#
+        ))
+        .unwrap_or_else(|_| unreachable!("a valid space literal"));
+        MaskedChoiceEnv {
+            mask: [true; CHOICES],
+            core: Core::new(Self::ID, None, seed, state_space, discrete(CHOICES as i64)),
+        }
+    }
+
+    /// Draws the next mask and gives the observation that shows it.
+    fn next_observation(&mut self) -> Value {
+        loop {
+            let rng = &mut self.core.rng;
+            self.mask = std::array::from_fn(|_| rng.random::<bool>());
+            if self.mask.contains(&true) {
+                break;
+            }
+        }
+        let floats: Vec<f64> = self.mask.iter().map(|&m| f64::from(u8::from(m))).collect();
+        let mask = self.mask.iter().map(|&m| u8::from(m)).collect();
+        Value::Dict(std::collections::BTreeMap::from([
+            ("observation".to_string(), observation(&floats)),
+            (
+                "action_mask".to_string(),
+                Value::Uint8(
+                    rlgraph_spaces::Array::new([CHOICES], mask)
+                        .unwrap_or_else(|_| unreachable!("shape matches the data")),
+                ),
+            ),
+        ]))
+    }
+}
+
+impl Env for MaskedChoiceEnv {
+    core_accessors!();
+
+    fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
+        self.core.begin(seed);
+        Ok(self.next_observation())
+    }
+
+    fn step(&mut self, action: &Value) -> Result<Step> {
+        let a = crate::env::discrete_action(self.id(), &self.core.action_space, action, CHOICES as i64)?;
+        if !self.mask[a] {
+            return Err(crate::EnvError::BadAction {
+                env: self.id().into(),
+                action: a.to_string(),
+                expected: format!("one of the valid actions {:?} (the action mask)", self.mask),
+            });
+        }
+        self.core.episode.tick()?;
+        let terminated = self.core.episode.steps >= CHOICE_STEPS;
+        self.core.episode.finish(terminated);
+        Ok(Step {
+            observation: self.next_observation(),
+            reward: (a + 1) as f64 / CHOICES as f64,
+            terminated,
+            truncated: false,
+        })
+    }
+}

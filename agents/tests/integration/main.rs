@@ -2,6 +2,7 @@
 //! file, and generic code compiled once, which took minutes off CI. Each module was once
 //! its own file under `tests/` and still reads as one.
 
+mod action_masks;
 mod common;
 mod config_mutations;
 mod configs;

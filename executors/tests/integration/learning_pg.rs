@@ -1,4 +1,4 @@
-//! PPO, actor-critic, SAC and random-baseline learning tests with RLgraph's configs and
+//! PPO, actor-critic, SAC, random-baseline and action-masked learning tests with RLgraph's configs and
 //! thresholds, seeded, on candle.
 
 use agents::{build_agent, Agent};
@@ -87,4 +87,29 @@ fn discrete_sac_learns_cartpole() {
         "{}",
         stats.to_json()
     );
+}
+
+/// Trains `config` on `MaskedChoice-v0` (invalid actions are refused by the environment with
+/// an error, so the run itself shows every action was valid) and gives the greedy mean
+/// return over 50 evaluation episodes.
+fn masked_choice_return(config: &str, steps: u64) -> f64 {
+    let mut w = worker(config, "MaskedChoice-v0", 1);
+    let stats = w.execute_timesteps(steps, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    let copies = (0..50).map(|i| make("MaskedChoice-v0", i).unwrap()).collect();
+    let mut eval = executors::Evaluation::new(1, VectorEnv::new(copies, Stepping::Sequential).unwrap());
+    eval.play(w.agent_mut(), 1, 0, 1.0).unwrap()
+}
+
+#[test]
+fn dqn_and_ppo_learn_to_pick_the_best_valid_action() {
+    // At each step the best valid action earns 1, 0.75, 0.5 or 0.25 with probabilities 8/15,
+    // 4/15, 2/15 and 1/15: 8 steps make 8 * 49/60 = 6.53 on average. A uniformly random valid
+    // action makes 8 * 0.625 = 5 (the mean of (a + 1) / 4 over a mask's valid actions,
+    // averaged over the 15 masks, is 0.625 by symmetry: a's and 3 - a's rewards sum to 1.25).
+    let best = 8.0 * 49.0 / 60.0;
+    for (config, steps) in [("dqn-masked-choice.json", 4000), ("ppo-masked-choice.json", 10_000)] {
+        let got = masked_choice_return(config, steps);
+        assert!(got >= 0.95 * best, "{config}: greedy mean {got}, best {best}");
+    }
 }

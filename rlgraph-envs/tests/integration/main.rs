@@ -5,5 +5,6 @@
 mod classic_control;
 mod grid_world;
 mod gym_bridge;
+mod masked_choice;
 mod snapshots;
 mod vector_env;

@@ -7,6 +7,7 @@ mod atari;
 mod checkpoint_integrity;
 mod checkpoint_memories;
 mod component_view;
+mod components_action_masks;
 mod components_common;
 mod components_conv;
 mod components_distributions;
