@@ -221,16 +221,24 @@ impl OnBackend for EvaluateArgs {
     }
 }
 
-fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
-    let mut agent = build_agent::<B>(&args.checkpoint.join("config.json"), &args.env, args.seed, None)?;
-    let checkpoint = args.checkpoint.join("checkpoint.safetensors");
-    let model = args.checkpoint.join(crate::train_ga3c::MODEL_FILE);
+/// The agent trained into `run` (a `train --out` directory) for the environment `env`: its
+/// `config.json`, with `checkpoint.safetensors` restored (or the ga3c executor's
+/// `model.safetensors` imported).
+pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<dyn Agent + Send>, String> {
+    let mut agent = build_agent::<B>(&run.join("config.json"), env, seed, None)?;
+    let checkpoint = run.join("checkpoint.safetensors");
+    let model = run.join(crate::train_ga3c::MODEL_FILE);
     if !checkpoint.exists() && model.exists() {
         agent.import_model(&model)
     } else {
         agent.restore_checkpoint(&checkpoint)
     }
     .map_err(|e| e.to_string())?;
+    Ok(agent)
+}
+
+fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
+    let mut agent = load_trained::<B>(&args.checkpoint, &args.env, args.seed)?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
     let mut returns = vec![];
     for i in 0..args.episodes {

@@ -2,6 +2,7 @@
 //! arguments and prints what these return, and the fuzz targets call the same code (see
 //! [`call_command::run_spec`]).
 
+pub mod act_command;
 pub mod agent_commands;
 mod backend_choice;
 pub mod call_command;

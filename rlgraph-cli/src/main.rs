@@ -2,12 +2,12 @@
 //!
 //! Subcommands: `space` parses an RLgraph space spec and shows its flat keys, samples and
 //! membership checks; `call` builds one component from its spec and runs API-method calls on
-//! it; `env` steps an environment; `train`, `evaluate` and `graph` train, play and show
+//! it; `env` steps an environment; `train`, `evaluate`, `act` and `graph` train, play, query and show
 //! agents built from RLgraph JSON configs.
 
 use rlgraph_cli::{
-    agent_commands, call_command, certs_command, distributed_command, env_command, output_files, profile_command,
-    space_command, train_command,
+    act_command, agent_commands, call_command, certs_command, distributed_command, env_command, output_files,
+    profile_command, space_command, train_command,
 };
 
 use std::process::ExitCode;
@@ -40,6 +40,9 @@ enum Command {
     Train(train_command::TrainArgs),
     /// Play greedy episodes with an agent trained by `rlgraph train --out DIR`.
     Evaluate(agent_commands::EvaluateArgs),
+    /// Print a trained agent's actions for given states (and its Q-values or
+    /// log-likelihoods), one JSON line per state.
+    Act(act_command::ActArgs),
     /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
     Graph(agent_commands::GraphArgs),
     /// Run one role (learner, replay shard, actor) of a distributed Ape-X or IMPALA run.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Env(args) => env_command::run(&args),
         Command::Train(args) => train_command::run(&args),
         Command::Evaluate(args) => agent_commands::evaluate(&args),
+        Command::Act(args) => act_command::run(&args),
         Command::Graph(args) => agent_commands::graph(&args),
         Command::Profile(args) => profile_command::run(&args),
         Command::Serve(args) => distributed_command::serve(&args),

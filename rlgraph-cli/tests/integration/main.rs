@@ -3,6 +3,7 @@
 //! its own file under `tests/` and still reads as one.
 
 mod across_hosts;
+mod act_command;
 mod call_command;
 mod common;
 mod distributed;

@@ -1,7 +1,7 @@
 //! `MaskedChoice-v0`, the action-mask test environment: its masks, rewards, refusals and
 //! episode length, against its documented rules.
 
-use rlgraph_envs::{make, Env};
+use rlgraph_envs::make;
 use rlgraph_spaces::Value;
 
 /// The mask of a MaskedChoice observation.
