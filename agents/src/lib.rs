@@ -88,7 +88,7 @@ pub use observe_buffer::NStepBuffer;
 pub use pg_agent::PgAgent;
 pub use pg_config::{PgAlgorithm, PgConfig};
 pub use pg_learner::{pg_actor, PgLearner, TensorRollout};
-pub use preprocessing::is_stateful;
+pub use preprocessing::{is_stateful, preprocessor_kind};
 pub use random_agent::RandomAgent;
 pub use replay::{Replay, ReplaySample};
 pub use rollout::{Rollout, RolloutBatch};

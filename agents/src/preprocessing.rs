@@ -84,7 +84,7 @@ pub(crate) fn with_preprocessing<B: Backend>(
 }
 
 /// A preprocessor spec's `type`, normalized (lower case, no `-` or `_`).
-pub(crate) fn preprocessor_kind(spec: &Json) -> String {
+pub fn preprocessor_kind(spec: &Json) -> String {
     spec.get("type")
         .and_then(Json::as_str)
         .unwrap_or("")

@@ -56,7 +56,7 @@ impl OnBackend for ActArgs {
 fn act<B: Backend>(args: &ActArgs) -> Result<String, String> {
     let env = match &args.env {
         Some(env) => env.clone(),
-        None => env_of_run(&args.run)?,
+        None => crate::agent_commands::env_of_run(&args.run)?,
     };
     let probe = rlgraph_envs::make(&env, args.seed).map_err(|e| e.to_string())?;
     let space = probe.state_space().clone();
@@ -114,22 +114,6 @@ fn first_row(value: Option<&Value>) -> Json {
         Some(other) => other,
         None => Json::Null,
     }
-}
-
-/// The `env` a run's `summary.json` names.
-fn env_of_run(run: &std::path::Path) -> Result<String, String> {
-    let path = run.join("summary.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "cannot read {} for the run's environment ({e}); pass --env",
-            path.display()
-        )
-    })?;
-    let summary: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
-    summary["env"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("{} names no env; pass --env", path.display()))
 }
 
 /// The states of `file` (or standard input for `-`), one per non-empty line, each checked

@@ -237,6 +237,22 @@ pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<
     Ok(agent)
 }
 
+/// The `env` a run's `summary.json` names.
+pub fn env_of_run(run: &std::path::Path) -> Result<String, String> {
+    let path = run.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "cannot read {} for the run's environment ({e}); pass --env",
+            path.display()
+        )
+    })?;
+    let summary: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    summary["env"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("{} names no env; pass --env", path.display()))
+}
+
 fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut agent = load_trained::<B>(&args.checkpoint, &args.env, args.seed)?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;

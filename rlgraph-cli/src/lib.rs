@@ -9,6 +9,7 @@ pub mod call_command;
 pub mod certs_command;
 pub mod distributed_command;
 pub mod env_command;
+pub mod export_command;
 pub mod output_files;
 pub mod profile_command;
 pub mod space_command;

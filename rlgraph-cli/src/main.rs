@@ -6,8 +6,8 @@
 //! agents built from RLgraph JSON configs.
 
 use rlgraph_cli::{
-    act_command, agent_commands, call_command, certs_command, distributed_command, env_command, output_files,
-    profile_command, space_command, train_command,
+    act_command, agent_commands, call_command, certs_command, distributed_command, env_command, export_command,
+    output_files, profile_command, space_command, train_command,
 };
 
 use std::process::ExitCode;
@@ -43,6 +43,8 @@ enum Command {
     /// Print a trained agent's actions for given states (and its Q-values or
     /// log-likelihoods), one JSON line per state.
     Act(act_command::ActArgs),
+    /// Write a trained run's acting graph as ONNX (or its variables as safetensors).
+    Export(export_command::ExportArgs),
     /// Print an agent's meta graph (DOT or JSON) with its spaces and devices.
     Graph(agent_commands::GraphArgs),
     /// Run one role (learner, replay shard, actor) of a distributed Ape-X or IMPALA run.
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train_command::run(&args),
         Command::Evaluate(args) => agent_commands::evaluate(&args),
         Command::Act(args) => act_command::run(&args),
+        Command::Export(args) => export_command::run(&args),
         Command::Graph(args) => agent_commands::graph(&args),
         Command::Profile(args) => profile_command::run(&args),
         Command::Serve(args) => distributed_command::serve(&args),

@@ -96,6 +96,10 @@ impl Env for CartPole {
         })
     }
 
+    fn render(&mut self) -> Result<crate::render::RgbFrame> {
+        Ok(crate::render::cartpole_frame(self.state, LENGTH, X_THRESHOLD))
+    }
+
     fn state(&self) -> Option<Vec<f64>> {
         Some(self.state.to_vec())
     }

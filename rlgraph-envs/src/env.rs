@@ -107,6 +107,15 @@ pub trait Env: Send {
             reason: "this environment has no settable state".into(),
         })
     }
+    /// A picture of the current state, for videos; an error for environments that cannot draw
+    /// themselves.
+    fn render(&mut self) -> Result<crate::render::RgbFrame> {
+        Err(EnvError::Unknown {
+            id: self.id().to_string(),
+            reason: "this environment cannot render (CartPole-v1 does, and gym: ids with render_mode=rgb_array)"
+                .into(),
+        })
+    }
     /// The exact position for a checkpoint, where the environment can give one.
     fn snapshot(&self) -> Option<EnvSnapshot> {
         None

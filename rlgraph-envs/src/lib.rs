@@ -20,6 +20,7 @@ mod grid_world;
 pub mod gym;
 pub mod mountain_car;
 pub mod pendulum;
+pub mod render;
 mod test_envs;
 mod vector_env;
 
@@ -31,6 +32,7 @@ pub use grid_world::{
 };
 pub use mountain_car::MountainCar;
 pub use pendulum::{angle_normalize, Pendulum};
+pub use render::RgbFrame;
 pub use test_envs::{DeterministicEnv, MaskedChoiceEnv, RandomEnv};
 pub use vector_env::{Stepping, VectorEnv, VectorStep};
 

@@ -8,6 +8,7 @@ mod call_command;
 mod common;
 mod distributed;
 mod env_command;
+mod export_command;
 mod graph_pictures;
 mod gym_bridge;
 mod profile_command;
