@@ -207,6 +207,11 @@ pub struct EvaluateArgs {
     /// values, so one written on either backend plays on either.
     #[arg(long, default_value = "candle")]
     backend: String,
+    /// Record each episode as an animated GIF, `episode-<i>.gif` in this directory, from the
+    /// environment's RGB rendering (CartPole-v1 draws itself; a `gym:` id needs
+    /// `?render_mode=rgb_array`).
+    #[arg(long)]
+    video: Option<PathBuf>,
 }
 
 /// Plays greedy episodes with a trained agent and prints their returns.
@@ -256,9 +261,23 @@ pub fn env_of_run(run: &std::path::Path) -> Result<String, String> {
 fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut agent = load_trained::<B>(&args.checkpoint, &args.env, args.seed)?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
+    if let Some(dir) = &args.video {
+        // Refused before any episode plays: an environment that cannot draw itself.
+        env.reset(Some(args.seed)).map_err(|e| e.to_string())?;
+        env.render().map_err(|e| format!("--video: {e}"))?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("--video: cannot make {}: {e}", dir.display()))?;
+    }
     let mut returns = vec![];
     for i in 0..args.episodes {
         let mut state = env.reset(Some(args.seed + i)).map_err(|e| e.to_string())?;
+        let mut frames = vec![];
+        let mut record = |env: &mut Box<dyn rlgraph_envs::Env>| -> Result<(), String> {
+            if args.video.is_some() {
+                frames.push(env.render().map_err(|e| e.to_string())?);
+            }
+            Ok(())
+        };
+        record(&mut env)?;
         let mut total = 0.0;
         for _ in 0..args.max_steps {
             let action = agent
@@ -266,11 +285,15 @@ fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
                 .map_err(|e| e.to_string())?
                 .remove(0);
             let step = env.step(&action).map_err(|e| e.to_string())?;
+            record(&mut env)?;
             total += step.reward;
             if step.terminated || step.truncated {
                 break;
             }
             state = step.observation;
+        }
+        if let Some(dir) = &args.video {
+            crate::video::write_gif(&dir.join(format!("episode-{i}.gif")), &frames)?;
         }
         returns.push(total);
     }

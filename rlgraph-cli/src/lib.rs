@@ -16,3 +16,4 @@ pub mod space_command;
 mod tensorboard;
 pub mod train_command;
 mod train_ga3c;
+mod video;

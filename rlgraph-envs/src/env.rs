@@ -112,8 +112,7 @@ pub trait Env: Send {
     fn render(&mut self) -> Result<crate::render::RgbFrame> {
         Err(EnvError::Unknown {
             id: self.id().to_string(),
-            reason: "this environment cannot render (CartPole-v1 does, and gym: ids with render_mode=rgb_array)"
-                .into(),
+            reason: "this environment cannot render (CartPole-v1 does, and gym: ids with render_mode=rgb_array)".into(),
         })
     }
     /// The exact position for a checkpoint, where the environment can give one.

@@ -25,7 +25,10 @@ impl RgbFrame {
     /// The colour at column `x`, row `y` (row 0 at the top).
     pub fn pixel(&self, x: usize, y: usize) -> Option<[u8; 3]> {
         let i = (y.checked_mul(self.width)? + x) * 3;
-        (x < self.width).then(|| self.pixels.get(i..i + 3)).flatten().map(|p| [p[0], p[1], p[2]])
+        (x < self.width)
+            .then(|| self.pixels.get(i..i + 3))
+            .flatten()
+            .map(|p| [p[0], p[1], p[2]])
     }
 
     /// Paints every pixel whose centre, in world coordinates with `y` pointing up (row 0 at
@@ -74,7 +77,9 @@ impl RgbFrame {
     /// Fills the disc of `radius` around `(cx, cy)` (world coordinates, `y` up).
     pub fn fill_circle(&mut self, (cx, cy): (f64, f64), radius: f64, colour: [u8; 3]) {
         let bounds = [cx - radius, cx + radius, cy - radius, cy + radius];
-        self.paint(colour, bounds, |x, y| (x - cx).powi(2) + (y - cy).powi(2) <= radius * radius);
+        self.paint(colour, bounds, |x, y| {
+            (x - cx).powi(2) + (y - cy).powi(2) <= radius * radius
+        });
     }
 
     /// Draws the horizontal line at height `y` (world coordinates, `y` up) across the frame.
@@ -98,15 +103,30 @@ pub fn cartpole_frame(state: [f64; 4], half_pole_length: f64, x_threshold: f64) 
     let cart_x = state[0] * scale + WIDTH as f64 / 2.0;
     let cart_y = 100.0;
     let mut frame = RgbFrame::filled(WIDTH, HEIGHT, [255, 255, 255]);
-    let (l, r, t, b) = (-cart_width / 2.0, cart_width / 2.0, cart_height / 2.0, -cart_height / 2.0);
+    let (l, r, t, b) = (
+        -cart_width / 2.0,
+        cart_width / 2.0,
+        cart_height / 2.0,
+        -cart_height / 2.0,
+    );
     let cart = [(l, b), (l, t), (r, t), (r, b)].map(|(x, y)| (x + cart_x, y + cart_y));
     frame.fill_polygon(&cart, [0, 0, 0]);
-    let (l, r, t, b) = (-pole_width / 2.0, pole_width / 2.0, pole_length - pole_width / 2.0, -pole_width / 2.0);
+    let (l, r, t, b) = (
+        -pole_width / 2.0,
+        pole_width / 2.0,
+        pole_length - pole_width / 2.0,
+        -pole_width / 2.0,
+    );
     let (sin, cos) = state[2].sin_cos();
     // Rotated by -theta (a positive angle leans right), then moved to the axle.
-    let pole = [(l, b), (l, t), (r, t), (r, b)].map(|(x, y)| (x * cos + y * sin + cart_x, -x * sin + y * cos + cart_y + axle_offset));
+    let pole = [(l, b), (l, t), (r, t), (r, b)]
+        .map(|(x, y)| (x * cos + y * sin + cart_x, -x * sin + y * cos + cart_y + axle_offset));
     frame.fill_polygon(&pole, [202, 152, 101]);
-    frame.fill_circle((cart_x, cart_y + axle_offset), (pole_width / 2.0).floor(), [129, 132, 203]);
+    frame.fill_circle(
+        (cart_x, cart_y + axle_offset),
+        (pole_width / 2.0).floor(),
+        [129, 132, 203],
+    );
     frame.hline(cart_y, [0, 0, 0]);
     frame
 }

@@ -661,3 +661,77 @@ fn the_kernel_threads_follow_the_cpus_the_process_may_use() {
         assert_eq!(default["libtorch"], 1, "{default}");
     }
 }
+
+#[test]
+fn evaluate_records_each_episode_as_a_gif_or_refuses_an_environment_that_cannot_draw() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-video-{}", std::process::id()));
+    let (run, video) = (dir.join("run"), dir.join("video"));
+    let (run_s, video_s) = (run.to_string_lossy().to_string(), video.to_string_lossy().to_string());
+    let args = [
+        "train",
+        "configs/random-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "20",
+        "--out",
+        &run_s,
+    ];
+    let (code, _, stderr) = rlgraph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let eval = [
+        "evaluate",
+        &run_s,
+        "--env",
+        "CartPole-v1",
+        "--episodes",
+        "2",
+        "--video",
+        &video_s,
+    ];
+    let (code, stdout, stderr) = rlgraph(&eval);
+    assert_eq!(code, 0, "{stderr}");
+    let returns: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for i in 0..2 {
+        // CartPole pays 1 per step: one frame after the reset and one per step.
+        let steps = returns["returns"][i].as_f64().unwrap() as usize;
+        let file = std::fs::File::open(video.join(format!("episode-{i}.gif"))).unwrap();
+        let mut options = gif::DecodeOptions::new();
+        options.set_color_output(gif::ColorOutput::RGBA);
+        let mut decoder = options.read_info(file).unwrap();
+        assert_eq!((decoder.width(), decoder.height()), (600, 400));
+        let mut frames = 0;
+        while let Some(frame) = decoder.read_next_frame().unwrap() {
+            // Every frame shows the cart's black and the pole's brown, losslessly.
+            let colours: std::collections::HashSet<&[u8]> = frame.buffer.chunks(4).map(|p| &p[..3]).collect();
+            assert!(
+                colours.contains(&[0u8, 0, 0][..]) && colours.contains(&[202u8, 152, 101][..]),
+                "frame {frames}"
+            );
+            frames += 1;
+        }
+        assert_eq!(frames, steps + 1, "episode {i}");
+    }
+    // Acrobot cannot draw itself: refused before any episode plays or any folder is made.
+    let acrobot = dir.join("acrobot").to_string_lossy().to_string();
+    let args = [
+        "train",
+        "configs/random-cartpole.json",
+        "--env",
+        "Acrobot-v1",
+        "--timesteps",
+        "20",
+        "--out",
+        &acrobot,
+    ];
+    assert_eq!(rlgraph(&args).0, 0);
+    let elsewhere = dir.join("no-video").to_string_lossy().to_string();
+    let (code, _, stderr) = rlgraph(&["evaluate", &acrobot, "--env", "Acrobot-v1", "--video", &elsewhere]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--video") && stderr.contains("cannot render"),
+        "{stderr}"
+    );
+    assert!(!dir.join("no-video").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

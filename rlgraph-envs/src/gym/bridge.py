@@ -295,6 +295,16 @@ def main():
                 obs, reward, terminated, truncated, _ = env.step(action(env.action_space, req["action"]))
                 send({"ok": True, "reward": float(reward), "terminated": bool(terminated),
                       "truncated": bool(truncated)}, encode(obs_space, obs_leaves, obs))
+            elif op == "render":
+                if env.render_mode != "rgb_array":
+                    fail(f"{env_id} renders only when made with render_mode=rgb_array "
+                         f"(gym:{env_id}?render_mode=rgb_array), not {env.render_mode!r}")
+                    continue
+                frame = np.ascontiguousarray(np.asarray(env.render(), dtype=np.uint8))
+                if frame.ndim != 3 or frame.shape[2] != 3:
+                    fail(f"{env_id} rendered an array of shape {frame.shape}, not height x width x 3")
+                    continue
+                send({"ok": True, "height": frame.shape[0], "width": frame.shape[1]}, frame.tobytes())
             elif op == "get_state":
                 state = getattr(env.unwrapped, "state", None)
                 send({"ok": True, "state": None if state is None else [float(x) for x in np.ravel(state)]})

@@ -164,6 +164,28 @@ impl Env for GymEnv {
         })
     }
 
+    fn render(&mut self) -> Result<crate::render::RgbFrame> {
+        let reply = self
+            .call(json!({"op": "render"}))
+            .map_err(|r| self.failed("render", r))?;
+        let size = |key: &str| reply.header.get(key).and_then(Json::as_u64).map(|n| n as usize);
+        match (size("width"), size("height")) {
+            (Some(width), Some(height)) if reply.payload.len() == width * height * 3 => Ok(crate::render::RgbFrame {
+                width,
+                height,
+                pixels: reply.payload,
+            }),
+            _ => Err(self.failed(
+                "render",
+                format!(
+                    "a frame of {} bytes that is not its width x height x 3: {}",
+                    reply.payload.len(),
+                    reply.header
+                ),
+            )),
+        }
+    }
+
     fn state(&self) -> Option<Vec<f64>> {
         let reply = self.call(json!({"op": "get_state"})).ok()?;
         let state = reply.header.get("state")?.as_array()?;

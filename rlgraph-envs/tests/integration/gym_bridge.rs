@@ -182,3 +182,23 @@ fn failures_are_errors_that_name_what_failed() {
     let flags: Vec<bool> = (0..3).map(|_| short.step(&Value::i32(0)).unwrap().truncated).collect();
     assert_eq!(flags, [false, false, true]);
 }
+
+#[test]
+fn bridged_environments_render_with_render_mode_rgb_array() {
+    let Some(python) = python() else { return };
+    // Pong's RGB rendering is its observation (Gymnasium's obs_type "rgb" is the screen).
+    let mut kwargs = Map::new();
+    kwargs.insert("render_mode".into(), "rgb_array".into());
+    let mut pong = GymEnv::with_python(&python, "ALE/Pong-v5", kwargs, 3).unwrap();
+    let Value::Uint8(screen) = pong.reset(None).unwrap() else {
+        panic!("Pong frames are bytes")
+    };
+    let frame = pong.render().unwrap();
+    assert_eq!((frame.width, frame.height), (160, 210));
+    assert_eq!(frame.pixels, screen.data());
+    // Without the render mode the bridge says how to ask for it.
+    let mut plain = GymEnv::with_python(&python, "ALE/Pong-v5", Map::new(), 3).unwrap();
+    plain.reset(None).unwrap();
+    let err = plain.render().unwrap_err().to_string();
+    assert!(err.contains("render") && err.contains("render_mode=rgb_array"), "{err}");
+}

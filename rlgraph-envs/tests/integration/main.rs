@@ -6,5 +6,6 @@ mod classic_control;
 mod grid_world;
 mod gym_bridge;
 mod masked_choice;
+mod render;
 mod snapshots;
 mod vector_env;
