@@ -4,7 +4,9 @@
 //! `input_spaces` (parameter name to space spec), optional `action_space`, and optional
 //! `learn` (`{"method", "loss", "optimizer"}`: adds a `step` method that runs one optimizer
 //! update of the component's variables on the loss of that method's output); or `agent` (an
-//! RLgraph agent config) with `env` (the environment id that fixes its spaces). Both take
+//! RLgraph agent config) with `env` (the environment id that fixes its spaces), and optionally
+//! `checkpoint` (a `train --out` directory whose checkpoint is restored first; its
+//! `config.json` and `summary.json` stand in for a missing `agent` and `env`). Both take
 //! optional `variables` (scope path to value, set before any call). Then `backend`
 //! (`"candle"`, the default, or `"tch"`), optional `seed`, and `calls` (a list of
 //! `{"method": ..., "inputs": [...] or {...}}`). It prints
@@ -29,10 +31,16 @@ use crate::backend_choice::{on_backend, OnBackend};
 pub struct CallArgs {
     /// The call spec: a JSON file, or `-` for standard input.
     spec: PathBuf,
+    /// A `train --out` directory: the agent of its `config.json` (for the environment of
+    /// its `summary.json`) with its checkpoint restored, unless the spec says otherwise (the
+    /// spec's `checkpoint` key).
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "agent",
+    "checkpoint",
     "learn",
     "env",
     "component",
@@ -51,10 +59,18 @@ pub fn run(args: &CallArgs) -> Result<String, String> {
     } else {
         std::fs::read_to_string(&args.spec).map_err(|e| format!("cannot read {}: {e}", args.spec.display()))?
     };
-    run_spec(&text).map_err(|e| match e {
-        SpecError::NotJson(e) => format!("{}: not JSON: {e}", args.spec.display()),
-        SpecError::Refused(e) => e,
-    })
+    let not_json = |e: serde_json::Error| format!("{}: not JSON: {e}", args.spec.display());
+    let Some(run) = &args.checkpoint else {
+        return run_spec(&text).map_err(|e| match e {
+            SpecError::NotJson(e) => not_json(e),
+            SpecError::Refused(e) => e,
+        });
+    };
+    let mut spec: Json = serde_json::from_str(&text).map_err(not_json)?;
+    if let Some(obj) = spec.as_object_mut() {
+        obj.entry("checkpoint").or_insert_with(|| json!(run));
+    }
+    run_json(&spec)
 }
 
 /// Why a call spec's text gave no results.
@@ -114,7 +130,35 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             .as_u64()
             .ok_or_else(|| config("seed", "must be a non-negative integer"))?,
     };
-    if let Some(agent_spec) = obj.get("agent") {
+    let run = obj
+        .get("checkpoint")
+        .map(|c| {
+            c.as_str()
+                .map(std::path::Path::new)
+                .ok_or_else(|| config("checkpoint", "must be a path"))
+        })
+        .transpose()?;
+    if run.is_some() && obj.contains_key("component") {
+        return Err(config(
+            "checkpoint",
+            "belongs to agent calls (a component has no checkpoint); give \"agent\" or drop it",
+        ));
+    }
+    let from_run = |file: &str| -> Result<Json, CoreError> {
+        let path = run.map(|r| r.join(file)).unwrap_or_default();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| config("checkpoint", format!("cannot read {}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| config("checkpoint", format!("{}: not JSON: {e}", path.display())))
+    };
+    let run_agent = match (obj.get("agent"), run) {
+        (None, Some(_)) => Some(from_run("config.json")?),
+        _ => None,
+    };
+    let run_env = match (obj.get("env"), run) {
+        (None, Some(_)) => from_run("summary.json")?.get("env").cloned(),
+        _ => None,
+    };
+    if let Some(agent_spec) = obj.get("agent").or(run_agent.as_ref()) {
         for key in ["component", "input_spaces", "action_space", "learn"] {
             if obj.contains_key(key) {
                 return Err(config(
@@ -125,10 +169,19 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
         }
         let env_id = obj
             .get("env")
+            .or(run_env.as_ref())
             .and_then(Json::as_str)
             .ok_or_else(|| config("env", "an agent call needs the environment id, e.g. \"CartPole-v1\""))?;
         let env = rlgraph_envs::make(env_id, seed).map_err(|e| config("env", e.to_string()))?;
         let mut agent = agents::build_agent::<B>(agent_spec, env.state_space(), env.action_space(), seed)?;
+        if let Some(run) = run {
+            let file = if run.is_dir() {
+                run.join("checkpoint.safetensors")
+            } else {
+                run.to_path_buf()
+            };
+            agent.restore_checkpoint(&file)?;
+        }
         if let Some(vars) = obj.get("variables") {
             // An agent's paths are its graph's full scope paths.
             set_variables(graph_of(agent.as_mut())?, vars, str::to_string)?;
@@ -136,6 +189,12 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             agent.weights_changed()?;
         }
         return run_calls(graph_of(agent.as_mut())?, obj);
+    }
+    if run.is_some() {
+        return Err(config(
+            "checkpoint",
+            "belongs to agent calls (a component has no checkpoint); give \"agent\" or drop it",
+        ));
     }
     let action_space = obj.get("action_space").map(Space::from_json).transpose()?;
     let mut component = from_spec_with::<B>(

@@ -265,3 +265,60 @@ fn an_agents_variables_are_set_by_scope_path() {
     let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(out["results"][0]["outputs"][0], serde_json::json!([0, 1]), "{out}");
 }
+
+#[test]
+fn a_trained_run_is_called_through_its_checkpoint() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-call-checkpoint-{}", std::process::id()));
+    let run = dir.to_string_lossy().to_string();
+    let train = [
+        "train",
+        "configs/dqn-masked-choice.json",
+        "--env",
+        "MaskedChoice-v0",
+        "--timesteps",
+        "600",
+        "--seed",
+        "3",
+        "--out",
+        &run,
+    ];
+    let (code, _, stderr) = crate::common::rlgraph(&train);
+    assert_eq!(code, 0, "{stderr}");
+    let state = serde_json::json!({"action_mask": [1, 1, 0, 1], "observation": [1, 1, 0, 1]});
+    let q_of = |extra: serde_json::Value| {
+        // A batch of one Dict state is a Dict of batches.
+        let batch = serde_json::json!({"action_mask": [state["action_mask"]], "observation": [state["observation"]]});
+        let mut spec = serde_json::json!({"calls": [{"method": "get_q_values", "inputs": [batch]}]});
+        spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let (code, stdout, stderr) = call(&spec);
+        assert_eq!(code, 0, "{stderr}");
+        let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        out["results"][0]["outputs"][0][0].clone()
+    };
+    // The run's agent, environment and checkpoint: the Q-values `rlgraph act` prints.
+    let restored = q_of(serde_json::json!({"checkpoint": run}));
+    let states = dir.join("state.jsonl");
+    std::fs::write(&states, format!("{state}\n")).unwrap();
+    let (code, stdout, stderr) = crate::common::rlgraph(&["act", &run, "--states", &states.to_string_lossy()]);
+    assert_eq!(code, 0, "{stderr}");
+    let act: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(restored, act["q_values"], "{restored} vs {act}");
+    // The same agent freshly built has other Q-values: the checkpoint was what made them.
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let fresh = q_of(serde_json::json!({"agent": config, "env": "MaskedChoice-v0", "seed": 3}));
+    assert_ne!(restored, fresh);
+    // A component has no checkpoint, and a missing run names its file.
+    let (code, _, stderr) = call(
+        &serde_json::json!({"component": {"type": "dense", "units": 1}, "input_spaces": {}, "checkpoint": run, "calls": []}),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("checkpoint") && stderr.contains("agent calls"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = call(&serde_json::json!({"checkpoint": dir.join("nowhere"), "calls": []}));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("config.json"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
