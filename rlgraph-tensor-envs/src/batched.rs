@@ -5,6 +5,7 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 
+use crate::host_pass::HostCopies;
 use crate::reset_stream::ResetStream;
 use crate::tensor_env::{TensorEnv, TensorStep};
 
@@ -28,6 +29,18 @@ pub trait Dynamics<B: Backend>: Send {
     fn advance(&self, state: &B::Tensor, actions: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
     /// The observations of `state`.
     fn observe(&self, state: &B::Tensor) -> Result<B::Tensor>;
+    /// Whether [`Dynamics::advance_one`] steps one copy in plain Rust; then [`Batched`] runs
+    /// the fused pass on the CPU.
+    fn fused(&self) -> bool {
+        false
+    }
+    /// One copy's step in plain Rust, computed in f32 in `advance`'s order: `row` (`[width]`)
+    /// moves in place given the copy's raw `action`; returns its reward and whether it
+    /// terminated.
+    fn advance_one(&self, row: &mut [f32], action: f64) -> (f32, bool) {
+        let _ = (row, action);
+        (0.0, false)
+    }
 }
 
 /// N copies of the environment `D` on one device.
@@ -44,6 +57,11 @@ pub struct Batched<B: Backend, D: Dynamics<B>> {
     stream: ResetStream<B>,
     state_space: Space,
     action_space: Space,
+    /// Whether steps run as one host pass (CPU, dynamics that can); see [`Batched::set_fused`].
+    fused: bool,
+    /// The copies on the host while the fused pass runs; the tensors are authoritative
+    /// otherwise.
+    host: Option<HostCopies>,
 }
 
 impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
@@ -85,10 +103,64 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
             zero: B::scalar(0.0, DType::F32, device)?,
             zero_flag: B::scalar(0.0, DType::U8, device)?,
             no_flags: B::full(&[n], 0.0, DType::U8, device)?,
+            fused: device == Device::Cpu && dynamics.fused() && dynamics.state_dtype() == DType::F32,
+            host: None,
             stream,
             dynamics,
             state_space: spaces.0,
             action_space: spaces.1,
+        })
+    }
+
+    /// Runs steps as one host pass where that is possible (the default on the CPU for
+    /// dynamics that can), or as tensor ops; both give the same numbers.
+    pub fn set_fused(&mut self, on: bool) -> Result<()> {
+        self.sync_tensors()?;
+        self.fused =
+            on && self.device == Device::Cpu && self.dynamics.fused() && self.dynamics.state_dtype() == DType::F32;
+        Ok(())
+    }
+
+    /// Whether steps run as one host pass.
+    pub fn fused(&self) -> bool {
+        self.fused
+    }
+
+    /// Hands the host pass's step counts and restart cursors back to the tensors.
+    fn sync_tensors(&mut self) -> Result<()> {
+        if let Some(host) = self.host.take() {
+            self.elapsed = host.upload(&mut self.stream)?;
+        }
+        Ok(())
+    }
+
+    /// One fused step: the copies stepped, clocked and restarted in one host pass, and the
+    /// results uploaded as the tensor path's.
+    fn fused_step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>> {
+        if B::shape(actions) != [self.n] {
+            // The tensor path's check names what is wrong.
+            self.dynamics.actions(actions, self.n)?;
+        }
+        if self.host.is_none() {
+            self.host = Some(HostCopies::download(&self.state, &self.elapsed, &self.stream)?);
+        }
+        let actions = B::to_host(actions)?.data.to_f64();
+        let (dynamics, limit) = (&self.dynamics, self.dynamics.limit());
+        let host = self.host.as_mut().ok_or_else(|| CoreError::Config {
+            at: format!("tensor env {}", dynamics.id()),
+            reason: "the host copies are missing".into(),
+        })?;
+        let out = host.step(&actions, limit, |row, a| dynamics.advance_one(row, a));
+        let n = self.n;
+        self.state = B::from_host(
+            &HostTensor::f32([n, host.state.len() / n], host.state.clone())?,
+            self.device,
+        )?;
+        Ok(TensorStep {
+            observation: self.dynamics.observe(&self.state)?,
+            reward: B::from_host(&HostTensor::f32([n], out.reward)?, self.device)?,
+            terminated: B::from_host(&HostTensor::u8([n], out.terminated)?, self.device)?,
+            truncated: B::from_host(&HostTensor::u8([n], out.truncated)?, self.device)?,
         })
     }
 
@@ -120,6 +192,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
     }
 
     fn reset(&mut self) -> Result<B::Tensor> {
+        self.sync_tensors()?;
         self.state = self.stream.next_all()?;
         self.elapsed = B::full(&[self.n], 0.0, DType::F32, self.device)?;
         self.dynamics.observe(&self.state)
@@ -135,6 +208,9 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
                     self.device
                 ),
             });
+        }
+        if self.fused {
+            return self.fused_step(actions);
         }
         let actions = self.dynamics.actions(actions, self.n)?;
         let (next, reward, terminated) = self.dynamics.advance(&self.state, &actions)?;
@@ -171,6 +247,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
                 ),
             });
         }
+        self.sync_tensors()?;
         let state = B::cast(&B::from_host(state, self.device)?, self.dynamics.state_dtype())?;
         let counts: Vec<f32> = elapsed.iter().map(|&e| e as f32).collect();
         self.elapsed = B::from_host(&HostTensor::f32([self.n], counts)?, self.device)?;

@@ -86,4 +86,29 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
     fn observe(&self, state: &B::Tensor) -> Result<B::Tensor> {
         Ok(state.clone())
     }
+
+    fn fused(&self) -> bool {
+        true
+    }
+
+    fn advance_one(&self, row: &mut [f32], action: f64) -> (f32, bool) {
+        // `advance`'s ops one by one in f32, `affine(v, m, a)` being `v * m + a`, so the pass
+        // gives the tensor path's numbers to the bit.
+        let f = |v: f64| v as f32;
+        let (x, x_dot, theta, theta_dot) = (row[0], row[1], row[2], row[3]);
+        let a = (action as f32).clamp(0.0, 1.0);
+        let force = a * f(2.0 * FORCE_MAG) + f(-FORCE_MAG);
+        let (sin, cos) = (theta.sin(), theta.cos());
+        let spin = theta_dot * theta_dot * sin * f(POLE_MASS_LENGTH) + 0.0;
+        let temp = (force + spin) * f(1.0 / TOTAL_MASS) + 0.0;
+        let numerator = (sin * f(GRAVITY) + 0.0) - cos * temp;
+        let denominator = cos * cos * f(-LENGTH * MASS_POLE / TOTAL_MASS) + f(LENGTH * 4.0 / 3.0);
+        let theta_acc = numerator / denominator;
+        let x_acc = temp - (theta_acc * cos * f(POLE_MASS_LENGTH / TOTAL_MASS) + 0.0);
+        let euler = |v: f32, dv: f32| v + (dv * f(TAU) + 0.0);
+        let (x, theta) = (euler(x, x_dot), euler(theta, theta_dot));
+        row.copy_from_slice(&[x, euler(x_dot, x_acc), theta, euler(theta_dot, theta_acc)]);
+        let terminated = x.abs() > f(X_THRESHOLD) || theta.abs() > f(THETA_THRESHOLD);
+        (1.0, terminated)
+    }
 }

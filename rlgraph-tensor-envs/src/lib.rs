@@ -26,6 +26,7 @@ mod acrobot;
 mod batched;
 mod cartpole;
 mod grid_world;
+mod host_pass;
 mod mountain_car;
 mod pendulum;
 mod reset_stream;

@@ -69,6 +69,38 @@ impl<B: Backend> ResetStream<B> {
         Ok(rows)
     }
 
+    /// The pool as f32 rows (flat) and every copy's cursor (its next row), on the host.
+    pub(crate) fn host_parts(&self) -> Result<(Vec<f32>, Vec<usize>)> {
+        let pool = B::to_host(&self.pool)?
+            .data
+            .to_f64()
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
+        let cursor = B::to_host(&self.cursor)?
+            .data
+            .to_f64()
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        Ok((pool, cursor))
+    }
+
+    /// Sets every copy's cursor (rows into the pool), as a host pass left them.
+    pub(crate) fn set_cursor(&mut self, cursor: &[usize]) -> Result<()> {
+        let rows = cursor.iter().map(|&c| c as i64).collect();
+        self.cursor = B::from_host(
+            &HostTensor::new([self.n], HostData::I64(rows))?,
+            B::device(&self.cursor),
+        )?;
+        Ok(())
+    }
+
+    /// The device the stream lives on.
+    pub(crate) fn device(&self) -> Device {
+        B::device(&self.pool)
+    }
+
     /// The next start state of every copy.
     pub fn next_all(&mut self) -> Result<B::Tensor> {
         let all = B::full(&[self.n], 1.0, DType::U8, B::device(&self.cursor))?;

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{test_device, Backend, DType, HostTensor, Result};
 use rlgraph_envs::{CartPole, Env};
-use rlgraph_tensor_envs::{make, ResetStream};
+use rlgraph_tensor_envs::{make, ResetStream, TensorEnv};
 use rlgraph_tests::both_backends;
 
 const TOLERANCE: f64 = 1e-5;
@@ -331,5 +331,61 @@ fn backends_give_the_same_run() {
     let (c, t) = (run::<rlgraph_tests::Candle>(), run::<rlgraph_tests::Tch>());
     for (a, b) in c.iter().zip(&t) {
         assert!((a - b).abs() < 1e-3, "candle {a} vs tch {b}");
+    }
+}
+
+both_backends! {
+    fn the_fused_cpu_step_equals_the_tensor_ops<B>() {
+        // CartPole on the CPU runs as one host pass by default; the same copies stepped by the
+        // tensor ops give the same observations, rewards, flags and restarts (a shallow
+        // restart stream, so pooled start states cycle), across a reset and a set_state near
+        // the time limit. On candle to the bit over 1,000 steps (the pass repeats candle's f32
+        // ops in order); on libtorch, whose sin and cos differ in the last bits, within 1e-4
+        // over 150 steps (CartPole grows such differences over long episodes).
+        let device = test_device::<B>();
+        if device != rlgraph_core::Device::Cpu {
+            return;
+        }
+        let host = rlgraph_envs::make("CartPole-v1", 0).unwrap();
+        let spaces = || (host.state_space().clone(), host.action_space().clone());
+        let n = 64;
+        let build = |fused: bool| {
+            let dynamics = rlgraph_tensor_envs::CartPoleDynamics::<B>::new(n, device).unwrap();
+            let mut env = rlgraph_tensor_envs::Batched::new(dynamics, n, device, 13, 4, spaces()).unwrap();
+            env.set_fused(fused).unwrap();
+            env
+        };
+        let (mut fused, mut ops) = (build(true), build(false));
+        assert!(fused.fused() && !ops.fused());
+        let exact = B::NAME == "candle";
+        let same = |a: &B::Tensor, b: &B::Tensor, what: &str, t: usize| {
+            let (a, b) = (download::<B>(a), download::<B>(b));
+            let ok = a.iter().zip(&b).all(|(x, y)| if exact { x.to_bits() == y.to_bits() } else { (x - y).abs() <= 1e-4 * y.abs().max(1.0) });
+            assert!(ok && a.len() == b.len(), "{what} at step {t}: {a:?} vs {b:?}");
+        };
+        same(&fused.reset().unwrap(), &ops.reset().unwrap(), "reset", 0);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut ended = 0.0;
+        for t in 1..=(if exact { 1000 } else { 150 }) {
+            if t == 50 {
+                same(&fused.reset().unwrap(), &ops.reset().unwrap(), "reset", t);
+            }
+            if t == 100 {
+                let state = HostTensor::f32([n, 4], (0..n * 4).map(|i| (i % 7) as f32 * 0.01).collect()).unwrap();
+                let steps: Vec<usize> = (0..n).map(|i| 490 + i % 10).collect();
+                same(&fused.set_state(&state, &steps).unwrap(), &ops.set_state(&state, &steps).unwrap(), "set_state", t);
+            }
+            let a: Vec<i64> = (0..n).map(|_| rng.random_range(0..2)).collect();
+            let actions = B::from_host(&HostTensor::i64([n], a).unwrap(), device).unwrap();
+            let (x, y) = (fused.step(&actions).unwrap(), ops.step(&actions).unwrap());
+            same(&x.observation, &y.observation, "observation", t);
+            same(&x.reward, &y.reward, "reward", t);
+            same(&x.terminated, &y.terminated, "terminated", t);
+            same(&x.truncated, &y.truncated, "truncated", t);
+            ended += download::<B>(&y.terminated).iter().sum::<f64>() + download::<B>(&y.truncated).iter().sum::<f64>();
+        }
+        // Hundreds of restarts (random CartPole episodes last about 20 steps), among them the
+        // time-limit cuts after set_state's counts of 490 to 499.
+        assert!(ended > 300.0, "{ended} episodes ended");
     }
 }

@@ -1,0 +1,99 @@
+//! The fused CPU step: where the copies live in host memory anyway (the CPU device) and the
+//! dynamics can step one copy in plain Rust, one pass over the copies replaces the fifty-odd
+//! tensor ops of a step (each a kernel call and an allocation), clocks and restarts included.
+//! It computes in f32 in the tensor ops' order, so it gives candle's tensor path to the bit.
+
+use rlgraph_core::{Backend, HostData, HostTensor, Result};
+
+use crate::reset_stream::ResetStream;
+
+/// Every copy's state, step count and restart cursor on the host.
+pub(crate) struct HostCopies {
+    /// `[n * width]`, row-major.
+    pub(crate) state: Vec<f32>,
+    /// Steps since each copy's episode began.
+    pub(crate) elapsed: Vec<u32>,
+    /// The restart pool `[rows * width]` and each copy's next row in it.
+    pool: Vec<f32>,
+    cursor: Vec<usize>,
+    width: usize,
+}
+
+/// What one fused step hands back, ready to upload.
+pub(crate) struct HostStep {
+    pub(crate) reward: Vec<f32>,
+    pub(crate) terminated: Vec<u8>,
+    pub(crate) truncated: Vec<u8>,
+}
+
+impl HostCopies {
+    /// Host copies of the tensors that hold the copies' state, step counts and restart stream.
+    pub(crate) fn download<B: Backend>(
+        state: &B::Tensor,
+        elapsed: &B::Tensor,
+        stream: &ResetStream<B>,
+    ) -> Result<Self> {
+        let width = B::shape(state).get(1).copied().unwrap_or(1);
+        let (pool, cursor) = stream.host_parts()?;
+        Ok(HostCopies {
+            state: floats(B::to_host(state)?),
+            elapsed: B::to_host(elapsed)?
+                .data
+                .to_f64()
+                .into_iter()
+                .map(|e| e as u32)
+                .collect(),
+            pool,
+            cursor,
+            width,
+        })
+    }
+
+    /// One step of every copy: `advance` moves copy `i`'s row given its action and says its
+    /// reward and termination; then the clocks tick, the time `limit` truncates, and ended
+    /// copies restart from their next pooled start state, as the tensor path does.
+    pub(crate) fn step(
+        &mut self,
+        actions: &[f64],
+        limit: Option<usize>,
+        mut advance: impl FnMut(&mut [f32], f64) -> (f32, bool),
+    ) -> HostStep {
+        let n = self.elapsed.len();
+        let (mut reward, mut terminated, mut truncated) = (vec![0.0; n], vec![0u8; n], vec![0u8; n]);
+        let rows = self.pool.len() / self.width.max(1);
+        for (i, row) in self.state.chunks_exact_mut(self.width).enumerate() {
+            let (r, ended) = advance(row, actions[i]);
+            reward[i] = r;
+            self.elapsed[i] += 1;
+            let cut = !ended && limit.is_some_and(|l| self.elapsed[i] as usize >= l);
+            (terminated[i], truncated[i]) = (u8::from(ended), u8::from(cut));
+            if ended || cut {
+                self.elapsed[i] = 0;
+                let from = self.cursor[i] * self.width;
+                row.copy_from_slice(&self.pool[from..from + self.width]);
+                self.cursor[i] = (self.cursor[i] + n) % rows.max(1);
+            }
+        }
+        HostStep {
+            reward,
+            terminated,
+            truncated,
+        }
+    }
+
+    /// The step counts and restart cursors back into their tensors (before the tensor path
+    /// takes over again).
+    pub(crate) fn upload<B: Backend>(&self, stream: &mut ResetStream<B>) -> Result<B::Tensor> {
+        stream.set_cursor(&self.cursor)?;
+        let counts = self.elapsed.iter().map(|&e| e as f32).collect();
+        B::from_host(&HostTensor::f32([self.elapsed.len()], counts)?, stream.device())
+    }
+}
+
+/// A host tensor's elements as f32.
+fn floats(t: HostTensor) -> Vec<f32> {
+    match t.data {
+        HostData::F32(v) => v,
+        other => other.to_f64().into_iter().map(|x| x as f32).collect(),
+    }
+}
