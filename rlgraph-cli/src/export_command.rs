@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use agents::Agent;
 use clap::Args;
 use rlgraph_core::Backend;
 use serde_json::json;
@@ -60,10 +61,14 @@ fn export<B: Backend>(args: &ExportArgs) -> Result<String, String> {
         return Ok(json!({ "written": out, "format": "safetensors" }).to_string());
     }
     let config = read_config(&args.run.join("config.json"), None)?;
-    let probe = rlgraph_envs::make(&env, 0).map_err(|e| e.to_string())?;
-    let weights = agent.get_weights().map_err(|e| e.to_string())?;
-    let model = rlgraph_onnx::export_onnx(&config, probe.state_space(), probe.action_space(), &weights)
-        .map_err(|e| format!("{}: {e}", args.run.display()))?;
+    let model = onnx_model(&config, &env, agent.as_ref()).map_err(|e| format!("{}: {e}", args.run.display()))?;
     rlgraph_core::write_atomically(&out, &model).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(json!({ "written": out, "format": "onnx", "opset": rlgraph_onnx::OPSET, "bytes": model.len() }).to_string())
+}
+
+/// The ONNX model of `agent`'s acting graph, as `config` built it for the environment `env`.
+pub fn onnx_model(config: &serde_json::Value, env: &str, agent: &(dyn Agent + Send)) -> Result<Vec<u8>, String> {
+    let probe = rlgraph_envs::make(env, 0).map_err(|e| e.to_string())?;
+    let weights = agent.get_weights().map_err(|e| e.to_string())?;
+    rlgraph_onnx::export_onnx(config, probe.state_space(), probe.action_space(), &weights).map_err(|e| e.to_string())
 }

@@ -52,7 +52,8 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 1, value_parser = env_count)]
     pub(crate) num_envs: usize,
     /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
-    /// `summary.json` and a TensorBoard event file (`events.out.tfevents.*`).
+    /// `summary.json`, a TensorBoard event file (`events.out.tfevents.*`) and, where the agent
+    /// can be exported, its acting graph as `model.onnx`.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// Resume from the checkpoint in this directory (written by an earlier `--out`).
@@ -376,6 +377,11 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         worker
             .save_checkpoint(&dir.join("checkpoint.safetensors"))
             .map_err(|e| e.to_string())?;
+        // The acting graph for other runtimes, where the exporter can write the agent
+        // (`rlgraph export` says why where it cannot).
+        if let Ok(model) = crate::export_command::onnx_model(&json, &args.env, worker.agent().as_ref()) {
+            write_file(dir, "model.onnx", &model)?;
+        }
     }
     Ok(summary.to_string())
 }

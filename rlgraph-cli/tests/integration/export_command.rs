@@ -70,8 +70,11 @@ fn check(python: &str, dir: &Path, config: &str, env: &str, features: usize, mas
         &run,
     ]);
     assert_eq!(code, 0, "{stderr}");
+    // `train --out` wrote the model already; `export` writes the same bytes.
+    let trained = std::fs::read(Path::new(&run).join("model.onnx")).unwrap();
     let (code, stdout, stderr) = rlgraph(&["export", &run]);
     assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(Path::new(&run).join("model.onnx")).unwrap(), trained);
     let written: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(written["opset"], 17, "{written}");
     let states = states(features, masked);
