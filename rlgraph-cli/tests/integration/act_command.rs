@@ -3,23 +3,7 @@
 
 use crate::common;
 
-use common::rlgraph;
-
-fn train(config: &str, env: &str, out: &str) {
-    let (code, _, stderr) = rlgraph(&[
-        "train",
-        config,
-        "--env",
-        env,
-        "--timesteps",
-        "600",
-        "--seed",
-        "2",
-        "--out",
-        out,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-}
+use common::{rlgraph, train_into};
 
 fn lines(stdout: &str) -> Vec<serde_json::Value> {
     stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -31,7 +15,7 @@ fn act_prints_greedy_actions_with_their_q_values_or_likelihoods() {
     std::fs::create_dir_all(&dir).unwrap();
     // DQN with action masks: the environment comes from the run's summary.
     let dqn = dir.join("dqn").to_string_lossy().to_string();
-    train("configs/dqn-masked-choice.json", "MaskedChoice-v0", &dqn);
+    train_into("configs/dqn-masked-choice.json", "MaskedChoice-v0", 600, 2, &dqn);
     let states = dir.join("states.jsonl");
     let masks = [[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 1]];
     let text: String = masks
@@ -61,7 +45,7 @@ fn act_prints_greedy_actions_with_their_q_values_or_likelihoods() {
     }
     // PPO on CartPole: a greedy action is at least as likely as the other one.
     let ppo = dir.join("ppo").to_string_lossy().to_string();
-    train("configs/ppo-cartpole.json", "CartPole-v1", &ppo);
+    train_into("configs/ppo-cartpole.json", "CartPole-v1", 600, 2, &ppo);
     std::fs::write(&states, "[0.01, 0.02, 0.03, 0.04]\n\n[0.0, 0.0, -0.1, 0.0]\n").unwrap();
     let (code, stdout, stderr) = rlgraph(&[
         "act",

@@ -57,19 +57,7 @@ fn check(python: &str, dir: &Path, config: &str, env: &str, features: usize, mas
         config.trim_start_matches("configs/").trim_end_matches(".json")
     );
     let run = dir.join(&name).to_string_lossy().to_string();
-    let (code, _, stderr) = rlgraph(&[
-        "train",
-        config,
-        "--env",
-        env,
-        "--timesteps",
-        "300",
-        "--seed",
-        "4",
-        "--out",
-        &run,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    crate::common::train_into(config, env, 300, 4, &run);
     // `train --out` wrote the model already; `export` writes the same bytes.
     let trained = std::fs::read(Path::new(&run).join("model.onnx")).unwrap();
     let (code, stdout, stderr) = rlgraph(&["export", &run]);

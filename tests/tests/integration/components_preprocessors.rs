@@ -230,59 +230,39 @@ both_backends! {
     }
 
     fn sequence_stacks_a_tuple_leaf_by_leaf_as_rlgraphs_container_test<B>() {
-        // RLgraph's test_sequence_preprocessor_with_container_space, with a batch of one stream:
-        // Tuple(FloatBox(1), FloatBox(2, 2)), four frames concatenated in the last dimension.
-        let space = batch(r#"[{"type": "float-box", "shape": [1]}, {"type": "float-box", "shape": [2, 2]}]"#);
+        // RLgraph's test_sequence_preprocessor_with_container_space: Tuple(FloatBox(1),
+        // FloatBox(2, 2)), four frames concatenated in the last dimension; as RLgraph has it,
+        // without a batch rank, and with a batch of one stream.
+        let tuple = r#"[{"type": "float-box", "shape": [1]}, {"type": "float-box", "shape": [2, 2]}]"#;
         let spec = json!({"type": "sequence", "sequence_length": 4, "add_rank": false});
-        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", space)], 0).unwrap();
-        let pair = |x: f64, y: [f64; 4]| Value::Tuple(vec![floats(&[1, 1], [x]), floats(&[1, 2, 2], y)]);
-        let out = |x: [f64; 4], y: [f64; 16]| Value::Tuple(vec![floats(&[1, 4], x), floats(&[1, 2, 8], y)]);
-        for _ in 0..3 {
-            t.call("reset", &[]).unwrap();
-            t.assert_call(
-                "call",
-                &[pair(0.5, [0.6, 0.7, 0.8, 0.9])],
-                &[out([0.5; 4], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9])],
-                tol(),
-            );
-            t.assert_call(
-                "call",
-                &[pair(0.6, [1.1; 4])],
-                &[out([0.5, 0.5, 0.5, 0.6], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1])],
-                tol(),
-            );
-            t.assert_call(
-                "call",
-                &[pair(0.7, [2.0, 2.1, 2.2, 2.3])],
-                &[out([0.5, 0.5, 0.6, 0.7], [0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 2.0, 2.1, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1, 2.2, 2.3])],
-                tol(),
-            );
-        }
-        // And as RLgraph's test has it, without a batch rank: one stream, unbatched values.
-        let unbatched = Space::from_json_str(r#"[{"type": "float-box", "shape": [1]}, {"type": "float-box", "shape": [2, 2]}]"#).unwrap();
-        let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", unbatched)], 0).unwrap();
-        let pair = |x: f64, y: [f64; 4]| Value::Tuple(vec![floats(&[1], [x]), floats(&[2, 2], y)]);
-        let out = |x: [f64; 4], y: [f64; 16]| Value::Tuple(vec![floats(&[4], x), floats(&[2, 8], y)]);
-        for _ in 0..3 {
-            t.call("reset", &[]).unwrap();
-            t.assert_call(
-                "call",
-                &[pair(0.5, [0.6, 0.7, 0.8, 0.9])],
-                &[out([0.5; 4], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9])],
-                tol(),
-            );
-            t.assert_call(
-                "call",
-                &[pair(0.6, [1.1; 4])],
-                &[out([0.5, 0.5, 0.5, 0.6], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1])],
-                tol(),
-            );
-            t.assert_call(
-                "call",
-                &[pair(0.7, [2.0, 2.1, 2.2, 2.3])],
-                &[out([0.5, 0.5, 0.6, 0.7], [0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 2.0, 2.1, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1, 2.2, 2.3])],
-                tol(),
-            );
+        for batched in [false, true] {
+            let space = Space::from_json_str(tuple).unwrap().with_batch_rank(batched);
+            let mut t = ComponentTest::<B>::new(from_spec(&spec, "p").unwrap(), [("inputs", space)], 0).unwrap();
+            // Shapes with the batch dimension of one where the space has one.
+            let shape = |dims: &[usize]| -> Vec<usize> { if batched { [&[1], dims].concat() } else { dims.to_vec() } };
+            let pair = |x: f64, y: [f64; 4]| Value::Tuple(vec![floats(&shape(&[1]), [x]), floats(&shape(&[2, 2]), y)]);
+            let out = |x: [f64; 4], y: [f64; 16]| Value::Tuple(vec![floats(&shape(&[4]), x), floats(&shape(&[2, 8]), y)]);
+            for _ in 0..3 {
+                t.call("reset", &[]).unwrap();
+                t.assert_call(
+                    "call",
+                    &[pair(0.5, [0.6, 0.7, 0.8, 0.9])],
+                    &[out([0.5; 4], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9])],
+                    tol(),
+                );
+                t.assert_call(
+                    "call",
+                    &[pair(0.6, [1.1; 4])],
+                    &[out([0.5, 0.5, 0.5, 0.6], [0.6, 0.7, 0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 0.8, 0.9, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1])],
+                    tol(),
+                );
+                t.assert_call(
+                    "call",
+                    &[pair(0.7, [2.0, 2.1, 2.2, 2.3])],
+                    &[out([0.5, 0.5, 0.6, 0.7], [0.6, 0.7, 0.6, 0.7, 1.1, 1.1, 2.0, 2.1, 0.8, 0.9, 0.8, 0.9, 1.1, 1.1, 2.2, 2.3])],
+                    tol(),
+                );
+            }
         }
         // Unbatched, the input is one stream: several declared streams are refused by name.
         let several = json!({"type": "sequence", "sequence_length": 4, "batch_size": 2, "add_rank": false});

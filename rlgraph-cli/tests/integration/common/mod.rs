@@ -16,4 +16,23 @@ pub fn rlgraph(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Trains `config` on `env` for `timesteps` steps from `seed` into the run directory `out`,
+/// asserting that the run succeeds.
+pub fn train_into(config: &str, env: &str, timesteps: u64, seed: u64, out: &str) {
+    let (steps, seed) = (timesteps.to_string(), seed.to_string());
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        config,
+        "--env",
+        env,
+        "--timesteps",
+        &steps,
+        "--seed",
+        &seed,
+        "--out",
+        out,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
 pub mod roles;
