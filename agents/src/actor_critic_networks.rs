@@ -101,7 +101,7 @@ pub(crate) struct ActorCriticSpec<'a> {
     /// `preprocessing_spec`.
     pub preprocessing: &'a [Json],
     /// `action_mask_key`: where states carry their action mask (if they are a Dict with it).
-    pub action_mask_key: &'a str,
+    pub action_mask_key: &'a crate::MaskKey,
     /// `execution_spec.default_device`.
     pub device: Device,
 }

@@ -13,6 +13,16 @@ use serde_json::Value as Json;
 use crate::agent::config;
 use crate::update_spec::UpdateSpecKeys;
 
+/// Where Dict states carry their action mask: the config's `action_mask_key`, or
+/// Gymnasium's `action_mask` where the config names none (then states without it are fine).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MaskKey {
+    /// The key.
+    pub key: String,
+    /// Whether the config named it (then states must carry it).
+    pub explicit: bool,
+}
+
 /// The keys every agent config has, whatever the algorithm: network, preprocessing,
 /// discount, device, optimizer, update schedule and observation buffering.
 #[derive(Deserialize, Default)]
@@ -117,10 +127,17 @@ impl SharedSpec {
     }
 
     /// The action mask's key in Dict states (`action_mask` when absent).
-    pub fn action_mask_key(&self) -> String {
-        self.action_mask_key
-            .clone()
-            .unwrap_or_else(|| rlgraph_components::action_mask::DEFAULT_MASK_KEY.into())
+    pub fn action_mask_key(&self) -> MaskKey {
+        match &self.action_mask_key {
+            Some(key) => MaskKey {
+                key: key.clone(),
+                explicit: true,
+            },
+            None => MaskKey {
+                key: rlgraph_components::action_mask::DEFAULT_MASK_KEY.into(),
+                explicit: false,
+            },
+        }
     }
 
     /// The preprocessor specs (empty when absent).

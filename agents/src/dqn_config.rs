@@ -35,7 +35,7 @@ pub struct DqnConfig {
     /// `preprocessing_spec`: the preprocessor specs (may be empty).
     pub preprocessing_spec: Vec<Json>,
     /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
-    pub action_mask_key: String,
+    pub action_mask_key: crate::MaskKey,
     /// Dueling Q heads (`policy_spec.type == "dueling-policy"` or `dueling_q`).
     pub dueling: bool,
     /// Units of the dueling state-value stream.

@@ -107,6 +107,22 @@ impl WorkerLayout {
         if !specs.iter().any(is_stateful) {
             return Ok(None);
         }
+        // The per-copy stack runs over the whole observation; it would stack (or fold away)
+        // an action mask, which the agent's graph splits off only inside the graph.
+        let mask_key = spec
+            .get("action_mask_key")
+            .and_then(Json::as_str)
+            .unwrap_or(rlgraph_components::action_mask::DEFAULT_MASK_KEY);
+        if rlgraph_components::action_mask::has_mask(&raw, mask_key) {
+            return Err(config(
+                "config.preprocessing_spec",
+                format!(
+                    "stateful preprocessors (sequence, moving_standardize) run per environment copy over the whole \
+                     observation and do not split off the action mask {mask_key:?} yet; use stateless preprocessors \
+                     with masked states"
+                ),
+            ));
+        }
         let blocker = match storage {
             FrameStorage::Float32 => Some("frame_storage is \"float32\"".to_string()),
             _ if !raw_is_bytes => Some("the observation is not uint8".into()),

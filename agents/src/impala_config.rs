@@ -25,7 +25,7 @@ pub struct ImpalaConfig {
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
     /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
-    pub action_mask_key: String,
+    pub action_mask_key: crate::MaskKey,
     /// Steps per rollout (`worker_sample_size`).
     pub rollout_length: usize,
     /// Rollouts the FIFO queue holds between actors and learner (at least `batch_size`).

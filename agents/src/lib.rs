@@ -72,7 +72,7 @@ mod worker_preprocessing;
 
 pub use actor::{Acted, Actor, GraphActor};
 pub use agent::{Agent, Transition};
-pub use agent_spec::unused_keys;
+pub use agent_spec::{unused_keys, MaskKey};
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use dqn::{dqn_replay, DqnAgent};
 pub use dqn_actor::{apex_priorities, dqn_actor};

@@ -48,7 +48,7 @@ pub struct PgConfig {
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
     /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
-    pub action_mask_key: String,
+    pub action_mask_key: crate::MaskKey,
     /// Gamma.
     pub discount: f64,
     /// GAE's lambda.

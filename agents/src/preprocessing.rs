@@ -6,6 +6,8 @@ use rlgraph_components::action_mask::{check_mask, has_mask, mask_fn, observation
 use rlgraph_components::preprocessor_stack;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{ApiCtx, Backend, Component, CoreError, Op, Result};
+
+use crate::MaskKey;
 use serde_json::Value as Json;
 
 /// The sub-component's name.
@@ -20,19 +22,31 @@ pub(crate) struct StateInput {
 }
 
 /// The mask key (`config.action_mask_key`) where states of `state_space` carry a mask under
-/// it, checked against `action_space`; `None` where they carry none.
-pub(crate) fn mask_key<'k>(key: &'k str, state_space: &Space, action_space: &Space) -> Result<Option<&'k str>> {
+/// it, checked against `action_space`; `None` where they carry none (an error where the
+/// config named the key).
+pub(crate) fn mask_key<'k>(key: &'k MaskKey, state_space: &Space, action_space: &Space) -> Result<Option<&'k str>> {
     let states = state_space.with_batch_rank(false);
-    if !has_mask(&states, key) {
-        return Ok(None);
+    if !has_mask(&states, &key.key) {
+        return match key.explicit {
+            true => Err(CoreError::Config {
+                at: "config.action_mask_key".into(),
+                reason: format!(
+                    "the states have no entry {:?} to take action masks from: they are {}",
+                    key.key,
+                    states.describe()
+                ),
+            }),
+            false => Ok(None),
+        };
     }
-    check_mask(&states, key, action_space)?;
-    Ok(Some(key))
+    check_mask(&states, &key.key, action_space)?;
+    Ok(Some(&key.key))
 }
 
 /// Refuses states of `state_space` that carry an action mask under `key`, for an agent that
 /// cannot use one (`agent` names it).
-pub(crate) fn refuse_mask(key: &str, state_space: &Space, agent: &str) -> Result<()> {
+pub(crate) fn refuse_mask(key: &MaskKey, state_space: &Space, agent: &str) -> Result<()> {
+    let key = &key.key;
     match has_mask(&state_space.with_batch_rank(false), key) {
         true => Err(CoreError::Config {
             at: format!("states/{key}"),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rand::Rng;
 use rlgraph_core::host_state::{check_each, load_checked};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
@@ -29,9 +30,11 @@ const FORMAT: &str = "rlgraph-rs random agent 2";
 #[derive(Deserialize)]
 struct RandomKeys {}
 
-/// An agent that acts uniformly at random.
+/// An agent that acts uniformly at random (among the valid actions, where states carry an
+/// action mask).
 pub struct RandomAgent {
     action_space: Space,
+    mask_key: crate::MaskKey,
     counters: Counters,
     update: UpdateSpec,
 }
@@ -60,18 +63,44 @@ impl RandomAgent {
         };
         Ok(RandomAgent {
             action_space: action_space.with_batch_rank(false),
+            mask_key: shared.action_mask_key(),
             counters: Counters::new(seed),
             update,
         })
     }
 }
 
+/// The valid actions of `state` where it is a Dict with an action mask under `key` (an error
+/// where the mask allows none); `None` for states without one.
+fn valid_actions(state: &Value, key: &str) -> Result<Option<Vec<usize>>> {
+    let Value::Dict(entries) = state else { return Ok(None) };
+    let Some(mask) = entries.get(key) else { return Ok(None) };
+    let valid: Vec<usize> = rlgraph_core::convert::value_to_host(mask)?
+        .data
+        .to_f64()
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m != 0.0)
+        .map(|(a, _)| a)
+        .collect();
+    match valid.is_empty() {
+        true => Err(CoreError::Config {
+            at: format!("states/{key}"),
+            reason: "this state's action mask allows no action".into(),
+        }),
+        false => Ok(Some(valid)),
+    }
+}
+
 impl Agent for RandomAgent {
     fn get_actions(&mut self, states: &[Value], _explore: bool, _time_percentage: f64) -> Result<Vec<Value>> {
-        Ok(states
+        states
             .iter()
-            .map(|_| self.action_space.sample(None, &mut self.counters.rng))
-            .collect())
+            .map(|state| match valid_actions(state, &self.mask_key.key)? {
+                Some(valid) => Ok(Value::i32(valid[self.counters.rng.random_range(0..valid.len())] as i32)),
+                None => Ok(self.action_space.sample(None, &mut self.counters.rng)),
+            })
+            .collect()
     }
 
     fn observe(&mut self, _env_id: usize, _transition: Transition) -> Result<()> {

@@ -22,7 +22,7 @@ pub struct SacConfig {
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
     /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
-    pub action_mask_key: String,
+    pub action_mask_key: crate::MaskKey,
     /// Replay capacity.
     pub capacity: usize,
     /// Gamma.

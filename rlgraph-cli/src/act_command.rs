@@ -63,8 +63,8 @@ fn act<B: Backend>(args: &ActArgs) -> Result<String, String> {
     let states = read_states(&args.states, &space)?;
     let mut agent = load_trained::<B>(&args.run, &env, args.seed)?;
     let mut lines = Vec::with_capacity(states.len());
-    for (i, state) in states.iter().enumerate() {
-        let at = |e: rlgraph_core::CoreError| format!("{} line {}: {e}", args.states.display(), i + 1);
+    for (line_no, state) in &states {
+        let at = |e: rlgraph_core::CoreError| format!("{} line {line_no}: {e}", args.states.display());
         let action = agent
             .get_actions(std::slice::from_ref(state), args.explore, 1.0)
             .map_err(at)?
@@ -117,8 +117,8 @@ fn first_row(value: Option<&Value>) -> Json {
 }
 
 /// The states of `file` (or standard input for `-`), one per non-empty line, each checked
-/// against `space`; errors name the line.
-fn read_states(file: &std::path::Path, space: &Space) -> Result<Vec<Value>, String> {
+/// against `space` and kept with its line number; errors name the line.
+fn read_states(file: &std::path::Path, space: &Space) -> Result<Vec<(usize, Value)>, String> {
     let text = if file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -140,7 +140,7 @@ fn read_states(file: &std::path::Path, space: &Space) -> Result<Vec<Value>, Stri
                 .value_from_json(&json)
                 .map_err(|e| at(format!("{e} (a state of {} is expected)", space.describe())))?;
             match space.contains(&value) {
-                true => Ok(value),
+                true => Ok((i + 1, value)),
                 false => Err(at(format!("not a state of {}", space.describe()))),
             }
         })

@@ -270,14 +270,16 @@ fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut returns = vec![];
     for i in 0..args.episodes {
         let mut state = env.reset(Some(args.seed + i)).map_err(|e| e.to_string())?;
-        let mut frames = vec![];
-        let mut record = |env: &mut Box<dyn rlgraph_envs::Env>| -> Result<(), String> {
-            if args.video.is_some() {
-                frames.push(env.render().map_err(|e| e.to_string())?);
+        let mut video = match &args.video {
+            Some(dir) => {
+                let first = env.render().map_err(|e| e.to_string())?;
+                Some(crate::video::GifWriter::start(
+                    &dir.join(format!("episode-{i}.gif")),
+                    &first,
+                )?)
             }
-            Ok(())
+            None => None,
         };
-        record(&mut env)?;
         let mut total = 0.0;
         for _ in 0..args.max_steps {
             let action = agent
@@ -285,15 +287,17 @@ fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
                 .map_err(|e| e.to_string())?
                 .remove(0);
             let step = env.step(&action).map_err(|e| e.to_string())?;
-            record(&mut env)?;
+            if let Some(video) = video.as_mut() {
+                video.push(&env.render().map_err(|e| e.to_string())?)?;
+            }
             total += step.reward;
             if step.terminated || step.truncated {
                 break;
             }
             state = step.observation;
         }
-        if let Some(dir) = &args.video {
-            crate::video::write_gif(&dir.join(format!("episode-{i}.gif")), &frames)?;
+        if let Some(video) = video {
+            video.finish()?;
         }
         returns.push(total);
     }

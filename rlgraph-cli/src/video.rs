@@ -1,49 +1,84 @@
-//! Episodes as animated GIFs: the frames an environment renders, encoded with the `gif` crate.
+//! Episodes as animated GIFs: the frames an environment renders, encoded with the `gif` crate
+//! as they come (an episode's frames are never all in memory at once).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
 
 use rlgraph_envs::RgbFrame;
 
 /// Frames per second of the videos (Gymnasium's classic-control `render_fps`).
 pub const FPS: u16 = 50;
 
-/// Writes `frames` (all of one size) as an animated GIF at [`FPS`] to `path`, looping. Frames
-/// with at most 256 colours (the classic-control drawings) are stored exactly; others are
-/// quantized.
-pub fn write_gif(path: &Path, frames: &[RgbFrame]) -> Result<(), String> {
-    let first = frames
-        .first()
-        .ok_or_else(|| format!("{}: no frames to write", path.display()))?;
-    let (width, height) = (first.width, first.height);
-    let size = |n: usize| {
-        u16::try_from(n).map_err(|_| format!("{}: a frame {width}x{height} is too large for a GIF", path.display()))
-    };
-    let (w, h) = (size(width)?, size(height)?);
-    let mut bytes = Vec::new();
-    {
-        let mut encoder = gif::Encoder::new(&mut bytes, w, h, &[]).map_err(|e| e.to_string())?;
-        encoder.set_repeat(gif::Repeat::Infinite).map_err(|e| e.to_string())?;
-        for (i, frame) in frames.iter().enumerate() {
-            if (frame.width, frame.height) != (width, height) {
-                return Err(format!(
-                    "{}: frame {i} is {}x{}, the first {width}x{height}",
-                    path.display(),
-                    frame.width,
-                    frame.height
-                ));
-            }
-            let mut gif_frame =
-                exact_palette(frame).unwrap_or_else(|| gif::Frame::from_rgb_speed(w, h, &frame.pixels, 10));
-            gif_frame.delay = 100 / FPS;
-            encoder.write_frame(&gif_frame).map_err(|e| e.to_string())?;
-        }
+/// An animated GIF being written: frames of one size at [`FPS`], looping. Frames with at
+/// most 256 colours (the classic-control drawings) are stored exactly; others are quantized.
+/// It is written to a temporary file beside `path` and renamed there by [`GifWriter::finish`].
+pub struct GifWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    size: (u16, u16),
+    encoder: gif::Encoder<BufWriter<File>>,
+}
+
+impl GifWriter {
+    /// Starts the GIF `path` with its first frame.
+    pub fn start(path: &Path, first: &RgbFrame) -> Result<Self, String> {
+        let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let size = |n: usize| {
+            u16::try_from(n).map_err(|_| {
+                at(&format!(
+                    "a frame {}x{} is too large for a GIF",
+                    first.width, first.height
+                ))
+            })
+        };
+        let (w, h) = (size(first.width)?, size(first.height)?);
+        let partial = path.with_extension("gif.partial");
+        let file = File::create(&partial).map_err(|e| at(&e))?;
+        let mut encoder = gif::Encoder::new(BufWriter::new(file), w, h, &[]).map_err(|e| at(&e))?;
+        encoder.set_repeat(gif::Repeat::Infinite).map_err(|e| at(&e))?;
+        let mut writer = GifWriter {
+            path: path.to_path_buf(),
+            partial,
+            size: (w, h),
+            encoder,
+        };
+        writer.push(first)?;
+        Ok(writer)
     }
-    rlgraph_core::write_atomically(path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+
+    /// Appends a frame of the first frame's size.
+    pub fn push(&mut self, frame: &RgbFrame) -> Result<(), String> {
+        let (w, h) = self.size;
+        if (frame.width, frame.height) != (w as usize, h as usize) {
+            return Err(format!(
+                "{}: a frame of {}x{} after frames of {w}x{h}",
+                self.path.display(),
+                frame.width,
+                frame.height
+            ));
+        }
+        let mut gif_frame =
+            exact_palette(frame, w, h).unwrap_or_else(|| gif::Frame::from_rgb_speed(w, h, &frame.pixels, 10));
+        gif_frame.delay = 100 / FPS;
+        self.encoder
+            .write_frame(&gif_frame)
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    /// Ends the GIF and moves it to its path.
+    pub fn finish(self) -> Result<(), String> {
+        let at = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
+        let mut file = self.encoder.into_inner().map_err(|e| at(&e))?;
+        std::io::Write::flush(&mut file).map_err(|e| at(&e))?;
+        drop(file);
+        std::fs::rename(&self.partial, &self.path).map_err(|e| at(&e))
+    }
 }
 
 /// The frame with a palette of exactly its colours, where it has at most 256.
-fn exact_palette(frame: &RgbFrame) -> Option<gif::Frame<'static>> {
+fn exact_palette(frame: &RgbFrame, width: u16, height: u16) -> Option<gif::Frame<'static>> {
     let mut index: HashMap<[u8; 3], u8> = HashMap::new();
     let mut palette = Vec::new();
     let mut indices = Vec::with_capacity(frame.width * frame.height);
@@ -61,8 +96,8 @@ fn exact_palette(frame: &RgbFrame) -> Option<gif::Frame<'static>> {
         indices.push(i);
     }
     Some(gif::Frame {
-        width: frame.width as u16,
-        height: frame.height as u16,
+        width,
+        height,
         buffer: indices.into(),
         palette: Some(palette),
         ..gif::Frame::default()

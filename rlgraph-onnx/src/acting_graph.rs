@@ -38,7 +38,7 @@ impl Plan {
                     dueling: c.dueling.then_some(c.units_state_value_stream),
                     q_values: true,
                     action_adapter: c.action_adapter,
-                    mask_key: c.action_mask_key,
+                    mask_key: c.action_mask_key.key,
                 }
             }
             AgentFamily::PolicyGradient => {
@@ -49,7 +49,7 @@ impl Plan {
                     dueling: None,
                     q_values: false,
                     action_adapter: c.action_adapter,
-                    mask_key: c.action_mask_key,
+                    mask_key: c.action_mask_key.key,
                 }
             }
             AgentFamily::Impala => {
@@ -60,7 +60,7 @@ impl Plan {
                     dueling: None,
                     q_values: false,
                     action_adapter: None,
-                    mask_key: c.action_mask_key,
+                    mask_key: c.action_mask_key.key,
                 }
             }
             other => return Err(unsupported("config.type", format!("{other:?} agents"))),
@@ -117,9 +117,9 @@ pub fn export_onnx(
     if elem != Elem::F32 {
         x = g.op("Cast", &[&x], vec![int_attr("to", Elem::F32 as i64)]);
     }
-    let mut rank = item.len();
+    let (mut rank, mut integer) = (item.len(), elem != Elem::F32);
     for (i, spec) in plan.preprocessing.iter().enumerate() {
-        (x, rank) = preprocessor(&mut g, &x, rank, spec, i)?;
+        (x, rank, integer) = preprocessor(&mut g, &x, (rank, integer), spec, i)?;
     }
     let layers = layers_from_spec::<Candle>(&plan.network, "config.network_spec")?;
     for (i, (spec, layer)) in plan.network.iter().zip(&layers).enumerate() {
@@ -186,44 +186,59 @@ fn policy_prefix(weights: &BTreeMap<String, HostTensor>) -> Result<String> {
 }
 
 /// `x` through the preprocessor `spec` (the `i`-th): the stateless ones that are one or two
-/// ONNX nodes. Returns the output and its item rank.
-fn preprocessor(g: &mut GraphBuilder, x: &str, rank: usize, spec: &Json, i: usize) -> Result<(String, usize)> {
+/// ONNX nodes. `(rank, integer)`: the item rank, and whether the agent still sees integers
+/// there (the graph computes in f32 from the start). Returns the output and both again.
+fn preprocessor(
+    g: &mut GraphBuilder,
+    x: &str,
+    (rank, integer): (usize, bool),
+    spec: &Json,
+    i: usize,
+) -> Result<(String, usize, bool)> {
     let at = format!("config.preprocessing_spec[{i}]");
     let kind = agents::preprocessor_kind(spec);
     let number = |key: &str, default: f64| spec.get(key).and_then(Json::as_f64).unwrap_or(default);
     Ok(match kind.as_str() {
+        // Both turn integers into floats first.
         "divide" => {
             let c = g.constant("divisor", &[], vec![number("divisor", 1.0) as f32]);
-            (g.op("Div", &[x, &c], vec![]), rank)
+            (g.op("Div", &[x, &c], vec![]), rank, false)
         }
         "multiply" => {
             let c = g.constant("factor", &[], vec![number("factor", 1.0) as f32]);
-            (g.op("Mul", &[x, &c], vec![]), rank)
+            (g.op("Mul", &[x, &c], vec![]), rank, false)
         }
         "clip" => {
             let low = g.constant("min", &[], vec![number("min", f64::NEG_INFINITY) as f32]);
             let high = g.constant("max", &[], vec![number("max", f64::INFINITY) as f32]);
-            (g.op("Clip", &[x, &low, &high], vec![]), rank)
+            (g.op("Clip", &[x, &low, &high], vec![]), rank, integer)
         }
-        // The input is already float32; converting to float changes nothing.
+        // The graph computes in float32 already; converting to float changes nothing.
         "converttype"
             if spec
                 .get("to_dtype")
                 .and_then(Json::as_str)
                 .is_none_or(|d| d.starts_with("float")) =>
         {
-            (x.to_string(), rank)
+            (x.to_string(), rank, false)
         }
-        "reshape"
-            if spec.get("flatten").and_then(Json::as_bool) == Some(true)
-                && spec
-                    .get("flatten_categories")
-                    .is_none_or(|c| c.as_bool() == Some(false) || c.is_null()) =>
-        {
-            (g.op("Flatten", &[x], vec![int_attr("axis", 1)]), 1)
+        // Flattening floats, or integers kept as numbers; integers are otherwise one-hot
+        // encoded by category (RLgraph's `flatten_categories`), which is not written here.
+        "reshape" if spec.get("flatten").and_then(Json::as_bool) == Some(true) && flattens_plainly(spec, integer) => {
+            (g.op("Flatten", &[x], vec![int_attr("axis", 1)]), 1, integer)
         }
         other => return Err(unsupported(&at, format!("the preprocessor {other:?}"))),
     })
+}
+
+/// Whether a flattening `reshape` keeps its input's numbers as they are: floats (unless asked
+/// to one-hot them), or integers with `flatten_categories: false`.
+fn flattens_plainly(spec: &Json, integer: bool) -> bool {
+    match spec.get("flatten_categories") {
+        Some(Json::Bool(false)) => true,
+        None | Some(Json::Null) => !integer,
+        Some(_) => false,
+    }
 }
 
 /// `x W + b` with the variables under `scope` (the bias is optional).

@@ -183,3 +183,44 @@ fn masks_that_cannot_be_used_are_refused_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn masks_reach_the_random_agent_and_are_refused_where_they_cannot_be_kept() {
+    let e = env();
+    let build = |spec: serde_json::Value| agents::build_agent::<Candle>(&spec, e.state_space(), e.action_space(), 1);
+    // The random agent draws uniformly among the valid actions: here 1 and 3.
+    let mut random = build(serde_json::json!({"type": "random"})).unwrap();
+    let state = states(1, vec![0.0, 1.0, 0.0, 1.0], vec![0, 1, 0, 1]);
+    let mut counts = [0usize; 4];
+    for _ in 0..400 {
+        let Value::Int32(a) = &random.get_actions(std::slice::from_ref(&state), true, 0.0).unwrap()[0] else {
+            panic!("integer actions")
+        };
+        counts[a.data()[0] as usize] += 1;
+    }
+    assert_eq!(counts[0] + counts[2], 0, "{counts:?}");
+    // 200 expected each: four standard deviations (10) either side.
+    assert!((160..=240).contains(&counts[1]), "{counts:?}");
+    // Frame stacks run per copy over the whole observation: masked states are refused there.
+    let stacked = serde_json::json!({
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8, "scope": "hidden"}],
+        "preprocessing_spec": [{"type": "sequence", "sequence_length": 2, "add_rank": false}],
+    });
+    let err = build(stacked).err().unwrap().to_string();
+    assert!(
+        err.contains("config.preprocessing_spec") && err.contains("action mask"),
+        "{err}"
+    );
+    // A key the config names must be there.
+    let named = serde_json::json!({
+        "type": "ppo",
+        "action_mask_key": "legal_moves",
+        "network_spec": [{"type": "dense", "units": 8, "scope": "hidden"}],
+    });
+    let err = build(named).err().unwrap().to_string();
+    assert!(
+        err.contains("config.action_mask_key") && err.contains("legal_moves"),
+        "{err}"
+    );
+}

@@ -64,11 +64,11 @@ fn act_prints_greedy_actions_with_their_q_values_or_likelihoods() {
     }
     // Bad input: a state of the wrong shape names its line and the space; a directory
     // without a run names the file it needs.
-    std::fs::write(&states, "[0.01, 0.02, 0.03, 0.04]\n[1, 2]\n").unwrap();
+    std::fs::write(&states, "[0.01, 0.02, 0.03, 0.04]\n\n[1, 2]\n").unwrap();
     let (code, _, stderr) = rlgraph(&["act", &ppo, "--states", &states.to_string_lossy()]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("line 2") && stderr.contains("FloatBox") && stderr.contains("[4]"),
+        stderr.contains("line 3") && stderr.contains("FloatBox") && stderr.contains("[4]"),
         "{stderr}"
     );
     let empty = dir.join("empty");
