@@ -75,14 +75,8 @@ impl RandomAgent {
 fn valid_actions(state: &Value, key: &str) -> Result<Option<Vec<usize>>> {
     let Value::Dict(entries) = state else { return Ok(None) };
     let Some(mask) = entries.get(key) else { return Ok(None) };
-    let valid: Vec<usize> = rlgraph_core::convert::value_to_host(mask)?
-        .data
-        .to_f64()
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| **m != 0.0)
-        .map(|(a, _)| a)
-        .collect();
+    let valid =
+        rlgraph_components::action_mask::valid_actions(&rlgraph_core::convert::value_to_host(mask)?.data.to_f64());
     match valid.is_empty() {
         true => Err(CoreError::Config {
             at: format!("states/{key}"),

@@ -86,7 +86,6 @@ fn explain(
     line: &mut Json,
 ) -> rlgraph_core::Result<()> {
     let Some(graph) = agent.graph_mut() else { return Ok(()) };
-    let methods = graph.api_methods();
     let takes_raw_states = |graph: &dyn rlgraph_core::ErasedExecutor, method: &str| {
         graph
             .api_inputs(method)
@@ -95,10 +94,10 @@ fn explain(
             .is_some_and(|(_, s)| s.with_batch_rank(false) == space.with_batch_rank(false))
     };
     let batch = agents::stack(std::slice::from_ref(state))?;
-    if methods.iter().any(|m| m == "get_q_values") && takes_raw_states(graph, "get_q_values") {
+    if takes_raw_states(graph, "get_q_values") {
         let q = graph.execute("get_q_values", &[batch])?;
         line["q_values"] = first_row(q.first());
-    } else if methods.iter().any(|m| m == "evaluate") && takes_raw_states(graph, "evaluate") {
+    } else if takes_raw_states(graph, "evaluate") {
         let actions = agents::stack(std::slice::from_ref(action))?;
         let out = graph.execute("evaluate", &[batch, actions])?;
         line["log_likelihood"] = first_row(out.first());

@@ -144,18 +144,15 @@ fn run_on<B: Backend>(obj: &Map<String, Json>) -> Result<Json, CoreError> {
             "belongs to agent calls (a component has no checkpoint); give \"agent\" or drop it",
         ));
     }
-    let from_run = |file: &str| -> Result<Json, CoreError> {
-        let path = run.map(|r| r.join(file)).unwrap_or_default();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| config("checkpoint", format!("cannot read {}: {e}", path.display())))?;
-        serde_json::from_str(&text).map_err(|e| config("checkpoint", format!("{}: not JSON: {e}", path.display())))
-    };
+    let from_run = |e: String| config("checkpoint", e);
     let run_agent = match (obj.get("agent"), run) {
-        (None, Some(_)) => Some(from_run("config.json")?),
+        (None, Some(run)) => {
+            Some(crate::agent_commands::read_config(&run.join("config.json"), None).map_err(from_run)?)
+        }
         _ => None,
     };
     let run_env = match (obj.get("env"), run) {
-        (None, Some(_)) => from_run("summary.json")?.get("env").cloned(),
+        (None, Some(run)) => Some(Json::from(crate::agent_commands::env_of_run(run).map_err(from_run)?)),
         _ => None,
     };
     if let Some(agent_spec) = obj.get("agent").or(run_agent.as_ref()) {

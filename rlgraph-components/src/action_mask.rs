@@ -13,6 +13,16 @@ pub const DEFAULT_MASK_KEY: &str = "action_mask";
 /// terminal next state with no valid action still bootstraps `0 * max = 0`, not NaN.
 pub const MASKED_VALUE: f64 = -1e9;
 
+/// The actions one mask row allows: the indices of its non-zero elements.
+pub fn valid_actions(mask_row: &[f64]) -> Vec<usize> {
+    mask_row
+        .iter()
+        .enumerate()
+        .filter(|(_, &m)| m != 0.0)
+        .map(|(a, _)| a)
+        .collect()
+}
+
 /// Whether states of `space` carry an action mask under `key`: a Dict with that key.
 pub fn has_mask(space: &Space, key: &str) -> bool {
     matches!(space, Space::Dict(d) if d.get(key).is_some())

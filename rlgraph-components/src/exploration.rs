@@ -132,12 +132,7 @@ fn valid_rows<B: Backend>(component: &str, mask: &B::Tensor, batch: usize) -> Re
     host.chunks(shape[1].max(1))
         .enumerate()
         .map(|(i, row)| {
-            let valid: Vec<usize> = row
-                .iter()
-                .enumerate()
-                .filter(|(_, &m)| m != 0.0)
-                .map(|(a, _)| a)
-                .collect();
+            let valid = crate::action_mask::valid_actions(row);
             match valid.is_empty() {
                 true => Err(bad(format!("item {i}'s action mask allows no action"))),
                 false => Ok(valid),

@@ -103,7 +103,7 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
             zero: B::scalar(0.0, DType::F32, device)?,
             zero_flag: B::scalar(0.0, DType::U8, device)?,
             no_flags: B::full(&[n], 0.0, DType::U8, device)?,
-            fused: device == Device::Cpu && dynamics.fused() && dynamics.state_dtype() == DType::F32,
+            fused: can_fuse(device, &dynamics),
             host: None,
             stream,
             dynamics,
@@ -116,8 +116,7 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
     /// dynamics that can), or as tensor ops; both give the same numbers.
     pub fn set_fused(&mut self, on: bool) -> Result<()> {
         self.sync_tensors()?;
-        self.fused =
-            on && self.device == Device::Cpu && self.dynamics.fused() && self.dynamics.state_dtype() == DType::F32;
+        self.fused = on && can_fuse(self.device, &self.dynamics);
         Ok(())
     }
 
@@ -141,15 +140,14 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
             // The tensor path's check names what is wrong.
             self.dynamics.actions(actions, self.n)?;
         }
-        if self.host.is_none() {
-            self.host = Some(HostCopies::download(&self.state, &self.elapsed, &self.stream)?);
-        }
+        let host = match &mut self.host {
+            Some(host) => host,
+            None => self
+                .host
+                .insert(HostCopies::download(&self.state, &self.elapsed, &self.stream)?),
+        };
         let actions = B::to_host(actions)?.data.to_f64();
         let (dynamics, limit) = (&self.dynamics, self.dynamics.limit());
-        let host = self.host.as_mut().ok_or_else(|| CoreError::Config {
-            at: format!("tensor env {}", dynamics.id()),
-            reason: "the host copies are missing".into(),
-        })?;
         let out = host.step(&actions, limit, |row, a| dynamics.advance_one(row, a));
         let n = self.n;
         self.state = B::from_host(
@@ -254,6 +252,12 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         self.state = state;
         self.dynamics.observe(&self.state)
     }
+}
+
+/// Whether `dynamics` on `device` can step as one host pass: on the CPU, with f32 states and
+/// a one-copy step in plain Rust.
+fn can_fuse<B: Backend, D: Dynamics<B>>(device: Device, dynamics: &D) -> bool {
+    device == Device::Cpu && dynamics.fused() && dynamics.state_dtype() == DType::F32
 }
 
 /// Column `i` of `state`, as `[n, 1]`: dynamics are written one state variable at a time.
