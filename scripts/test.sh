@@ -9,8 +9,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/install-libtorch.sh
 ./scripts/install-test-tools.sh
-RLGRAPH_PYTHON="$(./scripts/install-gym.sh)"
-export RLGRAPH_PYTHON
+# The venv is only needed by the tests, so it downloads while the lints compile.
+gym_log="$(mktemp)"
+./scripts/install-gym.sh >"$gym_log" &
+gym_pid=$!
 # The picture and bridge tests fail, rather than skip, when a tool is missing.
 export RLGRAPH_REQUIRE_TOOLS=1 RLGRAPH_REQUIRE_GYM=1
 # Property tests draw the same cases on every run of this command, so CI is red only for a
@@ -19,7 +21,7 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261125}"
 export LIBTORCH="$PWD/.libtorch"
 export LD_LIBRARY_PATH="$PWD/.libtorch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -32,10 +34,18 @@ step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 step "cargo test (candle and tch)"
-# Libraries, binaries and integration tests, then the doc tests. Examples are left out of
-# this build: clippy --all-targets has already checked that they compile, and linking them
-# again in the test profile cost minutes.
-cargo test --workspace --locked --tests
-cargo test --workspace --locked --doc
-# The CLI's libtorch path (`"backend": "tch"`) is behind a feature; run its tests with it too.
-cargo test -p rlgraph-cli --features tch --locked
+if ! wait "$gym_pid"; then
+    echo "scripts/install-gym.sh failed; run it alone to see why" >&2
+    exit 1
+fi
+RLGRAPH_PYTHON="$(tail -n 1 "$gym_log")"
+export RLGRAPH_PYTHON
+# Libraries, binaries and integration tests, then the doc tests, with the CLI's libtorch path
+# (`"backend": "tch"`, a feature) built in, so each test binary is built and run once.
+# Examples are left out of this build: clippy --all-targets has already checked that they
+# compile, and linking them again in the test profile cost minutes.
+cargo test --workspace --locked --features rlgraph-cli/tch --tests
+cargo test --workspace --locked --features rlgraph-cli/tch --doc
+# The default build of the program (no libtorch) says how to get it when asked for tch.
+cargo test -p rlgraph-cli --locked --lib
+step "done"

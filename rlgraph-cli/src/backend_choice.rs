@@ -56,3 +56,38 @@ fn libtorch_threads() -> serde_json::Value {
 fn libtorch_threads() -> serde_json::Value {
     serde_json::Value::Null
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nothing;
+
+    impl OnBackend for Nothing {
+        type Output = ();
+        fn run<B: Backend>(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn names_outside_the_two_backends_are_refused() {
+        let err = on_backend("jax", &Nothing).unwrap_err();
+        assert!(err.contains("\"jax\"") && err.contains("candle or tch"), "{err}");
+    }
+
+    // CI runs this once without the feature (`cargo test -p rlgraph-cli --lib`), as the
+    // default `cargo run` builds the program.
+    #[cfg(not(feature = "tch"))]
+    #[test]
+    fn tch_without_the_feature_says_how_to_get_it() {
+        let err = on_backend("tch", &Nothing).unwrap_err();
+        assert!(err.contains("--features tch"), "{err}");
+    }
+
+    #[cfg(feature = "tch")]
+    #[test]
+    fn tch_with_the_feature_runs() {
+        assert_eq!(on_backend("tch", &Nothing), Ok(()));
+    }
+}

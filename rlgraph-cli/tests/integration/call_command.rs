@@ -65,14 +65,6 @@ fn the_same_calls_on_tch_give_the_same_results() {
     assert_eq!(got, expected());
 }
 
-#[cfg(not(feature = "tch"))]
-#[test]
-fn tch_without_the_feature_says_how_to_get_it() {
-    let (code, _, stderr) = call(&dense_spec("tch"));
-    assert_eq!(code, 2);
-    assert!(stderr.contains("--features tch"), "{stderr}");
-}
-
 #[test]
 fn errors_are_one_line_naming_the_place() {
     let mut spec = dense_spec("candle");
