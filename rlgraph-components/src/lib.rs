@@ -69,7 +69,7 @@ pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
 pub use policy::{policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions};
 pub use preprocessors::preprocessor_stack;
-pub use registry::{from_spec, from_spec_with, layers_from_spec, network_layers};
+pub use registry::{from_spec, from_spec_with, layers_from_spec, lstm_spec, network_layers};
 pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;
 pub use towers::MultiGpuSync;

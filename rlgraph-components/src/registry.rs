@@ -123,50 +123,7 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             };
             Ok(dense(s.str_or("scope", "dense")?, spec))
         }
-        "lstm" | "lstmlayer" => {
-            s.only(&[
-                "units",
-                "forget_bias",
-                "return_sequences",
-                "time_major",
-                "use_peepholes",
-                "cell_clip",
-                "static_loop",
-                "parallel_iterations",
-                "swap_inputs",
-                "stateful_batch_size",
-                "scope",
-            ])?;
-            for (key, ok) in [
-                ("use_peepholes", !s.bool_or("use_peepholes", false)?),
-                ("cell_clip", s.get("cell_clip").is_none_or(Json::is_null)),
-                ("swap_inputs", !s.bool_or("swap_inputs", false)?),
-            ] {
-                if !ok {
-                    return Err(CoreError::Config {
-                        at: s.at(key),
-                        reason: "not yet supported".into(),
-                    });
-                }
-            }
-            // static_loop and parallel_iterations steer TensorFlow's loop, not the result.
-            Ok(lstm(
-                s.str_or("scope", "lstm")?,
-                LstmSpec {
-                    units: s.positive("units")?,
-                    forget_bias: s.f64_or("forget_bias", 1.0)?,
-                    return_sequences: s.bool_or("return_sequences", true)?,
-                    stateful_batch: s
-                        .get("stateful_batch_size")
-                        .map(|_| s.usize("stateful_batch_size"))
-                        .transpose()?,
-                    time_major: s
-                        .get("time_major")
-                        .map(|_| s.bool_or("time_major", false))
-                        .transpose()?,
-                },
-            ))
-        }
+        "lstm" | "lstmlayer" => Ok(lstm(s.str_or("scope", "lstm")?, lstm_settings(&s)?)),
         "neuralnetwork" | "network" => {
             s.only(&["layers", "scope", "num_inputs"])?;
             let num_inputs = s.usize_or("num_inputs", 1)?;
@@ -507,6 +464,54 @@ pub fn network_layers<'a>(spec: &'a Json, at: &str) -> Result<&'a [Json]> {
             reason: format!("expected a list of layer specs or {{\"layers\": [...]}}, got {other}"),
         }),
     }
+}
+
+/// The settings of an `lstm` layer spec (RLgraph's `LSTMLayer` keys); `at` names the spec's
+/// place for messages.
+pub fn lstm_spec(spec: &Json, at: &str) -> Result<LstmSpec> {
+    lstm_settings(&Spec::new(spec, at)?)
+}
+
+fn lstm_settings(s: &Spec<'_>) -> Result<LstmSpec> {
+    s.only(&[
+        "units",
+        "forget_bias",
+        "return_sequences",
+        "time_major",
+        "use_peepholes",
+        "cell_clip",
+        "static_loop",
+        "parallel_iterations",
+        "swap_inputs",
+        "stateful_batch_size",
+        "scope",
+    ])?;
+    for (key, ok) in [
+        ("use_peepholes", !s.bool_or("use_peepholes", false)?),
+        ("cell_clip", s.get("cell_clip").is_none_or(Json::is_null)),
+        ("swap_inputs", !s.bool_or("swap_inputs", false)?),
+    ] {
+        if !ok {
+            return Err(CoreError::Config {
+                at: s.at(key),
+                reason: "not yet supported".into(),
+            });
+        }
+    }
+    // static_loop and parallel_iterations steer TensorFlow's loop, not the result.
+    Ok(LstmSpec {
+        units: s.positive("units")?,
+        forget_bias: s.f64_or("forget_bias", 1.0)?,
+        return_sequences: s.bool_or("return_sequences", true)?,
+        stateful_batch: s
+            .get("stateful_batch_size")
+            .map(|_| s.usize("stateful_batch_size"))
+            .transpose()?,
+        time_major: s
+            .get("time_major")
+            .map(|_| s.bool_or("time_major", false))
+            .transpose()?,
+    })
 }
 
 /// The components of a layer-spec list (RLgraph's `network_spec`), uniquely named.

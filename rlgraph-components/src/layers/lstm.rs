@@ -252,3 +252,120 @@ pub fn lstm<B: Backend>(name: &str, spec: LstmSpec) -> Component<B> {
 pub fn sequence_length_space() -> Space {
     Space::from(IntBox::unbounded()).with_batch_rank(true)
 }
+
+/// An LSTM named `name` that an agent carries from step to step, over flat batches (no time
+/// rank, so the layers, policies and losses around it need none either).
+/// `unroll(inputs, memory, starts)`: `inputs` `[N * T, F]` are `N` sequences of `T` steps one
+/// after another; `memory` the Tuple `(c, h)` of `[N, units]` each sequence starts from; the
+/// optional `starts` `[N * T]` are 1 where an episode starts, which zeroes the memory before
+/// that step, as the actor zeroed it when it acted. Returns every step's output `[N * T,
+/// units]` and the final `(c, h)`. Acting is the case `T = 1`. Its variables are
+/// [`lstm`]'s, named alike.
+pub fn lstm_unroll<B: Backend>(name: &str, units: usize, forget_bias: f64) -> Component<B> {
+    Component::new(name)
+        .with_kind("lstm")
+        .api(
+            "unroll",
+            vec![Param::new("inputs"), Param::new("memory"), Param::optional("starts")],
+            |ctx, args| {
+                let starts = match args.opt(2) {
+                    Some(op) => op,
+                    None => ctx.graph_fn1("nothing", &[])?,
+                };
+                ctx.graph_fn("unroll", &[args.get(0)?, args.get(1)?, starts])
+            },
+        )
+        .check_inputs(move |s| {
+            let x = s.get("inputs")?;
+            let ok = matches!(x, Space::Float(_))
+                && x.shape().is_some_and(|sh| sh.len() == 1)
+                && x.ranks().is_some_and(|r| r.batch && !r.time);
+            if !ok {
+                return Err(s.mismatch("inputs", "float vectors [N * T, features] with a batch rank only"));
+            }
+            let memory = s.get("memory")?;
+            if *memory != memory_space(units) {
+                return Err(s.mismatch(
+                    "memory",
+                    format!("the Tuple (c, h) of two float [{units}] with a batch rank"),
+                ));
+            }
+            Ok(())
+        })
+        .variables(move |spaces| {
+            let features = spaces
+                .get("inputs")?
+                .shape()
+                .and_then(|s| s.first().copied())
+                .unwrap_or(0);
+            Ok(vec![
+                VarDecl::new("kernel", [features + units, 4 * units], Initializer::GlorotUniform),
+                VarDecl::new("bias", [4 * units], Initializer::Zeros),
+            ])
+        })
+        .graph_fn(
+            GraphFn::new("nothing", |_, _| Ok(vec![Tree::Tuple(vec![])])).infer(|_, _| Ok(vec![Space::tuple(vec![])])),
+        )
+        .graph_fn(
+            GraphFn::new("unroll", move |ctx: &mut KernelCtx<'_, B>, xs: &[Tree<B::Tensor>]| {
+                let bad = |ctx: &KernelCtx<'_, B>, reason: String| CoreError::Component {
+                    component: ctx.component().into(),
+                    method: Some("unroll".into()),
+                    reason,
+                };
+                let (Some(x), Tree::Tuple(m)) = (xs[0].as_leaf(), &xs[1]) else {
+                    return Err(bad(ctx, "inputs must be one tensor and memory a Tuple (c, h)".into()));
+                };
+                let (Some(c0), Some(h0)) = (m.first().and_then(Tree::as_leaf), m.get(1).and_then(Tree::as_leaf)) else {
+                    return Err(bad(ctx, "memory must be the Tuple (c, h)".into()));
+                };
+                let (rows, n) = (B::shape(x)[0], B::shape(c0)[0]);
+                if n == 0 || rows % n != 0 {
+                    return Err(bad(
+                        ctx,
+                        format!("{rows} input rows do not split into the memory's {n} sequences of equal length"),
+                    ));
+                }
+                let t_len = rows / n;
+                let features = B::shape(x).get(1).copied().unwrap_or(0);
+                let x = B::reshape(x, &[n, t_len, features])?;
+                // 1 - starts: the share of the memory each step keeps.
+                let keep = match &xs[2] {
+                    Tree::Leaf(s) => {
+                        if B::shape(s) != [rows] {
+                            return Err(bad(ctx, format!("starts must be [{rows}], got {:?}", B::shape(s))));
+                        }
+                        let s = B::cast(s, DType::F32)?;
+                        Some(B::reshape(&B::affine(&s, -1.0, 1.0)?, &[n, t_len])?)
+                    }
+                    _ => None,
+                };
+                let (kernel, bias) = (ctx.var("kernel")?.clone(), ctx.var("bias")?.clone());
+                let (mut c, mut h) = (c0.clone(), h0.clone());
+                let mut outputs = Vec::with_capacity(t_len);
+                for t in 0..t_len {
+                    if let Some(keep) = &keep {
+                        let k = B::narrow(keep, 1, t, 1)?;
+                        c = B::mul(&c, &k)?;
+                        h = B::mul(&h, &k)?;
+                    }
+                    let x_t = B::squeeze(&B::narrow(&x, 1, t, 1)?, 1)?;
+                    (c, h) = step::<B>(&x_t, &c, &h, &kernel, &bias, units, forget_bias)?;
+                    outputs.push(B::unsqueeze(&h, 1)?);
+                }
+                let out = B::reshape(&B::concat(&outputs, 1)?, &[rows, units])?;
+                Ok(vec![Tree::Leaf(out), Tree::Tuple(vec![Tree::Leaf(c), Tree::Leaf(h)])])
+            })
+            .outputs(2)
+            .infer(move |_, _| {
+                let out = Space::from(FloatBox::new([units])).with_batch_rank(true);
+                Ok(vec![out, memory_space(units)])
+            }),
+        )
+}
+
+/// The space of an [`lstm_unroll`]'s memory: the Tuple `(c, h)`, each `[N, units]`.
+pub fn memory_space(units: usize) -> Space {
+    let state = Space::from(FloatBox::new([units])).with_batch_rank(true);
+    Space::tuple(vec![state.clone(), state])
+}

@@ -3,7 +3,7 @@
 //! sequence lengths, time-major inputs, and the stateful mode with reset, on candle and tch.
 
 use rlgraph_components::from_spec;
-use rlgraph_components::layers::{lstm, sequence_length_space, LstmSpec};
+use rlgraph_components::layers::{lstm, lstm_unroll, memory_space, sequence_length_space, LstmSpec};
 use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{check_close, ComponentTest, Tolerance};
 use rlgraph_tests::both_backends;
@@ -34,28 +34,33 @@ fn reference(
                 out.push(vec![0.0; units]);
                 continue;
             }
-            let input: Vec<f64> = x.iter().chain(&h).copied().collect();
-            let z: Vec<f64> = (0..4 * units)
-                .map(|g| {
-                    bias[g]
-                        + input
-                            .iter()
-                            .enumerate()
-                            .map(|(k, v)| v * kernel[k * 4 * units + g])
-                            .sum::<f64>()
-                })
-                .collect();
-            for u in 0..units {
-                let (i, j, f, o) = (z[u], z[units + u], z[2 * units + u], z[3 * units + u]);
-                c[u] = sigmoid(f + 1.0) * c[u] + sigmoid(i) * j.tanh();
-                h[u] = sigmoid(o) * c[u].tanh();
-            }
+            cell(x, &mut c, &mut h, kernel, bias, units);
             out.push(h.clone());
         }
         outs.push(out);
         states.push((c, h));
     }
     (outs, states)
+}
+
+/// One step of TensorFlow's `LSTMCell` (forget bias 1) on `x`, updating `c` and `h`.
+fn cell(x: &[f64], c: &mut [f64], h: &mut [f64], kernel: &[f64], bias: &[f64], units: usize) {
+    let input: Vec<f64> = x.iter().chain(h.iter()).copied().collect();
+    let z: Vec<f64> = (0..4 * units)
+        .map(|g| {
+            bias[g]
+                + input
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| v * kernel[k * 4 * units + g])
+                    .sum::<f64>()
+        })
+        .collect();
+    for u in 0..units {
+        let (i, j, f, o) = (z[u], z[units + u], z[2 * units + u], z[3 * units + u]);
+        c[u] = sigmoid(f + 1.0) * c[u] + sigmoid(i) * j.tanh();
+        h[u] = sigmoid(o) * c[u].tanh();
+    }
 }
 
 fn tol() -> Tolerance {
@@ -145,5 +150,48 @@ both_backends! {
         let flat = Space::from_json_str(r#"{"type": "float-box", "shape": [1], "add_batch_rank": true}"#).unwrap();
         let err = ComponentTest::<B>::new(lstm::<B>("lstm", spec), [("inputs", flat)], 0).err().unwrap().to_string();
         assert!(err.contains("lstm") && err.contains("inputs"), "{err}");
+    }
+
+    fn the_unrolled_lstm_carries_memory_and_restarts_at_episode_starts<B>() {
+        // Two sequences of three steps, flat [6, 2]; the second restarts its memory at step 2.
+        let (units, features, n, len) = (2, 2, 2, 3);
+        let kernel: Vec<f64> = (0..(features + units) * 4 * units).map(|k| ((k * 5 % 13) as f64 - 6.0) / 10.0).collect();
+        let bias: Vec<f64> = (0..4 * units).map(|g| (g as f64 - 4.0) / 10.0).collect();
+        let xs: Vec<Vec<f64>> = (0..n * len).map(|r| (0..features).map(|f| ((r * 3 + f) as f64).cos()).collect()).collect();
+        let memory0 = [vec![0.3, -0.2, 0.1, 0.4], vec![-0.5, 0.25, 0.2, -0.1]];
+        let starts = [false, false, false, false, false, true];
+        let (mut want, mut last) = (vec![], vec![]);
+        for (s, m0) in memory0.iter().enumerate() {
+            let (mut c, mut h) = (m0[..units].to_vec(), m0[units..].to_vec());
+            for t in 0..len {
+                let r = s * len + t;
+                if starts[r] {
+                    c.fill(0.0);
+                    h.fill(0.0);
+                }
+                cell(&xs[r], &mut c, &mut h, &kernel, &bias, units);
+                want.extend(h.clone());
+            }
+            last.push((c, h));
+        }
+        let flat_space = Space::from_json_str(r#"{"type": "float-box", "shape": [2], "add_batch_rank": true}"#).unwrap();
+        let flag_space = Space::from_json_str(r#"{"type": "bool-box", "add_batch_rank": true}"#).unwrap();
+        let spaces = [("inputs", flat_space), ("memory", memory_space(units)), ("starts", flag_space)];
+        let mut t = ComponentTest::<B>::new(lstm_unroll::<B>("lstm", units, 1.0), spaces, 0).unwrap();
+        t.set_variable("kernel", &floats(&[features + units, 4 * units], &kernel)).unwrap();
+        t.set_variable("bias", &floats(&[4 * units], &bias)).unwrap();
+        let x = floats(&[n * len, features], xs.concat());
+        let split = |i: usize| -> Vec<f64> { memory0.iter().flat_map(|m| m[i * units..(i + 1) * units].to_vec()).collect() };
+        let memory = Value::Tuple(vec![floats(&[n, units], split(0)), floats(&[n, units], split(1))]);
+        let flags = Value::Bool(Array::new([n * len], starts.to_vec()).unwrap());
+        let out = t.call("unroll", &[x.clone(), memory.clone(), flags]).unwrap();
+        check_close(&out[0], &floats(&[n * len, units], &want), tol()).unwrap();
+        let c: Vec<f64> = last.iter().flat_map(|s| s.0.clone()).collect();
+        let h: Vec<f64> = last.iter().flat_map(|s| s.1.clone()).collect();
+        check_close(&out[1], &Value::Tuple(vec![floats(&[n, units], &c), floats(&[n, units], &h)]), tol()).unwrap();
+        // Rows that do not split into the memory's sequences are refused, naming the layer.
+        let five = Value::Bool(Array::new([5], vec![false; 5]).unwrap());
+        let err = t.call("unroll", &[floats(&[5, features], [0.0; 10]), memory, five]).unwrap_err().to_string();
+        assert!(err.contains("lstm") && err.contains("5 input rows"), "{err}");
     }
 }
