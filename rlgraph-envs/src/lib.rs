@@ -15,6 +15,7 @@
 
 pub mod acrobot;
 pub mod cartpole;
+mod cartpole_no_vel;
 mod env;
 mod grid_world;
 pub mod gym;
@@ -26,6 +27,7 @@ mod vector_env;
 
 pub use acrobot::Acrobot;
 pub use cartpole::CartPole;
+pub use cartpole_no_vel::CartPoleNoVel;
 pub use env::{Env, EnvError, EnvSnapshot, Result, Step};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
@@ -39,6 +41,7 @@ pub use vector_env::{Stepping, VectorEnv, VectorStep};
 /// The ids `make` knows.
 pub const ENV_IDS: &[&str] = &[
     "CartPole-v1",
+    "CartPoleNoVel-v1",
     "MountainCar-v0",
     "Acrobot-v1",
     "Pendulum-v1",
@@ -48,13 +51,15 @@ pub const ENV_IDS: &[&str] = &[
     "gym:<Gymnasium id>[?key=value&...]",
 ];
 
-/// An environment by id: `CartPole-v1`, `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
+/// An environment by id: `CartPole-v1`, `CartPoleNoVel-v1` (no velocities: a task for
+/// recurrent policies), `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
 /// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), or any Gymnasium environment
 /// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]).
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     Ok(match id {
         "CartPole-v1" | "cartpole" => Box::new(CartPole::new(seed)),
+        CartPoleNoVel::ID => Box::new(CartPoleNoVel::new(seed)),
         "MountainCar-v0" | "mountaincar" => Box::new(MountainCar::new(seed)),
         "Acrobot-v1" | "acrobot" => Box::new(Acrobot::new(seed)),
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
