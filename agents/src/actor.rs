@@ -135,29 +135,57 @@ impl<B: Backend> GraphActor<B> {
     }
 }
 
-impl<B: Backend> Actor for GraphActor<B> {
-    fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted> {
-        let batch = stack(states)?;
-        // Actions leave as host values, so no gradient flows back through them.
+impl<B: Backend> GraphActor<B> {
+    /// [`Actor::act`] for a recurrent policy: `memory` (the Tuple `(c, h)` per state) and
+    /// `starts` go in after the states, and the memory after the step comes back beside the
+    /// actions (see [`crate::CarriedMemory`]).
+    pub fn act_with_memory(&mut self, states: &[Value], memory: [Value; 2], explore: bool) -> Result<(Acted, Value)> {
+        let (acted, memory) = self.act_from(states, explore, 0.0, Some(memory))?;
+        let memory = memory.ok_or_else(|| CoreError::Config {
+            at: "actor/get_action".into(),
+            reason: "no memory came back".into(),
+        })?;
+        Ok((acted, memory))
+    }
+
+    fn act_from(
+        &mut self,
+        states: &[Value],
+        explore: bool,
+        time_percentage: f64,
+        memory: Option<[Value; 2]>,
+    ) -> Result<(Acted, Option<Value>)> {
         // The stacked batch is ours: its data moves into the upload rather than being copied.
-        let (method, inputs) = if !explore {
-            ("get_deterministic_action", vec![batch])
-        } else if self.takes_time {
-            let t = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
-            ("get_action", vec![batch, t])
+        let mut inputs = vec![stack(states)?];
+        if explore && self.takes_time {
+            inputs.push(Value::f32(time_percentage.clamp(0.0, 1.0) as f32));
+        }
+        let recurrent = memory.is_some();
+        inputs.extend(memory.into_iter().flatten());
+        let method = if explore {
+            "get_action"
         } else {
-            ("get_action", vec![batch])
+            "get_deterministic_action"
         };
-        let out = self.exec.execute_without_grad(method, inputs)?;
+        // Actions leave as host values, so no gradient flows back through them.
+        let mut out = self.exec.execute_without_grad(method, inputs)?;
+        let memory = if recurrent { out.pop() } else { None };
         let mut out = out.into_iter();
         let actions = out.next().ok_or_else(|| CoreError::Config {
-            at: "actor/get_action".into(),
+            at: format!("actor/{method}"),
             reason: "no actions came back".into(),
         })?;
-        Ok(Acted {
+        let acted = Acted {
             actions: unstack(&actions)?,
             extras: self.extras.iter().cloned().zip(out).collect(),
-        })
+        };
+        Ok((acted, memory))
+    }
+}
+
+impl<B: Backend> Actor for GraphActor<B> {
+    fn act(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Acted> {
+        Ok(self.act_from(states, explore, time_percentage, None)?.0)
     }
 
     /// Every trainable variable of the actor must be in the snapshot; entries it has no

@@ -1,19 +1,21 @@
 //! The policy and value networks of the actor-critic family (PPO, A2C, IMPALA) under one
 //! scope, so one optimizer steps both.
 
+use rlgraph_components::layers::{lstm_unroll, memory_space};
 use rlgraph_components::{
-    layers_from_spec, optimizer, policy_with, shared_value_function_policy, value_function, OptimizerSpec,
-    PolicyOptions,
+    layers_from_spec, neural_network, optimizer, policy_with, shared_value_function_policy, value_function,
+    OptimizerSpec, PolicyOptions,
 };
 use std::collections::BTreeMap;
 
-use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, Component, Device, Param, Result};
+use rlgraph_core::spaces::{BoolBox, Space};
+use rlgraph_core::{ApiCtx, Args, Backend, Component, Device, Op, Param, Result};
 use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::preprocessing::{mask_key, with_preprocessing, StateInput};
+use crate::recurrence::Recurrence;
 
 /// A component `networks` with a policy over `network_spec`, and a value function over
 /// `value_function_spec` (or, when that is empty, a value head on the policy's network).
@@ -21,19 +23,34 @@ use crate::preprocessing::{mask_key, with_preprocessing, StateInput};
 /// `state_values(states)` and `evaluate(states, actions)` -> (log-likelihoods, state values,
 /// entropies); every result is one number (or action) per batch item. The policy's methods
 /// take an optional last input `action_mask` (see [`rlgraph_components::policy_with`]).
+///
+/// With `recurrence` (an LSTM in `network_spec`), every method takes `memory` (the LSTM's
+/// `(c, h)` per sequence) and `starts` (1 where an episode starts) after `states`, runs the layers before the
+/// LSTM, unrolls it ([`rlgraph_components::layers::lstm_unroll`]) and gives its output to
+/// the policy's and value function's layers; the memory after the last step is the last output.
 pub(crate) fn actor_critic_networks<B: Backend>(
     network_spec: &[Json],
     value_function_spec: &[Json],
     action_adapter: Option<&Json>,
     action_space: &Space,
+    recurrence: Option<&Recurrence>,
 ) -> Result<Component<B>> {
-    let layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
+    let at = "config.network_spec";
+    let layers = match recurrence {
+        Some(r) => layers_from_spec::<B>(&r.post, at)?,
+        None => layers_from_spec::<B>(network_spec, at)?,
+    };
     let options = PolicyOptions {
         action_adapter: crate::agent_spec::adapter_spec(action_adapter),
         ..PolicyOptions::default()
     };
     let separate = !value_function_spec.is_empty();
     let mut c = Component::new("networks").with_kind("actor-critic-networks");
+    if let Some(r) = recurrence {
+        c = c
+            .with_sub(neural_network::<B>("encoder", layers_from_spec::<B>(&r.pre, at)?))
+            .with_sub(lstm_unroll::<B>("lstm", r.units, r.forget_bias));
+    }
     if separate {
         let vf_layers = layers_from_spec::<B>(value_function_spec, "config.value_function_spec")?;
         c = c
@@ -47,46 +64,92 @@ pub(crate) fn actor_critic_networks<B: Backend>(
             options,
         )?);
     }
-    let states = || vec![Param::new("states"), Param::optional("action_mask")];
-    let values = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, s| -> Result<rlgraph_core::Op> {
+    let recurrent = recurrence.is_some();
+    // Where `states` are followed by `memory` and `starts`, the inputs after them sit two
+    // places later.
+    let skip = if recurrent { 2 } else { 0 };
+    let with_memory = move |mut params: Vec<Param>| {
+        if recurrent {
+            params.splice(1..1, [Param::new("memory"), Param::new("starts")]);
+        }
+        params
+    };
+    let states = move || with_memory(vec![Param::new("states"), Param::optional("action_mask")]);
+    // What the heads read (the states, or the LSTM's outputs), and the memory after them.
+    let trunk = move |ctx: &mut ApiCtx<'_, B>, args: &Args| -> Result<(Op, Option<Op>)> {
+        let s = args.get(0)?;
+        if !recurrent {
+            return Ok((s, None));
+        }
+        let encoded = ctx.call("encoder", "call", &[s])?[0];
+        let out = ctx.call("lstm", "unroll", &[encoded, args.get(1)?, args.get(2)?])?;
+        Ok((out[0], Some(out[1])))
+    };
+    let values = move |ctx: &mut ApiCtx<'_, B>, s| -> Result<Op> {
         Ok(if separate {
             ctx.call("value-function", "value_output", &[s])?[0]
         } else {
             ctx.call("policy", "get_state_values", &[s])?[0]
         })
     };
-    Ok(c.api("get_action", states(), |ctx, args| {
-        ctx.call("policy", "get_action", &args.present())
-    })
-    .api("get_deterministic_action", states(), |ctx, args| {
-        ctx.call("policy", "get_deterministic_action", &args.present())
-    })
-    .api("get_action_and_log_likelihood", states(), |ctx, args| {
-        let out = ctx.call("policy", "get_action_and_log_likelihood", &args.present())?;
-        let log_probs = ctx.graph_fn1("per_item", &[out[1]])?;
-        Ok(vec![out[0], log_probs])
-    })
-    .api("state_values", vec![Param::new("states")], move |ctx, args| {
-        Ok(vec![values(ctx, args.get(0)?)?])
-    })
-    .api(
-        "evaluate",
-        vec![
-            Param::new("states"),
-            Param::new("actions"),
-            Param::optional("action_mask"),
-        ],
-        move |ctx, args| {
-            let (s, a) = (args.get(0)?, args.get(1)?);
-            let mask = args.opt(2);
-            let log_probs = ctx.call("policy", "get_log_likelihood", &[&[s, a][..], mask.as_slice()].concat())?[0];
-            let entropy = ctx.call("policy", "get_entropy", &[&[s][..], mask.as_slice()].concat())?[0];
-            let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
-            let entropy = ctx.graph_fn1("per_item", &[entropy])?;
-            Ok(vec![log_probs, values(ctx, s)?, entropy])
-        },
-    )
-    .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item")))
+    // A policy method on the trunk's output, given the action mask where there is one.
+    let policy = move |method: &'static str| {
+        move |ctx: &mut ApiCtx<'_, B>, args: &Args| -> Result<Vec<Op>> {
+            let (x, memory) = trunk(ctx, args)?;
+            let inputs: Vec<Op> = std::iter::once(x).chain(args.opt(1 + skip)).collect();
+            let mut out = ctx.call("policy", method, &inputs)?;
+            if method == "get_action_and_log_likelihood" {
+                out.truncate(2);
+                out[1] = ctx.graph_fn1("per_item", &[out[1]])?;
+            }
+            out.extend(memory);
+            Ok(out)
+        }
+    };
+    Ok(c.api("get_action", states(), policy("get_action"))
+        .api("get_deterministic_action", states(), policy("get_deterministic_action"))
+        .api(
+            "get_action_and_log_likelihood",
+            states(),
+            policy("get_action_and_log_likelihood"),
+        )
+        .api(
+            "state_values",
+            with_memory(vec![Param::new("states")]),
+            move |ctx, args| {
+                let (x, memory) = trunk(ctx, args)?;
+                Ok(std::iter::once(values(ctx, x)?).chain(memory).collect())
+            },
+        )
+        .api(
+            "evaluate",
+            with_memory(vec![
+                Param::new("states"),
+                Param::new("actions"),
+                Param::optional("action_mask"),
+            ]),
+            move |ctx, args| {
+                let (x, _) = trunk(ctx, args)?;
+                let (a, mask) = (args.get(1 + skip)?, args.opt(2 + skip));
+                let log_probs = ctx.call("policy", "get_log_likelihood", &[&[x, a][..], mask.as_slice()].concat())?[0];
+                let entropy = ctx.call("policy", "get_entropy", &[&[x][..], mask.as_slice()].concat())?[0];
+                let log_probs = ctx.graph_fn1("per_item", &[log_probs])?;
+                let entropy = ctx.graph_fn1("per_item", &[entropy])?;
+                Ok(vec![log_probs, values(ctx, x)?, entropy])
+            },
+        )
+        .graph_fn(rlgraph_components::sum_item_dims::<B>("per_item")))
+}
+
+/// The input spaces `memory` and `starts` of a recurrent graph.
+pub(crate) fn memory_spaces(r: &Recurrence) -> [(String, Space); 2] {
+    [
+        ("memory".into(), memory_space(r.units)),
+        (
+            "starts".into(),
+            Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
+        ),
+    ]
 }
 
 /// What shapes the actor-critic networks and where they run: the config keys the learner
@@ -102,6 +165,8 @@ pub(crate) struct ActorCriticSpec<'a> {
     pub preprocessing: &'a [Json],
     /// `action_mask_key`: where states carry their action mask (if they are a Dict with it).
     pub action_mask_key: &'a crate::MaskKey,
+    /// The split of `network_spec` around its LSTM, when it has one.
+    pub recurrence: Option<&'a Recurrence>,
     /// `execution_spec.default_device`.
     pub device: Device,
 }
@@ -124,6 +189,7 @@ pub(crate) fn actor_critic_root<B: Backend>(
             spec.value_function,
             spec.action_adapter,
             action_space,
+            spec.recurrence,
         )?)
         .with_sub(loss)
         .with_sub(optimizer("optimizer", optimizer_spec.clone()));
@@ -149,11 +215,15 @@ pub(crate) fn actor_critic_actor<B: Backend>(
             spec.value_function,
             spec.action_adapter,
             action_space,
+            spec.recurrence,
         )?);
     let mask = mask_key(spec.action_mask_key, state_space, action_space)?;
     let (root, input) = with_preprocessing(root, spec.preprocessing, mask)?;
-    let root = with_acting_apis(root, input, "networks", stochastic);
-    let spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
+    let root = with_acting_apis(root, input, "networks", stochastic, spec.recurrence.is_some());
+    let mut spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
+    if let Some(r) = spec.recurrence {
+        spaces.extend(memory_spaces(r));
+    }
     let exec = build_graph(root, &spaces, spec.device, actor_seed(seed))?;
     Ok(GraphActor::new(exec, extras, false))
 }

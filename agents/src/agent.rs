@@ -44,6 +44,14 @@ pub trait Agent {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>>;
     /// Records a transition of environment copy `env_id`.
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()>;
+    /// Acting copies `copies` begin new episodes at their next step, among the exploring
+    /// copies (`explore`: training) or the greedy ones (evaluation): a recurrent policy zeroes
+    /// their memory. An exploring copy whose observed transition ended its episode starts anew
+    /// by itself. Memoryless agents have nothing to do.
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        let _ = (explore, copies);
+        Ok(())
+    }
     /// One update; `None` when the agent holds too little experience yet.
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>>;
     /// When to update.
@@ -131,6 +139,9 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
     }
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
         (**self).observe(env_id, transition)
+    }
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        (**self).begin_episodes(explore, copies)
     }
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
         (**self).update(time_percentage)

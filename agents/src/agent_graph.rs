@@ -31,38 +31,52 @@ pub(crate) fn actor_seed(seed: u64) -> u64 {
 /// Adds `get_action(states)` and `get_deterministic_action(states)`: the states through the
 /// preprocessor stack (as `input` says), then sub-component `sub`'s `stochastic` method (which
 /// may return more than the actions, such as their log-likelihoods) or its
-/// `get_deterministic_action`, given the states' action mask where they carry one.
+/// `get_deterministic_action`, given the states' action mask where they carry one. With
+/// `recurrent`, both also take `memory` and `starts` after the states and hand them on (see
+/// [`crate::actor_critic_networks`]); the memory after the step is the last output.
 pub(crate) fn with_acting_apis<B: Backend>(
     root: Component<B>,
     input: StateInput,
     sub: &'static str,
     stochastic: &'static str,
+    recurrent: bool,
 ) -> Component<B> {
     let act = move |method: &'static str| {
         move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args| {
             let states = args.get(0)?;
             let mut inputs = vec![preprocess(ctx, input, states)?];
+            if recurrent {
+                inputs.extend([args.get(1)?, args.get(2)?]);
+            }
             inputs.extend(action_mask(ctx, input, states, true)?);
             ctx.call(sub, method, &inputs)
         }
     };
-    root.api("get_action", vec![Param::new("states")], act(stochastic)).api(
+    let params = move || match recurrent {
+        true => vec![Param::new("states"), Param::new("memory"), Param::new("starts")],
+        false => vec![Param::new("states")],
+    };
+    root.api("get_action", params(), act(stochastic)).api(
         "get_deterministic_action",
-        vec![Param::new("states")],
+        params(),
         act("get_deterministic_action"),
     )
 }
 
 /// The actor-critic networks' `evaluate` of raw `states` and `actions` (log-likelihoods, state
 /// values, entropies): the states through the preprocessor stack, masked where they carry an
-/// action mask.
+/// action mask; `memory` (the LSTM's memory and the episode starts) where the networks are
+/// recurrent.
 pub(crate) fn evaluate<B: Backend>(
     ctx: &mut rlgraph_core::ApiCtx<'_, B>,
     input: StateInput,
     states: rlgraph_core::Op,
     actions: rlgraph_core::Op,
+    memory: Option<[rlgraph_core::Op; 2]>,
 ) -> Result<Vec<rlgraph_core::Op>> {
-    let mut inputs = vec![preprocess(ctx, input, states)?, actions];
+    let mut inputs = vec![preprocess(ctx, input, states)?];
+    inputs.extend(memory.into_iter().flatten());
+    inputs.push(actions);
     inputs.extend(action_mask(ctx, input, states, false)?);
     ctx.call("networks", "evaluate", &inputs)
 }

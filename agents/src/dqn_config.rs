@@ -130,6 +130,7 @@ impl DqnConfig {
         let (kind, shared, own) = read_config::<DqnKeys>(spec, &KIND)?;
         let apex = kind.starts_with("apex");
         let network_spec = shared.network("a DQN needs a network")?;
+        crate::recurrence::refuse_recurrence(&network_spec, "config.network_spec", "DQN")?;
         let mut dueling = own.dueling_q.unwrap_or(false);
         let mut units_state_value_stream = 128;
         if let Some(p) = &own.policy_spec {

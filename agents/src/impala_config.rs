@@ -92,6 +92,7 @@ impl ImpalaConfig {
             action_adapter: None,
             preprocessing: &self.preprocessing_spec,
             action_mask_key: &self.action_mask_key,
+            recurrence: None,
             device: self.device,
         }
     }
@@ -149,6 +150,7 @@ impl ImpalaConfig {
             return Err(config("config.visualize", "rendering is not supported".into()));
         }
         let network_spec = shared.network("a policy needs a network")?;
+        crate::recurrence::refuse_recurrence(&network_spec, "config.network_spec", "IMPALA")?;
         let keys = shared.update_spec.clone().unwrap_or_default();
         let mut update = keys.resolve();
         // The learner looks for full batches after every step; rollouts wait in the queue.

@@ -59,10 +59,10 @@ impl<B: Backend> ImpalaLearner<B> {
         .into_iter()
         .map(Param::new)
         .collect();
-        let root = with_acting_apis(root, input, "networks", "get_action_and_log_likelihood")
+        let root = with_acting_apis(root, input, "networks", "get_action_and_log_likelihood", false)
             // `states` ... `terminals` are time-major rollouts flattened to `[T * B]`.
             .api("update", params, move |ctx, args| {
-                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, None)?;
                 let sb = preprocess(ctx, input, args.get(5)?)?;
                 let bootstrap = ctx.call("networks", "state_values", &[sb])?[0];
                 let mut tm = |x| ctx.graph_fn1("time_major", &[x, bootstrap]);

@@ -16,6 +16,7 @@ use rlgraph_core::{Backend, CoreError, ErasedExecutor, GraphExecutor, HostState,
 
 use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
+use crate::carried_memory::CarriedMemory;
 use crate::counters::Counters;
 use crate::learner::Learner;
 use crate::pg_config::PgConfig;
@@ -31,6 +32,8 @@ pub struct PgAgent<B: Backend> {
     learner: PgLearner<B>,
     counters: Counters,
     state_space: Space,
+    /// A recurrent policy's memory per environment copy.
+    memory: Option<CarriedMemory>,
 }
 
 impl<B: Backend> PgAgent<B> {
@@ -46,6 +49,7 @@ impl<B: Backend> PgAgent<B> {
             learner,
             counters: Counters::new(seed),
             state_space: state_space.with_batch_rank(false),
+            memory: config.recurrence.as_ref().map(|r| CarriedMemory::new(r.units)),
         })
     }
 
@@ -88,6 +92,7 @@ impl<B: Backend> PgAgent<B> {
     /// Actions for states already on the device (`[N, ...]`), with no host conversion and no
     /// space check: the acting path of device-resident environments.
     pub fn act_tensors(&mut self, states: &B::Tensor, explore: bool) -> Result<B::Tensor> {
+        self.refuse_memory("act_tensors")?;
         let out = self.actor.act_tensors(&Tree::Leaf(states.clone()), explore, 0.0)?;
         out.into_iter()
             .next()
@@ -101,10 +106,28 @@ impl<B: Backend> PgAgent<B> {
     /// A PPO update from a rollout on the device ([`PgLearner::update_from_tensors`]); the
     /// actor takes the new weights.
     pub fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
+        self.refuse_memory("update_from_tensors")?;
         let loss = self.learner.update_from_tensors(rollout, time_percentage)?;
         self.counters.timesteps += rollout.frames() as u64;
         self.learner.publish_to(&mut self.actor)?;
         Ok(loss)
+    }
+
+    /// Whether the policy carries an LSTM's memory from step to step.
+    pub fn is_recurrent(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    fn refuse_memory(&self, what: &str) -> Result<()> {
+        match self.memory {
+            Some(_) => Err(CoreError::Config {
+                at: format!("pg-agent/{what}"),
+                reason: "a recurrent policy acts and learns through get_actions and observe, \
+                         which carry each copy's memory; device-resident rollouts do not"
+                    .into(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Learns from `batch` and hands the actor the learner's new weights.
@@ -137,12 +160,36 @@ impl<B: Backend> PgAgent<B> {
 
 impl<B: Backend> Agent for PgAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        Ok(self.actor.act(states, explore, time_percentage)?.actions)
+        let Some(memory) = &mut self.memory else {
+            return Ok(self.actor.act(states, explore, time_percentage)?.actions);
+        };
+        let inputs = memory.inputs(explore, states.len())?;
+        let (acted, after) = self.actor.act_with_memory(states, inputs, explore)?;
+        memory.update(explore, &after)?;
+        Ok(acted.actions)
     }
 
+    /// A recurrent policy's step is kept with the memory its actor acted from; a step that
+    /// ends an episode starts the copy's next one from a zero memory.
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
+        match &mut self.memory {
+            Some(memory) => {
+                let acted = memory.acted(env_id)?;
+                if transition.terminated || transition.truncated {
+                    memory.begin(true, &[env_id]);
+                }
+                self.rollout.push_with_memory(env_id, transition, acted);
+            }
+            None => self.rollout.push(env_id, transition),
+        }
         self.counters.timesteps += 1;
-        self.rollout.push(env_id, transition);
+        Ok(())
+    }
+
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        if let Some(memory) = &mut self.memory {
+            memory.begin(explore, copies);
+        }
         Ok(())
     }
 
@@ -167,15 +214,15 @@ impl<B: Backend> Agent for PgAgent<B> {
     /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the recent
     /// steps and the agent's counters.
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        self.learner.save_checkpoint(
-            path,
-            vec![
-                ("rollout", &self.rollout),
-                ("agent", &self.counters),
-                ("actor", &self.actor),
-            ],
-            extra,
-        )
+        let mut parts: Vec<(&str, &dyn HostState)> = vec![
+            ("rollout", &self.rollout),
+            ("agent", &self.counters),
+            ("actor", &self.actor),
+        ];
+        if let Some(memory) = &self.memory {
+            parts.push(("memory", memory));
+        }
+        self.learner.save_checkpoint(path, parts, extra)
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
@@ -184,13 +231,15 @@ impl<B: Backend> Agent for PgAgent<B> {
             rollout,
             counters,
             actor,
+            memory,
             ..
         } = self;
-        learner.restore_checkpoint(
-            path,
-            vec![("rollout", rollout), ("agent", counters), ("actor", actor)],
-            extra,
-        )?;
+        let mut parts: Vec<(&str, &mut dyn HostState)> =
+            vec![("rollout", rollout), ("agent", counters), ("actor", actor)];
+        if let Some(memory) = memory {
+            parts.push(("memory", memory));
+        }
+        learner.restore_checkpoint(path, parts, extra)?;
         self.resync_actor()
     }
 
@@ -198,8 +247,11 @@ impl<B: Backend> Agent for PgAgent<B> {
         self.resync_actor()
     }
 
-    /// Resets the preprocessors; the recent steps stay.
+    /// Resets the preprocessors and a recurrent policy's memories; the recent steps stay.
     fn reset(&mut self) -> Result<()> {
+        if let Some(memory) = &mut self.memory {
+            memory.clear();
+        }
         reset_graph(self.actor.executor_mut())?;
         reset_graph(self.learner.executor_mut())
     }

@@ -10,6 +10,7 @@ use serde_json::{json, Value as Json};
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent::config;
 use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
+use crate::recurrence::{recurrence, Recurrence};
 use crate::update_spec::UpdateSpec;
 
 /// Which policy-gradient algorithm.
@@ -66,6 +67,8 @@ pub struct PgConfig {
     pub update: UpdateSpec,
     /// The optimizer of the policy and value networks together.
     pub optimizer: OptimizerSpec,
+    /// The split of `network_spec` around its LSTM layer, when it has one (read from it).
+    pub recurrence: Option<Recurrence>,
 }
 
 /// The types a PPO or actor-critic config may have.
@@ -110,6 +113,7 @@ impl PgConfig {
             action_adapter: self.action_adapter.as_ref(),
             preprocessing: &self.preprocessing_spec,
             action_mask_key: &self.action_mask_key,
+            recurrence: self.recurrence.as_ref(),
             device: self.device,
         }
     }
@@ -192,7 +196,17 @@ impl PgConfig {
                 format!("{} steps do not fit memory_spec.capacity {capacity}", update.batch_size),
             ));
         }
+        let recurrence = recurrence(&network_spec, "config.network_spec")?;
+        if recurrence.is_some() && sample_episodes {
+            return Err(config(
+                "config.sample_episodes",
+                "a recurrent policy learns from each environment copy's latest steps as equal-length \
+                 sequences; set sample_episodes: false (actor-critic's default is true)"
+                    .into(),
+            ));
+        }
         Ok(PgConfig {
+            recurrence,
             device: shared.device(),
             algorithm,
             capacity,

@@ -53,12 +53,13 @@ use std::collections::BTreeMap;
 use rlgraph_components::helpers::{gae_time_major, gae_values};
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Backend, CoreError, DType, HostTensor, Param, Result, Tree};
+use rlgraph_core::{Args, Backend, CoreError, DType, HostTensor, Op, Param, Result, Tree};
 
 use crate::actor::GraphActor;
-use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
+use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
 use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
+use crate::carried_memory::memory_value;
 use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::mask_key;
@@ -109,6 +110,27 @@ fn scalar_space() -> Space {
     Space::from(FloatBox::new(Vec::<usize>::new()))
 }
 
+/// How a recurrent batch splits: `count` sequences of `len` steps, one after another.
+struct Sequences {
+    count: usize,
+    len: usize,
+    units: usize,
+}
+
+impl Sequences {
+    /// The rows of sequences `seqs`, in order.
+    fn rows(&self, seqs: &[usize]) -> Vec<usize> {
+        seqs.iter().flat_map(|&s| s * self.len..(s + 1) * self.len).collect()
+    }
+
+    /// The inputs `memory` (each sequence's first) and `starts` (every row's) of `seqs`.
+    fn inputs(&self, batch: &RolloutBatch, seqs: &[usize]) -> Result<[Value; 2]> {
+        let firsts = seqs.iter().map(|&s| batch.memory[s * self.len].as_slice());
+        let starts: Vec<bool> = self.rows(seqs).into_iter().map(|r| batch.starts[r]).collect();
+        Ok([memory_value(firsts, self.units)?, flag_column(&starts)?])
+    }
+}
+
 /// The learner of PPO and actor-critic.
 pub struct PgLearner<B: Backend> {
     graph: LearnerGraph<B>,
@@ -147,6 +169,7 @@ impl<B: Backend> PgLearner<B> {
             ),
         };
         let name = root_name(config);
+        let recurrent = config.recurrence.is_some();
         let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
         let (root, input) = actor_critic_root(name, &config.networks(), action_space, mask, loss, &config.optimizer)?;
         let update_params: Vec<Param> = if ppo {
@@ -171,19 +194,29 @@ impl<B: Backend> PgLearner<B> {
             ]
         }
         .into_iter()
+        .chain(recurrent.then_some(["memory", "starts"]).into_iter().flatten())
         .map(Param::new)
         .collect();
-        let root = with_acting_apis(root, input, "networks", "get_action")
-            .api(
-                "evaluate",
-                vec![Param::new("states"), Param::new("actions")],
-                move |ctx, args| {
-                    let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
-                    Ok(vec![e[0], e[1]])
-                },
-            )
+        // A recurrent graph's `memory` and `starts` are the last two inputs of its methods.
+        let memory = move |args: &Args, at: usize| -> Result<Option<[Op; 2]>> {
+            Ok(match recurrent {
+                true => Some([args.get(at)?, args.get(at + 1)?]),
+                false => None,
+            })
+        };
+        let evaluate_params = ["states", "actions"]
+            .into_iter()
+            .chain(recurrent.then_some(["memory", "starts"]).into_iter().flatten())
+            .map(Param::new)
+            .collect();
+        let memory_at = if ppo { 8 } else { 6 };
+        let root = with_acting_apis(root, input, "networks", "get_action", recurrent)
+            .api("evaluate", evaluate_params, move |ctx, args| {
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory(args, 2)?)?;
+                Ok(vec![e[0], e[1]])
+            })
             .api("update", update_params, move |ctx, args| {
-                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?)?;
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory(args, memory_at)?)?;
                 let (log_probs, values, entropy) = (e[0], e[1], e[2]);
                 let (loss, t) = if ppo {
                     let loss_args = [
@@ -224,6 +257,9 @@ impl<B: Backend> PgLearner<B> {
             spaces.insert("terminals".into(), bools());
             spaces.insert("sequence_indices".into(), bools());
         }
+        if let Some(r) = &config.recurrence {
+            spaces.extend(memory_spaces(r));
+        }
         let exec = build_graph(root, &spaces, config.device, seed)?;
         Ok(PgLearner {
             graph: LearnerGraph::new(exec, format!("{name}/networks/"), seed),
@@ -237,16 +273,60 @@ impl<B: Backend> PgLearner<B> {
     }
 
     /// The log-likelihoods of `actions` and the state values of `states` under the current
-    /// networks.
+    /// networks. A recurrent policy reads the states as one episode from its start.
     pub fn evaluate(&mut self, states: &[Value], actions: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
-        let out = self
-            .graph
-            .exec
-            .execute("evaluate", &[stack(states)?, stack(actions)?])?;
+        let mut inputs = vec![stack(states)?, stack(actions)?];
+        if let Some(r) = &self.config.recurrence {
+            let zeros = vec![0.0; 2 * r.units];
+            let starts: Vec<bool> = (0..states.len()).map(|i| i == 0).collect();
+            inputs.extend([
+                memory_value(std::iter::once(zeros.as_slice()), r.units)?,
+                flag_column(&starts)?,
+            ]);
+        }
+        self.evaluate_inputs(&inputs)
+    }
+
+    fn evaluate_inputs(&mut self, inputs: &[Value]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let out = self.graph.exec.execute("evaluate", inputs)?;
         Ok((
             host_floats(out.first(), "pg-learner/evaluate")?,
             host_floats(out.get(1), "pg-learner/evaluate")?,
         ))
+    }
+
+    /// How a recurrent policy's `batch` splits into sequences (`None` for a memoryless one):
+    /// one per copy, all of one length, each with the memories its actor acted from.
+    fn sequences(&self, batch: &RolloutBatch) -> Result<Option<Sequences>> {
+        let Some(r) = &self.config.recurrence else {
+            return Ok(None);
+        };
+        let bad = |reason: String| CoreError::Config {
+            at: "pg-learner/learn.batch".into(),
+            reason,
+        };
+        let n = batch.len();
+        if batch.memory.len() != n || batch.starts.len() != n {
+            return Err(bad(format!(
+                "a recurrent policy learns from steps with the memory its actor acted from: \
+                 {n} steps, {} memories, {} starts",
+                batch.memory.len(),
+                batch.starts.len()
+            )));
+        }
+        let len = batch.segments.first().copied().unwrap_or(0);
+        if len == 0 || batch.segments.iter().any(|&l| l != len) || batch.segments.iter().sum::<usize>() != n {
+            return Err(bad(format!(
+                "a recurrent policy learns from sequences of one length, one per environment copy, \
+                 got lengths {:?}: make update_spec.batch_size a multiple of the environment copies",
+                batch.segments
+            )));
+        }
+        Ok(Some(Sequences {
+            count: batch.segments.len(),
+            len,
+            units: r.units,
+        }))
     }
 
     /// One update on `batch` at `time_percentage` of the run; returns the (mean) loss.
@@ -276,7 +356,12 @@ impl<B: Backend> PgLearner<B> {
         };
         let clip = Value::f32(clip_ratio.value(t) as f32);
         let weight_entropy = Value::f32(self.config.weight_entropy.value(t) as f32);
-        let (prev_log_probs, prev_values) = self.evaluate(&batch.states, &batch.actions)?;
+        let layout = self.sequences(batch)?;
+        let mut whole = vec![stack(&batch.states)?, stack(&batch.actions)?];
+        if let Some(q) = &layout {
+            whole.extend(q.inputs(batch, &(0..q.count).collect::<Vec<_>>())?);
+        }
+        let (prev_log_probs, prev_values) = self.evaluate_inputs(&whole)?;
         let advantages = gae_values(
             &prev_values,
             &batch.rewards,
@@ -289,10 +374,21 @@ impl<B: Backend> PgLearner<B> {
         let m = self.config.update.sample_size.unwrap_or(n).min(n);
         let mut total = 0.0;
         for _ in 0..self.config.update.num_iterations {
-            let idx = rand::seq::index::sample(&mut self.graph.counters.rng, n, m).into_vec();
+            // A recurrent policy's minibatch is whole sequences, as many as hold `m` steps.
+            let (idx, memory) = match &layout {
+                Some(q) => {
+                    let k = m.div_ceil(q.len).min(q.count);
+                    let seqs = rand::seq::index::sample(&mut self.graph.counters.rng, q.count, k).into_vec();
+                    (q.rows(&seqs), Some(q.inputs(batch, &seqs)?))
+                }
+                None => (
+                    rand::seq::index::sample(&mut self.graph.counters.rng, n, m).into_vec(),
+                    None,
+                ),
+            };
             let pick = |v: &[Value]| stack(&idx.iter().map(|&i| v[i].clone()).collect::<Vec<_>>());
             let pick_f = |v: &[f64]| float_column(&idx.iter().map(|&i| v[i]).collect::<Vec<_>>());
-            let inputs = [
+            let mut inputs = vec![
                 pick(&batch.states)?,
                 pick(&batch.actions)?,
                 pick_f(&prev_log_probs)?,
@@ -302,6 +398,7 @@ impl<B: Backend> PgLearner<B> {
                 weight_entropy.clone(),
                 Value::f32(t as f32),
             ];
+            inputs.extend(memory.into_iter().flatten());
             let out = self.graph.exec.execute("update", &inputs)?;
             total += host_scalar(out.first(), "pg-learner/update")?;
         }
@@ -310,7 +407,8 @@ impl<B: Backend> PgLearner<B> {
 
     /// Actor-critic: one step on the whole batch (the loss computes GAE advantages).
     fn update_actor_critic(&mut self, batch: &RolloutBatch, t: f64) -> Result<f64> {
-        let inputs = [
+        let layout = self.sequences(batch)?;
+        let mut inputs = vec![
             stack(&batch.states)?,
             stack(&batch.actions)?,
             float_column(&batch.rewards)?,
@@ -318,6 +416,9 @@ impl<B: Backend> PgLearner<B> {
             flag_column(&batch.sequence_indices)?,
             Value::f32(t as f32),
         ];
+        if let Some(q) = &layout {
+            inputs.extend(q.inputs(batch, &(0..q.count).collect::<Vec<_>>())?);
+        }
         let out = self.graph.exec.execute("update", &inputs)?;
         host_scalar(out.first(), "pg-learner/update")
     }
@@ -338,6 +439,11 @@ impl<B: Backend> PgLearner<B> {
                 "device-resident rollouts train PPO; actor-critic's loss computes its advantages on the host".into(),
             ));
         };
+        if self.config.recurrence.is_some() {
+            return Err(bad(
+                "device-resident rollouts train memoryless policies; a recurrent policy learns through the single-threaded worker".into(),
+            ));
+        }
         let steps = rollout.rewards.len();
         let lengths = [
             rollout.states.len(),

@@ -4,12 +4,13 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use serde_json::{json, Value as Json};
 
 use crate::agent::Transition;
 use crate::batch::{field, flag_column, float_column, host_floats, stack, unstack};
+use crate::carried_memory::StepMemory;
 use crate::transition_json::{transition_to_json, Reader};
 
 /// One flat batch: the sequences of every environment copy, one after another.
@@ -26,6 +27,14 @@ pub struct RolloutBatch {
     /// The step ends its sequence: a terminal, a truncation, or the last step taken of its
     /// copy (a cut, bootstrapped from the step's own value).
     pub sequence_indices: Vec<bool>,
+    /// A recurrent policy's memory `(c, h)` the actor acted from, per step (c's units, then
+    /// h's); empty for a memoryless policy.
+    pub memory: Vec<Vec<f32>>,
+    /// Per step with a memory: an episode starts there (the memory is zeroed before it).
+    pub starts: Vec<bool>,
+    /// The lengths of the sequences pushed, in order: each copy's stretch of steps (or each
+    /// episode), which a recurrent learner unrolls from its first memory.
+    pub segments: Vec<usize>,
 }
 
 impl RolloutBatch {
@@ -41,14 +50,31 @@ impl RolloutBatch {
 
     /// The batch as a Dict of columns (`states`, `actions`, `rewards`, `terminals`,
     /// `sequence_indices`), as it crosses a thread or process boundary to a learner.
+    /// A recurrent policy's batch also carries `memory` (`[steps, 2 * units]` floats), `starts`
+    /// and `segment_lengths`.
     pub fn to_value(&self) -> Result<Value> {
-        Ok(Value::Dict(BTreeMap::from([
+        let mut dict = BTreeMap::from([
             ("states".to_string(), stack(&self.states)?),
             ("actions".to_string(), stack(&self.actions)?),
             ("rewards".to_string(), float_column(&self.rewards)?),
             ("terminals".to_string(), flag_column(&self.terminals)?),
             ("sequence_indices".to_string(), flag_column(&self.sequence_indices)?),
-        ])))
+        ]);
+        if !self.memory.is_empty() {
+            let width = self.memory[0].len();
+            let flat: Vec<f32> = self.memory.iter().flatten().copied().collect();
+            dict.insert(
+                "memory".into(),
+                Value::Float32(Array::new([self.memory.len(), width], flat)?),
+            );
+            dict.insert("starts".into(), flag_column(&self.starts)?);
+            let lengths = self.segments.iter().map(|&l| l as i64).collect();
+            dict.insert(
+                "segment_lengths".into(),
+                Value::Int64(Array::new([self.segments.len()], lengths)?),
+            );
+        }
+        Ok(Value::Dict(dict))
     }
 
     /// A batch from a Dict of `states`, `actions`, `rewards`, `terminals` and optional
@@ -74,12 +100,39 @@ impl RolloutBatch {
                 .map(|i| terminals.get(i).copied().unwrap_or(false) || i + 1 == n)
                 .collect(),
         };
+        let (memory, starts, segments) = match field(batch, "memory") {
+            Ok(Value::Float32(m)) => {
+                let width = m.shape().get(1).copied().unwrap_or(0);
+                let rows = m.data().chunks(width.max(1)).map(<[f32]>::to_vec).collect();
+                let lengths = match field(batch, "segment_lengths")? {
+                    Value::Int64(a) => a.data().iter().map(|&l| usize::try_from(l).unwrap_or(0)).collect(),
+                    Value::Int32(a) => a.data().iter().map(|&l| usize::try_from(l).unwrap_or(0)).collect(),
+                    other => {
+                        return Err(CoreError::Config {
+                            at: format!("{at}.segment_lengths"),
+                            reason: format!("expected ints, got {}", other.kind_name()),
+                        })
+                    }
+                };
+                (rows, flags("starts")?, lengths)
+            }
+            Ok(other) => {
+                return Err(CoreError::Config {
+                    at: format!("{at}.memory"),
+                    reason: format!("expected float32 [steps, 2 * units], got {}", other.kind_name()),
+                })
+            }
+            Err(_) => (vec![], vec![], vec![n]),
+        };
         let rollout = RolloutBatch {
             states: unstack(&field(batch, "states")?)?,
             actions: unstack(&field(batch, "actions")?)?,
             rewards,
             terminals,
             sequence_indices,
+            memory,
+            starts,
+            segments,
         };
         let lengths = [
             rollout.states.len(),
@@ -102,6 +155,7 @@ impl RolloutBatch {
     /// or truncated step ends it sooner.
     pub fn push_sequence<'a>(&mut self, steps: impl ExactSizeIterator<Item = &'a Transition>) {
         let n = steps.len();
+        self.segments.push(n);
         for (i, t) in steps.enumerate() {
             self.sequence_indices.push(t.terminated || t.truncated || i + 1 == n);
             self.terminals.push(t.terminated);
@@ -118,6 +172,9 @@ pub struct Rollout {
     capacity: usize,
     /// Per copy: (global step number, transition).
     per_env: Vec<VecDeque<(u64, Transition)>>,
+    /// Per copy, beside `per_env` step for step: what a recurrent actor acted from (empty for
+    /// a memoryless one).
+    memory: Vec<VecDeque<StepMemory>>,
     next_step: u64,
     state_space: Space,
     action_space: Space,
@@ -134,6 +191,7 @@ impl Rollout {
         Rollout {
             capacity: capacity.max(1),
             per_env: vec![],
+            memory: vec![],
             next_step: 0,
             state_space: state_space.with_batch_rank(false),
             action_space: action_space.with_batch_rank(false),
@@ -143,15 +201,41 @@ impl Rollout {
     /// Adds a step of copy `env_id`, dropping the copy's oldest step beyond its share of
     /// the capacity.
     pub fn push(&mut self, env_id: usize, t: Transition) {
+        self.push_with(env_id, t, None);
+    }
+
+    /// [`Rollout::push`] for a recurrent actor: the step with the memory it acted from.
+    pub fn push_with_memory(&mut self, env_id: usize, t: Transition, memory: StepMemory) {
+        self.push_with(env_id, t, Some(memory));
+    }
+
+    fn push_with(&mut self, env_id: usize, t: Transition, memory: Option<StepMemory>) {
         if self.per_env.len() <= env_id {
             self.per_env.resize_with(env_id + 1, VecDeque::new);
+            self.memory.resize_with(env_id + 1, VecDeque::new);
         }
         let share = self.capacity.div_ceil(self.per_env.len());
         let steps = &mut self.per_env[env_id];
+        let memories = &mut self.memory[env_id];
         steps.push_back((self.next_step, t));
+        memories.extend(memory);
         self.next_step += 1;
         while steps.len() > share {
             steps.pop_front();
+        }
+        while memories.len() > share {
+            memories.pop_front();
+        }
+    }
+
+    /// Adds the memories of `copy`'s steps from index `start` to `end` to `batch`, where the
+    /// actor was recurrent.
+    fn push_memory(&self, batch: &mut RolloutBatch, copy: usize, start: usize, end: usize) {
+        if let Some(m) = self.memory.get(copy).filter(|m| m.len() == self.per_env[copy].len()) {
+            for s in m.range(start..end) {
+                batch.memory.push(s.memory.clone());
+                batch.starts.push(s.start);
+            }
         }
     }
 
@@ -169,9 +253,10 @@ impl Rollout {
     pub fn recent_steps(&self, n: usize) -> RolloutBatch {
         let share = n.div_ceil(self.per_env.len().max(1));
         let mut batch = RolloutBatch::default();
-        for steps in &self.per_env {
+        for (copy, steps) in self.per_env.iter().enumerate() {
             let skip = steps.len().saturating_sub(share);
             batch.push_sequence(steps.iter().skip(skip).map(|(_, t)| t));
+            self.push_memory(&mut batch, copy, skip, steps.len());
         }
         batch
     }
@@ -196,6 +281,7 @@ impl Rollout {
         for env in 0..self.per_env.len() {
             for &(_, _, start, end) in chosen.iter().filter(|e| e.1 == env) {
                 batch.push_sequence(self.per_env[env].range(start..end).map(|(_, t)| t));
+                self.push_memory(&mut batch, env, start, end);
             }
         }
         batch
@@ -204,9 +290,12 @@ impl Rollout {
     /// Drops every held step.
     pub fn clear(&mut self) {
         self.per_env.clear();
+        self.memory.clear();
     }
 
-    fn parse_state(&self, state: &SavedState) -> Result<Vec<VecDeque<(u64, Transition)>>> {
+    /// The held steps (and their memories, where a recurrent actor acted) of a saved state.
+    #[allow(clippy::type_complexity)]
+    fn parse_state(&self, state: &SavedState) -> Result<(Vec<VecDeque<(u64, Transition)>>, Vec<VecDeque<StepMemory>>)> {
         let r = Reader {
             label: "(rollout)",
             state_space: &self.state_space,
@@ -216,9 +305,33 @@ impl Rollout {
             let step = j["step"]
                 .as_u64()
                 .ok_or_else(|| r.error(format!("{at}.step is not a count")))?;
-            Ok((step, r.transition(j, at)?))
+            let memory = match j.get("memory") {
+                None => None,
+                Some(m) => Some(StepMemory {
+                    memory: serde_json::from_value(m.clone()).map_err(|e| r.error(format!("{at}.memory: {e}")))?,
+                    start: j["start"]
+                        .as_bool()
+                        .ok_or_else(|| r.error(format!("{at}.start is not a bool")))?,
+                }),
+            };
+            Ok((step, r.transition(j, at)?, memory))
         })?;
-        Ok(per_env.into_iter().map(VecDeque::from).collect())
+        let mut steps = vec![];
+        let mut memories = vec![];
+        for copy in per_env {
+            let mut m = VecDeque::new();
+            let mut s = VecDeque::new();
+            for (n, t, memory) in copy {
+                s.push_back((n, t));
+                m.extend(memory);
+            }
+            if !m.is_empty() && m.len() != s.len() {
+                return Err(r.error("some steps have a memory and others none".into()));
+            }
+            steps.push(s);
+            memories.push(m);
+        }
+        Ok((steps, memories))
     }
 }
 
@@ -229,12 +342,19 @@ impl HostState for Rollout {
         let per_env: Vec<Json> = self
             .per_env
             .iter()
-            .map(|steps| {
+            .enumerate()
+            .map(|(copy, steps)| {
+                let memories = self.memory.get(copy).filter(|m| m.len() == steps.len());
                 steps
                     .iter()
-                    .map(|(n, t)| {
+                    .enumerate()
+                    .map(|(i, (n, t))| {
                         let mut j = transition_to_json(t);
                         j.insert("step".into(), (*n).into());
+                        if let Some(m) = memories.and_then(|m| m.get(i)) {
+                            j.insert("memory".into(), json!(m.memory));
+                            j.insert("start".into(), m.start.into());
+                        }
                         Json::Object(j)
                     })
                     .collect()
@@ -251,12 +371,13 @@ impl HostState for Rollout {
     }
 
     fn load_state(&mut self, state: SavedState) -> Result<()> {
-        let per_env = self.parse_state(&state)?;
+        let (per_env, memory) = self.parse_state(&state)?;
         self.next_step = state.meta["next_step"].as_u64().ok_or_else(|| CoreError::Checkpoint {
             path: "(rollout)".into(),
             reason: "next_step is missing".into(),
         })?;
         self.per_env = per_env;
+        self.memory = memory;
         Ok(())
     }
 }

@@ -74,6 +74,7 @@ impl SacConfig {
             ));
         }
         let network_spec = shared.network("SAC needs a policy and a Q network")?;
+        crate::recurrence::refuse_recurrence(&network_spec, "config.network_spec", "SAC")?;
         let value_function_spec = own.value_function_spec.map(|l| l.0).unwrap_or_default();
         if value_function_spec.is_empty() {
             return Err(config(

@@ -215,7 +215,7 @@ impl<B: Backend> SacLearner<B> {
             }
         };
         let tuned = config.target_entropy.is_some();
-        let root = with_acting_apis(root, input, "policy", "get_action")
+        let root = with_acting_apis(root, input, "policy", "get_action", false)
             .api("update_critics", update_params(), move |ctx, args| {
                 let (_, critic, _) = sac_losses(ctx, args, input, discrete)?;
                 let vars = ctx.call("critics", "variables", &[])?;
@@ -323,7 +323,7 @@ pub fn sac_actor<B: Backend>(
     refuse_mask(&config.action_mask_key, state_space, "SAC")?;
     let (root, input) = with_preprocessing(root, &config.preprocessing_spec, None)?;
     let root = match categories {
-        None => with_acting_apis(root, input, "policy", "get_action"),
+        None => with_acting_apis(root, input, "policy", "get_action", false),
         Some(_) => {
             let act = move |method: &'static str| {
                 move |ctx: &mut ApiCtx<'_, B>, args: &Args| {

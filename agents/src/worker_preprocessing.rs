@@ -241,6 +241,10 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
         self.inner.observe(env_id, transition)
     }
 
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        self.inner.begin_episodes(explore, copies)
+    }
+
     fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
         self.inner.update(time_percentage)
     }

@@ -68,6 +68,7 @@ impl Evaluation {
             .wrapping_add(EVAL_SEED_OFFSET)
             .wrapping_add(round.wrapping_mul(copies));
         let mut states = self.envs.reset_all(Some(start)).map_err(env_error)?;
+        agent.begin_episodes(false, &(0..states.len()).collect::<Vec<_>>())?;
         let mut returns = vec![0.0; states.len()];
         let mut finished = vec![false; states.len()];
         let mut open = states.len();

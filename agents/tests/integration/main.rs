@@ -10,6 +10,7 @@ mod dqn_agent;
 mod frame_storage;
 mod impala_agent;
 mod pg_agent;
+mod recurrent_policies;
 mod rlgraph_reference_configs;
 mod roles;
 mod sac_agent;

@@ -40,7 +40,18 @@ impl Ga3cAlgorithm {
     /// The algorithm of an agent config; other agent types are refused by name.
     pub fn from_config(config: &Json) -> Result<Self> {
         match agent_family(config)? {
-            AgentFamily::PolicyGradient => Ok(Ga3cAlgorithm::PolicyGradient(PgConfig::parse(config)?)),
+            AgentFamily::PolicyGradient => {
+                let c = PgConfig::parse(config)?;
+                if c.recurrence.is_some() {
+                    return Err(CoreError::Config {
+                        at: "config.network_spec".into(),
+                        reason: "ga3c's predictor batches states from many threads without their LSTM memories; \
+                                 train a recurrent policy with the single-threaded worker"
+                            .into(),
+                    });
+                }
+                Ok(Ga3cAlgorithm::PolicyGradient(c))
+            }
             AgentFamily::Impala => Ok(Ga3cAlgorithm::Impala(ImpalaConfig::parse(config)?)),
             other => Err(CoreError::Config {
                 at: "config.execution_spec.executor".into(),

@@ -1,0 +1,275 @@
+//! The LSTM memory a recurrent agent carries for each environment copy from one acting step to
+//! the next, kept apart for the exploring copies (training) and the greedy ones (evaluation),
+//! and the per-step record of it that rollouts keep for the learner.
+
+use std::collections::BTreeMap;
+
+use rlgraph_core::spaces::{Array, Value};
+use rlgraph_core::{CoreError, HostState, Result, SavedState};
+use serde_json::{json, Value as Json};
+
+use crate::batch::flag_column;
+
+/// What the actor acted from at one step: its memory `(c, h)` (c's units, then h's) and
+/// whether an episode started there (the memory is zeroed before such a step).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepMemory {
+    /// `c` then `h`.
+    pub memory: Vec<f32>,
+    /// An episode starts at this step.
+    pub start: bool,
+}
+
+/// One set of copies: their memories and which of them start an episode at their next step.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Copies {
+    /// Per copy: `c` then `h`.
+    memory: Vec<Vec<f32>>,
+    starting: Vec<bool>,
+    /// What each copy acted from at its latest step.
+    acted: Vec<Option<StepMemory>>,
+}
+
+/// The memories of the exploring and of the greedy copies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarriedMemory {
+    units: usize,
+    /// `[exploring, greedy]`.
+    sets: [Copies; 2],
+}
+
+fn set(explore: bool) -> usize {
+    usize::from(!explore)
+}
+
+impl CarriedMemory {
+    /// No copies yet, for an LSTM of `units`.
+    pub fn new(units: usize) -> Self {
+        CarriedMemory {
+            units,
+            sets: Default::default(),
+        }
+    }
+
+    /// The inputs `memory` (the Tuple `(c, h)`, `[copies, units]` each) and `starts` for an
+    /// acting step of `copies` copies; copies not seen before start an episode.
+    pub fn inputs(&mut self, explore: bool, copies: usize) -> Result<[Value; 2]> {
+        let units = self.units;
+        let s = &mut self.sets[set(explore)];
+        if s.memory.len() != copies {
+            s.memory.resize(copies, vec![0.0; 2 * units]);
+            s.starting.resize(copies, true);
+            s.acted.resize(copies, None);
+        }
+        for i in 0..copies {
+            s.acted[i] = Some(StepMemory {
+                memory: s.memory[i].clone(),
+                start: s.starting[i],
+            });
+        }
+        let value = memory_value(s.memory.iter().map(Vec::as_slice), units)?;
+        let starts = flag_column(&s.starting)?;
+        s.starting.iter_mut().for_each(|f| *f = false);
+        Ok([value, starts])
+    }
+
+    /// Keeps the memory after an acting step of `explore`'s copies (the graph's last output).
+    pub fn update(&mut self, explore: bool, memory: &Value) -> Result<()> {
+        let units = self.units;
+        let bad = |reason: String| CoreError::Config {
+            at: "recurrent actor/memory".into(),
+            reason,
+        };
+        let s = &mut self.sets[set(explore)];
+        let Value::Tuple(parts) = memory else {
+            return Err(bad(format!("expected the Tuple (c, h), got {}", memory.kind_name())));
+        };
+        let [Value::Float32(c), Value::Float32(h)] = parts.as_slice() else {
+            return Err(bad("expected two float arrays (c, h)".into()));
+        };
+        let copies = s.memory.len();
+        if c.data().len() != copies * units || h.data().len() != copies * units {
+            return Err(bad(format!(
+                "expected [{copies}, {units}] each, got {:?} and {:?}",
+                c.shape(),
+                h.shape()
+            )));
+        }
+        for (i, m) in s.memory.iter_mut().enumerate() {
+            m.clear();
+            m.extend_from_slice(&c.data()[i * units..(i + 1) * units]);
+            m.extend_from_slice(&h.data()[i * units..(i + 1) * units]);
+        }
+        Ok(())
+    }
+
+    /// Copies `copies` of `explore`'s set start new episodes at their next step.
+    pub fn begin(&mut self, explore: bool, copies: &[usize]) {
+        let s = &mut self.sets[set(explore)];
+        for &i in copies {
+            if let Some(f) = s.starting.get_mut(i) {
+                *f = true;
+            }
+        }
+    }
+
+    /// What exploring copy `copy` acted from at its latest step.
+    pub fn acted(&self, copy: usize) -> Result<StepMemory> {
+        self.sets[0]
+            .acted
+            .get(copy)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| CoreError::Config {
+                at: format!("observe(env_id {copy})"),
+                reason: "a recurrent agent observes only steps it acted in; call get_actions first".into(),
+            })
+    }
+
+    /// Forgets every copy: the next steps start episodes.
+    pub fn clear(&mut self) {
+        self.sets = Default::default();
+    }
+}
+
+/// The Tuple `(c, h)` of `[rows, units]` each from rows of `c` then `h`.
+pub(crate) fn memory_value<'a>(rows: impl Iterator<Item = &'a [f32]>, units: usize) -> Result<Value> {
+    let (mut c, mut h) = (vec![], vec![]);
+    let mut n = 0;
+    for row in rows {
+        if row.len() != 2 * units {
+            return Err(CoreError::Config {
+                at: "memory".into(),
+                reason: format!(
+                    "a memory holds {} floats (c and h of {units}), got {}",
+                    2 * units,
+                    row.len()
+                ),
+            });
+        }
+        c.extend_from_slice(&row[..units]);
+        h.extend_from_slice(&row[units..]);
+        n += 1;
+    }
+    Ok(Value::Tuple(vec![
+        Value::Float32(Array::new([n, units], c)?),
+        Value::Float32(Array::new([n, units], h)?),
+    ]))
+}
+
+/// The memories ride in checkpoints (as JSON: f32 survives the trip exactly), so a resumed run
+/// acts on from the same memories.
+impl HostState for CarriedMemory {
+    fn save_state(&self) -> Result<SavedState> {
+        let sets: Vec<Json> = self
+            .sets
+            .iter()
+            .map(|s| json!({"memory": s.memory, "starting": s.starting}))
+            .collect();
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta: json!({"units": self.units, "sets": sets}),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> Result<()> {
+        self.parse(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> Result<()> {
+        self.sets = self.parse(&state)?;
+        Ok(())
+    }
+}
+
+impl CarriedMemory {
+    fn parse(&self, state: &SavedState) -> Result<[Copies; 2]> {
+        let bad = |reason: String| CoreError::Checkpoint {
+            path: "(memory)".into(),
+            reason,
+        };
+        if state.meta["units"].as_u64() != Some(self.units as u64) {
+            return Err(bad(format!(
+                "the checkpoint's LSTM has {} units, this agent's {}",
+                state.meta["units"], self.units
+            )));
+        }
+        let mut sets: [Copies; 2] = Default::default();
+        for (k, s) in sets.iter_mut().enumerate() {
+            let j = &state.meta["sets"][k];
+            let memory: Vec<Vec<f32>> =
+                serde_json::from_value(j["memory"].clone()).map_err(|e| bad(format!("sets[{k}].memory: {e}")))?;
+            let starting: Vec<bool> =
+                serde_json::from_value(j["starting"].clone()).map_err(|e| bad(format!("sets[{k}].starting: {e}")))?;
+            if starting.len() != memory.len() || memory.iter().any(|m| m.len() != 2 * self.units) {
+                return Err(bad(format!("sets[{k}]: memories and flags do not match")));
+            }
+            s.acted = vec![None; memory.len()];
+            s.memory = memory;
+            s.starting = starting;
+        }
+        Ok(sets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuple(c: &[f32], h: &[f32], n: usize) -> Value {
+        let u = c.len() / n;
+        Value::Tuple(vec![
+            Value::Float32(Array::new([n, u], c.to_vec()).unwrap()),
+            Value::Float32(Array::new([n, u], h.to_vec()).unwrap()),
+        ])
+    }
+
+    #[test]
+    fn copies_carry_their_memory_and_start_episodes_when_told() {
+        let mut m = CarriedMemory::new(1);
+        let [memory, starts] = m.inputs(true, 2).unwrap();
+        assert_eq!(memory, tuple(&[0.0, 0.0], &[0.0, 0.0], 2));
+        assert_eq!(starts, flag_column(&[true, true]).unwrap());
+        m.update(true, &tuple(&[1.0, 2.0], &[3.0, 4.0], 2)).unwrap();
+        m.begin(true, &[1]);
+        let [memory, starts] = m.inputs(true, 2).unwrap();
+        assert_eq!(memory, tuple(&[1.0, 2.0], &[3.0, 4.0], 2));
+        assert_eq!(starts, flag_column(&[false, true]).unwrap());
+        assert_eq!(
+            m.acted(1).unwrap(),
+            StepMemory {
+                memory: vec![2.0, 4.0],
+                start: true
+            }
+        );
+        // The greedy copies are apart.
+        let [memory, _] = m.inputs(false, 1).unwrap();
+        assert_eq!(memory, tuple(&[0.0], &[0.0], 1));
+    }
+
+    #[test]
+    fn memories_survive_a_checkpoint_and_bad_ones_change_nothing() {
+        let mut m = CarriedMemory::new(1);
+        m.inputs(true, 2).unwrap();
+        m.update(true, &tuple(&[0.1, 0.2], &[0.3, 0.4], 2)).unwrap();
+        let saved = m.save_state().unwrap();
+        let mut back = CarriedMemory::new(1);
+        back.load_state(saved.clone()).unwrap();
+        assert_eq!(back.inputs(true, 2).unwrap(), m.clone().inputs(true, 2).unwrap());
+        let mut broken = saved;
+        broken.meta["sets"][0]["memory"][0] = json!([1.0]);
+        let before = back.clone();
+        assert!(back.load_state(broken).is_err());
+        assert_eq!(back, before);
+        let err = CarriedMemory::new(2).check_state(&m.save_state().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("units"), "{err}");
+    }
+
+    #[test]
+    fn a_memory_of_the_wrong_shape_is_refused() {
+        let mut m = CarriedMemory::new(2);
+        m.inputs(true, 1).unwrap();
+        let err = m.update(true, &tuple(&[1.0], &[1.0], 1)).unwrap_err().to_string();
+        assert!(err.contains("[1, 2]"), "{err}");
+    }
+}

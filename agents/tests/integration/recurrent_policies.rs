@@ -1,0 +1,235 @@
+//! Recurrent policies (an `lstm` layer in `network_spec`): the learner unrolls each copy's
+//! steps from the memory its actor acted from and reaches, step for step, the numbers the
+//! actor reached carrying that memory; the memories ride in checkpoints; configs the agent
+//! cannot carry a memory for are refused by name.
+
+use agents::{pg_actor, Agent, CarriedMemory, PgAgent, PgConfig, PgLearner, Rollout, Transition};
+use backend_candle::Candle;
+use rlgraph_core::spaces::{Array, Value};
+use rlgraph_envs::{CartPoleNoVel, Env};
+use serde_json::json;
+
+fn config(extra: serde_json::Value) -> PgConfig {
+    let mut spec = json!({
+        "type": "ppo",
+        "sample_episodes": false,
+        "memory_spec": {"type": "ring_buffer", "capacity": 64},
+        "network_spec": [
+            {"type": "dense", "units": 3, "activation": "tanh", "scope": "embed"},
+            {"type": "lstm", "units": 4, "scope": "lstm"},
+            {"type": "dense", "units": 4, "activation": "relu", "scope": "head"}
+        ],
+        "update_spec": {"update_interval": 12, "batch_size": 12, "num_iterations": 2, "sample_size": 6}
+    });
+    if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    PgConfig::parse(&spec).unwrap()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Float32(a) => a.data().iter().map(|&x| x as f64).collect(),
+        other => panic!("not floats: {other:?}"),
+    }
+}
+
+/// A state of CartPoleNoVel made up from `k`.
+fn state(k: usize) -> Value {
+    Value::Float32(Array::new([2], vec![(k as f32 * 0.37).sin(), (k as f32 * 0.11).cos() * 0.1]).unwrap())
+}
+
+#[test]
+fn the_learner_unrolls_to_what_the_actor_reached_step_by_step() {
+    let env = CartPoleNoVel::new(0);
+    let (s, a) = (env.state_space().clone(), env.action_space().clone());
+    let config = config(json!({}));
+    let mut learner = PgLearner::<Candle>::new(&config, &s, &a, 3).unwrap();
+    let mut actor = pg_actor::<Candle>(&config, &s, &a, 3).unwrap();
+    learner.publish_to(&mut actor).unwrap();
+    let mut memory = CarriedMemory::new(4);
+    let mut rollout = Rollout::new(64, &s, &a);
+    // Per step and copy: the numbers of one step evaluated from the memory the actor acted from.
+    let mut step_by_step = vec![vec![]; 2];
+    for t in 0..6 {
+        let states = [state(t), state(t + 10)];
+        let inputs = memory.inputs(true, 2).unwrap();
+        let (acted, after) = actor.act_with_memory(&states, inputs, true).unwrap();
+        memory.update(true, &after).unwrap();
+        for copy in 0..2 {
+            let m = memory.acted(copy).unwrap();
+            let (units, row) = (4, &m.memory);
+            let one = Value::Tuple(vec![
+                Value::Float32(Array::new([1, units], row[..units].to_vec()).unwrap()),
+                Value::Float32(Array::new([1, units], row[units..].to_vec()).unwrap()),
+            ]);
+            let start = Value::Bool(Array::new([1], vec![m.start]).unwrap());
+            let batch = |v: &Value| agents::stack(std::slice::from_ref(v)).unwrap();
+            let out = learner
+                .executor_mut()
+                .execute(
+                    "evaluate",
+                    &[batch(&states[copy]), batch(&acted.actions[copy]), one, start],
+                )
+                .unwrap();
+            step_by_step[copy].push((floats(&out[0])[0], floats(&out[1])[0]));
+            // Copy 1's episode ends at step 2: its memory restarts at step 3.
+            let ends = copy == 1 && t == 2;
+            rollout.push_with_memory(
+                copy,
+                Transition {
+                    state: states[copy].clone(),
+                    action: acted.actions[copy].clone(),
+                    reward: 1.0,
+                    terminated: ends,
+                    truncated: false,
+                    next_state: state(t + 1),
+                },
+                m,
+            );
+            if ends {
+                memory.begin(true, &[1]);
+            }
+        }
+    }
+    let batch = rollout.recent_steps(12);
+    assert_eq!(
+        batch.starts,
+        [true, false, false, false, false, false, true, false, false, true, false, false]
+    );
+    // The whole batch, unrolled from each copy's first memory (both zero: the copies started).
+    let zeros = Value::Float32(Array::new([2, 4], vec![0.0; 8]).unwrap());
+    let out = learner
+        .executor_mut()
+        .execute(
+            "evaluate",
+            &[
+                agents::stack(&batch.states).unwrap(),
+                agents::stack(&batch.actions).unwrap(),
+                Value::Tuple(vec![zeros.clone(), zeros]),
+                Value::Bool(Array::new([12], batch.starts.clone()).unwrap()),
+            ],
+        )
+        .unwrap();
+    let (log_probs, values) = (floats(&out[0]), floats(&out[1]));
+    let want: Vec<(f64, f64)> = step_by_step.concat();
+    for (r, (lp, v)) in want.iter().enumerate() {
+        assert!(
+            (log_probs[r] - lp).abs() < 1e-5,
+            "step {r}: {} against {lp}",
+            log_probs[r]
+        );
+        assert!((values[r] - v).abs() < 1e-5, "step {r}: {} against {v}", values[r]);
+    }
+    // And the memory mattered: a memoryless evaluation of the same steps differs.
+    let fresh: Vec<bool> = vec![true; 12];
+    let zeros = Value::Float32(Array::new([12, 4], vec![0.0; 48]).unwrap());
+    let each_alone = learner
+        .executor_mut()
+        .execute(
+            "evaluate",
+            &[
+                agents::stack(&batch.states).unwrap(),
+                agents::stack(&batch.actions).unwrap(),
+                Value::Tuple(vec![zeros.clone(), zeros]),
+                Value::Bool(Array::new([12], fresh).unwrap()),
+            ],
+        )
+        .unwrap();
+    let alone = floats(&each_alone[1]);
+    assert!(
+        (1..6).any(|r| (alone[r] - values[r]).abs() > 1e-4),
+        "{alone:?} {values:?}"
+    );
+    // The learner learns from the batch (PPO's minibatches are whole sequences).
+    learner.learn_rollout(&batch, 0.0).unwrap();
+}
+
+#[test]
+fn an_agent_carries_memories_through_a_checkpoint() {
+    let env = CartPoleNoVel::new(0);
+    let (s, a) = (env.state_space().clone(), env.action_space().clone());
+    let mut agent = PgAgent::<Candle>::new(config(json!({})), &s, &a, 5).unwrap();
+    assert!(agent.is_recurrent());
+    agent.begin_episodes(true, &[0, 1]).unwrap();
+    for t in 0..5 {
+        let actions = agent.get_actions(&[state(t), state(t + 3)], true, 0.0).unwrap();
+        for (copy, action) in actions.into_iter().enumerate() {
+            let transition = Transition {
+                state: state(t + 3 * copy),
+                action,
+                reward: 1.0,
+                terminated: false,
+                truncated: false,
+                next_state: state(t + 1),
+            };
+            agent.observe(copy, transition).unwrap();
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("rlgraph-recurrent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("checkpoint.safetensors");
+    agent.save_checkpoint(&path).unwrap();
+    let mut back = PgAgent::<Candle>::new(config(json!({})), &s, &a, 5).unwrap();
+    back.restore_checkpoint(&path).unwrap();
+    // Greedy actions from here depend on the carried memory; both agents carry the same one.
+    for t in 5..9 {
+        let states = [state(t), state(t + 3)];
+        let mine = agent.get_actions(&states, true, 0.0).unwrap();
+        let theirs = back.get_actions(&states, true, 0.0).unwrap();
+        assert_eq!(mine, theirs, "step {t}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    // The learner's batch (with the memories) came through the checkpoint too.
+    assert_eq!(
+        agent.update(0.0).unwrap().is_some(),
+        back.update(0.0).unwrap().is_some()
+    );
+}
+
+#[test]
+fn configs_a_memory_cannot_fit_are_refused_by_name() {
+    let lstm = json!([{"type": "lstm", "units": 4}]);
+    let err = PgConfig::parse(&json!({"type": "actor_critic", "network_spec": lstm}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("config.sample_episodes"), "{err}");
+    for kind in ["dqn", "impala", "sac"] {
+        let env = CartPoleNoVel::new(0);
+        let err = agents::build_agent::<Candle>(
+            &json!({"type": kind, "network_spec": lstm}),
+            env.state_space(),
+            env.action_space(),
+            0,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.contains("config.network_spec[0]") && err.contains("LSTM"),
+            "{kind}: {err}"
+        );
+    }
+    // Copies whose stretches differ in length cannot be unrolled as one batch.
+    let env = CartPoleNoVel::new(0);
+    let (s, a) = (env.state_space().clone(), env.action_space().clone());
+    let mut agent = PgAgent::<Candle>::new(config(json!({})), &s, &a, 5).unwrap();
+    for t in 0..12 {
+        let copies = if t < 3 { 2 } else { 1 };
+        let states: Vec<Value> = (0..copies).map(|c| state(t + c)).collect();
+        let actions = agent.get_actions(&states, true, 0.0).unwrap();
+        for (copy, action) in actions.into_iter().enumerate() {
+            let transition = Transition {
+                state: states[copy].clone(),
+                action,
+                reward: 1.0,
+                terminated: false,
+                truncated: false,
+                next_state: state(t + 1),
+            };
+            agent.observe(copy, transition).unwrap();
+        }
+    }
+    let err = agent.update(0.0).unwrap_err().to_string();
+    assert!(err.contains("batch_size a multiple of the environment copies"), "{err}");
+}
