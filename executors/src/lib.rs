@@ -20,4 +20,4 @@ mod single_threaded_worker;
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};
 pub use evaluation::{Evaluated, Evaluation, EVAL_SEED_OFFSET, MAX_EVAL_STEPS};
-pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, WorkerStats};
+pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, StepHook, WorkerStats};

@@ -143,6 +143,10 @@ pub struct RunLength {
     pub pause_at: Option<u64>,
 }
 
+/// Something a run does with its agent every so many steps, between iterations (record a
+/// greedy episode, log something of one's own): called with the agent and the run's steps.
+pub type StepHook<A> = Box<dyn FnMut(&mut A, u64) -> Result<()> + Send>;
+
 /// Drives an agent against a vector environment.
 pub struct SingleThreadedWorker<A: Agent> {
     agent: A,
@@ -152,6 +156,7 @@ pub struct SingleThreadedWorker<A: Agent> {
     target_return: Option<f64>,
     evaluation: Option<Evaluation>,
     checkpoint: Option<(u64, std::path::PathBuf)>,
+    hooks: Vec<(u64, StepHook<A>)>,
     on_divergence: OnDivergence,
 }
 
@@ -167,6 +172,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             target_return: None,
             evaluation: None,
             checkpoint: None,
+            hooks: vec![],
             on_divergence: OnDivergence::Stop,
         }
     }
@@ -191,6 +197,14 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// the run's steps, so a resumed run evaluates where the straight one would.
     pub fn with_evaluation(mut self, evaluation: Evaluation) -> Self {
         self.evaluation = Some(evaluation);
+        self
+    }
+
+    /// Calls `hook` with the agent every `every` steps of the run (on multiples of `every`,
+    /// after that iteration's update and evaluation), as `rlgraph train --video-every` records
+    /// a greedy episode. An error from the hook stops the run.
+    pub fn with_hook(mut self, every: u64, hook: impl FnMut(&mut A, u64) -> Result<()> + Send + 'static) -> Self {
+        self.hooks.push((every.max(1), Box::new(hook)));
         self
     }
 
@@ -324,6 +338,8 @@ impl<A: Agent> SingleThreadedWorker<A> {
     ) -> Result<WorkerStats> {
         if self.run.states.is_empty() {
             self.run.states = self.envs.reset_all(Some(self.seed)).map_err(env_error)?;
+            let copies: Vec<usize> = (0..self.run.states.len()).collect();
+            self.agent.begin_episodes(true, &copies)?;
         }
         let start = Instant::now();
         let spec = self.agent.update_spec().clone();
@@ -414,6 +430,11 @@ impl<A: Agent> SingleThreadedWorker<A> {
                     timestep: self.run.timesteps,
                     mean_return,
                 });
+            }
+            for (every, hook) in &mut self.hooks {
+                if self.run.timesteps / *every > before / *every {
+                    hook(&mut self.agent, self.run.timesteps)?;
+                }
             }
             // Saved between iterations, where a resumed run picks up exactly.
             let due = self

@@ -62,7 +62,10 @@ fn act<B: Backend>(args: &ActArgs) -> Result<String, String> {
     let space = probe.state_space().clone();
     let states = read_states(&args.states, &space)?;
     let mut agent = load_trained::<B>(&args.run, &env, args.seed)?;
+    // A recurrent policy reads the file's states as one episode, from its start.
+    agent.begin_episodes(args.explore, &[0]).map_err(|e| e.to_string())?;
     let mut lines = Vec::with_capacity(states.len());
+    let mut memory = None;
     for (line_no, state) in &states {
         let at = |e: rlgraph_core::CoreError| format!("{} line {line_no}: {e}", args.states.display());
         let action = agent
@@ -70,19 +73,21 @@ fn act<B: Backend>(args: &ActArgs) -> Result<String, String> {
             .map_err(at)?
             .remove(0);
         let mut line = json!({ "action": action.to_json() });
-        explain(&mut agent, state, &action, &space, &mut line).map_err(at)?;
+        explain(&mut agent, state, &action, &space, &mut memory, &mut line).map_err(at)?;
         lines.push(line.to_string());
     }
     Ok(lines.join("\n"))
 }
 
 /// Adds the numbers behind `action` to `line` where the agent's graph takes raw states: its
-/// `get_q_values`, or its `evaluate` (log-likelihood, state value).
+/// `get_q_values`, or its `evaluate` (log-likelihood, state value). A recurrent policy's
+/// graph is evaluated from the `memory` its earlier states left (none before the first).
 fn explain(
     agent: &mut Box<dyn Agent + Send>,
     state: &Value,
     action: &Value,
     space: &Space,
+    memory: &mut Option<Value>,
     line: &mut Json,
 ) -> rlgraph_core::Result<()> {
     let Some(graph) = agent.graph_mut() else { return Ok(()) };
@@ -99,7 +104,42 @@ fn explain(
         line["q_values"] = first_row(q.first());
     } else if takes_raw_states(graph, "evaluate") {
         let actions = agents::stack(std::slice::from_ref(action))?;
-        let out = graph.execute("evaluate", &[batch, actions])?;
+        let mut inputs = vec![batch.clone(), actions];
+        let units = graph
+            .api_inputs("evaluate")?
+            .into_iter()
+            .find_map(|(name, space)| match name.as_str() {
+                "memory" => Some(
+                    space
+                        .flatten()
+                        .first()
+                        .and_then(|(_, s)| s.shape().and_then(|d| d.first().copied())),
+                ),
+                _ => None,
+            });
+        let mut recurrent = vec![];
+        if let Some(units) = units {
+            let units = units.unwrap_or(0);
+            let zeros = || {
+                Value::Float32(
+                    rlgraph_core::spaces::Array::new([1, units], vec![0.0; units])
+                        .unwrap_or_else(|_| unreachable!("shape matches the data")),
+                )
+            };
+            let start = memory.is_none();
+            recurrent = vec![
+                memory.take().unwrap_or_else(|| Value::Tuple(vec![zeros(), zeros()])),
+                Value::Bool(
+                    rlgraph_core::spaces::Array::new([1], vec![start])
+                        .unwrap_or_else(|_| unreachable!("shape matches the data")),
+                ),
+            ];
+            // The memory depends on the states alone: the greedy step's is the one acted from.
+            let stepped = graph.execute("get_deterministic_action", &[&[batch][..], &recurrent].concat())?;
+            *memory = stepped.last().cloned();
+        }
+        inputs.extend(recurrent);
+        let out = graph.execute("evaluate", &inputs)?;
         line["log_likelihood"] = first_row(out.first());
         line["state_value"] = first_row(out.get(1));
     }

@@ -258,6 +258,46 @@ pub fn env_of_run(run: &std::path::Path) -> Result<String, String> {
         .ok_or_else(|| format!("{} names no env; pass --env", path.display()))
 }
 
+/// Plays one greedy episode of `agent` on `env` from `reset(seed)`, at most `max_steps` steps,
+/// recording it as an animated GIF at `video` where given; returns its return.
+pub fn play_episode(
+    agent: &mut (dyn Agent + Send),
+    env: &mut dyn rlgraph_envs::Env,
+    seed: u64,
+    max_steps: u64,
+    video: Option<&Path>,
+) -> Result<f64, String> {
+    let mut state = env.reset(Some(seed)).map_err(|e| e.to_string())?;
+    agent.begin_episodes(false, &[0]).map_err(|e| e.to_string())?;
+    let mut gif = match video {
+        Some(path) => {
+            let first = env.render().map_err(|e| e.to_string())?;
+            Some(crate::video::GifWriter::start(path, &first)?)
+        }
+        None => None,
+    };
+    let mut total = 0.0;
+    for _ in 0..max_steps {
+        let action = agent
+            .get_actions(std::slice::from_ref(&state), false, 1.0)
+            .map_err(|e| e.to_string())?
+            .remove(0);
+        let step = env.step(&action).map_err(|e| e.to_string())?;
+        if let Some(gif) = gif.as_mut() {
+            gif.push(&env.render().map_err(|e| e.to_string())?)?;
+        }
+        total += step.reward;
+        if step.terminated || step.truncated {
+            break;
+        }
+        state = step.observation;
+    }
+    if let Some(gif) = gif {
+        gif.finish()?;
+    }
+    Ok(total)
+}
+
 fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     let mut agent = load_trained::<B>(&args.checkpoint, &args.env, args.seed)?;
     let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
@@ -269,37 +309,14 @@ fn play<B: Backend>(args: &EvaluateArgs) -> Result<String, String> {
     }
     let mut returns = vec![];
     for i in 0..args.episodes {
-        let mut state = env.reset(Some(args.seed + i)).map_err(|e| e.to_string())?;
-        let mut video = match &args.video {
-            Some(dir) => {
-                let first = env.render().map_err(|e| e.to_string())?;
-                Some(crate::video::GifWriter::start(
-                    &dir.join(format!("episode-{i}.gif")),
-                    &first,
-                )?)
-            }
-            None => None,
-        };
-        let mut total = 0.0;
-        for _ in 0..args.max_steps {
-            let action = agent
-                .get_actions(std::slice::from_ref(&state), false, 1.0)
-                .map_err(|e| e.to_string())?
-                .remove(0);
-            let step = env.step(&action).map_err(|e| e.to_string())?;
-            if let Some(video) = video.as_mut() {
-                video.push(&env.render().map_err(|e| e.to_string())?)?;
-            }
-            total += step.reward;
-            if step.terminated || step.truncated {
-                break;
-            }
-            state = step.observation;
-        }
-        if let Some(video) = video {
-            video.finish()?;
-        }
-        returns.push(total);
+        let video = args.video.as_ref().map(|dir| dir.join(format!("episode-{i}.gif")));
+        returns.push(play_episode(
+            agent.as_mut(),
+            env.as_mut(),
+            args.seed + i,
+            args.max_steps,
+            video.as_deref(),
+        )?);
     }
     let mean = returns.iter().sum::<f64>() / returns.len().max(1) as f64;
     let max = returns.iter().copied().fold(f64::NAN, f64::max);

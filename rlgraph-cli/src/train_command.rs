@@ -72,6 +72,11 @@ pub struct TrainArgs {
     /// applies to that mean. The evaluation's steps are not training steps.
     #[arg(long, value_parser = positive, conflicts_with = "tensor_envs")]
     pub(crate) eval_every: Option<u64>,
+    /// With `--out`: every this many steps, play one greedy episode (at most 1,000 steps) and
+    /// record it as `OUT/videos/step-<steps>.gif`, from the environment's RGB rendering (as
+    /// `evaluate --video`); an environment that cannot draw itself is refused at the start.
+    #[arg(long, value_parser = positive, requires = "out", conflicts_with = "tensor_envs")]
+    pub(crate) video_every: Option<u64>,
     /// Episodes per evaluation round (one per environment copy), with `--eval-every`.
     #[arg(long, default_value_t = 100, requires = "eval_every", value_parser = env_count)]
     pub(crate) eval_episodes: usize,
@@ -202,6 +207,13 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     if !matches!(config.algorithm, agents::PgAlgorithm::Ppo { .. }) {
         return Err(not_ppo());
     }
+    if config.recurrence.is_some() {
+        return Err(format!(
+            "{}: config.network_spec: device-resident environments train memoryless policies; \
+             train a recurrent policy on a native or gym: environment",
+            args.config.display()
+        ));
+    }
     let device = config.device;
     let envs = rlgraph_tensor_envs::make::<B>(&args.env, copies, args.seed, device).map_err(|e| e.to_string())?;
     let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
@@ -267,6 +279,9 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let Some(every) = args.eval_every {
         let envs = vector_env(&args.env, args.eval_episodes, args.seed)?;
         worker = worker.with_evaluation(executors::Evaluation::new(every, envs));
+    }
+    if let (Some(every), Some(dir)) = (args.video_every, &args.out) {
+        worker = worker.with_hook(every, video_hook(args, dir)?);
     }
     if let Some(dir) = &args.resume {
         worker
@@ -384,6 +399,30 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         }
     }
     Ok(summary.to_string())
+}
+
+/// What `--video-every` does every so many steps: one greedy episode on an environment of its
+/// own (reset from the run's seed plus the step), recorded into `OUT/videos/step-<steps>.gif`.
+/// Refused here, before the run starts, where the environment cannot draw itself.
+fn video_hook(
+    args: &TrainArgs,
+    out: &std::path::Path,
+) -> Result<impl FnMut(&mut Box<dyn agents::Agent + Send>, u64) -> rlgraph_core::Result<()> + Send + 'static, String> {
+    let mut env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
+    env.reset(Some(args.seed)).map_err(|e| e.to_string())?;
+    env.render().map_err(|e| format!("--video-every: {e}"))?;
+    let dir = out.join("videos");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("--video-every: cannot make {}: {e}", dir.display()))?;
+    let seed = args.seed;
+    Ok(move |agent: &mut Box<dyn agents::Agent + Send>, step: u64| {
+        let path = dir.join(format!("step-{step}.gif"));
+        crate::agent_commands::play_episode(agent.as_mut(), env.as_mut(), seed.wrapping_add(step), 1000, Some(&path))
+            .map(|_| ())
+            .map_err(|reason| rlgraph_core::CoreError::Config {
+                at: format!("--video-every (step {step})"),
+                reason,
+            })
+    })
 }
 
 /// `copies` copies of `env`, copy `i` seeded `seed + i`, stepped one after another; bridged

@@ -22,11 +22,12 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         || args.num_envs != 1
         || args.pause_at.is_some()
         || args.eval_every.is_some()
+        || args.video_every.is_some()
     {
         return Err(format!(
             "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
-             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes, --num-envs and \
-             --eval-every do not apply (evaluate its model afterwards with rlgraph evaluate)",
+             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes, --num-envs, \
+             --eval-every and --video-every do not apply (evaluate its model afterwards with rlgraph evaluate)",
             args.config.display()
         ));
     }

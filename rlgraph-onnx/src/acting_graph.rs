@@ -1,10 +1,10 @@
 //! The acting graph of a trained agent as ONNX nodes: its stateless preprocessing, its dense
-//! network and its action head (DQN's Q-values, plain or dueling; a Categorical's logits; a
+//! network (with one LSTM step between dense layers, for a recurrent policy) and its action head (DQN's Q-values, plain or dueling; a Categorical's logits; a
 //! Normal's or squashed Normal's mean), masked where the states carry an action mask.
 
 use std::collections::BTreeMap;
 
-use agents::{agent_family, AgentFamily, DqnConfig, ImpalaConfig, PgConfig};
+use agents::{agent_family, AgentFamily, DqnConfig, ImpalaConfig, PgConfig, Recurrence};
 use backend_candle::Candle;
 use rlgraph_components::action_mask::{has_mask, observation_space, MASKED_VALUE};
 use rlgraph_components::policy::squashed_bounds;
@@ -25,6 +25,8 @@ struct Plan {
     q_values: bool,
     action_adapter: Option<Json>,
     mask_key: String,
+    /// The network split around its LSTM, for a recurrent policy.
+    recurrence: Option<Recurrence>,
 }
 
 impl Plan {
@@ -39,6 +41,7 @@ impl Plan {
                     q_values: true,
                     action_adapter: c.action_adapter,
                     mask_key: c.action_mask_key.key,
+                    recurrence: None,
                 }
             }
             AgentFamily::PolicyGradient => {
@@ -50,6 +53,7 @@ impl Plan {
                     q_values: false,
                     action_adapter: c.action_adapter,
                     mask_key: c.action_mask_key.key,
+                    recurrence: c.recurrence,
                 }
             }
             AgentFamily::Impala => {
@@ -61,6 +65,7 @@ impl Plan {
                     q_values: false,
                     action_adapter: None,
                     mask_key: c.action_mask_key.key,
+                    recurrence: None,
                 }
             }
             other => return Err(unsupported("config.type", format!("{other:?} agents"))),
@@ -86,6 +91,10 @@ fn unsupported(at: &str, what: String) -> CoreError {
 /// and, where the states carry one, `action_mask` (uint8, non-zero where valid). Outputs:
 /// `actions` (the greedy actions: int64 for discrete actions, float32 for continuous ones)
 /// and `q_values` (DQN) or `logits` (a Categorical policy) or `mean` (a Normal policy).
+///
+/// A recurrent policy (an LSTM in `network_spec`) also takes `memory_c` and `memory_h`
+/// (float32 `[batch, units]`, zeros at an episode's start) and gives `memory_c_out` and
+/// `memory_h_out`, to feed back in at the next step.
 pub fn export_onnx(
     config: &Json,
     state_space: &Space,
@@ -121,26 +130,27 @@ pub fn export_onnx(
     for (i, spec) in plan.preprocessing.iter().enumerate() {
         (x, rank, integer) = preprocessor(&mut g, &x, (rank, integer), spec, i)?;
     }
-    let layers = layers_from_spec::<Candle>(&plan.network, "config.network_spec")?;
-    for (i, (spec, layer)) in plan.network.iter().zip(&layers).enumerate() {
-        let at = format!("config.network_spec[{i}]");
-        if layer.kind() != "dense" {
-            return Err(unsupported(&at, format!("a {:?} layer", layer.kind())));
+    let mut memory_item = None;
+    match &plan.recurrence {
+        None => {
+            x = dense_stack(
+                &mut g,
+                weights,
+                (x, rank),
+                &plan.network,
+                &format!("{policy}neural-network/"),
+            )?
         }
-        if rank != 1 {
-            return Err(unsupported(
-                &at,
-                format!("a dense layer on items of rank {rank} (flatten them first)"),
-            ));
+        Some(r) => {
+            // The networks' scope: the policy's parent (`ppo-agent/networks/`).
+            let networks = policy.strip_suffix("policy/").unwrap_or(&policy).to_string();
+            x = dense_stack(&mut g, weights, (x, rank), &r.pre, &format!("{networks}encoder/"))?;
+            let (h, c) = lstm_cell(&mut g, weights, &x, &format!("{networks}lstm"), r)?;
+            g.rename(&c, "memory_c_out");
+            g.rename(&h, "memory_h_out");
+            memory_item = Some(r.units);
+            x = dense_stack(&mut g, weights, (h, 1), &r.post, &format!("{policy}neural-network/"))?;
         }
-        let scope = format!("{policy}neural-network/{}", layer.name());
-        x = dense(&mut g, weights, &x, &scope)?;
-        let activation = Activation::parse(
-            spec.get("activation").and_then(Json::as_str),
-            spec.get("activation_params"),
-            &format!("{at}.activation"),
-        )?;
-        x = activate(&mut g, &x, activation, &at)?;
     }
     let mask = masked.then(|| "action_mask".to_string());
     let (actions, action_elem, extra_name, extra, extra_item) =
@@ -152,10 +162,16 @@ pub fn export_onnx(
     if let Some(n) = action_space.num_categories().filter(|_| masked) {
         inputs.push(batched("action_mask", Elem::U8, &[n as usize]));
     }
-    let outputs = vec![
+    let mut outputs = vec![
         batched("actions", action_elem, &action_item),
         batched(extra_name, Elem::F32, &extra_item),
     ];
+    if let Some(units) = memory_item {
+        for name in ["memory_c", "memory_h"] {
+            inputs.push(batched(name, Elem::F32, &[units]));
+            outputs.push(batched(&format!("{name}_out"), Elem::F32, &[units]));
+        }
+    }
     let metadata = vec![
         ("rlgraph.config".to_string(), config.to_string()),
         (
@@ -166,6 +182,71 @@ pub fn export_onnx(
     ];
     let model = g.finish("acting_graph", inputs, outputs, metadata);
     Ok(prost::Message::encode_to_vec(&model))
+}
+
+/// `x` (of item rank `rank`) through the dense layers `specs` (those of `config.network_spec`
+/// the agent builds as one network), whose variables are under `scope` + each layer's name.
+fn dense_stack(
+    g: &mut GraphBuilder,
+    weights: &BTreeMap<String, HostTensor>,
+    (mut x, rank): (String, usize),
+    specs: &[Json],
+    scope: &str,
+) -> Result<String> {
+    let layers = layers_from_spec::<Candle>(specs, "config.network_spec")?;
+    for (i, (spec, layer)) in specs.iter().zip(&layers).enumerate() {
+        let at = format!("config.network_spec[{i}]");
+        if layer.kind() != "dense" {
+            return Err(unsupported(&at, format!("a {:?} layer", layer.kind())));
+        }
+        if rank != 1 {
+            return Err(unsupported(
+                &at,
+                format!("a dense layer on items of rank {rank} (flatten them first)"),
+            ));
+        }
+        x = dense(g, weights, &x, &format!("{scope}{}", layer.name()))?;
+        let activation = Activation::parse(
+            spec.get("activation").and_then(Json::as_str),
+            spec.get("activation_params"),
+            &format!("{at}.activation"),
+        )?;
+        x = activate(g, &x, activation, &at)?;
+    }
+    Ok(x)
+}
+
+/// One step of the agent's LSTM (TensorFlow's gate order i, j, f, o and forget bias, as
+/// `rlgraph_components::layers::lstm_unroll` computes it) on `x` from the graph inputs
+/// `memory_c` and `memory_h`, with the variables under `scope`. Returns the new `(h, c)`.
+fn lstm_cell(
+    g: &mut GraphBuilder,
+    weights: &BTreeMap<String, HostTensor>,
+    x: &str,
+    scope: &str,
+    r: &Recurrence,
+) -> Result<(String, String)> {
+    let joined = g.op("Concat", &[x, "memory_h"], vec![int_attr("axis", 1)]);
+    let z = dense(g, weights, &joined, scope)?;
+    let axes = g.constant_i64("axes", vec![1]);
+    let mut gate = |k: usize| {
+        let start = g.constant_i64("starts", vec![(k * r.units) as i64]);
+        let end = g.constant_i64("ends", vec![((k + 1) * r.units) as i64]);
+        g.op("Slice", &[&z, &start, &end, &axes], vec![])
+    };
+    let (i, j, f, o) = (gate(0), gate(1), gate(2), gate(3));
+    let bias = g.constant("forget_bias", &[], vec![r.forget_bias as f32]);
+    let f = g.op("Add", &[&f, &bias], vec![]);
+    let f = g.op("Sigmoid", &[&f], vec![]);
+    let kept = g.op("Mul", &[&f, "memory_c"], vec![]);
+    let i = g.op("Sigmoid", &[&i], vec![]);
+    let j = g.op("Tanh", &[&j], vec![]);
+    let written = g.op("Mul", &[&i, &j], vec![]);
+    let c = g.op("Add", &[&kept, &written], vec![]);
+    let o = g.op("Sigmoid", &[&o], vec![]);
+    let squashed = g.op("Tanh", &[&c], vec![]);
+    let h = g.op("Mul", &[&o, &squashed], vec![]);
+    Ok((h, c))
 }
 
 /// The scope of the acting policy's variables (`dqn-agent/policy/`, `ppo-agent/networks/policy/`):

@@ -1,6 +1,7 @@
 //! `rlgraph export --format onnx`: the exported acting graph, run in onnxruntime, gives the
 //! project's own actions and numbers (from `rlgraph act`) on 1,000 states, for a dueling DQN,
-//! a DQN with action masks, and PPO with discrete and with bounded continuous actions.
+//! a DQN with action masks, PPO with discrete and with bounded continuous actions, and a
+//! recurrent PPO (an LSTM, its memory carried through the states).
 //! onnxruntime comes with the bridge's Python (skipped without one unless
 //! `RLGRAPH_REQUIRE_GYM` is set).
 
@@ -52,10 +53,8 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Trains `config` briefly, exports it, and compares onnxruntime's outputs with `rlgraph act`.
 fn check(python: &str, dir: &Path, config: &str, env: &str, features: usize, masked: bool) {
-    let name = format!(
-        "{}-{env}",
-        config.trim_start_matches("configs/").trim_end_matches(".json")
-    );
+    let stem = Path::new(config).file_stem().unwrap().to_string_lossy();
+    let name = format!("{stem}-{env}");
     let run = dir.join(&name).to_string_lossy().to_string();
     crate::common::train_into(config, env, 300, 4, &run);
     // `train --out` wrote the model already; `export` writes the same bytes.
@@ -177,6 +176,15 @@ fn onnx_exports_act_as_the_project_does_in_onnxruntime() {
     );
     check(&python, &dir, "configs/ppo-cartpole.json", "CartPole-v1", 4, false);
     check(&python, &dir, "configs/ppo-cartpole.json", "Pendulum-v1", 3, false);
+    // Recurrent: the 1,000 states are one episode, the LSTM's memory carried through it.
+    check(
+        &python,
+        &dir,
+        "configs/ppo-lstm-cartpole-novel.json",
+        "CartPoleNoVel-v1",
+        2,
+        false,
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

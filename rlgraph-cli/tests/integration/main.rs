@@ -12,6 +12,7 @@ mod export_command;
 mod graph_pictures;
 mod gym_bridge;
 mod profile_command;
+mod recurrent_learning;
 mod resume;
 mod space_command;
 mod train_command;

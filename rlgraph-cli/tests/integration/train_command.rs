@@ -735,3 +735,56 @@ fn evaluate_records_each_episode_as_a_gif_or_refuses_an_environment_that_cannot_
     assert!(!dir.join("no-video").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn video_every_records_a_greedy_episode_on_each_multiple_of_its_steps() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-video-every-{}", std::process::id()));
+    let run = dir.join("run").to_string_lossy().to_string();
+    let args = [
+        "train",
+        "configs/random-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "50",
+        "--video-every",
+        "20",
+        "--out",
+        &run,
+    ];
+    let (code, _, stderr) = rlgraph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("run/videos"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["step-20.gif", "step-40.gif"]);
+    for name in &names {
+        let file = std::fs::File::open(dir.join("run/videos").join(name)).unwrap();
+        let mut decoder = gif::DecodeOptions::new().read_info(file).unwrap();
+        assert_eq!((decoder.width(), decoder.height()), (600, 400));
+        // At least the reset's frame and one step's.
+        let mut frames = 0;
+        while decoder.read_next_frame().unwrap().is_some() {
+            frames += 1;
+        }
+        assert!(frames >= 2, "{name}: {frames} frames");
+    }
+    // Refused before the run starts: an environment that cannot draw itself, and no --out.
+    let acrobot = dir.join("acrobot").to_string_lossy().to_string();
+    let mut refused = args;
+    refused[3] = "Acrobot-v1";
+    refused[9] = &acrobot;
+    let (code, _, stderr) = rlgraph(&refused);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--video-every") && stderr.contains("cannot render"),
+        "{stderr}"
+    );
+    assert!(!dir.join("acrobot/summary.json").exists());
+    let (code, _, stderr) = rlgraph(&args[..8]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--out"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
