@@ -97,20 +97,20 @@ fn the_learner_unrolls_to_what_the_actor_reached_step_by_step() {
         batch.starts,
         [true, false, false, false, false, false, true, false, false, true, false, false]
     );
+    // The learner's log-likelihoods and values of the batch's steps, unrolled as `sequences`
+    // sequences from zero memories, with these episode starts.
+    let mut unrolled = |sequences: usize, starts: Vec<bool>| {
+        let zeros = Value::Float32(Array::new([sequences, 4], vec![0.0; sequences * 4]).unwrap());
+        let inputs = [
+            agents::stack(&batch.states).unwrap(),
+            agents::stack(&batch.actions).unwrap(),
+            Value::Tuple(vec![zeros.clone(), zeros]),
+            Value::Bool(Array::new([12], starts).unwrap()),
+        ];
+        learner.executor_mut().execute("evaluate", &inputs).unwrap()
+    };
     // The whole batch, unrolled from each copy's first memory (both zero: the copies started).
-    let zeros = Value::Float32(Array::new([2, 4], vec![0.0; 8]).unwrap());
-    let out = learner
-        .executor_mut()
-        .execute(
-            "evaluate",
-            &[
-                agents::stack(&batch.states).unwrap(),
-                agents::stack(&batch.actions).unwrap(),
-                Value::Tuple(vec![zeros.clone(), zeros]),
-                Value::Bool(Array::new([12], batch.starts.clone()).unwrap()),
-            ],
-        )
-        .unwrap();
+    let out = unrolled(2, batch.starts.clone());
     let (log_probs, values) = (floats(&out[0]), floats(&out[1]));
     let want: Vec<(f64, f64)> = step_by_step.concat();
     for (r, (lp, v)) in want.iter().enumerate() {
@@ -121,21 +121,8 @@ fn the_learner_unrolls_to_what_the_actor_reached_step_by_step() {
         );
         assert!((values[r] - v).abs() < 1e-5, "step {r}: {} against {v}", values[r]);
     }
-    // And the memory mattered: a memoryless evaluation of the same steps differs.
-    let fresh: Vec<bool> = vec![true; 12];
-    let zeros = Value::Float32(Array::new([12, 4], vec![0.0; 48]).unwrap());
-    let each_alone = learner
-        .executor_mut()
-        .execute(
-            "evaluate",
-            &[
-                agents::stack(&batch.states).unwrap(),
-                agents::stack(&batch.actions).unwrap(),
-                Value::Tuple(vec![zeros.clone(), zeros]),
-                Value::Bool(Array::new([12], fresh).unwrap()),
-            ],
-        )
-        .unwrap();
+    // And the memory mattered: every step alone, from a zero memory, differs.
+    let each_alone = unrolled(12, vec![true; 12]);
     let alone = floats(&each_alone[1]);
     assert!(
         (1..6).any(|r| (alone[r] - values[r]).abs() > 1e-4),

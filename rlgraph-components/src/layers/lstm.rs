@@ -67,6 +67,20 @@ fn step<B: Backend>(
     Ok((c_new, h_new))
 }
 
+/// The cell's `kernel` (`[features + units, 4 * units]`, over `[x, h]`) and `bias`, for the
+/// features of the input `inputs`.
+fn cell_variables(spaces: &rlgraph_core::InputSpaces, units: usize) -> Result<Vec<VarDecl>> {
+    let features = spaces
+        .get("inputs")?
+        .shape()
+        .and_then(|s| s.first().copied())
+        .unwrap_or(0);
+    Ok(vec![
+        VarDecl::new("kernel", [features + units, 4 * units], Initializer::GlorotUniform),
+        VarDecl::new("bias", [4 * units], Initializer::Zeros),
+    ])
+}
+
 /// An LSTM layer named `name`. `call(inputs, initial_c_and_h_states, sequence_length)`:
 /// `inputs` `[B, T, F]` (or time-major `[T, B, F]`, as the space's ranks say); the optional
 /// initial state a Tuple `(c, h)` of `[B, units]`; the optional `sequence_length` `[B]` ints,
@@ -120,15 +134,7 @@ pub fn lstm<B: Backend>(name: &str, spec: LstmSpec) -> Component<B> {
             }
         })
         .variables(move |spaces| {
-            let features = spaces
-                .get("inputs")?
-                .shape()
-                .and_then(|s| s.first().copied())
-                .unwrap_or(0);
-            let mut v = vec![
-                VarDecl::new("kernel", [features + units, 4 * units], Initializer::GlorotUniform),
-                VarDecl::new("bias", [4 * units], Initializer::Zeros),
-            ];
+            let mut v = cell_variables(spaces, units)?;
             if let Some(b) = decl.stateful_batch {
                 v.push(VarDecl::new("state_c", [b, units], Initializer::Zeros).frozen());
                 v.push(VarDecl::new("state_h", [b, units], Initializer::Zeros).frozen());
@@ -292,17 +298,7 @@ pub fn lstm_unroll<B: Backend>(name: &str, units: usize, forget_bias: f64) -> Co
             }
             Ok(())
         })
-        .variables(move |spaces| {
-            let features = spaces
-                .get("inputs")?
-                .shape()
-                .and_then(|s| s.first().copied())
-                .unwrap_or(0);
-            Ok(vec![
-                VarDecl::new("kernel", [features + units, 4 * units], Initializer::GlorotUniform),
-                VarDecl::new("bias", [4 * units], Initializer::Zeros),
-            ])
-        })
+        .variables(move |spaces| cell_variables(spaces, units))
         .graph_fn(
             GraphFn::new("nothing", |_, _| Ok(vec![Tree::Tuple(vec![])])).infer(|_, _| Ok(vec![Space::tuple(vec![])])),
         )
