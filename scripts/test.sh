@@ -7,8 +7,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The crates download while libtorch does.
+cargo fetch --locked --quiet &
+fetch_pid=$!
 ./scripts/install-libtorch.sh
 ./scripts/install-test-tools.sh
+wait "$fetch_pid"
 # The venv is only needed by the tests, so it downloads while the lints compile.
 gym_log="$(mktemp)"
 ./scripts/install-gym.sh >"$gym_log" &
