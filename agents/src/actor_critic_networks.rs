@@ -35,11 +35,14 @@ pub(crate) fn actor_critic_networks<B: Backend>(
     action_space: &Space,
     recurrence: Option<&Recurrence>,
 ) -> Result<Component<B>> {
-    let at = "config.network_spec";
-    let layers = match recurrence {
-        Some(r) => layers_from_spec::<B>(&r.post, at)?,
-        None => layers_from_spec::<B>(network_spec, at)?,
-    };
+    // Built together, so errors and unscoped names number the layers as the spec does.
+    let mut layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
+    let mut encoder = vec![];
+    if let Some(r) = recurrence {
+        let mut rest = layers.split_off(r.index);
+        rest.remove(0);
+        encoder = std::mem::replace(&mut layers, rest);
+    }
     let options = PolicyOptions {
         action_adapter: crate::agent_spec::adapter_spec(action_adapter),
         ..PolicyOptions::default()
@@ -48,7 +51,7 @@ pub(crate) fn actor_critic_networks<B: Backend>(
     let mut c = Component::new("networks").with_kind("actor-critic-networks");
     if let Some(r) = recurrence {
         c = c
-            .with_sub(neural_network::<B>("encoder", layers_from_spec::<B>(&r.pre, at)?))
+            .with_sub(neural_network::<B>("encoder", encoder))
             .with_sub(lstm_unroll::<B>("lstm", r.units, r.forget_bias));
     }
     if separate {

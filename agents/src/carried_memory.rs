@@ -61,19 +61,14 @@ impl CarriedMemory {
             s.starting.resize(copies, true);
             s.acted.resize(copies, None);
         }
-        for i in 0..copies {
-            s.acted[i] = Some(StepMemory {
-                memory: s.memory[i].clone(),
-                start: s.starting[i],
-            });
-        }
         let value = memory_value(s.memory.iter().map(Vec::as_slice), units)?;
         let starts = flag_column(&s.starting)?;
-        s.starting.iter_mut().for_each(|f| *f = false);
         Ok([value, starts])
     }
 
-    /// Keeps the memory after an acting step of `explore`'s copies (the graph's last output).
+    /// Keeps the memory after an acting step of `explore`'s copies (the graph's last output),
+    /// and what each copy acted from. Nothing changes until the step has succeeded, so a
+    /// failed step leaves every memory and episode start as it was.
     pub fn update(&mut self, explore: bool, memory: &Value) -> Result<()> {
         let units = self.units;
         let bad = |reason: String| CoreError::Config {
@@ -96,9 +91,15 @@ impl CarriedMemory {
             )));
         }
         for (i, m) in s.memory.iter_mut().enumerate() {
-            m.clear();
-            m.extend_from_slice(&c.data()[i * units..(i + 1) * units]);
-            m.extend_from_slice(&h.data()[i * units..(i + 1) * units]);
+            let after = [
+                &c.data()[i * units..(i + 1) * units],
+                &h.data()[i * units..(i + 1) * units],
+            ]
+            .concat();
+            s.acted[i] = Some(StepMemory {
+                memory: std::mem::replace(m, after),
+                start: std::mem::replace(&mut s.starting[i], false),
+            });
         }
         Ok(())
     }
@@ -235,6 +236,11 @@ mod tests {
         let [memory, starts] = m.inputs(true, 2).unwrap();
         assert_eq!(memory, tuple(&[1.0, 2.0], &[3.0, 4.0], 2));
         assert_eq!(starts, flag_column(&[false, true]).unwrap());
+        // A step that failed (no update) changed nothing: the start is still pending.
+        let [_, starts] = m.inputs(true, 2).unwrap();
+        assert_eq!(starts, flag_column(&[false, true]).unwrap());
+        m.update(true, &tuple(&[5.0, 6.0], &[7.0, 8.0], 2)).unwrap();
+        assert_eq!(m.inputs(true, 2).unwrap()[1], flag_column(&[false, false]).unwrap());
         assert_eq!(
             m.acted(1).unwrap(),
             StepMemory {

@@ -318,7 +318,7 @@ impl<B: Backend> PgLearner<B> {
         if len == 0 || batch.segments.iter().any(|&l| l != len) || batch.segments.iter().sum::<usize>() != n {
             return Err(bad(format!(
                 "a recurrent policy learns from sequences of one length, one per environment copy, \
-                 got lengths {:?}: make update_spec.batch_size a multiple of the environment copies",
+                 got lengths {:?}: the copies stepped unequally (give get_actions every copy's state at each step)",
                 batch.segments
             )));
         }

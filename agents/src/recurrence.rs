@@ -19,6 +19,8 @@ pub struct Recurrence {
     pub forget_bias: f64,
     /// The layers after the LSTM.
     pub post: Vec<Json>,
+    /// The LSTM's place in `network_spec` (the layers after it are numbered on from there).
+    pub index: usize,
 }
 
 fn is_lstm(layer: &Json) -> bool {
@@ -73,6 +75,7 @@ pub(crate) fn recurrence(network: &[Json], at: &str) -> Result<Option<Recurrence
         units: spec.units,
         forget_bias: spec.forget_bias,
         post: network[i + 1..].to_vec(),
+        index: i,
     }))
 }
 

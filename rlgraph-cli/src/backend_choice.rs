@@ -76,7 +76,7 @@ mod tests {
         assert!(err.contains("\"jax\"") && err.contains("candle or tch"), "{err}");
     }
 
-    // CI runs this once without the feature (`cargo test -p rlgraph-cli --lib`), as the
+    // CI runs this once without the feature (`cargo test --workspace --lib tch_without...`), as the
     // default `cargo run` builds the program.
     #[cfg(not(feature = "tch"))]
     #[test]

@@ -10,7 +10,7 @@ use rlgraph_components::action_mask::{has_mask, observation_space, MASKED_VALUE}
 use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{layers_from_spec, Activation};
 use rlgraph_core::spaces::{Dtype, Space};
-use rlgraph_core::{CoreError, HostTensor, Result};
+use rlgraph_core::{Component, CoreError, HostTensor, Result};
 use serde_json::Value as Json;
 
 use crate::graph_builder::{batched, float_attr, int_attr, ints_attr, Elem, GraphBuilder};
@@ -131,25 +131,27 @@ pub fn export_onnx(
         (x, rank, integer) = preprocessor(&mut g, &x, (rank, integer), spec, i)?;
     }
     let mut memory_item = None;
+    let layers = layers_from_spec::<Candle>(&plan.network, "config.network_spec")?;
+    let network: Vec<(usize, &Json, &Component<Candle>)> = plan
+        .network
+        .iter()
+        .zip(&layers)
+        .enumerate()
+        .map(|(i, (s, l))| (i, s, l))
+        .collect();
+    let stack = format!("{policy}neural-network/");
     match &plan.recurrence {
-        None => {
-            x = dense_stack(
-                &mut g,
-                weights,
-                (x, rank),
-                &plan.network,
-                &format!("{policy}neural-network/"),
-            )?
-        }
+        None => x = dense_stack(&mut g, weights, (x, rank), &network, &stack)?,
         Some(r) => {
             // The networks' scope: the policy's parent (`ppo-agent/networks/`).
             let networks = policy.strip_suffix("policy/").unwrap_or(&policy).to_string();
-            x = dense_stack(&mut g, weights, (x, rank), &r.pre, &format!("{networks}encoder/"))?;
+            let (pre, post) = (&network[..r.index], &network[r.index + 1..]);
+            x = dense_stack(&mut g, weights, (x, rank), pre, &format!("{networks}encoder/"))?;
             let (h, c) = lstm_cell(&mut g, weights, &x, &format!("{networks}lstm"), r)?;
             g.rename(&c, "memory_c_out");
             g.rename(&h, "memory_h_out");
             memory_item = Some(r.units);
-            x = dense_stack(&mut g, weights, (h, 1), &r.post, &format!("{policy}neural-network/"))?;
+            x = dense_stack(&mut g, weights, (h, 1), post, &stack)?;
         }
     }
     let mask = masked.then(|| "action_mask".to_string());
@@ -184,17 +186,16 @@ pub fn export_onnx(
     Ok(prost::Message::encode_to_vec(&model))
 }
 
-/// `x` (of item rank `rank`) through the dense layers `specs` (those of `config.network_spec`
-/// the agent builds as one network), whose variables are under `scope` + each layer's name.
+/// `x` (of item rank `rank`) through `layers` (each with its place in `config.network_spec`,
+/// its spec and its component), whose variables are under `scope` + each layer's name.
 fn dense_stack(
     g: &mut GraphBuilder,
     weights: &BTreeMap<String, HostTensor>,
     (mut x, rank): (String, usize),
-    specs: &[Json],
+    layers: &[(usize, &Json, &Component<Candle>)],
     scope: &str,
 ) -> Result<String> {
-    let layers = layers_from_spec::<Candle>(specs, "config.network_spec")?;
-    for (i, (spec, layer)) in specs.iter().zip(&layers).enumerate() {
+    for &(i, spec, layer) in layers {
         let at = format!("config.network_spec[{i}]");
         if layer.kind() != "dense" {
             return Err(unsupported(&at, format!("a {:?} layer", layer.kind())));

@@ -176,11 +176,18 @@ fn onnx_exports_act_as_the_project_does_in_onnxruntime() {
     );
     check(&python, &dir, "configs/ppo-cartpole.json", "CartPole-v1", 4, false);
     check(&python, &dir, "configs/ppo-cartpole.json", "Pendulum-v1", 3, false);
-    // Recurrent: the 1,000 states are one episode, the LSTM's memory carried through it.
+    // Recurrent: the 1,000 states are one episode, the LSTM's memory carried through it. The
+    // shipped config with a dense layer before the LSTM, so every part of the network is there.
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/ppo-lstm-cartpole-novel.json");
+    let mut recurrent: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(shipped).unwrap()).unwrap();
+    let encoder = serde_json::json!({"type": "dense", "units": 8, "activation": "tanh"});
+    recurrent["network_spec"].as_array_mut().unwrap().insert(0, encoder);
+    let recurrent_config = dir.join("ppo-lstm-encoded.json");
+    std::fs::write(&recurrent_config, recurrent.to_string()).unwrap();
     check(
         &python,
         &dir,
-        "configs/ppo-lstm-cartpole-novel.json",
+        &recurrent_config.to_string_lossy(),
         "CartPoleNoVel-v1",
         2,
         false,

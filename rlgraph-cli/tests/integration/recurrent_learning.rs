@@ -28,34 +28,40 @@ fn train(config: &str, backend: &str, steps: u64) -> serde_json::Value {
         "--target-return",
         "475",
         "--seed",
-        "1",
+        "3",
     ]);
     assert_eq!(code, 0, "{stderr}");
     serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
 }
 
 fn best_evaluation(summary: &serde_json::Value) -> f64 {
-    summary["evaluations"]
-        .as_array()
-        .unwrap()
+    let rounds = summary["evaluations"].as_array().unwrap();
+    assert!(!rounds.is_empty(), "no evaluation round: {summary}");
+    rounds
         .iter()
         .map(|e| e["mean_return"].as_f64().unwrap())
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// The LSTM config on `backend` reaches a greedy round of 475.
+fn balances(backend: &str) {
+    let summary = train("configs/ppo-lstm-cartpole-novel.json", backend, 200_000);
+    assert!(
+        summary["solved_at_timestep"].is_u64(),
+        "{backend}: no greedy round reached 475: {summary}"
+    );
+}
+
+// One test per backend, so the two runs share the test threads.
 #[test]
-fn an_lstm_policy_balances_cartpole_without_velocities() {
-    let mut backends = vec!["candle"];
-    if cfg!(feature = "tch") {
-        backends.push("tch");
-    }
-    for backend in backends {
-        let summary = train("configs/ppo-lstm-cartpole-novel.json", backend, 200_000);
-        assert!(
-            summary["solved_at_timestep"].is_u64(),
-            "{backend}: no greedy round reached 475: {summary}"
-        );
-    }
+fn an_lstm_policy_balances_cartpole_without_velocities_on_candle() {
+    balances("candle");
+}
+
+#[cfg(feature = "tch")]
+#[test]
+fn an_lstm_policy_balances_cartpole_without_velocities_on_tch() {
+    balances("tch");
 }
 
 #[test]
