@@ -87,7 +87,7 @@ fn explain(
     state: &Value,
     action: &Value,
     space: &Space,
-    memory: &mut Option<Value>,
+    memory: &mut Option<agents::CarriedMemory>,
     line: &mut Json,
 ) -> rlgraph_core::Result<()> {
     let Some(graph) = agent.graph_mut() else { return Ok(()) };
@@ -119,24 +119,15 @@ fn explain(
             });
         let mut recurrent = vec![];
         if let Some(units) = units {
-            let units = units.unwrap_or(0);
-            let zeros = || {
-                Value::Float32(
-                    rlgraph_core::spaces::Array::new([1, units], vec![0.0; units])
-                        .unwrap_or_else(|_| unreachable!("shape matches the data")),
-                )
-            };
-            let start = memory.is_none();
-            recurrent = vec![
-                memory.take().unwrap_or_else(|| Value::Tuple(vec![zeros(), zeros()])),
-                Value::Bool(
-                    rlgraph_core::spaces::Array::new([1], vec![start])
-                        .unwrap_or_else(|_| unreachable!("shape matches the data")),
-                ),
-            ];
+            // The agent's own carrier of memories: zero at the first state, then what the
+            // earlier states left.
+            let carried = memory.get_or_insert_with(|| agents::CarriedMemory::new(units.unwrap_or(0)));
+            recurrent = carried.inputs(false, 1)?.to_vec();
             // The memory depends on the states alone: the greedy step's is the one acted from.
             let stepped = graph.execute("get_deterministic_action", &[&[batch][..], &recurrent].concat())?;
-            *memory = stepped.last().cloned();
+            if let Some(after) = stepped.last() {
+                carried.update(false, after)?;
+            }
         }
         inputs.extend(recurrent);
         let out = graph.execute("evaluate", &inputs)?;
