@@ -8,6 +8,10 @@ use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use serde_json::{json, Value as Json};
 
+use rlgraph_core::Backend;
+
+use crate::actor::{Acted, GraphActor};
+use crate::agent::Transition;
 use crate::batch::flag_column;
 
 /// What the actor acted from at one step: its memory `(c, h)` (c's units, then h's) and
@@ -70,38 +74,40 @@ impl CarriedMemory {
     /// and what each copy acted from. Nothing changes until the step has succeeded, so a
     /// failed step leaves every memory and episode start as it was.
     pub fn update(&mut self, explore: bool, memory: &Value) -> Result<()> {
-        let units = self.units;
-        let bad = |reason: String| CoreError::Config {
-            at: "recurrent actor/memory".into(),
-            reason,
-        };
         let s = &mut self.sets[set(explore)];
-        let Value::Tuple(parts) = memory else {
-            return Err(bad(format!("expected the Tuple (c, h), got {}", memory.kind_name())));
-        };
-        let [Value::Float32(c), Value::Float32(h)] = parts.as_slice() else {
-            return Err(bad("expected two float arrays (c, h)".into()));
-        };
-        let copies = s.memory.len();
-        if c.data().len() != copies * units || h.data().len() != copies * units {
-            return Err(bad(format!(
-                "expected [{copies}, {units}] each, got {:?} and {:?}",
-                c.shape(),
-                h.shape()
-            )));
+        let rows = memory_rows(memory, self.units)?;
+        if rows.len() != s.memory.len() {
+            return Err(CoreError::Config {
+                at: "recurrent actor/memory".into(),
+                reason: format!("expected the memories of {} copies, got {}", s.memory.len(), rows.len()),
+            });
         }
-        for (i, m) in s.memory.iter_mut().enumerate() {
-            let after = [
-                &c.data()[i * units..(i + 1) * units],
-                &h.data()[i * units..(i + 1) * units],
-            ]
-            .concat();
+        for (i, (m, after)) in s.memory.iter_mut().zip(rows).enumerate() {
             s.acted[i] = Some(StepMemory {
                 memory: std::mem::replace(m, after),
                 start: std::mem::replace(&mut s.starting[i], false),
             });
         }
         Ok(())
+    }
+
+    /// An acting step of `actor` for `states` (one per copy) from `explore`'s memories, which
+    /// then hold the memories after it.
+    pub fn act<B: Backend>(&mut self, actor: &mut GraphActor<B>, states: &[Value], explore: bool) -> Result<Acted> {
+        let inputs = self.inputs(explore, states.len())?;
+        let (acted, after) = actor.act_with_memory(states, inputs, explore)?;
+        self.update(explore, &after)?;
+        Ok(acted)
+    }
+
+    /// What exploring copy `copy` acted from at the step `transition` observes; a step that
+    /// ends an episode starts the copy's next one from a zero memory.
+    pub fn observed(&mut self, copy: usize, transition: &Transition) -> Result<StepMemory> {
+        let acted = self.acted(copy)?;
+        if transition.terminated || transition.truncated {
+            self.begin(true, &[copy]);
+        }
+        Ok(acted)
     }
 
     /// Copies `copies` of `explore`'s set start new episodes at their next step.
@@ -133,8 +139,39 @@ impl CarriedMemory {
     }
 }
 
+/// The rows (`c`'s units, then `h`'s) of a memory, the Tuple `(c, h)` of `[rows, units]` each.
+pub fn memory_rows(memory: &Value, units: usize) -> Result<Vec<Vec<f32>>> {
+    let bad = |reason: String| CoreError::Config {
+        at: "recurrent actor/memory".into(),
+        reason,
+    };
+    let Value::Tuple(parts) = memory else {
+        return Err(bad(format!("expected the Tuple (c, h), got {}", memory.kind_name())));
+    };
+    let [Value::Float32(c), Value::Float32(h)] = parts.as_slice() else {
+        return Err(bad("expected two float arrays (c, h)".into()));
+    };
+    let rows = c.shape().first().copied().unwrap_or(0);
+    if units == 0 || c.shape() != [rows, units] || h.shape() != [rows, units] {
+        return Err(bad(format!(
+            "expected [rows, {units}] each, got {:?} and {:?}",
+            c.shape(),
+            h.shape()
+        )));
+    }
+    Ok((0..rows)
+        .map(|i| {
+            [
+                &c.data()[i * units..(i + 1) * units],
+                &h.data()[i * units..(i + 1) * units],
+            ]
+            .concat()
+        })
+        .collect())
+}
+
 /// The Tuple `(c, h)` of `[rows, units]` each from rows of `c` then `h`.
-pub(crate) fn memory_value<'a>(rows: impl Iterator<Item = &'a [f32]>, units: usize) -> Result<Value> {
+pub fn memory_value<'a>(rows: impl Iterator<Item = &'a [f32]>, units: usize) -> Result<Value> {
     let (mut c, mut h) = (vec![], vec![]);
     let mut n = 0;
     for row in rows {
@@ -276,6 +313,6 @@ mod tests {
         let mut m = CarriedMemory::new(2);
         m.inputs(true, 1).unwrap();
         let err = m.update(true, &tuple(&[1.0], &[1.0], 1)).unwrap_err().to_string();
-        assert!(err.contains("[1, 2]"), "{err}");
+        assert!(err.contains("[rows, 2]") && err.contains("[1, 1]"), "{err}");
     }
 }

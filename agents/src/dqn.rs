@@ -256,6 +256,17 @@ impl<B: Backend> Agent for DqnAgent<B> {
         self.learn(batch, None, time_percentage)
     }
 
+    /// Copies that restart while exploring drop their pending n-step steps (see
+    /// [`NStepBuffer::cut`]).
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        if explore {
+            for &copy in copies {
+                self.adder.cut(copy);
+            }
+        }
+        Ok(())
+    }
+
     /// Clears the n-step buffers and resets the preprocessors.
     fn reset(&mut self) -> Result<()> {
         self.adder.clear();

@@ -19,6 +19,7 @@ use serde_json::{json, Value as Json};
 use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
 use crate::batch::{host_floats, stack};
+use crate::carried_memory::CarriedMemory;
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
 use crate::impala_learner::{impala_actor, ImpalaLearner};
@@ -44,6 +45,8 @@ pub struct ImpalaAgent<B: Backend> {
     learner: ImpalaLearner<B>,
     config: ImpalaConfig,
     counters: Counters,
+    /// A recurrent policy's memory per environment copy.
+    memory: Option<CarriedMemory>,
 }
 
 impl<B: Backend> ImpalaAgent<B> {
@@ -53,7 +56,7 @@ impl<B: Backend> ImpalaAgent<B> {
         let mut learner = ImpalaLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = impala_actor(&config, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
-        let adder = RolloutAdder::new(config.rollout_length, state_space, action_space)?;
+        let adder = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?;
         let record_space = adder.record_space().clone();
         Ok(ImpalaAgent {
             actor,
@@ -67,6 +70,7 @@ impl<B: Backend> ImpalaAgent<B> {
             adder,
             learner,
             counters: Counters::new(seed),
+            memory: config.memory_units().map(CarriedMemory::new),
             config,
         })
     }
@@ -103,7 +107,10 @@ impl<B: Backend> ImpalaAgent<B> {
 
 impl<B: Backend> Agent for ImpalaAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        let acted = self.actor.act(states, explore, time_percentage)?;
+        let acted = match &mut self.memory {
+            Some(memory) => memory.act(&mut self.actor, states, explore)?,
+            None => self.actor.act(states, explore, time_percentage)?,
+        };
         if explore {
             self.inbox.pending_log_probs =
                 host_floats(acted.extras.get("behaviour_log_probs"), "impala-agent/get_action")?;
@@ -120,14 +127,32 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
                 at: "impala-agent/observe".into(),
                 reason: format!("environment copy {env_id} observed a step it was given no action for"),
             })?;
+        let memory = match &mut self.memory {
+            Some(m) => Some(m.observed(env_id, &transition)?),
+            None => None,
+        };
         self.counters.timesteps += 1;
-        if let Some(rollout) = self.adder.push(env_id, transition, log_prob)? {
+        if let Some(rollout) = self.adder.push(env_id, transition, log_prob, memory)? {
             let queue = &mut self.inbox.queue;
             // A full queue drops its oldest rollout: actors never wait in one process.
             if queue.size() == queue.capacity() {
                 queue.try_dequeue()?;
             }
             queue.try_enqueue(rollout)?;
+        }
+        Ok(())
+    }
+
+    /// Copies that restart while exploring also end the steps held for them (see
+    /// [`RolloutAdder::cut`]).
+    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
+        if let Some(memory) = &mut self.memory {
+            memory.begin(explore, copies);
+        }
+        if explore {
+            for &copy in copies {
+                self.adder.cut(copy);
+            }
         }
         Ok(())
     }
@@ -149,19 +174,19 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         &self.config.update
     }
 
-    /// Saves the learner, the actor's RNG and version, partial and queued rollouts and the
-    /// counters.
+    /// Saves the learner, the actor's RNG and version, partial and queued rollouts, the
+    /// counters and a recurrent policy's memories.
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        self.learner.save_checkpoint(
-            path,
-            vec![
-                ("adder", &self.adder),
-                ("inbox", &self.inbox),
-                ("agent", &self.counters),
-                ("actor", &self.actor),
-            ],
-            extra,
-        )
+        let mut parts: Vec<(&str, &dyn HostState)> = vec![
+            ("adder", &self.adder),
+            ("inbox", &self.inbox),
+            ("agent", &self.counters),
+            ("actor", &self.actor),
+        ];
+        if let Some(memory) = &self.memory {
+            parts.push(("memory", memory));
+        }
+        self.learner.save_checkpoint(path, parts, extra)
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
@@ -171,18 +196,19 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
             inbox,
             counters,
             actor,
+            memory,
             ..
         } = self;
-        learner.restore_checkpoint(
-            path,
-            vec![
-                ("adder", adder),
-                ("inbox", inbox),
-                ("agent", counters),
-                ("actor", actor),
-            ],
-            extra,
-        )?;
+        let mut parts: Vec<(&str, &mut dyn HostState)> = vec![
+            ("adder", adder),
+            ("inbox", inbox),
+            ("agent", counters),
+            ("actor", actor),
+        ];
+        if let Some(memory) = memory {
+            parts.push(("memory", memory));
+        }
+        learner.restore_checkpoint(path, parts, extra)?;
         self.resync_actor()
     }
 
@@ -190,9 +216,13 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         self.resync_actor()
     }
 
-    /// Drops partial rollouts and resets the preprocessors; queued rollouts stay.
+    /// Drops partial rollouts, resets the preprocessors and forgets a recurrent policy's
+    /// memories; queued rollouts stay.
     fn reset(&mut self) -> Result<()> {
         self.adder.clear();
+        if let Some(memory) = &mut self.memory {
+            memory.clear();
+        }
         reset_graph(self.actor.executor_mut())?;
         reset_graph(self.learner.executor_mut())
     }

@@ -45,6 +45,8 @@ pub struct ImpalaConfig {
     pub update: UpdateSpec,
     /// The optimizer.
     pub optimizer: OptimizerSpec,
+    /// The split of `network_spec` around its LSTM, when the policy is recurrent.
+    pub recurrence: Option<crate::Recurrence>,
 }
 
 /// The types an IMPALA config may have.
@@ -92,9 +94,14 @@ impl ImpalaConfig {
             action_adapter: None,
             preprocessing: &self.preprocessing_spec,
             action_mask_key: &self.action_mask_key,
-            recurrence: None,
+            recurrence: self.recurrence.as_ref(),
             device: self.device,
         }
+    }
+
+    /// A recurrent policy's LSTM units (`None` for a memoryless one).
+    pub fn memory_units(&self) -> Option<usize> {
+        self.recurrence.as_ref().map(|r| r.units)
     }
 
     /// Parses an RLgraph IMPALA config.
@@ -139,7 +146,7 @@ impl ImpalaConfig {
                     own.feed_previous_reward_through_nn == Some(true),
                 ),
             ],
-            "needs recurrent networks, not yet supported",
+            "is not supported: the policy's input is the state alone (an LSTM in network_spec carries what it needs)",
         )?;
         // RLgraph writes `visualize` as a boolean or as 0/1.
         if own
@@ -150,7 +157,7 @@ impl ImpalaConfig {
             return Err(config("config.visualize", "rendering is not supported".into()));
         }
         let network_spec = shared.network("a policy needs a network")?;
-        crate::recurrence::refuse_recurrence(&network_spec, "config.network_spec", "IMPALA")?;
+        let recurrence = crate::recurrence::recurrence(&network_spec, "config.network_spec")?;
         let keys = shared.update_spec.clone().unwrap_or_default();
         let mut update = keys.resolve();
         // The learner looks for full batches after every step; rollouts wait in the queue.
@@ -177,6 +184,7 @@ impl ImpalaConfig {
             reward_clipping: RewardClipping::parse(spec.get("reward_clipping"), "config.reward_clipping")?,
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
+            recurrence,
         })
     }
 }

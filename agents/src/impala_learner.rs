@@ -2,20 +2,21 @@
 //! as a [`Learner`]. Its batch is rollouts stacked along a leading batch axis
 //! ([`crate::stack`] of the [`crate::RolloutAdder`]'s records); it evaluates them under its
 //! current networks and steps on the V-trace loss, whose importance weights correct for the
-//! policy having moved since the rollouts were acted.
+//! policy having moved since the rollouts were acted. A recurrent policy unrolls each rollout
+//! from the memory its actor acted from, through the bootstrap state as one more step.
 
 use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
-use rlgraph_core::spaces::{BoolBox, FloatBox, Ranks, Space, Value};
-use rlgraph_core::{Backend, GraphFn, Param, Result};
+use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
+use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Param, Result};
 
-use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root};
+use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
 use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
-use crate::batch::{field, host_scalar, time_major};
+use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
 use crate::impala_config::ImpalaConfig;
 use crate::learner::{Learned, Learner, LearnerGraph};
-use crate::preprocessing::{mask_key, preprocess};
+use crate::preprocessing::mask_key;
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the networks' variables sit under `impala-agent/networks/`.
@@ -24,6 +25,7 @@ pub(crate) const ROOT: &str = "impala-agent";
 /// IMPALA's learner.
 pub struct ImpalaLearner<B: Backend> {
     graph: LearnerGraph<B>,
+    recurrent: bool,
 }
 
 impl<B: Backend> ImpalaLearner<B> {
@@ -47,93 +49,238 @@ impl<B: Backend> ImpalaLearner<B> {
             time: true,
             time_major: true,
         };
-        let params = [
+        let recurrent = config.recurrence.is_some();
+        let with_memory = move |names: &[&'static str]| -> Vec<Param> {
+            let memory = recurrent.then_some(["memory", "starts"]).into_iter().flatten();
+            names.iter().copied().chain(memory).map(Param::new).collect()
+        };
+        // The networks over every step and bootstrap state, rollout after rollout (so an LSTM
+        // unrolls each rollout from its first memory), split into time-major `[T, B]`
+        // log-likelihoods, values and entropies, and the bootstrap states' values `[B]`.
+        // `grid` is any `[T, B]` input, for the layout.
+        let time_major_eval = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args, grid: Op| {
+            let memory = match recurrent {
+                true => Some([args.get(args.len() - 2)?, args.get(args.len() - 1)?]),
+                false => None,
+            };
+            let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
+            let mut split = |x| ctx.graph_fn("time_major", &[x, grid]);
+            let (log_probs, values, entropy) = (split(e[0])?, split(e[1])?, split(e[2])?);
+            Ok::<_, rlgraph_core::CoreError>([log_probs[0], values[0], entropy[0], values[1]])
+        };
+        let update_params = with_memory(&[
             "states",
             "actions",
             "behaviour_log_probs",
             "rewards",
             "terminals",
-            "bootstrap_states",
             "time_percentage",
-        ]
-        .into_iter()
-        .map(Param::new)
-        .collect();
-        let root = with_acting_apis(root, input, "networks", "get_action_and_log_likelihood", false)
-            // `states` ... `terminals` are time-major rollouts flattened to `[T * B]`.
-            .api("update", params, move |ctx, args| {
-                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, None)?;
-                let sb = preprocess(ctx, input, args.get(5)?)?;
-                let bootstrap = ctx.call("networks", "state_values", &[sb])?[0];
-                let mut tm = |x| ctx.graph_fn1("time_major", &[x, bootstrap]);
+        ]);
+        let root = with_acting_apis(root, input, "networks", "get_action_and_log_likelihood", recurrent)
+            .api("update", update_params, move |ctx, args| {
+                let [log_probs, values, entropy, bootstrap] = time_major_eval(ctx, args, args.get(3)?)?;
                 let inputs = [
-                    tm(e[0])?,
-                    tm(args.get(2)?)?,
-                    tm(e[2])?,
-                    tm(e[1])?,
-                    tm(args.get(3)?)?,
-                    tm(args.get(4)?)?,
+                    log_probs,
+                    args.get(2)?,
+                    entropy,
+                    values,
+                    args.get(3)?,
+                    args.get(4)?,
                     bootstrap,
                 ];
                 let loss = ctx.call("loss", "loss", &inputs)?[0];
                 let vars = ctx.call("networks", "variables", &[])?;
-                ctx.call("optimizer", "step", &[vars[0], loss, args.get(6)?])
+                ctx.call("optimizer", "step", &[vars[0], loss, args.get(5)?])
             })
+            .api(
+                "evaluate_rollouts",
+                with_memory(&["states", "actions", "rewards"]),
+                move |ctx, args| {
+                    let [log_probs, values, _, bootstrap] = time_major_eval(ctx, args, args.get(2)?)?;
+                    Ok(vec![log_probs, values, bootstrap])
+                },
+            )
             .graph_fn(
+                // `[B * (T + 1)]` rows, rollout after rollout, as `[T, B]` and the last step's `[B]`.
                 GraphFn::tensors("time_major", |_, xs| {
-                    let batch = B::shape(xs[1])[0].max(1);
-                    let n = B::shape(xs[0])[0];
-                    Ok(vec![B::reshape(xs[0], &[n / batch, batch])?])
+                    let grid = B::shape(xs[1]);
+                    let (t, b) = (grid[0], grid[1]);
+                    let rows = B::transpose(&B::reshape(xs[0], &[b, t + 1])?, 0, 1)?;
+                    Ok(vec![
+                        B::narrow(&rows, 0, 0, t)?,
+                        B::reshape(&B::narrow(&rows, 0, t, 1)?, &[b])?,
+                    ])
                 })
-                .infer(move |_, s| Ok(vec![s[0].with_ranks(time_major)])),
+                .outputs(2)
+                .infer(move |_, s| Ok(vec![s[0].with_ranks(time_major), s[0].clone()])),
             );
         let batch = |s: &Space| s.with_batch_rank(true);
-        let floats = || Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true);
-        let spaces = BTreeMap::from([
+        let grid = |s: Space| s.with_ranks(time_major);
+        let mut spaces = BTreeMap::from([
             ("states".to_string(), batch(state_space)),
             ("actions".to_string(), batch(action_space)),
-            ("behaviour_log_probs".to_string(), floats()),
-            ("rewards".to_string(), floats()),
             (
-                "terminals".to_string(),
-                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
+                "behaviour_log_probs".to_string(),
+                grid(FloatBox::new(Vec::<usize>::new()).into()),
             ),
-            ("bootstrap_states".to_string(), batch(state_space)),
+            ("rewards".to_string(), grid(FloatBox::new(Vec::<usize>::new()).into())),
+            ("terminals".to_string(), grid(BoolBox::new(Vec::<usize>::new()).into())),
             (
                 "time_percentage".to_string(),
                 Space::from(FloatBox::new(Vec::<usize>::new())),
             ),
         ]);
+        if let Some(r) = &config.recurrence {
+            spaces.extend(memory_spaces(r));
+        }
         let exec = build_graph(root, &spaces, config.device, seed)?;
         Ok(ImpalaLearner {
             graph: LearnerGraph::new(exec, format!("{ROOT}/networks/"), seed),
+            recurrent,
+        })
+    }
+
+    /// The current networks' log-likelihoods of a batch's actions and values of its states,
+    /// time-major (`[T][B]`), and the values of its bootstrap states (`[B]`): with the
+    /// actor's weights, the log-likelihoods are the batch's `behaviour_log_probs`.
+    pub fn evaluate_rollouts(&mut self, batch: &Value) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+        let layout = RolloutLayout::of(batch, self.recurrent)?;
+        let mut inputs = layout.steps.clone();
+        inputs.push(layout.grid("rewards")?);
+        inputs.extend(layout.memory.clone());
+        let out = self.graph.exec.execute("evaluate_rollouts", &inputs)?;
+        let at = "impala-learner/evaluate_rollouts";
+        Ok((
+            host_floats(out.first(), at)?,
+            host_floats(out.get(1), at)?,
+            host_floats(out.get(2), at)?,
+        ))
+    }
+}
+
+/// How the update reads a batch of rollouts stacked batch-first (`states` `[B, T, ...]`, ...,
+/// `bootstrap_state` `[B, ...]`): the states and actions rollout after rollout, each rollout's
+/// bootstrap state as one more step (its action a stand-in: only its value is read); the
+/// per-step numbers time-major, `[T, B]`; a recurrent policy's first memories and starts.
+struct RolloutLayout {
+    batch: Value,
+    /// `[B * (T + 1)]` states and actions.
+    steps: Vec<Value>,
+    /// `memory` (`[B, units]` each) and `starts` (`[B * (T + 1)]`), for a recurrent policy.
+    memory: Vec<Value>,
+    t: usize,
+    b: usize,
+}
+
+impl RolloutLayout {
+    fn of(batch: &Value, recurrent: bool) -> Result<Self> {
+        let at = "impala-learner/learn.batch";
+        let bad = |reason: String| CoreError::Config { at: at.into(), reason };
+        let terminals = match field(batch, "terminals")? {
+            Value::Bool(a) if a.shape().len() == 2 => a,
+            other => {
+                return Err(bad(format!(
+                    "terminals: expected [rollouts, steps] bools, got {}",
+                    other.kind_name()
+                )))
+            }
+        };
+        let (b, t) = (terminals.shape()[0], terminals.shape()[1]);
+        if b == 0 || t == 0 {
+            return Err(bad("the batch holds no steps".into()));
+        }
+        let rows = |key: &str| -> Result<Vec<Vec<Value>>> {
+            let rollouts = unstack(&field(batch, key)?)?;
+            if rollouts.len() != b {
+                return Err(bad(format!("{key}: {} rollouts, terminals {b}", rollouts.len())));
+            }
+            rollouts.iter().map(unstack).collect()
+        };
+        let (states, actions) = (rows("states")?, rows("actions")?);
+        let bootstrap = unstack(&field(batch, "bootstrap_state")?)?;
+        let mut all_states = Vec::with_capacity(b * (t + 1));
+        let mut all_actions = Vec::with_capacity(b * (t + 1));
+        for (i, (s, a)) in states.into_iter().zip(actions).enumerate() {
+            if s.len() != t || a.len() != t {
+                return Err(bad(format!(
+                    "rollout {i} has {} states and {} actions, terminals {t}",
+                    s.len(),
+                    a.len()
+                )));
+            }
+            let (last_state, last_action) = (bootstrap.get(i), a.last().cloned());
+            all_states.extend(s.into_iter().chain(last_state.cloned()));
+            all_actions.extend(a.into_iter().chain(last_action));
+        }
+        if all_states.len() != b * (t + 1) {
+            return Err(bad(format!("{} bootstrap states for {b} rollouts", bootstrap.len())));
+        }
+        let memory = match recurrent {
+            false => vec![],
+            true => {
+                let missing = |key: &str| {
+                    bad(format!(
+                        "{key}: a recurrent policy learns from rollouts with the memory its actor acted \
+                         from (RolloutAdder::new with the LSTM's units)"
+                    ))
+                };
+                let memory = field(batch, "memory").map_err(|_| missing("memory"))?;
+                let Value::Bool(starts) = field(batch, "starts").map_err(|_| missing("starts"))? else {
+                    return Err(missing("starts"));
+                };
+                if starts.shape() != [b, t] {
+                    return Err(bad(format!("starts: expected [{b}, {t}], got {:?}", starts.shape())));
+                }
+                // The bootstrap state starts an episode where the rollout's last step ended one.
+                let flags: Vec<bool> = (0..b)
+                    .flat_map(|i| {
+                        let row = &starts.data()[i * t..(i + 1) * t];
+                        row.iter().copied().chain([terminals.data()[i * t + t - 1]])
+                    })
+                    .collect();
+                vec![memory, flag_column(&flags)?]
+            }
+        };
+        Ok(RolloutLayout {
+            batch: batch.clone(),
+            steps: vec![stack(&all_states)?, stack(&all_actions)?],
+            memory,
+            t,
+            b,
+        })
+    }
+
+    /// `key`'s `[B, T]` numbers as `[T, B]`.
+    fn grid(&self, key: &str) -> Result<Value> {
+        let column = time_major(&field(&self.batch, key)?)?;
+        let shape = [self.t, self.b];
+        Ok(match column {
+            Value::Float32(a) => Value::Float32(Array::new(shape, a.into_parts().1)?),
+            Value::Bool(a) => Value::Bool(Array::new(shape, a.into_parts().1)?),
+            other => {
+                return Err(CoreError::Config {
+                    at: format!("impala-learner/learn.batch.{key}"),
+                    reason: format!("expected floats or bools, got {}", other.kind_name()),
+                })
+            }
         })
     }
 }
 
-/// The update's inputs from rollouts stacked batch-first: time-major, so step `t` of rollout
-/// `b` sits at `t * B + b`.
-fn update_inputs(batch: &Value, time_percentage: f64) -> Result<Vec<Value>> {
-    let column = |key: &str| time_major(&field(batch, key)?);
-    Ok(vec![
-        column("states")?,
-        column("actions")?,
-        column("behaviour_log_probs")?,
-        column("rewards")?,
-        column("terminals")?,
-        field(batch, "bootstrap_state")?,
-        Value::f32(time_percentage.clamp(0.0, 1.0) as f32),
-    ])
-}
-
 impl<B: Backend> Learner for ImpalaLearner<B> {
     /// `batch`: rollouts stacked batch-first (`states` `[B, T, ...]`, ...,
-    /// `bootstrap_state` `[B, ...]`).
+    /// `bootstrap_state` `[B, ...]`; a recurrent policy's `memory` and `starts` too).
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
-        let out = self
-            .graph
-            .exec
-            .execute("update", &update_inputs(batch, time_percentage)?)?;
+        let layout = RolloutLayout::of(batch, self.recurrent)?;
+        let mut inputs = layout.steps.clone();
+        inputs.extend([
+            layout.grid("behaviour_log_probs")?,
+            layout.grid("rewards")?,
+            layout.grid("terminals")?,
+            Value::f32(time_percentage.clamp(0.0, 1.0) as f32),
+        ]);
+        inputs.extend(layout.memory);
+        let out = self.graph.exec.execute("update", &inputs)?;
         self.graph.counters.updates += 1;
         Ok(Learned {
             loss: host_scalar(out.first(), "impala-learner/update")?,

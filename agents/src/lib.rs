@@ -76,7 +76,7 @@ pub use actor::{Acted, Actor, GraphActor};
 pub use agent::{Agent, Transition};
 pub use agent_spec::{unused_keys, MaskKey};
 pub use batch::{stack, transition_space, transitions_batch, unstack};
-pub use carried_memory::{CarriedMemory, StepMemory};
+pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};
 pub use dqn::{dqn_replay, DqnAgent};
 pub use dqn_actor::{apex_priorities, dqn_actor};
 pub use dqn_config::{DqnConfig, MemoryKind};

@@ -39,6 +39,15 @@ impl NStepBuffer {
         self.pending.clear();
     }
 
+    /// Copy `env_id`'s environment restarted without a terminal step (a resumed run whose
+    /// environments could not be restored): its pending steps are dropped, as a truncation
+    /// drops them, so no n-step return reaches across the restart.
+    pub fn cut(&mut self, env_id: usize) {
+        if let Some(queue) = self.pending.get_mut(env_id) {
+            queue.clear();
+        }
+    }
+
     /// Adds a step of copy `env_id`; returns the transitions it completes.
     ///
     /// A terminal flushes every pending step with its shorter return (the bootstrap is masked
@@ -129,5 +138,40 @@ fn combine(queue: &VecDeque<Transition>, discount: f64) -> Transition {
         terminated: last.terminated,
         truncated: last.truncated,
         next_state: last.next_state.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlgraph_core::spaces::{FloatBox, IntBox, Value};
+
+    fn step(k: usize) -> Transition {
+        Transition {
+            state: Value::f32(k as f32),
+            action: Value::i32(0),
+            reward: 1.0,
+            terminated: false,
+            truncated: false,
+            next_state: Value::f32(k as f32 + 1.0),
+        }
+    }
+
+    #[test]
+    fn a_cut_drops_the_pending_steps_so_no_return_reaches_across_a_restart() {
+        let floats = Space::from(FloatBox::new(Vec::<usize>::new()));
+        let ints = Space::from(IntBox::new(2).unwrap());
+        let mut buffer = NStepBuffer::new(3, 0.5, &floats, &ints);
+        assert!(buffer.push(0, step(0)).is_empty());
+        assert!(buffer.push(0, step(1)).is_empty());
+        buffer.cut(0);
+        buffer.cut(7);
+        assert!(buffer.push(0, step(10)).is_empty());
+        assert!(buffer.push(0, step(11)).is_empty());
+        let out = buffer.push(0, step(12));
+        // The first 3-step transition starts after the restart: 1 + 0.5 + 0.25.
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].state.clone(), out[0].reward), (Value::f32(10.0), 1.75));
+        assert_eq!(out[0].next_state, Value::f32(13.0));
     }
 }

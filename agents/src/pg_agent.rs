@@ -160,13 +160,11 @@ impl<B: Backend> PgAgent<B> {
 
 impl<B: Backend> Agent for PgAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        let Some(memory) = &mut self.memory else {
-            return Ok(self.actor.act(states, explore, time_percentage)?.actions);
-        };
-        let inputs = memory.inputs(explore, states.len())?;
-        let (acted, after) = self.actor.act_with_memory(states, inputs, explore)?;
-        memory.update(explore, &after)?;
-        Ok(acted.actions)
+        Ok(match &mut self.memory {
+            Some(memory) => memory.act(&mut self.actor, states, explore)?,
+            None => self.actor.act(states, explore, time_percentage)?,
+        }
+        .actions)
     }
 
     /// A recurrent policy's step is kept with the memory its actor acted from; a step that
@@ -174,10 +172,7 @@ impl<B: Backend> Agent for PgAgent<B> {
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
         match &mut self.memory {
             Some(memory) => {
-                let acted = memory.acted(env_id)?;
-                if transition.terminated || transition.truncated {
-                    memory.begin(true, &[env_id]);
-                }
+                let acted = memory.observed(env_id, &transition)?;
                 self.rollout.push_with_memory(env_id, transition, acted);
             }
             None => self.rollout.push(env_id, transition),
@@ -186,9 +181,16 @@ impl<B: Backend> Agent for PgAgent<B> {
         Ok(())
     }
 
+    /// Copies that restart while exploring also end the steps held for them (see
+    /// [`Rollout::cut`]).
     fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
         if let Some(memory) = &mut self.memory {
             memory.begin(explore, copies);
+        }
+        if explore {
+            for &copy in copies {
+                self.rollout.cut(copy);
+            }
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 use crate::agent::Transition;
 use crate::batch::{field, flag_column, float_column, host_floats, stack, unstack};
 use crate::carried_memory::StepMemory;
-use crate::transition_json::{transition_to_json, Reader};
+use crate::transition_json::{insert_step_memory, transition_to_json, Reader};
 
 /// One flat batch: the sequences of every environment copy, one after another.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -209,6 +209,15 @@ impl Rollout {
         self.push_with(env_id, t, Some(memory));
     }
 
+    /// Copy `env_id`'s environment restarted without a terminal step (a resumed run whose
+    /// environments could not be restored): its latest held step counts as truncated, so no
+    /// return or advantage reaches across the restart.
+    pub fn cut(&mut self, env_id: usize) {
+        if let Some((_, last)) = self.per_env.get_mut(env_id).and_then(VecDeque::back_mut) {
+            last.truncated |= !last.terminated;
+        }
+    }
+
     fn push_with(&mut self, env_id: usize, t: Transition, memory: Option<StepMemory>) {
         if self.per_env.len() <= env_id {
             self.per_env.resize_with(env_id + 1, VecDeque::new);
@@ -305,15 +314,7 @@ impl Rollout {
             let step = j["step"]
                 .as_u64()
                 .ok_or_else(|| r.error(format!("{at}.step is not a count")))?;
-            let memory = match j.get("memory") {
-                None => None,
-                Some(m) => Some(StepMemory {
-                    memory: serde_json::from_value(m.clone()).map_err(|e| r.error(format!("{at}.memory: {e}")))?,
-                    start: j["start"]
-                        .as_bool()
-                        .ok_or_else(|| r.error(format!("{at}.start is not a bool")))?,
-                }),
-            };
+            let memory = r.step_memory(j, at)?;
             Ok((step, r.transition(j, at)?, memory))
         })?;
         let mut steps = vec![];
@@ -352,8 +353,7 @@ impl HostState for Rollout {
                         let mut j = transition_to_json(t);
                         j.insert("step".into(), (*n).into());
                         if let Some(m) = memories.and_then(|m| m.get(i)) {
-                            j.insert("memory".into(), json!(m.memory));
-                            j.insert("start".into(), m.start.into());
+                            insert_step_memory(&mut j, m);
                         }
                         Json::Object(j)
                     })
@@ -401,6 +401,24 @@ mod tests {
         let floats = Space::from(rlgraph_core::spaces::FloatBox::new(Vec::<usize>::new()));
         let ints = Space::from(rlgraph_core::spaces::IntBox::new(2).unwrap());
         Rollout::new(capacity, &floats, &ints)
+    }
+
+    #[test]
+    fn a_cut_ends_the_held_steps_without_a_terminal() {
+        let mut r = rollout(100);
+        r.push(0, step(0.1, false, false));
+        r.push(0, step(0.2, false, false));
+        r.push(1, step(0.3, true, false));
+        r.cut(0);
+        r.cut(1);
+        r.cut(2);
+        r.push(0, step(0.4, false, false));
+        let b = r.recent_steps(6);
+        // Copy 0's second step ends a sequence (no advantage reaches past it) and is no
+        // terminal (its value still bootstraps); copy 1's terminal stays a terminal only.
+        assert_eq!(b.sequence_indices, [false, true, true, true]);
+        assert_eq!(b.terminals, [false, false, false, true]);
+        assert_eq!(b.rewards, [0.1, 0.2, 0.4, 0.3]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use rlgraph_core::{CoreError, Result};
 use serde_json::{json, Map, Value as Json};
 
 use crate::agent::Transition;
+use crate::carried_memory::StepMemory;
 
 /// Reads the JSON of one checkpoint participant, naming it (`path`) in every error.
 pub(crate) struct Reader<'a> {
@@ -34,7 +35,27 @@ pub(crate) fn transition_to_json(t: &Transition) -> Map<String, Json> {
     }
 }
 
+/// Adds what a recurrent actor acted from (`memory`, `start`) to a step's JSON object.
+pub(crate) fn insert_step_memory(j: &mut Map<String, Json>, m: &StepMemory) {
+    j.insert("memory".into(), json!(m.memory));
+    j.insert("start".into(), m.start.into());
+}
+
 impl Reader<'_> {
+    /// What a recurrent actor acted from at the step `j` (written by [`insert_step_memory`]),
+    /// or `None` where the step has no memory; `at` prefixes the fields' names.
+    pub fn step_memory(&self, j: &Json, at: &str) -> Result<Option<StepMemory>> {
+        let Some(m) = j.get("memory") else {
+            return Ok(None);
+        };
+        Ok(Some(StepMemory {
+            memory: serde_json::from_value(m.clone()).map_err(|e| self.error(format!("{at}.memory: {e}")))?,
+            start: j["start"]
+                .as_bool()
+                .ok_or_else(|| self.error(format!("{at}.start is not a bool")))?,
+        }))
+    }
+
     /// A checkpoint error of this participant.
     pub fn error(&self, reason: String) -> CoreError {
         CoreError::Checkpoint {

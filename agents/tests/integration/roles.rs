@@ -308,7 +308,7 @@ fn every_role_can_move_to_another_thread() {
     send(DqnLearner::<Candle>::new(&c, &s, &a, 0).unwrap());
     send(dqn_replay(&c, &s, &a).unwrap());
     send(NStepBuffer::new(3, 0.9, &s, &a));
-    send(RolloutAdder::new(4, &s, &a).unwrap());
+    send(RolloutAdder::new(4, &s, &a, None).unwrap());
     let impala = agents::ImpalaConfig::parse(&serde_json::json!({
         "type": "single-impala",
         "network_spec": [{"type": "dense", "units": 4}]

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use agents::{impala_actor, Actor, ImpalaConfig, RolloutAdder};
+use agents::{impala_actor, Actor, CarriedMemory, ImpalaConfig, RolloutAdder};
 use rlgraph_core::spaces::Value;
 use rlgraph_core::Backend;
 
@@ -30,7 +30,10 @@ pub fn run_impala_actor<B: Backend>(
     let mut envs = ActorEnvs::new(&options.env, options.num_envs, options.seed, options.index)?;
     let (s, a) = envs.spaces.clone();
     let mut actor = impala_actor::<B>(config, &s, &a, envs.seed)?;
-    let mut adder = RolloutAdder::new(config.rollout_length, &s, &a)?;
+    let mut adder = RolloutAdder::new(config.rollout_length, &s, &a, config.memory_units())?;
+    // A recurrent policy's memory per environment copy; the learner unrolls each rollout from
+    // the memory its first step was acted from.
+    let mut memory = config.memory_units().map(CarriedMemory::new);
     let mut link = LearnerLink::new(cluster, access, options.index, options.give_up)?;
     let tag = link.tag.clone();
 
@@ -39,7 +42,10 @@ pub fn run_impala_actor<B: Backend>(
     let mut outbox: VecDeque<RolloutRequest> = VecDeque::new();
     let mut time_percentage = 0.0;
     loop {
-        let acted = actor.act(envs.states(), true, time_percentage)?;
+        let acted = match &mut memory {
+            Some(m) => m.act(&mut actor, envs.states(), true)?,
+            None => actor.act(envs.states(), true, time_percentage)?,
+        };
         let log_probs = match acted.extras.get("behaviour_log_probs") {
             Some(Value::Float32(l)) => l.data().to_vec(),
             other => {
@@ -50,7 +56,11 @@ pub fn run_impala_actor<B: Backend>(
         };
         let mut finished_rollout = false;
         for (i, (t, log_prob)) in envs.step(acted.actions)?.into_iter().zip(log_probs).enumerate() {
-            if let Some(rollout) = adder.push(i, t, f64::from(log_prob))? {
+            let acted_from = match &mut memory {
+                Some(m) => Some(m.observed(i, &t)?),
+                None => None,
+            };
+            if let Some(rollout) = adder.push(i, t, f64::from(log_prob), acted_from)? {
                 outbox.push_back(RolloutRequest {
                     actor: options.index,
                     weight_version: summary.version,

@@ -27,7 +27,7 @@ pub fn run_impala_learner<B: Backend>(
     mut progress: impl FnMut(&LearnerProgress),
 ) -> Result<DistributedStats, DistributedError> {
     let mut learner = ImpalaLearner::<B>::new(config, state_space, action_space, options.seed)?;
-    let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space)?
+    let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?
         .record_space()
         .clone();
     let hub = LearnerHub::with_rollouts(&rollout_space, config.queue_capacity);

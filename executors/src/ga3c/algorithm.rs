@@ -3,7 +3,7 @@
 
 use agents::{
     agent_family, impala_actor, pg_actor, rollout_record, stack, AgentFamily, GraphActor, ImpalaConfig, ImpalaLearner,
-    Learner, PgConfig, PgLearner, RolloutBatch, Transition, WeightSnapshot,
+    Learner, PgConfig, PgLearner, RolloutBatch, StepMemory, Transition, WeightSnapshot,
 };
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, GraphExecutor, Result};
@@ -18,6 +18,8 @@ pub(crate) struct Segment {
     pub log_probs: Vec<f64>,
     /// The weight version each action was predicted with.
     pub versions: Vec<u64>,
+    /// What a recurrent policy acted from at each step (empty for a memoryless one).
+    pub memories: Vec<StepMemory>,
 }
 
 impl Segment {
@@ -40,18 +42,7 @@ impl Ga3cAlgorithm {
     /// The algorithm of an agent config; other agent types are refused by name.
     pub fn from_config(config: &Json) -> Result<Self> {
         match agent_family(config)? {
-            AgentFamily::PolicyGradient => {
-                let c = PgConfig::parse(config)?;
-                if c.recurrence.is_some() {
-                    return Err(CoreError::Config {
-                        at: "config.network_spec".into(),
-                        reason: "ga3c's predictor batches states from many threads without their LSTM memories; \
-                                 train a recurrent policy with the single-threaded worker"
-                            .into(),
-                    });
-                }
-                Ok(Ga3cAlgorithm::PolicyGradient(c))
-            }
+            AgentFamily::PolicyGradient => Ok(Ga3cAlgorithm::PolicyGradient(PgConfig::parse(config)?)),
             AgentFamily::Impala => Ok(Ga3cAlgorithm::Impala(ImpalaConfig::parse(config)?)),
             other => Err(CoreError::Config {
                 at: "config.execution_spec.executor".into(),
@@ -62,11 +53,21 @@ impl Ga3cAlgorithm {
         }
     }
 
-    /// Steps per segment, and whether an episode's end cuts a segment short.
+    /// Steps per segment, and whether an episode's end cuts a segment short. A recurrent
+    /// policy's segments all have `t_max` steps, so the learner unrolls them as one batch;
+    /// its memory restarts where an episode does.
     pub(crate) fn segment_length(&self, t_max: usize) -> (usize, bool) {
         match self {
-            Ga3cAlgorithm::PolicyGradient(_) => (t_max, true),
+            Ga3cAlgorithm::PolicyGradient(c) => (t_max, c.recurrence.is_none()),
             Ga3cAlgorithm::Impala(c) => (c.rollout_length, false),
+        }
+    }
+
+    /// A recurrent policy's LSTM units (`None` for a memoryless one).
+    pub(crate) fn memory_units(&self) -> Option<usize> {
+        match self {
+            Ga3cAlgorithm::PolicyGradient(c) => c.recurrence.as_ref().map(|r| r.units),
+            Ga3cAlgorithm::Impala(c) => c.memory_units(),
         }
     }
 
@@ -112,13 +113,20 @@ impl<B: Backend> Ga3cLearner<B> {
                 let mut batch = RolloutBatch::default();
                 for s in segments {
                     batch.push_sequence(s.transitions.iter());
+                    for m in &s.memories {
+                        batch.memory.push(m.memory.clone());
+                        batch.starts.push(m.start);
+                    }
                 }
                 l.learn_rollout(&batch, time_percentage)
             }
             Ga3cLearner::Impala(l) => {
                 let records = segments
                     .iter()
-                    .map(|s| rollout_record(&s.transitions, &s.log_probs))
+                    .map(|s| {
+                        let memories = (!s.memories.is_empty()).then_some(s.memories.as_slice());
+                        rollout_record(&s.transitions, &s.log_probs, memories)
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 Ok(l.learn(&stack(&records)?, time_percentage)?.loss)
             }

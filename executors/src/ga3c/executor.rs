@@ -318,6 +318,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                 })?,
                 training: t.training.0.clone(),
                 segment: self.algorithm.segment_length(self.spec.t_max),
+                memory_units: self.algorithm.memory_units(),
             };
             t.handles.push(spawn(shared, move |s| role.run(s)));
             t.spawned.agents += 1;

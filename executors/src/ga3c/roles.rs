@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents::{Actor, GraphActor, Transition, WeightSnapshot};
+use agents::{memory_rows, memory_value, Actor, GraphActor, StepMemory, Transition, WeightSnapshot};
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
-use rlgraph_core::spaces::Value;
+use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{Backend, CoreError, Result};
 use rlgraph_envs::Env;
 
@@ -125,17 +125,20 @@ pub(crate) fn poisoned(what: &str) -> CoreError {
     }
 }
 
-/// An agent's state waiting for an action.
+/// An agent's state waiting for an action, with a recurrent policy's memory to act from.
 pub(crate) struct Request {
     pub agent: usize,
     pub state: Value,
+    pub memory: Option<StepMemory>,
 }
 
-/// A predicted action, with what the agent records beside it.
+/// A predicted action, with what the agent records beside it and a recurrent policy's memory
+/// after the step.
 pub(crate) struct Reply {
     action: Value,
     log_prob: f64,
     version: u64,
+    memory: Option<Vec<f32>>,
 }
 
 /// What an agent thread needs.
@@ -148,6 +151,8 @@ pub(crate) struct AgentRole {
     pub training: Sender<Segment>,
     /// Steps per segment, and whether an episode's end cuts one short.
     pub segment: (usize, bool),
+    /// A recurrent policy's LSTM units: the agent carries its memory from step to step.
+    pub memory_units: Option<usize>,
 }
 
 impl AgentRole {
@@ -167,10 +172,17 @@ impl AgentRole {
         let mut state = self.env.reset(Some(self.seed)).map_err(env_failed)?;
         let mut segment = Segment::default();
         let mut episode_return = 0.0;
+        // What the next step acts from: a zero memory at an episode's start.
+        let fresh = |units: usize| StepMemory {
+            memory: vec![0.0; 2 * units],
+            start: true,
+        };
+        let mut memory = self.memory_units.map(fresh);
         while shared.wait_active(0, self.index) {
             let request = Request {
                 agent: self.index,
                 state: state.clone(),
+                memory: memory.clone(),
             };
             if self.requests.send(request).is_err() {
                 return Ok(());
@@ -192,6 +204,16 @@ impl AgentRole {
             });
             segment.log_probs.push(reply.log_prob);
             segment.versions.push(reply.version);
+            if let Some(acted_from) = memory.take() {
+                segment.memories.push(acted_from);
+                memory = match (done, reply.memory, self.memory_units) {
+                    (false, Some(after), _) => Some(StepMemory {
+                        memory: after,
+                        start: false,
+                    }),
+                    (_, _, units) => units.map(fresh),
+                };
+            }
             if done {
                 shared
                     .counters
@@ -273,7 +295,7 @@ impl<B: Backend> PredictorRole<B> {
                     .iter_mut()
                     .map(|r| std::mem::replace(&mut r.state, Value::f32(0.0))),
             );
-            let acted = self.actor.act(&states, true, shared.time_percentage())?;
+            let (acted, memories) = self.act(&batch, &states, shared)?;
             states.clear();
             let log_probs = match acted.extras.get("behaviour_log_probs") {
                 Some(v) => floats(v)?,
@@ -281,11 +303,13 @@ impl<B: Backend> PredictorRole<B> {
             };
             Counters::add(&shared.counters.predictions, batch.len() as u64);
             Counters::add(&shared.counters.forward_passes, 1);
+            let mut memories = memories.into_iter();
             for ((request, action), log_prob) in batch.drain(..).zip(acted.actions).zip(log_probs) {
                 let reply = Reply {
                     action,
                     log_prob,
                     version,
+                    memory: memories.next(),
                 };
                 // An agent gone (the run stopping) drops its reply.
                 if let Some(to) = self.replies.get(request.agent) {
@@ -294,6 +318,25 @@ impl<B: Backend> PredictorRole<B> {
             }
         }
         Ok(())
+    }
+}
+
+impl<B: Backend> PredictorRole<B> {
+    /// One forward pass for the batch's `states`; a recurrent policy acts from each request's
+    /// memory and gives back each one's memory after the step.
+    fn act(&mut self, batch: &[Request], states: &[Value], shared: &Shared) -> Result<(agents::Acted, Vec<Vec<f32>>)> {
+        let memories: Option<Vec<&StepMemory>> = batch.iter().map(|r| r.memory.as_ref()).collect();
+        let Some(memories) = memories.filter(|m| !m.is_empty()) else {
+            return Ok((self.actor.act(states, true, shared.time_percentage())?, vec![]));
+        };
+        let units = memories[0].memory.len() / 2;
+        let memory = memory_value(memories.iter().map(|m| m.memory.as_slice()), units)?;
+        let starts = Value::Bool(Array::new(
+            [memories.len()],
+            memories.iter().map(|m| m.start).collect(),
+        )?);
+        let (acted, after) = self.actor.act_with_memory(states, [memory, starts], true)?;
+        Ok((acted, memory_rows(&after, units)?))
     }
 }
 

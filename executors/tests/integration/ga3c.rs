@@ -1,5 +1,6 @@
 //! The GA3C executor: batching, the thread-count adjustment, the lag statistics, config
-//! errors, and learning (actor-critic solves CartPole; IMPALA learns the 2x2 grid world).
+//! errors, and learning (actor-critic solves CartPole; IMPALA learns the 2x2 grid world, with
+//! and without an LSTM).
 
 use backend_candle::Candle;
 use executors::ga3c::{Ga3cExecutor, Ga3cSpec, LagHistogram, ThreadAdjuster, ThreadCounts, Verdict};
@@ -186,6 +187,36 @@ fn impala_learns_the_grid_world_under_ga3c() {
     // Rollouts of worker_sample_size (8) steps, batch_size (4) of them per update.
     assert_eq!(stats.trained_frames % 8, 0);
     assert!(stats.trained_frames >= 32 * stats.trainings);
+}
+
+#[test]
+fn recurrent_policies_carry_each_agents_memory_under_ga3c() {
+    // IMPALA with an LSTM after its dense layer: each agent's memory goes to the predictor
+    // with its state and comes back with its action; the learner unrolls each rollout from
+    // the memory its first step was acted from. It reaches RLgraph's threshold as above.
+    let mut c = config("impala-gridworld-2x2.json");
+    c["network_spec"]["layers"] = json!([
+        {"type": "dense", "units": 16, "activation": "tanh", "scope": "hidden"},
+        {"type": "lstm", "units": 16, "scope": "lstm"}
+    ]);
+    c["execution_spec"] = json!({"executor": "ga3c", "ga3c_spec": {
+        "num_agents": 4, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false,
+        "training_queue_capacity": 8}});
+    let mut ga3c = Ga3cExecutor::<Candle>::new(&c, "GridWorld-2x2", 0).unwrap();
+    let stats = ga3c.execute_timesteps(3000, |_| {}).unwrap();
+    eprintln!("{}", stats.to_json());
+    assert!(stats.worker.mean_episode_reward > -0.1, "{}", stats.to_json());
+    // Actor-critic with an LSTM: its segments are not cut at episode ends (the memory restarts
+    // there instead), so each holds t_max (5) steps and the learner unrolls them as one batch.
+    let mut c = cartpole(json!({"num_agents": 4, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false}));
+    c["network_spec"] = json!([
+        {"type": "dense", "units": 16, "activation": "tanh", "scope": "hidden1"},
+        {"type": "lstm", "units": 8, "scope": "lstm"}
+    ]);
+    let mut ga3c = Ga3cExecutor::<Candle>::new(&c, "CartPole-v1", 0).unwrap();
+    let stats = ga3c.execute_timesteps(1000, |_| {}).unwrap();
+    assert!(stats.trainings > 0, "{}", stats.to_json());
+    assert_eq!(stats.trained_frames % 5, 0, "{}", stats.to_json());
 }
 
 #[test]

@@ -293,14 +293,14 @@ fn impala_actor_and_learner_on_two_threads_learn_the_grid_world_as_the_composed_
         batch_size: config.update.batch_size,
     };
     let link = spawn_learner(learner, feed);
-    let mut adder = RolloutAdder::new(config.rollout_length, s, a).unwrap();
+    let mut adder = RolloutAdder::new(config.rollout_length, s, a, None).unwrap();
     // The behaviour log-likelihood travels with the action, not in hidden agent state.
     let mut add = |_: &mut GraphActor<Candle>, t: Transition, acted: &Acted| -> Result<Option<Value>> {
         let log_prob = match &acted.extras["behaviour_log_probs"] {
             Value::Float32(l) => l.data()[0] as f64,
             other => panic!("{other:?}"),
         };
-        adder.push(0, t, log_prob)
+        adder.push(0, t, log_prob, None)
     };
     let returns = act_on_thread(&mut actor, &mut add, env, seed, steps, &config.update, &link);
     let updates = link.finish();

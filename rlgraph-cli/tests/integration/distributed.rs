@@ -1,7 +1,8 @@
 //! Ape-X as separate processes on loopback: `rlgraph launch` with two actors, one replay
 //! shard and a learner learns CartPole; an actor killed with SIGKILL and restarted rejoins
 //! from the learner's current weights and the run still learns. Every process is bounded in
-//! time and killed if the test fails.
+//! time and killed if the test fails. IMPALA, with and without an LSTM, learns the grid world
+//! across processes.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -379,4 +380,27 @@ fn impala_with_two_actor_processes_learns_the_grid_world() {
     assert_eq!(summary["distributed"]["actors"], 2, "{summary}");
     assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn recurrent_impala_with_two_actor_processes_learns_the_grid_world() {
+    // The same run with an LSTM after the dense layer: each actor carries its copies' memories,
+    // and every rollout crosses the wire with the memory its first step was acted from and
+    // where episodes start in it, so the learner unrolls it as the actor stepped.
+    let dir = std::env::temp_dir().join(format!("rlgraph-impala-lstm-test-{}", std::process::id()));
+    let text = std::fs::read_to_string(format!("{ROOT}/configs/impala-gridworld-2x2.json")).unwrap();
+    let mut config: Json = serde_json::from_str(&text).unwrap();
+    config["network_spec"]["layers"] = serde_json::json!([
+        {"type": "dense", "units": 16, "activation": "tanh", "scope": "hidden"},
+        {"type": "lstm", "units": 16, "scope": "lstm"}
+    ]);
+    let path = std::env::temp_dir().join(format!("rlgraph-impala-lstm-{}.json", std::process::id()));
+    std::fs::write(&path, config.to_string()).unwrap();
+    let args = ["--actors", "2", "--timesteps", "6000", "--seed", "0"];
+    let summary = launch(path.to_str().unwrap(), "GridWorld-2x2", &args, &dir);
+    assert!(summary["mean_episode_reward"].as_f64().unwrap() > -0.1, "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() >= 150, "{summary}");
+    assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&path).unwrap();
 }
