@@ -184,3 +184,28 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
         (**self).export_model(path)
     }
 }
+
+/// What the unit tests of the adders step through: scalar float states, two actions.
+#[cfg(test)]
+pub(crate) mod test_steps {
+    use super::Transition;
+    use rlgraph_core::spaces::{FloatBox, IntBox, Space, Value};
+
+    /// Step `k`: state `k`, reward 1, next state `k + 1`, no episode end.
+    pub fn step(k: usize) -> Transition {
+        Transition {
+            state: Value::f32(k as f32),
+            action: Value::i32(0),
+            reward: 1.0,
+            terminated: false,
+            truncated: false,
+            next_state: Value::f32(k as f32 + 1.0),
+        }
+    }
+
+    /// The spaces of [`step`]'s states and actions.
+    pub fn spaces() -> (Space, Space) {
+        let floats = Space::from(FloatBox::new(Vec::<usize>::new()));
+        (floats, Space::from(IntBox::new(2).unwrap()))
+    }
+}

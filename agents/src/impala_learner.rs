@@ -92,6 +92,16 @@ impl<B: Backend> ImpalaLearner<B> {
                 let vars = ctx.call("networks", "variables", &[])?;
                 ctx.call("optimizer", "step", &[vars[0], loss, args.get(5)?])
             })
+            // The log-likelihoods of `actions` and the values of `states`, one per row (a
+            // recurrent policy's rows are sequences from each `memory`), as PPO's `evaluate`.
+            .api("evaluate", with_memory(&["states", "actions"]), move |ctx, args| {
+                let memory = match recurrent {
+                    true => Some([args.get(2)?, args.get(3)?]),
+                    false => None,
+                };
+                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
+                Ok(vec![e[0], e[1]])
+            })
             .api(
                 "evaluate_rollouts",
                 with_memory(&["states", "actions", "rewards"]),

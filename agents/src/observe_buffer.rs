@@ -144,23 +144,12 @@ fn combine(queue: &VecDeque<Transition>, discount: f64) -> Transition {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rlgraph_core::spaces::{FloatBox, IntBox, Value};
-
-    fn step(k: usize) -> Transition {
-        Transition {
-            state: Value::f32(k as f32),
-            action: Value::i32(0),
-            reward: 1.0,
-            terminated: false,
-            truncated: false,
-            next_state: Value::f32(k as f32 + 1.0),
-        }
-    }
+    use crate::agent::test_steps::{spaces, step};
+    use rlgraph_core::spaces::Value;
 
     #[test]
     fn a_cut_drops_the_pending_steps_so_no_return_reaches_across_a_restart() {
-        let floats = Space::from(FloatBox::new(Vec::<usize>::new()));
-        let ints = Space::from(IntBox::new(2).unwrap());
+        let (floats, ints) = spaces();
         let mut buffer = NStepBuffer::new(3, 0.5, &floats, &ints);
         assert!(buffer.push(0, step(0)).is_empty());
         assert!(buffer.push(0, step(1)).is_empty());

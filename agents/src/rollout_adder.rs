@@ -253,23 +253,11 @@ impl RolloutAdder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rlgraph_core::spaces::IntBox;
-
-    fn step(k: usize) -> Transition {
-        Transition {
-            state: Value::f32(k as f32),
-            action: Value::i32(0),
-            reward: k as f64,
-            terminated: false,
-            truncated: false,
-            next_state: Value::f32(k as f32 + 1.0),
-        }
-    }
+    use crate::agent::test_steps::{spaces, step};
 
     #[test]
     fn a_cut_makes_the_partial_rollouts_latest_step_terminal() {
-        let floats = Space::from(FloatBox::new(Vec::<usize>::new()));
-        let ints = Space::from(IntBox::new(2).unwrap());
+        let (floats, ints) = spaces();
         let mut adder = RolloutAdder::new(3, &floats, &ints, None).unwrap();
         adder.push(0, step(0), 0.0, None).unwrap();
         adder.push(0, step(1), 0.0, None).unwrap();

@@ -65,7 +65,7 @@ impl Plan {
                     q_values: false,
                     action_adapter: None,
                     mask_key: c.action_mask_key.key,
-                    recurrence: None,
+                    recurrence: c.recurrence,
                 }
             }
             other => return Err(unsupported("config.type", format!("{other:?} agents"))),

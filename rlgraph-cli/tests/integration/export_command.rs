@@ -192,6 +192,13 @@ fn onnx_exports_act_as_the_project_does_in_onnxruntime() {
         2,
         false,
     );
+    // Recurrent IMPALA: the same network under another root, its actor sampling with
+    // log-likelihoods.
+    let shipped = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/impala-lstm-cartpole-novel.json"
+    );
+    check(&python, &dir, shipped, "CartPoleNoVel-v1", 2, false);
     std::fs::remove_dir_all(&dir).ok();
 }
 
