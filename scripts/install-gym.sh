@@ -3,7 +3,8 @@
 # and onnxruntime for the ONNX export's tests)
 # into the ignored folder .gym-venv/, from PyPI, at the versions in gym-requirements.txt.
 # Idempotent: when the venv already imports them at those versions it does nothing.
-# Prints the venv's python, which RLGRAPH_PYTHON should name.
+# With --bench it also adds the benchmark suites' packages (Box2D, MuJoCo) from
+# bench-requirements.txt. Prints the venv's python, which RLGRAPH_PYTHON should name.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -11,8 +12,22 @@ venv="$PWD/.gym-venv"
 requirements="scripts/gym-requirements.txt"
 stamp="$venv/.installed-requirements"
 
+# The benchmark suites' packages, on top of an installed venv.
+bench() {
+    local extra="scripts/bench-requirements.txt" extra_stamp="$venv/.installed-bench-requirements"
+    if [[ -f "$extra_stamp" ]] && cmp -s "$extra_stamp" "$extra" \
+        && "$venv/bin/python" -c "import Box2D, mujoco" 2>/dev/null; then
+        return
+    fi
+    echo "installing Box2D and MuJoCo into $venv (from PyPI, once)" >&2
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$extra" >&2
+    "$venv/bin/python" -c "import Box2D, mujoco"
+    cp "$extra" "$extra_stamp"
+}
+
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$requirements" \
     && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime" 2>/dev/null; then
+    [[ "${1:-}" == "--bench" ]] && bench
     echo "$venv/bin/python"
     exit 0
 fi
@@ -25,4 +40,5 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2
 "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime"
 cp "$requirements" "$stamp"
+[[ "${1:-}" == "--bench" ]] && bench
 echo "$venv/bin/python"

@@ -202,7 +202,17 @@ impl HostState for CarriedMemory {
         let sets: Vec<Json> = self
             .sets
             .iter()
-            .map(|s| json!({"memory": s.memory, "starting": s.starting}))
+            .map(|s| {
+                let acted: Vec<Json> = s
+                    .acted
+                    .iter()
+                    .map(|a| {
+                        a.as_ref()
+                            .map_or(Json::Null, |a| json!({"memory": a.memory, "start": a.start}))
+                    })
+                    .collect();
+                json!({"memory": s.memory, "starting": s.starting, "acted": acted})
+            })
             .collect();
         Ok(SavedState {
             tensors: BTreeMap::new(),
@@ -242,7 +252,29 @@ impl CarriedMemory {
             if starting.len() != memory.len() || memory.iter().any(|m| m.len() != 2 * self.units) {
                 return Err(bad(format!("sets[{k}]: memories and flags do not match")));
             }
-            s.acted = vec![None; memory.len()];
+            // What each copy's latest step acted from, so a restore between acting and
+            // observing observes as the uninterrupted run would.
+            s.acted = match j.get("acted").and_then(Json::as_array) {
+                None => vec![None; memory.len()],
+                Some(acted) if acted.len() == memory.len() => acted
+                    .iter()
+                    .map(|a| match a {
+                        Json::Null => Ok(None),
+                        a => Ok(Some(StepMemory {
+                            memory: serde_json::from_value(a["memory"].clone())
+                                .ok()
+                                .filter(|m: &Vec<f32>| m.len() == 2 * self.units)
+                                .ok_or_else(|| {
+                                    bad(format!("sets[{k}].acted: a memory of {} floats", 2 * self.units))
+                                })?,
+                            start: a["start"]
+                                .as_bool()
+                                .ok_or_else(|| bad(format!("sets[{k}].acted: start is not a flag")))?,
+                        })),
+                    })
+                    .collect::<Result<_>>()?,
+                Some(_) => return Err(bad(format!("sets[{k}].acted: one entry per copy"))),
+            };
             s.memory = memory;
             s.starting = starting;
         }
@@ -299,6 +331,9 @@ mod tests {
         let mut back = CarriedMemory::new(1);
         back.load_state(saved.clone()).unwrap();
         assert_eq!(back.inputs(true, 2).unwrap(), m.clone().inputs(true, 2).unwrap());
+        // What the latest step acted from survives too: a restore between acting and
+        // observing observes the same step.
+        assert_eq!(back.acted(1).unwrap(), m.acted(1).unwrap());
         let mut broken = saved;
         broken.meta["sets"][0]["memory"][0] = json!([1.0]);
         let before = back.clone();

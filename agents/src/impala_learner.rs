@@ -14,6 +14,7 @@ use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Param, Result};
 use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
 use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
 use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
+use crate::carried_memory::memory_rows;
 use crate::impala_config::ImpalaConfig;
 use crate::learner::{Learned, Learner, LearnerGraph};
 use crate::preprocessing::mask_key;
@@ -25,7 +26,7 @@ pub(crate) const ROOT: &str = "impala-agent";
 /// IMPALA's learner.
 pub struct ImpalaLearner<B: Backend> {
     graph: LearnerGraph<B>,
-    recurrent: bool,
+    memory_units: Option<usize>,
 }
 
 impl<B: Backend> ImpalaLearner<B> {
@@ -146,7 +147,7 @@ impl<B: Backend> ImpalaLearner<B> {
         let exec = build_graph(root, &spaces, config.device, seed)?;
         Ok(ImpalaLearner {
             graph: LearnerGraph::new(exec, format!("{ROOT}/networks/"), seed),
-            recurrent,
+            memory_units: config.memory_units(),
         })
     }
 
@@ -154,7 +155,7 @@ impl<B: Backend> ImpalaLearner<B> {
     /// time-major (`[T][B]`), and the values of its bootstrap states (`[B]`): with the
     /// actor's weights, the log-likelihoods are the batch's `behaviour_log_probs`.
     pub fn evaluate_rollouts(&mut self, batch: &Value) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-        let layout = RolloutLayout::of(batch, self.recurrent)?;
+        let layout = RolloutLayout::of(batch, self.memory_units)?;
         let mut inputs = layout.steps.clone();
         inputs.push(layout.grid("rewards")?);
         inputs.extend(layout.memory.clone());
@@ -183,7 +184,7 @@ struct RolloutLayout {
 }
 
 impl RolloutLayout {
-    fn of(batch: &Value, recurrent: bool) -> Result<Self> {
+    fn of(batch: &Value, memory_units: Option<usize>) -> Result<Self> {
         let at = "impala-learner/learn.batch";
         let bad = |reason: String| CoreError::Config { at: at.into(), reason };
         let terminals = match field(batch, "terminals")? {
@@ -208,6 +209,12 @@ impl RolloutLayout {
         };
         let (states, actions) = (rows("states")?, rows("actions")?);
         let bootstrap = unstack(&field(batch, "bootstrap_state")?)?;
+        if bootstrap.len() != b {
+            return Err(bad(format!(
+                "bootstrap_state: {} states for {b} rollouts",
+                bootstrap.len()
+            )));
+        }
         let mut all_states = Vec::with_capacity(b * (t + 1));
         let mut all_actions = Vec::with_capacity(b * (t + 1));
         for (i, (s, a)) in states.into_iter().zip(actions).enumerate() {
@@ -222,12 +229,9 @@ impl RolloutLayout {
             all_states.extend(s.into_iter().chain(last_state.cloned()));
             all_actions.extend(a.into_iter().chain(last_action));
         }
-        if all_states.len() != b * (t + 1) {
-            return Err(bad(format!("{} bootstrap states for {b} rollouts", bootstrap.len())));
-        }
-        let memory = match recurrent {
-            false => vec![],
-            true => {
+        let memory = match memory_units {
+            None => vec![],
+            Some(units) => {
                 let missing = |key: &str| {
                     bad(format!(
                         "{key}: a recurrent policy learns from rollouts with the memory its actor acted \
@@ -235,8 +239,13 @@ impl RolloutLayout {
                     ))
                 };
                 let memory = field(batch, "memory").map_err(|_| missing("memory"))?;
-                let Value::Bool(starts) = field(batch, "starts").map_err(|_| missing("starts"))? else {
-                    return Err(missing("starts"));
+                let first_memories = memory_rows(&memory, units)?.len();
+                if first_memories != b {
+                    return Err(bad(format!("memory: {first_memories} first memories for {b} rollouts")));
+                }
+                let starts = match field(batch, "starts").map_err(|_| missing("starts"))? {
+                    Value::Bool(s) => s,
+                    other => return Err(bad(format!("starts: expected bools, got {}", other.kind_name()))),
                 };
                 if starts.shape() != [b, t] {
                     return Err(bad(format!("starts: expected [{b}, {t}], got {:?}", starts.shape())));
@@ -281,7 +290,7 @@ impl<B: Backend> Learner for ImpalaLearner<B> {
     /// `batch`: rollouts stacked batch-first (`states` `[B, T, ...]`, ...,
     /// `bootstrap_state` `[B, ...]`; a recurrent policy's `memory` and `starts` too).
     fn learn(&mut self, batch: &Value, time_percentage: f64) -> Result<Learned> {
-        let layout = RolloutLayout::of(batch, self.recurrent)?;
+        let layout = RolloutLayout::of(batch, self.memory_units)?;
         let mut inputs = layout.steps.clone();
         inputs.extend([
             layout.grid("behaviour_log_probs")?,

@@ -180,6 +180,13 @@ pub fn rollout_record<T: Borrow<Transition>>(
             .first()
             .filter(|_| memories.len() == n)
             .ok_or_else(|| bad(format!("{n} steps but {} memories", memories.len())))?;
+        let width = first.memory.len();
+        if width == 0 || width % 2 != 0 || memories.iter().any(|m| m.memory.len() != width) {
+            return Err(bad(format!(
+                "every step's memory must hold c and h of one size, got {:?} floats",
+                memories.iter().map(|m| m.memory.len()).collect::<Vec<_>>()
+            )));
+        }
         // One sequence's memory: the learner's stacking adds the batch rank.
         let (c, h) = first.memory.split_at(first.memory.len() / 2);
         let parts = vec![

@@ -5,6 +5,9 @@
 pub mod act_command;
 pub mod agent_commands;
 mod backend_choice;
+pub mod bench_command;
+pub mod bench_report;
+pub mod bench_suite;
 pub mod call_command;
 pub mod certs_command;
 pub mod distributed_command;

@@ -3,11 +3,11 @@
 //! Subcommands: `space` parses an RLgraph space spec and shows its flat keys, samples and
 //! membership checks; `call` builds one component from its spec and runs API-method calls on
 //! it; `env` steps an environment; `train`, `evaluate`, `act` and `graph` train, play, query and show
-//! agents built from RLgraph JSON configs.
+//! agents built from RLgraph JSON configs; `bench` runs a benchmark suite and reports it.
 
 use rlgraph_cli::{
-    act_command, agent_commands, call_command, certs_command, distributed_command, env_command, export_command,
-    output_files, profile_command, space_command, train_command,
+    act_command, agent_commands, bench_command, call_command, certs_command, distributed_command, env_command,
+    export_command, output_files, profile_command, space_command, train_command,
 };
 
 use std::process::ExitCode;
@@ -55,6 +55,9 @@ enum Command {
     Certs(certs_command::CertsArgs),
     /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
     Profile(profile_command::ProfileArgs),
+    /// Train every row of a benchmark suite on its seeds and write a report (HTML, SVG)
+    /// against the published results.
+    Bench(bench_command::BenchArgs),
 }
 
 fn thread_count(text: &str) -> Result<usize, String> {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export_command::run(&args),
         Command::Graph(args) => agent_commands::graph(&args),
         Command::Profile(args) => profile_command::run(&args),
+        Command::Bench(args) => bench_command::run(&args),
         Command::Serve(args) => distributed_command::serve(&args),
         Command::Launch(args) => distributed_command::launch(&args),
         Command::Certs(args) => certs_command::run(&args),

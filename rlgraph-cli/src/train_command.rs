@@ -427,7 +427,7 @@ fn video_hook(
 
 /// `copies` copies of `env`, copy `i` seeded `seed + i`, stepped one after another; bridged
 /// Gymnasium copies (a Python process each) are stepped in parallel.
-fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEnv, String> {
+pub(crate) fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEnv, String> {
     let envs = (0..copies.max(1))
         .map(|i| make(env, seed + i as u64))
         .collect::<Result<Vec<_>, _>>()

@@ -206,12 +206,18 @@ impl AgentRole {
             segment.versions.push(reply.version);
             if let Some(acted_from) = memory.take() {
                 segment.memories.push(acted_from);
-                memory = match (done, reply.memory, self.memory_units) {
-                    (false, Some(after), _) => Some(StepMemory {
+                memory = match (done, reply.memory) {
+                    (true, _) => self.memory_units.map(fresh),
+                    (false, Some(after)) => Some(StepMemory {
                         memory: after,
                         start: false,
                     }),
-                    (_, _, units) => units.map(fresh),
+                    (false, None) => {
+                        return Err(CoreError::Config {
+                            at: format!("ga3c agent {}", self.index),
+                            reason: "the predictor gave back no LSTM memory for a recurrent policy".into(),
+                        })
+                    }
                 };
             }
             if done {

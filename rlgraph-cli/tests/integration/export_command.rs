@@ -1,7 +1,7 @@
 //! `rlgraph export --format onnx`: the exported acting graph, run in onnxruntime, gives the
 //! project's own actions and numbers (from `rlgraph act`) on 1,000 states, for a dueling DQN,
 //! a DQN with action masks, PPO with discrete and with bounded continuous actions, and a
-//! recurrent PPO (an LSTM, its memory carried through the states).
+//! recurrent PPO and a recurrent IMPALA (an LSTM, its memory carried through the states).
 //! onnxruntime comes with the bridge's Python (skipped without one unless
 //! `RLGRAPH_REQUIRE_GYM` is set).
 

@@ -4,6 +4,7 @@
 
 mod across_hosts;
 mod act_command;
+mod bench_command;
 mod call_command;
 mod common;
 mod distributed;

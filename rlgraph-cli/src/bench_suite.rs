@@ -1,0 +1,168 @@
+//! A benchmark suite: named rows of (config, environment, budget, seeds), each with the
+//! published result it is held against, read from `configs/benchmarks/<suite>.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Where the shipped suites live, relative to the working directory.
+pub const SUITES_DIR: &str = "configs/benchmarks";
+
+/// A suite as its file describes it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// The suite's name.
+    pub name: String,
+    /// What the suite is for, shown in the report.
+    #[serde(default)]
+    pub description: String,
+    /// The rows, in the report's order.
+    pub rows: Vec<Row>,
+}
+
+/// One row: a config trained on an environment for a budget, once per seed.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// The row's name (unique in its suite; names the run directories).
+    pub name: String,
+    /// The agent config (RLgraph's JSON format), relative to the working directory (the
+    /// shipped suites name paths from the repository's root).
+    pub config: PathBuf,
+    /// The environment id.
+    pub env: String,
+    /// Environment steps per run.
+    pub timesteps: u64,
+    /// One run per seed.
+    pub seeds: Vec<u64>,
+    /// Parallel environment copies.
+    #[serde(default = "one")]
+    pub num_envs: usize,
+    /// Steps between greedy evaluation rounds (the learning curve's points).
+    pub eval_every: u64,
+    /// Episodes per evaluation round.
+    #[serde(default = "twenty")]
+    pub eval_episodes: usize,
+    /// The return a run must reach (its first evaluation at or above it counts as solved).
+    pub threshold: Option<f64>,
+    /// The published result this row is held against.
+    pub published: Option<Published>,
+}
+
+/// A published result: the mean and standard deviation of the return, and where it is from.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    /// The mean return.
+    pub mean: f64,
+    /// Its standard deviation.
+    pub std: f64,
+    /// Where it is published (repository and file, with the budget it was reached at).
+    pub source: String,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn twenty() -> usize {
+    20
+}
+
+impl Suite {
+    /// The suite `name` (a shipped suite's name, or a path to a suite file), with only the
+    /// rows named in `only` when given; unknown suites and rows are named with what exists.
+    pub fn load(name: &str, only: Option<&[String]>) -> Result<Suite, String> {
+        let path = match Path::new(name).is_file() {
+            true => PathBuf::from(name),
+            false => Path::new(SUITES_DIR).join(format!("{name}.json")),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|_| {
+            format!(
+                "no suite {name:?}: the shipped suites are {} (in {SUITES_DIR}/), or give a suite file's path",
+                shipped().join(", ")
+            )
+        })?;
+        let mut suite: Suite =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a benchmark suite: {e}", path.display()))?;
+        suite.check(&path)?;
+        if let Some(only) = only {
+            let names: Vec<&str> = suite.rows.iter().map(|r| r.name.as_str()).collect();
+            if let Some(unknown) = only.iter().find(|n| !names.contains(&n.as_str())) {
+                return Err(format!(
+                    "--rows: suite {} has no row {unknown:?}; its rows are {}",
+                    suite.name,
+                    names.join(", ")
+                ));
+            }
+            suite.rows.retain(|r| only.contains(&r.name));
+        }
+        Ok(suite)
+    }
+
+    fn check(&self, path: &Path) -> Result<(), String> {
+        let at = |i: usize, key: &str| format!("{}: rows[{i}].{key}", path.display());
+        if self.rows.is_empty() {
+            return Err(format!("{}: rows: a suite needs at least one row", path.display()));
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            if self.rows[..i].iter().any(|o| o.name == r.name) {
+                return Err(format!(
+                    "{}: the name {:?} is taken by an earlier row",
+                    at(i, "name"),
+                    r.name
+                ));
+            }
+            let safe = !r.name.is_empty() && r.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+            if !safe || r.name.starts_with('.') {
+                return Err(format!(
+                    "{}: {:?} names a directory: use letters, digits, '-', '_' and '.'",
+                    at(i, "name"),
+                    r.name
+                ));
+            }
+            if r.seeds.is_empty() {
+                return Err(format!("{}: give at least one seed", at(i, "seeds")));
+            }
+            if let Some(s) = r
+                .seeds
+                .iter()
+                .enumerate()
+                .find_map(|(k, s)| r.seeds[..k].contains(s).then_some(s))
+            {
+                return Err(format!("{}: seed {s} is given twice", at(i, "seeds")));
+            }
+            if r.timesteps == 0 || r.eval_every == 0 || r.num_envs == 0 || r.eval_episodes == 0 {
+                return Err(format!(
+                    "{}: timesteps, eval_every, num_envs and eval_episodes must be at least 1",
+                    at(i, "")
+                ));
+            }
+            if r.timesteps % r.eval_every != 0 {
+                return Err(format!(
+                    "{}: {} steps are not whole intervals of {}: the last evaluation round must be at the end",
+                    at(i, "eval_every"),
+                    r.timesteps,
+                    r.eval_every
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The names of the shipped suites.
+pub fn shipped() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(SUITES_DIR)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_suffix(".json").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,183 @@
+//! `rlgraph bench`: the tiny suite end to end (every run's curve, the report's table computed
+//! again here from the curves, the plots), and bad input: an unknown suite or row, a row that
+//! cannot build (refused before any run), and a run that fails (reported, the others go on).
+
+use std::path::Path;
+
+use crate::common::rlgraph;
+
+/// The rows of a `curve.csv`: (step, eval return).
+fn curve(path: &Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            (cells[0].parse().unwrap(), cells[3].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_tiny_suite_runs_and_reports_what_its_curves_say() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-bench-tiny-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, stdout, stderr) = rlgraph(&["bench", "tiny", "--out", &dir.to_string_lossy()]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Progress: one line per run, counted over the suite.
+    assert!(
+        stderr.contains("[1/3] ppo-cartpole") && stderr.contains("[3/3] dqn-cartpole"),
+        "{stderr}"
+    );
+    // Each run's curve has one point per evaluation round, at the row's interval.
+    let ppo: Vec<Vec<(u64, f64)>> = [0, 1]
+        .iter()
+        .map(|s| curve(&dir.join(format!("ppo-cartpole/seed-{s}/curve.csv"))))
+        .collect();
+    for c in &ppo {
+        assert_eq!(c.iter().map(|p| p.0).collect::<Vec<_>>(), [1000, 2000, 3000]);
+    }
+    let dqn = curve(&dir.join("dqn-cartpole/seed-0/curve.csv"));
+    assert_eq!(dqn.iter().map(|p| p.0).collect::<Vec<_>>(), [1000, 2000]);
+    // The table's final return is the mean and sample std of the seeds' last rounds.
+    let (a, b) = (ppo[0][2].1, ppo[1][2].1);
+    let row = &summary["rows"][0];
+    assert_eq!(row["row"], "ppo-cartpole");
+    let mean = (a + b) / 2.0;
+    assert!(
+        (row["final_return"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9,
+        "{row}"
+    );
+    let std = (a - b).abs() / 2f64.sqrt();
+    assert!(
+        (row["final_return"]["sample_std"].as_f64().unwrap() - std).abs() < 1e-9,
+        "{row}"
+    );
+    // Matched against 500 - 0 exactly when the mean reached 500.
+    assert_eq!(row["matches"], serde_json::json!(mean >= 500.0), "{row}");
+    assert!(row["runs"] == 2 && row["finished"] == 2, "{row}");
+    // The dqn row has no published result: nothing to match.
+    assert!(summary["rows"][1]["matches"].is_null(), "{}", summary["rows"][1]);
+    // The report: the table with both rows and the published result, two plots per row.
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for needle in [
+        "<table>",
+        ">ppo-cartpole<",
+        ">dqn-cartpole<",
+        "500.0 ± 0.0 (rl-baselines3-zoo benchmark.md, ppo, 100k)",
+        &format!("{mean:.1} ± {std:.1}"),
+    ] {
+        assert!(report.contains(needle), "no {needle:?} in the report");
+    }
+    assert_eq!(report.matches("<svg").count(), 4);
+    for f in [
+        "ppo-cartpole-steps.svg",
+        "ppo-cartpole-seconds.svg",
+        "dqn-cartpole-steps.svg",
+    ] {
+        assert!(
+            std::fs::read_to_string(dir.join(f)).unwrap().contains("<polyline"),
+            "{f}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
+    let (code, _, stderr) = rlgraph(&["bench", "atari-everything"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("no suite \"atari-everything\"") && stderr.contains("box2d, classic, mujoco, tiny"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = rlgraph(&["bench", "tiny", "--rows", "sac-cartpole"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("no row \"sac-cartpole\"") && stderr.contains("ppo-cartpole, dqn-cartpole"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = rlgraph(&["bench", "tiny", "--budget", "1.5"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--budget"), "{stderr}");
+
+    let dir = std::env::temp_dir().join(format!("rlgraph-bench-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().to_string()
+    };
+    // A seed twice, and a last evaluation round short of the end, are refused by place.
+    for (row, needle) in [
+        (
+            r#""seeds": [0, 0], "eval_every": 100"#,
+            "rows[0].seeds: seed 0 is given twice",
+        ),
+        (
+            r#""seeds": [0], "eval_every": 30"#,
+            "rows[0].eval_every: 100 steps are not whole intervals of 30",
+        ),
+    ] {
+        let suite = write(
+            "shape.json",
+            &format!(
+                r#"{{"name": "shape", "rows": [{{"name": "r", "config": "configs/benchmarks/classic/dqn-cartpole.json",
+                    "env": "CartPole-v1", "timesteps": 100, {row}}}]}}"#
+            ),
+        );
+        let (code, _, stderr) = rlgraph(&["bench", &suite]);
+        assert_ne!(code, 0);
+        assert!(stderr.contains(needle), "{stderr}");
+    }
+    // A DQN config for a continuous action space does not build: refused, nothing runs.
+    let suite = write(
+        "bad.json",
+        r#"{"name": "bad", "rows": [
+            {"name": "ok", "config": "configs/benchmarks/classic/dqn-cartpole.json", "env": "CartPole-v1",
+             "timesteps": 100, "seeds": [0], "eval_every": 100},
+            {"name": "dqn-pendulum", "config": "configs/benchmarks/classic/dqn-cartpole.json", "env": "Pendulum-v1",
+             "timesteps": 100, "seeds": [0], "eval_every": 100}]}"#,
+    );
+    let out = dir.join("bad-out");
+    let (code, _, stderr) = rlgraph(&["bench", &suite, "--out", &out.to_string_lossy()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("row dqn-pendulum") && !stderr.contains("row ok"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused suite wrote {}", out.display());
+
+    // Adam at learning rate 1e300 diverges at its first update: that run fails, is reported
+    // with its error, and the next row still runs.
+    let shipped = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/benchmarks/classic/ppo-cartpole.json"
+    );
+    let mut diverging: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(shipped).unwrap()).unwrap();
+    diverging["optimizer_spec"] = serde_json::json!({"type": "adam", "learning_rate": 1e300});
+    let config = write("diverging.json", &diverging.to_string());
+    let suite = write(
+        "failing.json",
+        &serde_json::json!({"name": "failing", "rows": [
+            {"name": "diverging", "config": config, "env": "CartPole-v1", "timesteps": 3000, "seeds": [0], "eval_every": 1000, "eval_episodes": 2},
+            {"name": "fine", "config": "configs/benchmarks/classic/dqn-cartpole.json", "env": "CartPole-v1",
+             "timesteps": 500, "seeds": [0], "eval_every": 500, "eval_episodes": 2}]})
+        .to_string(),
+    );
+    let out = dir.join("failing-out");
+    let (code, stdout, stderr) = rlgraph(&["bench", &suite, "--out", &out.to_string_lossy()]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["rows"][0]["finished"], 0, "{summary}");
+    assert_eq!(summary["rows"][1]["finished"], 1, "{summary}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("seed 0 failed:") && report.contains("diverged"),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
