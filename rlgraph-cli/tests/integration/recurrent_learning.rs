@@ -44,47 +44,42 @@ fn best_evaluation(summary: &serde_json::Value) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// The LSTM config on `backend` reaches a greedy round of 475.
-fn balances(backend: &str) {
-    let summary = train("configs/ppo-lstm-cartpole-novel.json", backend, 200_000, 3);
+/// `config` on `backend` from `seed` reaches a greedy round of 475 within `steps`.
+fn balances(config: &str, backend: &str, steps: u64, seed: u64) {
+    let summary = train(config, backend, steps, seed);
     assert!(
         summary["solved_at_timestep"].is_u64(),
-        "{backend}: no greedy round reached 475: {summary}"
+        "{config} on {backend}: no greedy round reached 475: {summary}"
     );
 }
+
+const PPO: &str = "configs/ppo-lstm-cartpole-novel.json";
+
+/// On candle, seeds 1, 2 and 3 reached 475 at 650,000, 600,000 and 900,000 steps (16-27 s
+/// each); seed 2 on libtorch at 630,000.
+const IMPALA: &str = "configs/impala-lstm-cartpole-novel.json";
 
 // One test per backend, so the two runs share the test threads.
 #[test]
 fn an_lstm_policy_balances_cartpole_without_velocities_on_candle() {
-    balances("candle");
+    balances(PPO, "candle", 200_000, 3);
 }
 
 #[cfg(feature = "tch")]
 #[test]
 fn an_lstm_policy_balances_cartpole_without_velocities_on_tch() {
-    balances("tch");
-}
-
-/// The recurrent IMPALA config on `backend` reaches a greedy round of 475. On candle, seeds
-/// 1, 2 and 3 reached it at 650,000, 600,000 and 900,000 steps (16-27 s each); seed 2 on
-/// libtorch at 630,000.
-fn impala_balances(backend: &str) {
-    let summary = train("configs/impala-lstm-cartpole-novel.json", backend, 1_500_000, 2);
-    assert!(
-        summary["solved_at_timestep"].is_u64(),
-        "{backend}: no greedy round reached 475: {summary}"
-    );
+    balances(PPO, "tch", 200_000, 3);
 }
 
 #[test]
 fn recurrent_impala_balances_cartpole_without_velocities_on_candle() {
-    impala_balances("candle");
+    balances(IMPALA, "candle", 1_500_000, 2);
 }
 
 #[cfg(feature = "tch")]
 #[test]
 fn recurrent_impala_balances_cartpole_without_velocities_on_tch() {
-    impala_balances("tch");
+    balances(IMPALA, "tch", 1_500_000, 2);
 }
 
 #[test]
