@@ -63,6 +63,23 @@ pub(crate) fn with_acting_apis<B: Backend>(
     )
 }
 
+/// `names` as an API method's parameters, followed, for a `recurrent` graph, by `memory` and
+/// `starts` (read back with [`trailing_memory`]).
+pub(crate) fn params_with_memory(names: &[&'static str], recurrent: bool) -> Vec<Param> {
+    let memory = recurrent.then_some(["memory", "starts"]).into_iter().flatten();
+    names.iter().copied().chain(memory).map(Param::new).collect()
+}
+
+/// A `recurrent` graph's `memory` and `starts`: the last two inputs of a method declared with
+/// [`params_with_memory`].
+pub(crate) fn trailing_memory(args: &rlgraph_core::Args, recurrent: bool) -> Result<Option<[rlgraph_core::Op; 2]>> {
+    if !recurrent {
+        return Ok(None);
+    }
+    let n = args.len();
+    Ok(Some([args.get(n.saturating_sub(2))?, args.get(n.saturating_sub(1))?]))
+}
+
 /// The actor-critic networks' `evaluate` of raw `states` and `actions` (log-likelihoods, state
 /// values, entropies): the states through the preprocessor stack, masked where they carry an
 /// action mask; `memory` (the LSTM's memory and the episode starts) where the networks are

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
-use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Param, Result};
+use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Result};
 
 use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
-use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
+use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
 use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
 use crate::carried_memory::memory_rows;
 use crate::impala_config::ImpalaConfig;
@@ -51,19 +51,13 @@ impl<B: Backend> ImpalaLearner<B> {
             time_major: true,
         };
         let recurrent = config.recurrence.is_some();
-        let with_memory = move |names: &[&'static str]| -> Vec<Param> {
-            let memory = recurrent.then_some(["memory", "starts"]).into_iter().flatten();
-            names.iter().copied().chain(memory).map(Param::new).collect()
-        };
+        let with_memory = move |names: &[&'static str]| params_with_memory(names, recurrent);
         // The networks over every step and bootstrap state, rollout after rollout (so an LSTM
         // unrolls each rollout from its first memory), split into time-major `[T, B]`
         // log-likelihoods, values and entropies, and the bootstrap states' values `[B]`.
         // `grid` is any `[T, B]` input, for the layout.
         let time_major_eval = move |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args, grid: Op| {
-            let memory = match recurrent {
-                true => Some([args.get(args.len() - 2)?, args.get(args.len() - 1)?]),
-                false => None,
-            };
+            let memory = trailing_memory(args, recurrent)?;
             let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
             let mut split = |x| ctx.graph_fn("time_major", &[x, grid]);
             let (log_probs, values, entropy) = (split(e[0])?, split(e[1])?, split(e[2])?);
@@ -96,10 +90,7 @@ impl<B: Backend> ImpalaLearner<B> {
             // The log-likelihoods of `actions` and the values of `states`, one per row (a
             // recurrent policy's rows are sequences from each `memory`), as PPO's `evaluate`.
             .api("evaluate", with_memory(&["states", "actions"]), move |ctx, args| {
-                let memory = match recurrent {
-                    true => Some([args.get(2)?, args.get(3)?]),
-                    false => None,
-                };
+                let memory = trailing_memory(args, recurrent)?;
                 let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
                 Ok(vec![e[0], e[1]])
             })

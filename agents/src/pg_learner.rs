@@ -53,11 +53,11 @@ use std::collections::BTreeMap;
 use rlgraph_components::helpers::{gae_time_major, gae_values};
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Args, Backend, CoreError, DType, HostTensor, Op, Param, Result, Tree};
+use rlgraph_core::{Backend, CoreError, DType, HostTensor, Result, Tree};
 
 use crate::actor::GraphActor;
 use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
-use crate::agent_graph::{build_graph, evaluate, with_acting_apis};
+use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::carried_memory::memory_value;
 use crate::learner::{Learned, Learner, LearnerGraph};
@@ -172,8 +172,8 @@ impl<B: Backend> PgLearner<B> {
         let recurrent = config.recurrence.is_some();
         let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
         let (root, input) = actor_critic_root(name, &config.networks(), action_space, mask, loss, &config.optimizer)?;
-        let update_params: Vec<Param> = if ppo {
-            vec![
+        let update_names: &[&'static str] = if ppo {
+            &[
                 "states",
                 "actions",
                 "prev_log_probs",
@@ -184,7 +184,7 @@ impl<B: Backend> PgLearner<B> {
                 "time_percentage",
             ]
         } else {
-            vec![
+            &[
                 "states",
                 "actions",
                 "rewards",
@@ -192,51 +192,44 @@ impl<B: Backend> PgLearner<B> {
                 "sequence_indices",
                 "time_percentage",
             ]
-        }
-        .into_iter()
-        .chain(recurrent.then_some(["memory", "starts"]).into_iter().flatten())
-        .map(Param::new)
-        .collect();
-        // A recurrent graph's `memory` and `starts` are the last two inputs of its methods.
-        let memory = move |args: &Args, at: usize| -> Result<Option<[Op; 2]>> {
-            Ok(match recurrent {
-                true => Some([args.get(at)?, args.get(at + 1)?]),
-                false => None,
-            })
         };
-        let evaluate_params = ["states", "actions"]
-            .into_iter()
-            .chain(recurrent.then_some(["memory", "starts"]).into_iter().flatten())
-            .map(Param::new)
-            .collect();
-        let memory_at = if ppo { 8 } else { 6 };
         let root = with_acting_apis(root, input, "networks", "get_action", recurrent)
-            .api("evaluate", evaluate_params, move |ctx, args| {
-                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory(args, 2)?)?;
-                Ok(vec![e[0], e[1]])
-            })
-            .api("update", update_params, move |ctx, args| {
-                let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory(args, memory_at)?)?;
-                let (log_probs, values, entropy) = (e[0], e[1], e[2]);
-                let (loss, t) = if ppo {
-                    let loss_args = [
-                        log_probs,
-                        args.get(2)?,
-                        values,
-                        args.get(3)?,
-                        args.get(4)?,
-                        entropy,
-                        args.get(5)?,
-                        args.get(6)?,
-                    ];
-                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(7)?)
-                } else {
-                    let loss_args = [log_probs, values, args.get(2)?, args.get(3)?, args.get(4)?, entropy];
-                    (ctx.call("loss", "loss", &loss_args)?[0], args.get(5)?)
-                };
-                let vars = ctx.call("networks", "variables", &[])?;
-                ctx.call("optimizer", "step", &[vars[0], loss, t])
-            });
+            .api(
+                "evaluate",
+                params_with_memory(&["states", "actions"], recurrent),
+                move |ctx, args| {
+                    let memory = trailing_memory(args, recurrent)?;
+                    let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
+                    Ok(vec![e[0], e[1]])
+                },
+            )
+            .api(
+                "update",
+                params_with_memory(update_names, recurrent),
+                move |ctx, args| {
+                    let memory = trailing_memory(args, recurrent)?;
+                    let e = evaluate(ctx, input, args.get(0)?, args.get(1)?, memory)?;
+                    let (log_probs, values, entropy) = (e[0], e[1], e[2]);
+                    let (loss, t) = if ppo {
+                        let loss_args = [
+                            log_probs,
+                            args.get(2)?,
+                            values,
+                            args.get(3)?,
+                            args.get(4)?,
+                            entropy,
+                            args.get(5)?,
+                            args.get(6)?,
+                        ];
+                        (ctx.call("loss", "loss", &loss_args)?[0], args.get(7)?)
+                    } else {
+                        let loss_args = [log_probs, values, args.get(2)?, args.get(3)?, args.get(4)?, entropy];
+                        (ctx.call("loss", "loss", &loss_args)?[0], args.get(5)?)
+                    };
+                    let vars = ctx.call("networks", "variables", &[])?;
+                    ctx.call("optimizer", "step", &[vars[0], loss, t])
+                },
+            );
         let batch = |s: &Space| s.with_batch_rank(true);
         let floats = || scalar_space().with_batch_rank(true);
         let bools = || Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true);
