@@ -4,7 +4,7 @@
 //! (`config.update_spec.batch_size: ...`).
 
 use rlgraph_components::{MultiGpuSync, TimeDependent};
-use rlgraph_core::{Device, Result};
+use rlgraph_core::{Device, Result, SpecOnly};
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 use serde_aux::serde_introspection::serde_introspect;
@@ -121,7 +121,7 @@ impl SharedSpec {
     /// The policy network's layers; an error naming `network_spec` when there are none.
     pub fn network(&self, why: &str) -> Result<Vec<Json>> {
         match &self.network_spec {
-            Some(Layers(layers)) if !layers.is_empty() => Ok(layers.clone()),
+            Some(layers) if !layers.0.is_empty() => layers.checked("config.network_spec"),
             _ => Err(config("config.network_spec", format!("missing; {why}"))),
         }
     }
@@ -140,9 +140,12 @@ impl SharedSpec {
         }
     }
 
-    /// The preprocessor specs (empty when absent).
-    pub fn preprocessing(&self) -> Vec<Json> {
-        self.preprocessing_spec.clone().unwrap_or_default()
+    /// The preprocessor specs (empty when absent), each checked as [`Layers::checked`] checks
+    /// layers.
+    pub fn preprocessing(&self) -> Result<Vec<Json>> {
+        let specs = self.preprocessing_spec.clone().unwrap_or_default();
+        crate::preprocessing::stack_members::<SpecOnly>(&specs)?;
+        Ok(specs)
     }
 
     /// The optimizer spec, or `default` when absent.
@@ -256,6 +259,16 @@ fn brief(value: &Json) -> String {
 /// A layer list, also accepted in RLgraph's `{"layers": [...], "scope": ...}` form.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Layers(pub Vec<Json>);
+
+impl Layers {
+    /// The layer specs, each made into its component on [`SpecOnly`], which computes nothing:
+    /// so a typo key or a value of the wrong type is refused when the config loads, at its
+    /// key path under `at` (`config.network_spec[1].units`), not when the graph is built.
+    pub fn checked(&self, at: &str) -> Result<Vec<Json>> {
+        rlgraph_components::layers_from_spec::<SpecOnly>(&self.0, at)?;
+        Ok(self.0.clone())
+    }
+}
 
 impl<'de> Deserialize<'de> for Layers {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

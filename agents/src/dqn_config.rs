@@ -190,7 +190,7 @@ impl DqnConfig {
         Ok(DqnConfig {
             device: shared.device(),
             network_spec,
-            preprocessing_spec: shared.preprocessing(),
+            preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             dueling,
             units_state_value_stream,

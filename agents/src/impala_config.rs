@@ -172,8 +172,12 @@ impl ImpalaConfig {
         Ok(ImpalaConfig {
             device: shared.device(),
             network_spec,
-            value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
-            preprocessing_spec: shared.preprocessing(),
+            value_function_spec: own
+                .value_function_spec
+                .map(|l| l.checked("config.value_function_spec"))
+                .transpose()?
+                .unwrap_or_default(),
+            preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             rollout_length: own.worker_sample_size.map_or(50, |n| n.0),
             queue_capacity: queue.capacity.map_or(1, |c| c.0).max(update.batch_size),

@@ -211,9 +211,13 @@ impl PgConfig {
             algorithm,
             capacity,
             network_spec,
-            value_function_spec: own.value_function_spec.map(|l| l.0).unwrap_or_default(),
+            value_function_spec: own
+                .value_function_spec
+                .map(|l| l.checked("config.value_function_spec"))
+                .transpose()?
+                .unwrap_or_default(),
             action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
-            preprocessing_spec: shared.preprocessing(),
+            preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             discount: shared.discount.map_or(0.98, |d| d.0),
             gae_lambda: own.gae_lambda.unwrap_or(1.0),

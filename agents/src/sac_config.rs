@@ -75,7 +75,11 @@ impl SacConfig {
         }
         let network_spec = shared.network("SAC needs a policy and a Q network")?;
         crate::recurrence::refuse_recurrence(&network_spec, "config.network_spec", "SAC")?;
-        let value_function_spec = own.value_function_spec.map(|l| l.0).unwrap_or_default();
+        let value_function_spec = own
+            .value_function_spec
+            .map(|l| l.checked("config.value_function_spec"))
+            .transpose()?
+            .unwrap_or_default();
         if value_function_spec.is_empty() {
             return Err(config(
                 "config.value_function_spec",
@@ -97,7 +101,7 @@ impl SacConfig {
             device: shared.device(),
             network_spec,
             value_function_spec,
-            preprocessing_spec: shared.preprocessing(),
+            preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             capacity: m.capacity(1000),
             discount: shared.discount.map_or(0.99, |d| d.0),

@@ -210,17 +210,38 @@ fn each_agents_own_nonsense_is_refused_by_key() {
     }
 }
 
-#[test]
-fn layer_and_preprocessor_nonsense_is_refused_when_the_agent_is_built() {
-    use rlgraph_core::spaces::{FloatBox, IntBox, Space};
-    let states = Space::from(FloatBox::new([4]));
-    let actions = Space::from(IntBox::new(2).unwrap());
-    let dense = json!([{"type": "dense", "units": 4}]);
-    let cases = [
+/// A section's typo key and wrong types, each with the full key path its error must name.
+fn section_cases() -> Vec<(&'static str, Json, &'static str)> {
+    vec![
+        (
+            "network_spec",
+            json!([{"type": "dense", "unitz": 4}]),
+            "config.network_spec[0].unitz",
+        ),
+        (
+            "network_spec",
+            json!([{"type": "dense", "units": "4"}]),
+            "config.network_spec[0].units",
+        ),
         (
             "network_spec",
             json!([{"type": "dense", "units": 0}]),
             "config.network_spec[0].units",
+        ),
+        (
+            "network_spec",
+            json!({"layers": [{"type": "dense", "units": 4}, {"type": "conv2d", "filters": 2, "kernel_size": 3, "stride": 1}]}),
+            "config.network_spec[1].stride",
+        ),
+        (
+            "network_spec",
+            json!([{"type": "dense", "units": 4, "activation": "swishy"}]),
+            "config.network_spec[0].activation",
+        ),
+        (
+            "network_spec",
+            json!([{"type": "densely", "units": 4}]),
+            "config.network_spec[0].type",
         ),
         (
             "preprocessing_spec",
@@ -232,13 +253,90 @@ fn layer_and_preprocessor_nonsense_is_refused_when_the_agent_is_built() {
             json!([{"type": "divide", "divisor": 0}]),
             "config.preprocessing_spec[0].divisor",
         ),
-    ];
+        (
+            "preprocessing_spec",
+            json!([{"type": "multiply", "factor": 2}, {"type": "divide", "divisr": 2}]),
+            "config.preprocessing_spec[1].divisr",
+        ),
+        (
+            "preprocessing_spec",
+            json!([{"type": "sequence", "sequence_length": "four"}]),
+            "config.preprocessing_spec[0].sequence_length",
+        ),
+        (
+            "optimizer_spec",
+            json!({"type": "adam", "learning_rat": 0.1}),
+            "config.optimizer_spec.learning_rat",
+        ),
+        (
+            "optimizer_spec",
+            json!({"type": "adam", "learning_rate": "fast"}),
+            "config.optimizer_spec.learning_rate",
+        ),
+        (
+            "memory_spec",
+            json!({"type": "replay", "capacty": 10}),
+            "config.memory_spec.capacty",
+        ),
+        (
+            "memory_spec",
+            json!({"type": "replay", "capacity": -1}),
+            "config.memory_spec.capacity",
+        ),
+    ]
+}
+
+#[test]
+fn a_section_with_a_typo_or_a_wrong_type_is_refused_when_the_config_loads() {
+    for (agent, parse, base) in every_agent() {
+        assert_eq!(parse(&base), None, "{agent}");
+        for (key, value, path) in section_cases() {
+            // Only the agents that read a memory_spec have one to get wrong.
+            if key == "memory_spec" && !matches!(agent, "dqn" | "sac") {
+                continue;
+            }
+            let e =
+                parse(&with(&base, key, value.clone())).unwrap_or_else(|| panic!("{agent}: accepts {key}: {value}"));
+            assert!(e.contains(path), "{agent}: {key}: {value}: {e}");
+        }
+        // The value network is read the same way, where an agent has one.
+        if agent == "dqn" {
+            continue;
+        }
+        let vf = json!([{"type": "dense", "units": 4, "use_biass": true}]);
+        let e = parse(&with(&base, "value_function_spec", vf)).unwrap_or_else(|| panic!("{agent}: accepts use_biass"));
+        assert!(e.contains("config.value_function_spec[0].use_biass"), "{agent}: {e}");
+    }
+    // DQN's exploration schedule, at load too.
+    let dqn = json!({"type": "dqn", "network_spec": [{"type": "dense", "units": 4}]});
+    for (value, path) in [
+        (
+            json!({"epsilon_spec": {"decay_spec": {"type": "linear_decay", "from": 1.0, "too": 0.1}}}),
+            "config.exploration_spec.epsilon_spec.decay_spec",
+        ),
+        (
+            json!({"epsilon_spec": {"decay_spek": {}}}),
+            "config.exploration_spec.epsilon_spec",
+        ),
+    ] {
+        let e = err(DqnConfig::parse(&with(&dqn, "exploration_spec", value.clone())))
+            .unwrap_or_else(|| panic!("accepts {value}"));
+        assert!(e.contains(path), "{value}: {e}");
+    }
+}
+
+#[test]
+fn build_agent_refuses_them_before_building_anything() {
+    use rlgraph_core::spaces::{FloatBox, IntBox, Space};
+    let states = Space::from(FloatBox::new([4]));
+    let actions = Space::from(IntBox::new(2).unwrap());
+    let dense = json!([{"type": "dense", "units": 4}]);
     for base in [
         json!({"type": "dqn", "network_spec": dense}),
         json!({"type": "ppo", "network_spec": dense}),
     ] {
         assert!(agents::build_agent::<backend_candle::Candle>(&base, &states, &actions, 0).is_ok());
-        for (key, value, path) in &cases {
+        for (key, value, path) in section_cases() {
             let e =
                 agents::build_agent::<backend_candle::Candle>(&with(&base, key, value.clone()), &states, &actions, 0)
                     .err()
