@@ -18,7 +18,7 @@ use crate::counters::Counters;
 use crate::dqn_actor::{apex_priorities, dqn_actor};
 use crate::dqn_config::{DqnConfig, MemoryKind};
 use crate::dqn_learner::DqnLearner;
-use crate::learner::Learner;
+use crate::learner::{GraphLearner, Learner};
 use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
 use crate::update_spec::UpdateSpec;

@@ -15,7 +15,7 @@ use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Para
 
 use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
 use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::learner::{Learned, Learner, LearnerGraph};
+use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
 
@@ -380,15 +380,12 @@ impl<B: Backend> Learner for DqnLearner<B> {
     }
 }
 
-impl<B: Backend> std::ops::Deref for DqnLearner<B> {
-    type Target = LearnerGraph<B>;
-    fn deref(&self) -> &LearnerGraph<B> {
+impl<B: Backend> GraphLearner<B> for DqnLearner<B> {
+    fn graph(&self) -> &LearnerGraph<B> {
         &self.graph
     }
-}
 
-impl<B: Backend> std::ops::DerefMut for DqnLearner<B> {
-    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+    fn graph_mut(&mut self) -> &mut LearnerGraph<B> {
         &mut self.graph
     }
 }

@@ -23,7 +23,7 @@ use crate::carried_memory::CarriedMemory;
 use crate::counters::Counters;
 use crate::impala_config::ImpalaConfig;
 use crate::impala_learner::{impala_actor, ImpalaLearner};
-use crate::learner::Learner;
+use crate::learner::{GraphLearner, Learner};
 use crate::rollout_adder::RolloutAdder;
 use crate::transition_json::Reader;
 use crate::update_spec::UpdateSpec;

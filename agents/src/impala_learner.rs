@@ -16,7 +16,7 @@ use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_mem
 use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
 use crate::carried_memory::memory_rows;
 use crate::impala_config::ImpalaConfig;
-use crate::learner::{Learned, Learner, LearnerGraph};
+use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::mask_key;
 use crate::snapshot::WeightSnapshot;
 
@@ -327,15 +327,12 @@ pub fn impala_actor<B: Backend>(
     )
 }
 
-impl<B: Backend> std::ops::Deref for ImpalaLearner<B> {
-    type Target = LearnerGraph<B>;
-    fn deref(&self) -> &LearnerGraph<B> {
+impl<B: Backend> GraphLearner<B> for ImpalaLearner<B> {
+    fn graph(&self) -> &LearnerGraph<B> {
         &self.graph
     }
-}
 
-impl<B: Backend> std::ops::DerefMut for ImpalaLearner<B> {
-    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+    fn graph_mut(&mut self) -> &mut LearnerGraph<B> {
         &mut self.graph
     }
 }

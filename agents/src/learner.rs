@@ -30,9 +30,53 @@ pub trait Learner: Send {
     fn updates(&self) -> u64;
 }
 
+/// A learner whose update graph lives in this process. It checkpoints, and hands actors in
+/// this process its weights, through its [`LearnerGraph`]; the provided methods are the
+/// graph's, so a composed agent or an executor needs nothing else of it.
+pub trait GraphLearner<B: Backend>: Learner {
+    /// The update graph, with its counters and publisher.
+    fn graph(&self) -> &LearnerGraph<B>;
+    /// The same, mutably.
+    fn graph_mut(&mut self) -> &mut LearnerGraph<B>;
+
+    /// The update graph's executor.
+    fn executor(&self) -> &GraphExecutor<B> {
+        &self.graph().exec
+    }
+    /// The update graph's executor, mutably (to call its API methods).
+    fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
+        &mut self.graph_mut().exec
+    }
+    /// See [`LearnerGraph::publish_to`].
+    fn publish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        self.graph_mut().publish_to(actor)
+    }
+    /// See [`LearnerGraph::republish_to`].
+    fn republish_to(&mut self, actor: &mut GraphActor<B>) -> Result<()> {
+        self.graph_mut().republish_to(actor)
+    }
+    /// See [`LearnerGraph::save_checkpoint`].
+    fn save_checkpoint<'a>(
+        &'a self,
+        path: &Path,
+        host: Vec<(&'a str, &'a dyn HostState)>,
+        extra: &'a [(&str, &dyn HostState)],
+    ) -> Result<()> {
+        self.graph().save_checkpoint(path, host, extra)
+    }
+    /// See [`LearnerGraph::restore_checkpoint`].
+    fn restore_checkpoint<'a>(
+        &'a mut self,
+        path: &Path,
+        host: Vec<(&'a str, &'a mut dyn HostState)>,
+        extra: &'a mut [(&str, &mut dyn HostState)],
+    ) -> Result<()> {
+        self.graph_mut().restore_checkpoint(path, host, extra)
+    }
+}
+
 /// What every learner holds: its update graph, its checkpointed counters (updates, target
-/// syncs, publications) and the publisher of its policy's variables. The learners
-/// dereference to it, so its methods are theirs.
+/// syncs, publications) and the publisher of its policy's variables.
 pub struct LearnerGraph<B: Backend> {
     pub(crate) exec: GraphExecutor<B>,
     pub(crate) counters: Counters,

@@ -86,7 +86,7 @@ pub use from_config::{agent_family, build_agent, AgentFamily, AGENT_TYPES};
 pub use impala_agent::ImpalaAgent;
 pub use impala_config::ImpalaConfig;
 pub use impala_learner::{impala_actor, ImpalaLearner};
-pub use learner::{Learned, Learner, LearnerGraph};
+pub use learner::{GraphLearner, Learned, Learner, LearnerGraph};
 pub use observe_buffer::NStepBuffer;
 pub use pg_agent::PgAgent;
 pub use pg_config::{PgAlgorithm, PgConfig};

@@ -18,7 +18,7 @@ use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
 use crate::carried_memory::CarriedMemory;
 use crate::counters::Counters;
-use crate::learner::Learner;
+use crate::learner::{GraphLearner, Learner};
 use crate::pg_config::PgConfig;
 use crate::pg_learner::{pg_actor, PgLearner, TensorRollout};
 use crate::rollout::{Rollout, RolloutBatch};

@@ -60,7 +60,7 @@ use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory
 use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::carried_memory::memory_value;
-use crate::learner::{Learned, Learner, LearnerGraph};
+use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::pg_config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::mask_key;
 use crate::rollout::RolloutBatch;
@@ -566,15 +566,12 @@ pub fn pg_actor<B: Backend>(
     )
 }
 
-impl<B: Backend> std::ops::Deref for PgLearner<B> {
-    type Target = LearnerGraph<B>;
-    fn deref(&self) -> &LearnerGraph<B> {
+impl<B: Backend> GraphLearner<B> for PgLearner<B> {
+    fn graph(&self) -> &LearnerGraph<B> {
         &self.graph
     }
-}
 
-impl<B: Backend> std::ops::DerefMut for PgLearner<B> {
-    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+    fn graph_mut(&mut self) -> &mut LearnerGraph<B> {
         &mut self.graph
     }
 }

@@ -18,7 +18,7 @@ use crate::actor::{Actor, GraphActor};
 use crate::agent::{reset_graph, Agent, Transition};
 use crate::batch::{transition_space, transitions_batch};
 use crate::counters::Counters;
-use crate::learner::Learner;
+use crate::learner::{GraphLearner, Learner};
 use crate::replay::Replay;
 use crate::sac_config::SacConfig;
 use crate::sac_learner::{sac_actor, SacLearner};

@@ -21,7 +21,7 @@ use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, DType, GraphFn, 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::batch::{host_scalar, transition_inputs};
-use crate::learner::{Learned, Learner, LearnerGraph};
+use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, refuse_mask, with_preprocessing, StateInput};
 use crate::sac_config::SacConfig;
 use crate::snapshot::WeightSnapshot;
@@ -346,15 +346,12 @@ pub fn sac_actor<B: Backend>(
     Ok(GraphActor::new(exec, &[], false))
 }
 
-impl<B: Backend> std::ops::Deref for SacLearner<B> {
-    type Target = LearnerGraph<B>;
-    fn deref(&self) -> &LearnerGraph<B> {
+impl<B: Backend> GraphLearner<B> for SacLearner<B> {
+    fn graph(&self) -> &LearnerGraph<B> {
         &self.graph
     }
-}
 
-impl<B: Backend> std::ops::DerefMut for SacLearner<B> {
-    fn deref_mut(&mut self) -> &mut LearnerGraph<B> {
+    fn graph_mut(&mut self) -> &mut LearnerGraph<B> {
         &mut self.graph
     }
 }

@@ -20,7 +20,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Cr
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, Learner, WorkerLayout};
+use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, GraphLearner, Learner, WorkerLayout};
 use rlgraph_core::spaces::{Array, Dtype, IntBox, Space, Value};
 use rlgraph_core::{test_device, AdamStep, Backend, DType, GraphExecutor, HostData, HostTensor};
 use rlgraph_tests::{Candle, Tch};

@@ -4,8 +4,8 @@
 //! in checkpoints; configs the agent cannot carry a memory for are refused by name.
 
 use agents::{
-    impala_actor, pg_actor, stack, Agent, CarriedMemory, ImpalaConfig, ImpalaLearner, Learner, PgAgent, PgConfig,
-    PgLearner, Rollout, RolloutAdder, Transition,
+    impala_actor, pg_actor, stack, Agent, CarriedMemory, GraphLearner, ImpalaConfig, ImpalaLearner, Learner, PgAgent,
+    PgConfig, PgLearner, Rollout, RolloutAdder, Transition,
 };
 use backend_candle::Candle;
 use rlgraph_core::spaces::{Array, Value};

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use agents::{
-    dqn_actor, dqn_replay, pg_actor, sac_actor, stack, Actor, Agent, DqnConfig, DqnLearner, GraphActor, ImpalaLearner,
-    Learner, NStepBuffer, PgConfig, PgLearner, Rollout, RolloutAdder, RolloutBatch, SacConfig, SacLearner, Transition,
-    WeightSnapshot,
+    dqn_actor, dqn_replay, pg_actor, sac_actor, stack, Actor, Agent, DqnConfig, DqnLearner, GraphActor, GraphLearner,
+    ImpalaLearner, Learner, NStepBuffer, PgConfig, PgLearner, Rollout, RolloutAdder, RolloutBatch, SacConfig,
+    SacLearner, Transition, WeightSnapshot,
 };
 use backend_candle::Candle;
 use rlgraph_core::spaces::{Array, Space, Value};

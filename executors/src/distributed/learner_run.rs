@@ -4,10 +4,9 @@
 //! that every actor hears it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::DerefMut;
 use std::time::{Duration, Instant};
 
-use agents::{Learner, LearnerGraph};
+use agents::GraphLearner;
 use rlgraph_core::{Backend, CoreError, HostState, SavedState};
 use serde_json::json;
 use tokio::runtime::Runtime;
@@ -87,15 +86,11 @@ pub(crate) struct LearnerRun {
     resumed_at_update: Option<u64>,
 }
 
-/// A learner with checkpoints: DQN's or IMPALA's.
-pub(crate) trait CheckpointedLearner<B: Backend>: Learner + DerefMut<Target = LearnerGraph<B>> {}
-impl<B: Backend, L: Learner + DerefMut<Target = LearnerGraph<B>>> CheckpointedLearner<B> for L {}
-
 impl LearnerRun {
     /// Resumes `learner` from the options' checkpoint where asked, publishes its weights and
     /// serves `hub` on the cluster's learner address.
     pub(crate) fn start<B: Backend>(
-        learner: &mut impl CheckpointedLearner<B>,
+        learner: &mut impl GraphLearner<B>,
         hub: LearnerHub,
         cluster: &ClusterSpec,
         access: &Access,
@@ -195,7 +190,7 @@ impl LearnerRun {
     /// saves the periodic checkpoint.
     pub(crate) fn updated<B: Backend>(
         &mut self,
-        learner: &mut impl CheckpointedLearner<B>,
+        learner: &mut impl GraphLearner<B>,
         loss: f64,
         options: &LearnerOptions,
     ) -> Result<(), DistributedError> {
@@ -222,7 +217,7 @@ impl LearnerRun {
     /// resumed at. `result` is the learning loop's outcome, returned if it failed.
     pub(crate) fn finish<B: Backend>(
         self,
-        learner: &mut impl CheckpointedLearner<B>,
+        learner: &mut impl GraphLearner<B>,
         options: &LearnerOptions,
         result: Result<(), DistributedError>,
         wind_down: impl FnOnce(&Runtime),

@@ -2,8 +2,8 @@
 //! share, and how a trainer turns experience segments into that learner's batch.
 
 use agents::{
-    agent_family, impala_actor, pg_actor, rollout_record, stack, AgentFamily, GraphActor, ImpalaConfig, ImpalaLearner,
-    Learner, PgConfig, PgLearner, RolloutBatch, StepMemory, Transition, WeightSnapshot,
+    agent_family, impala_actor, pg_actor, rollout_record, stack, AgentFamily, GraphActor, GraphLearner, ImpalaConfig,
+    ImpalaLearner, Learner, PgConfig, PgLearner, RolloutBatch, StepMemory, Transition, WeightSnapshot,
 };
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, GraphExecutor, Result};

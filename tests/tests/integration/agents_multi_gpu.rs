@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use agents::{DqnConfig, DqnLearner, Learner};
+use agents::{DqnConfig, DqnLearner, GraphLearner, Learner};
 use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
 use rlgraph_core::HostTensor;
 use rlgraph_tests::both_backends;
