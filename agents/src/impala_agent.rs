@@ -9,18 +9,19 @@
 //! the actor loads the learner's snapshot after every update.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
+use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, CoreError, ErasedExecutor, HostState, Result, SavedState};
+use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
 use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
-use crate::actor::{Actor, GraphActor};
-use crate::agent::{reset_graph, Agent, Transition};
+use crate::actor::{Acted, GraphActor};
+use crate::adder::{AddedStep, Adder};
+use crate::agent::Transition;
 use crate::batch::{host_floats, stack};
-use crate::carried_memory::CarriedMemory;
-use crate::counters::Counters;
+use crate::carried_memory::StepMemory;
+use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::impala_config::ImpalaConfig;
 use crate::impala_learner::{impala_actor, ImpalaLearner};
 use crate::learner::{GraphLearner, Learner};
@@ -37,88 +38,68 @@ struct Inbox {
     action_space: Space,
 }
 
-/// An IMPALA agent on backend `B`.
-pub struct ImpalaAgent<B: Backend> {
-    actor: GraphActor<B>,
+/// IMPALA's part of a composed agent: a [`RolloutAdder`] into a FIFO queue of rollouts, and
+/// updates on `batch_size` rollouts at a time.
+pub struct Impala {
     adder: RolloutAdder,
     inbox: Inbox,
-    learner: ImpalaLearner<B>,
-    config: ImpalaConfig,
-    counters: Counters,
-    /// A recurrent policy's memory per environment copy.
-    memory: Option<CarriedMemory>,
+    batch_size: usize,
+    update: UpdateSpec,
 }
 
-impl<B: Backend> ImpalaAgent<B> {
-    /// An IMPALA agent for `state_space` and `action_space`, with every random choice drawn
-    /// from `seed`.
-    pub fn new(config: ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+/// An IMPALA agent on backend `B`.
+pub type ImpalaAgent<B> = ComposedAgent<B, Impala>;
+
+impl<B: Backend> Algorithm<B> for Impala {
+    type Config = ImpalaConfig;
+    type Learner = ImpalaLearner<B>;
+    type Adder = RolloutAdder;
+
+    fn build(config: ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
         let mut learner = ImpalaLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = impala_actor(&config, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
         let adder = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?;
         let record_space = adder.record_space().clone();
-        Ok(ImpalaAgent {
+        Ok(Roles {
             actor,
-            inbox: Inbox {
-                pending_log_probs: vec![],
-                queue: FifoQueue::new("fifo-queue", &record_space, config.queue_capacity)?,
-                record_space,
-                state_space: state_space.with_batch_rank(false),
-                action_space: action_space.with_batch_rank(false),
-            },
-            adder,
             learner,
-            counters: Counters::new(seed),
-            memory: config.memory_units().map(CarriedMemory::new),
-            config,
+            memory_units: config.memory_units(),
+            algorithm: Impala {
+                inbox: Inbox {
+                    pending_log_probs: vec![],
+                    queue: FifoQueue::new("fifo-queue", &record_space, config.queue_capacity)?,
+                    record_space,
+                    state_space: state_space.with_batch_rank(false),
+                    action_space: action_space.with_batch_rank(false),
+                },
+                adder,
+                batch_size: config.update.batch_size,
+                update: config.update,
+            },
         })
     }
 
-    /// Rollouts waiting for the learner.
-    pub fn queued_rollouts(&self) -> usize {
-        self.inbox.queue.size()
+    fn adder(&mut self) -> &mut RolloutAdder {
+        &mut self.adder
     }
 
-    /// Environment steps observed.
-    pub fn timesteps(&self) -> u64 {
-        self.counters.timesteps
-    }
-
-    /// Updates done.
-    pub fn updates(&self) -> u64 {
-        self.learner.updates()
-    }
-
-    /// The actor.
-    pub fn actor(&self) -> &GraphActor<B> {
-        &self.actor
-    }
-
-    /// The learner.
-    pub fn learner(&self) -> &ImpalaLearner<B> {
-        &self.learner
-    }
-
-    fn resync_actor(&mut self) -> Result<()> {
-        self.learner.republish_to(&mut self.actor)
-    }
-}
-
-impl<B: Backend> Agent for ImpalaAgent<B> {
-    fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        let acted = match &mut self.memory {
-            Some(memory) => memory.act(&mut self.actor, states, explore)?,
-            None => self.actor.act(states, explore, time_percentage)?,
-        };
+    /// Keeps each exploring action's log-likelihood until its step is observed.
+    fn acted(&mut self, acted: &Acted, explore: bool) -> Result<()> {
         if explore {
             self.inbox.pending_log_probs =
                 host_floats(acted.extras.get("behaviour_log_probs"), "impala-agent/get_action")?;
         }
-        Ok(acted.actions)
+        Ok(())
     }
 
-    fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
+    fn observe(
+        &mut self,
+        env_id: usize,
+        transition: Transition,
+        memory: Option<StepMemory>,
+        _actor: &mut GraphActor<B>,
+    ) -> Result<()> {
         let log_prob = *self
             .inbox
             .pending_log_probs
@@ -127,12 +108,13 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
                 at: "impala-agent/observe".into(),
                 reason: format!("environment copy {env_id} observed a step it was given no action for"),
             })?;
-        let memory = match &mut self.memory {
-            Some(m) => Some(m.observed(env_id, &transition)?),
-            None => None,
+        let step = AddedStep {
+            env_id,
+            transition,
+            log_prob: Some(log_prob),
+            memory,
         };
-        self.counters.timesteps += 1;
-        if let Some(rollout) = self.adder.push(env_id, transition, log_prob, memory)? {
+        if let Some(rollout) = self.adder.add(step)? {
             let queue = &mut self.inbox.queue;
             // A full queue drops its oldest rollout: actors never wait in one process.
             if queue.size() == queue.capacity() {
@@ -143,96 +125,50 @@ impl<B: Backend> Agent for ImpalaAgent<B> {
         Ok(())
     }
 
-    /// Copies that restart while exploring also end the steps held for them (see
-    /// [`RolloutAdder::cut`]).
-    fn begin_episodes(&mut self, explore: bool, copies: &[usize]) -> Result<()> {
-        if let Some(memory) = &mut self.memory {
-            memory.begin(explore, copies);
-        }
-        if explore {
-            for &copy in copies {
-                self.adder.cut(copy);
-            }
-        }
-        Ok(())
-    }
-
-    fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
-        let n = self.config.update.batch_size;
+    fn update(
+        &mut self,
+        learner: &mut ImpalaLearner<B>,
+        _rng: &mut ChaCha8Rng,
+        time_percentage: f64,
+    ) -> Result<Option<f64>> {
+        let n = self.batch_size;
         if self.inbox.queue.size() < n {
             return Ok(None);
         }
         let rollouts = (0..n)
             .map(|_| self.inbox.queue.try_dequeue().map_err(CoreError::from))
             .collect::<Result<Vec<_>>>()?;
-        let learned = self.learner.learn(&stack(&rollouts)?, time_percentage)?;
-        self.learner.publish_to(&mut self.actor)?;
-        Ok(Some(learned.loss))
+        Ok(Some(learner.learn(&stack(&rollouts)?, time_percentage)?.loss))
+    }
+
+    /// Rollout records batched, as the queue holds them one by one (see
+    /// [`crate::rollout_record`]).
+    fn update_from_batch(
+        &mut self,
+        learner: &mut ImpalaLearner<B>,
+        batch: &Value,
+        time_percentage: f64,
+    ) -> Result<f64> {
+        Ok(learner.learn(batch, time_percentage)?.loss)
     }
 
     fn update_spec(&self) -> &UpdateSpec {
-        &self.config.update
+        &self.update
     }
 
-    /// Saves the learner, the actor's RNG and version, partial and queued rollouts, the
-    /// counters and a recurrent policy's memories.
-    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        let mut parts: Vec<(&str, &dyn HostState)> = vec![
-            ("adder", &self.adder),
-            ("inbox", &self.inbox),
-            ("agent", &self.counters),
-            ("actor", &self.actor),
-        ];
-        if let Some(memory) = &self.memory {
-            parts.push(("memory", memory));
-        }
-        self.learner.save_checkpoint(path, parts, extra)
+    fn parts(&self) -> Vec<(&'static str, &dyn HostState)> {
+        vec![("adder", &self.adder), ("inbox", &self.inbox)]
     }
 
-    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        let ImpalaAgent {
-            learner,
-            adder,
-            inbox,
-            counters,
-            actor,
-            memory,
-            ..
-        } = self;
-        let mut parts: Vec<(&str, &mut dyn HostState)> = vec![
-            ("adder", adder),
-            ("inbox", inbox),
-            ("agent", counters),
-            ("actor", actor),
-        ];
-        if let Some(memory) = memory {
-            parts.push(("memory", memory));
-        }
-        learner.restore_checkpoint(path, parts, extra)?;
-        self.resync_actor()
+    fn parts_mut(&mut self) -> Vec<(&'static str, &mut dyn HostState)> {
+        vec![("adder", &mut self.adder), ("inbox", &mut self.inbox)]
     }
+}
 
-    fn weights_changed(&mut self) -> Result<()> {
-        self.resync_actor()
-    }
-
-    /// Drops partial rollouts, resets the preprocessors and forgets a recurrent policy's
-    /// memories; queued rollouts stay.
-    fn reset(&mut self) -> Result<()> {
-        self.adder.clear();
-        if let Some(memory) = &mut self.memory {
-            memory.clear();
-        }
-        reset_graph(self.actor.executor_mut())?;
-        reset_graph(self.learner.executor_mut())
-    }
-
-    fn graph(&self) -> Option<&dyn ErasedExecutor> {
-        Some(self.learner.executor())
-    }
-
-    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
-        Some(self.learner.executor_mut())
+impl<B: Backend> ComposedAgent<B, Impala> {
+    /// Rollouts waiting for the learner.
+    pub fn queued_rollouts(&self) -> usize {
+        self.algorithm.inbox.queue.size()
     }
 }
 

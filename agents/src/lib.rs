@@ -7,11 +7,14 @@
 //! single-process form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's
 //! `type`.
 //!
-//! Every agent but the random one is a composition of roles that can also be used apart, on
-//! other threads or (later) other machines: an [`Actor`] (acting graph, exploration inside
-//! it), an adder ([`NStepBuffer`], [`RolloutAdder`], [`Rollout`]), a [`Replay`], and a
-//! [`Learner`] ([`DqnLearner`], [`ImpalaLearner`], [`PgLearner`], [`SacLearner`]) that
-//! publishes versioned [`WeightSnapshot`]s of the policy.
+//! Every agent but the random one is one [`ComposedAgent`] of roles that can also be used
+//! apart, on other threads or other machines: an [`Actor`] (acting graph, exploration inside
+//! it), an [`Adder`] ([`NStepBuffer`], [`RolloutAdder`], [`Rollout`]), a [`Replay`] or queue,
+//! and a [`GraphLearner`] ([`DqnLearner`], [`ImpalaLearner`], [`PgLearner`], [`SacLearner`])
+//! that publishes versioned [`WeightSnapshot`]s of the policy. What differs per algorithm is
+//! its [`Algorithm`] ([`Dqn`], [`PolicyGradient`], [`Sac`], [`Impala`]): a builder of the
+//! roles from the config, and where observed steps go and update batches come from;
+//! [`DqnAgent`] and the others name the composed agent of each.
 //!
 //! ```
 //! use agents::{dqn_actor, Actor, DqnConfig, DqnLearner, Learner};
@@ -38,11 +41,13 @@
 
 mod actor;
 mod actor_critic_networks;
+mod adder;
 mod agent;
 mod agent_graph;
 mod agent_spec;
 mod batch;
 mod carried_memory;
+mod composed_agent;
 mod counters;
 mod dqn;
 mod dqn_actor;
@@ -73,22 +78,24 @@ mod update_spec;
 mod worker_preprocessing;
 
 pub use actor::{Acted, Actor, GraphActor};
+pub use adder::{AddedStep, Adder};
 pub use agent::{Agent, Transition};
 pub use agent_spec::{unused_keys, MaskKey};
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};
-pub use dqn::{dqn_replay, DqnAgent};
+pub use composed_agent::{Algorithm, ComposedAgent, Roles};
+pub use dqn::{dqn_replay, Dqn, DqnAgent};
 pub use dqn_actor::{apex_priorities, dqn_actor};
 pub use dqn_config::{DqnConfig, MemoryKind};
 pub use dqn_learner::DqnLearner;
 pub use frame_storage::{FrameStorage, WorkerLayout};
 pub use from_config::{agent_family, build_agent, AgentFamily, AGENT_TYPES};
-pub use impala_agent::ImpalaAgent;
+pub use impala_agent::{Impala, ImpalaAgent};
 pub use impala_config::ImpalaConfig;
 pub use impala_learner::{impala_actor, ImpalaLearner};
 pub use learner::{GraphLearner, Learned, Learner, LearnerGraph};
 pub use observe_buffer::NStepBuffer;
-pub use pg_agent::PgAgent;
+pub use pg_agent::{PgAgent, PolicyGradient};
 pub use pg_config::{PgAlgorithm, PgConfig};
 pub use pg_learner::{pg_actor, PgLearner, TensorRollout};
 pub use preprocessing::{is_stateful, preprocessor_kind};
@@ -97,7 +104,7 @@ pub use recurrence::Recurrence;
 pub use replay::{Replay, ReplaySample};
 pub use rollout::{Rollout, RolloutBatch};
 pub use rollout_adder::{rollout_record, RolloutAdder};
-pub use sac_agent::SacAgent;
+pub use sac_agent::{Sac, SacAgent};
 pub use sac_config::SacConfig;
 pub use sac_learner::{sac_actor, SacLearner};
 pub use snapshot::WeightSnapshot;

@@ -8,35 +8,46 @@
 //! [`Replay`] memory, and the [`SacLearner`]. The actor takes the learner's weights after
 //! every update.
 
-use std::path::Path;
-
+use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostState, Result};
+use rlgraph_core::{Backend, HostState, Result};
 use rlgraph_memories::ReplayMemory;
 
-use crate::actor::{Actor, GraphActor};
-use crate::agent::{reset_graph, Agent, Transition};
+use crate::actor::GraphActor;
+use crate::adder::{AddedStep, Adder};
+use crate::agent::Transition;
 use crate::batch::{transition_space, transitions_batch};
-use crate::counters::Counters;
+use crate::carried_memory::StepMemory;
+use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::{GraphLearner, Learner};
+use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
 use crate::sac_config::SacConfig;
 use crate::sac_learner::{sac_actor, SacLearner};
 use crate::update_spec::UpdateSpec;
 
-/// A SAC agent on backend `B`: an actor, a replay memory and a learner, composed in one
-/// process.
-pub struct SacAgent<B: Backend> {
-    actor: GraphActor<B>,
+/// SAC's part of a composed agent: one-step transitions into a uniform replay memory, and
+/// updates on batches sampled from it.
+pub struct Sac {
+    adder: NStepBuffer,
     replay: ReplayMemory,
-    learner: SacLearner<B>,
-    counters: Counters,
+    batch_size: usize,
+    capacity: usize,
+    update: UpdateSpec,
 }
 
-impl<B: Backend> SacAgent<B> {
-    /// A SAC agent for `state_space` and a bounded FloatBox (or scalar IntBox)
-    /// `action_space`, with every random choice drawn from `seed`.
-    pub fn new(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+/// A SAC agent on backend `B`: an actor, a replay memory and a learner, composed in one
+/// process.
+pub type SacAgent<B> = ComposedAgent<B, Sac>;
+
+impl<B: Backend> Algorithm<B> for Sac {
+    type Config = SacConfig;
+    type Learner = SacLearner<B>;
+    type Adder = NStepBuffer;
+
+    /// A SAC agent's roles for `state_space` and a bounded FloatBox (or scalar IntBox)
+    /// `action_space`.
+    fn build(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
         let mut learner = SacLearner::new(&config, state_space, action_space, seed)?;
         let mut actor = sac_actor(&config, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
@@ -45,126 +56,75 @@ impl<B: Backend> SacAgent<B> {
             &transition_space(state_space, action_space)?,
             config.capacity,
         )?;
-        Ok(SacAgent {
+        Ok(Roles {
             actor,
-            replay,
             learner,
-            counters: Counters::new(seed),
+            memory_units: None,
+            algorithm: Sac {
+                // One-step transitions: n = 1 passes each step straight through.
+                adder: NStepBuffer::new(1, config.discount, state_space, action_space),
+                replay,
+                batch_size: config.update.batch_size,
+                capacity: config.capacity,
+                update: config.update,
+            },
         })
     }
 
-    /// The current temperature alpha.
-    pub fn alpha(&mut self) -> Result<f64> {
-        self.learner.alpha()
+    fn adder(&mut self) -> &mut NStepBuffer {
+        &mut self.adder
     }
 
-    /// Environment steps observed.
-    pub fn timesteps(&self) -> u64 {
-        self.counters.timesteps
+    fn observe(
+        &mut self,
+        env_id: usize,
+        transition: Transition,
+        _memory: Option<StepMemory>,
+        _actor: &mut GraphActor<B>,
+    ) -> Result<()> {
+        let done = self.adder.add(AddedStep::plain(env_id, transition))?;
+        if done.is_empty() {
+            return Ok(());
+        }
+        Replay::insert(&mut self.replay, &transitions_batch(&done)?, None)
     }
 
-    /// Updates done.
-    pub fn updates(&self) -> u64 {
-        self.learner.updates()
-    }
-
-    /// The learner's graph (for the meta graph and direct API calls).
-    pub fn executor(&self) -> &GraphExecutor<B> {
-        self.learner.executor()
-    }
-
-    /// The actor.
-    pub fn actor(&self) -> &GraphActor<B> {
-        &self.actor
-    }
-
-    /// The learner.
-    pub fn learner(&self) -> &SacLearner<B> {
-        &self.learner
-    }
-
-    fn resync_actor(&mut self) -> Result<()> {
-        self.learner.republish_to(&mut self.actor)
-    }
-}
-
-impl<B: Backend> Agent for SacAgent<B> {
-    fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        Ok(self.actor.act(states, explore, time_percentage)?.actions)
-    }
-
-    fn observe(&mut self, _env_id: usize, transition: Transition) -> Result<()> {
-        self.counters.timesteps += 1;
-        Replay::insert(&mut self.replay, &transitions_batch(&[transition])?, None)
-    }
-
-    fn update(&mut self, time_percentage: f64) -> Result<Option<f64>> {
-        let batch_size = self.learner.config().update.batch_size;
+    fn update(
+        &mut self,
+        learner: &mut SacLearner<B>,
+        rng: &mut ChaCha8Rng,
+        time_percentage: f64,
+    ) -> Result<Option<f64>> {
         // A batch larger than the memory is drawn with replacement once it is full (RLgraph).
-        if Replay::size(&self.replay) < batch_size.min(self.learner.config().capacity) {
+        if Replay::size(&self.replay) < self.batch_size.min(self.capacity) {
             return Ok(None);
         }
-        let sample = self.replay.sample(batch_size, &mut self.counters.rng)?;
-        self.update_from_batch(&sample.records, time_percentage).map(Some)
+        let sample = self.replay.sample(self.batch_size, rng)?;
+        Ok(Some(learner.learn(&sample.records, time_percentage)?.loss))
     }
 
     /// Records as the replay memory holds them: `states`, `actions`, `rewards`, `terminals`,
     /// `next_states`.
-    fn update_from_batch(&mut self, batch: &Value, time_percentage: f64) -> Result<f64> {
-        let learned = self.learner.learn(batch, time_percentage)?;
-        self.learner.publish_to(&mut self.actor)?;
-        Ok(learned.loss)
+    fn update_from_batch(&mut self, learner: &mut SacLearner<B>, batch: &Value, time_percentage: f64) -> Result<f64> {
+        Ok(learner.learn(batch, time_percentage)?.loss)
     }
 
     fn update_spec(&self) -> &UpdateSpec {
-        &self.learner.config().update
+        &self.update
     }
 
-    /// Saves the learner (variables, RNG, counters), the actor's RNG and version, the replay
-    /// memory and the agent's counters.
-    fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        self.learner.save_checkpoint(
-            path,
-            vec![
-                ("memory", &self.replay),
-                ("agent", &self.counters),
-                ("actor", &self.actor),
-            ],
-            extra,
-        )
+    fn parts(&self) -> Vec<(&'static str, &dyn HostState)> {
+        vec![("memory", &self.replay), ("n_step", &self.adder)]
     }
 
-    fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        let SacAgent {
-            learner,
-            replay,
-            counters,
-            actor,
-            ..
-        } = self;
-        learner.restore_checkpoint(
-            path,
-            vec![("memory", replay), ("agent", counters), ("actor", actor)],
-            extra,
-        )?;
-        self.resync_actor()
+    fn parts_mut(&mut self) -> Vec<(&'static str, &mut dyn HostState)> {
+        vec![("memory", &mut self.replay), ("n_step", &mut self.adder)]
     }
+}
 
-    fn weights_changed(&mut self) -> Result<()> {
-        self.resync_actor()
-    }
-
-    /// Resets the preprocessors; the replay memory stays.
-    fn reset(&mut self) -> Result<()> {
-        reset_graph(self.actor.executor_mut())?;
-        reset_graph(self.learner.executor_mut())
-    }
-
-    fn graph(&self) -> Option<&dyn ErasedExecutor> {
-        Some(self.learner.executor())
-    }
-
-    fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
-        Some(self.learner.executor_mut())
+impl<B: Backend> ComposedAgent<B, Sac> {
+    /// The current temperature alpha.
+    pub fn alpha(&mut self) -> Result<f64> {
+        self.learner.alpha()
     }
 }
