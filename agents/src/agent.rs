@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{CoreError, ErasedExecutor, HostState, HostTensor, MetaGraph, Result};
+use rlgraph_core::{ErasedExecutor, HostState, HostTensor, MetaGraph, Result};
 
+use crate::agent_spec::config;
 use crate::update_spec::UpdateSpec;
 
 /// One environment step as an agent observes it.
@@ -31,10 +32,6 @@ pub(crate) fn reset_graph(graph: &mut dyn ErasedExecutor) -> Result<()> {
         graph.execute("reset", &[])?;
     }
     Ok(())
-}
-
-pub(crate) fn config(at: &str, reason: String) -> CoreError {
-    CoreError::Config { at: at.into(), reason }
 }
 
 /// What a worker needs from an agent, and what the `rlgraph` command uses of one.

@@ -4,14 +4,18 @@
 //! (`config.update_spec.batch_size: ...`).
 
 use rlgraph_components::{MultiGpuSync, TimeDependent};
-use rlgraph_core::{Device, Result, SpecOnly};
+use rlgraph_core::{CoreError, Device, Result, SpecOnly};
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 use serde_aux::serde_introspection::serde_introspect;
 use serde_json::Value as Json;
 
-use crate::agent::config;
 use crate::update_spec::UpdateSpecKeys;
+
+/// A config error at `at` (a key path such as `config.update_spec.batch_size`).
+pub(crate) fn config(at: &str, reason: String) -> CoreError {
+    CoreError::Config { at: at.into(), reason }
+}
 
 /// Where Dict states carry their action mask: the config's `action_mask_key`, or
 /// Gymnasium's `action_mask` where the config names none (then states without it are fine).

@@ -11,7 +11,7 @@ use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostState, Result};
 
 use crate::actor::{Acted, Actor, GraphActor};
-use crate::adder::Adder;
+use crate::adders::Adder;
 use crate::agent::{reset_graph, Agent, Transition};
 use crate::carried_memory::{CarriedMemory, StepMemory};
 use crate::counters::Counters;

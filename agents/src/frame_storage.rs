@@ -17,8 +17,8 @@ use rlgraph_memories::FrameStack;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
-use crate::agent::config;
-use crate::from_config::{agent_family, AgentFamily};
+use crate::agent_family::{agent_family, AgentFamily};
+use crate::agent_spec::config;
 use crate::preprocessing::{is_stateful, preprocessor_kind};
 use crate::worker_preprocessing::preprocessed_space;
 

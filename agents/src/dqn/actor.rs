@@ -11,8 +11,8 @@ use rlgraph_core::{ApiCtx, Backend, Component, Op, Param, Result};
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph};
 use crate::batch::{field, host_floats};
-use crate::dqn_config::DqnConfig;
-use crate::dqn_learner::{dqn_policy, q_values, ROOT};
+use crate::dqn::config::DqnConfig;
+use crate::dqn::policy::{dqn_policy, q_values, ROOT};
 use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the

@@ -8,9 +8,13 @@ use rlgraph_core::{CoreError, HostState, Result};
 
 use crate::agent::Transition;
 use crate::carried_memory::StepMemory;
-use crate::observe_buffer::NStepBuffer;
-use crate::rollout::Rollout;
-use crate::rollout_adder::RolloutAdder;
+pub(crate) mod n_step;
+pub(crate) mod rollout;
+pub(crate) mod rollout_adder;
+
+use n_step::NStepBuffer;
+use rollout::Rollout;
+use rollout_adder::RolloutAdder;
 
 /// One observed step as an adder takes it: the copy, the transition, and what the actor said
 /// of it.

@@ -23,7 +23,7 @@ use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::batch::{host_scalar, transition_inputs};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, refuse_mask, with_preprocessing, StateInput};
-use crate::sac_config::SacConfig;
+use crate::sac::config::SacConfig;
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the policy's variables sit under `sac-agent/policy/`.

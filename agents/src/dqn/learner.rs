@@ -6,56 +6,16 @@ use std::collections::BTreeMap;
 use rlgraph_components::action_mask::apply_mask_fn;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
-use rlgraph_components::{
-    discrete_actions, dueling_policy, layers_from_spec, optimizer, policy_with, synchronizable, MultiGpuSync,
-    PolicyOptions,
-};
+use rlgraph_components::{optimizer, synchronizable, MultiGpuSync};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
 use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
-use crate::dqn_config::{DqnConfig, MemoryKind};
+use crate::dqn::config::{DqnConfig, MemoryKind};
+use crate::dqn::policy::{dqn_policy, q_values, ROOT};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
-
-/// The root component's name; the policy's variables sit under `dqn-agent/policy/`.
-pub(crate) const ROOT: &str = "dqn-agent";
-
-/// The DQN policy component (plain or dueling) named `policy`, over a bounded IntBox action
-/// space or a Dict or Tuple of them (one Q head per action, as RLgraph's container actions);
-/// an error for any other.
-pub(crate) fn dqn_policy<B: Backend>(config: &DqnConfig, action_space: &Space) -> Result<Component<B>> {
-    discrete_actions(&action_space.with_batch_rank(false), "DQN")?;
-    let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
-    let adapter = crate::agent_spec::adapter_spec(config.action_adapter.as_ref());
-    Ok(if config.dueling {
-        dueling_policy::<B>(
-            "policy",
-            layers,
-            action_space,
-            config.units_state_value_stream,
-            adapter.as_ref(),
-        )?
-    } else {
-        let options = PolicyOptions {
-            action_adapter: adapter,
-            ..PolicyOptions::default()
-        };
-        policy_with::<B>("policy", layers, action_space, options)?
-    })
-}
-
-/// The Q-values of `policy` for `x`: the third output of a dueling policy's `get_q_values`,
-/// or a plain policy's action-adapter outputs (the Categorical logits); both nested like the
-/// action space.
-pub(crate) fn q_values<B: Backend>(ctx: &mut ApiCtx<'_, B>, policy: &str, dueling: bool, x: Op) -> Result<Op> {
-    Ok(if dueling {
-        ctx.call(policy, "get_q_values", &[x])?[2]
-    } else {
-        ctx.call(policy, "get_adapter_outputs", &[x])?[0]
-    })
-}
 
 /// The DQN loss (`loss`, `loss_per_item`) of a preprocessed batch `[states, actions,
 /// rewards, terminals, next_states(, importance_weights)]`, from the sub-components

@@ -7,7 +7,7 @@ use rlgraph_core::{Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::config;
+use crate::agent_spec::config;
 use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec, Positive};
 use crate::update_spec::UpdateSpec;
 

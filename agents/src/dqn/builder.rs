@@ -10,16 +10,16 @@ use rlgraph_core::{Backend, CoreError, HostState, Result};
 use rlgraph_memories::{FrameStacks, PrioritizedReplay, ReplayMemory};
 
 use crate::actor::GraphActor;
-use crate::adder::{AddedStep, Adder};
+use crate::adders::n_step::NStepBuffer;
+use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
 use crate::batch::{stack, transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
-use crate::dqn_actor::{apex_priorities, dqn_actor};
-use crate::dqn_config::{DqnConfig, MemoryKind};
-use crate::dqn_learner::DqnLearner;
+use crate::dqn::actor::{apex_priorities, dqn_actor};
+use crate::dqn::config::{DqnConfig, MemoryKind};
+use crate::dqn::learner::DqnLearner;
 use crate::learner::{GraphLearner, Learner};
-use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
 use crate::update_spec::UpdateSpec;
 

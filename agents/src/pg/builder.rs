@@ -14,14 +14,15 @@ use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, HostState, Result, Tree};
 
 use crate::actor::GraphActor;
-use crate::adder::{AddedStep, Adder};
+use crate::adders::rollout::{Rollout, RolloutBatch};
+use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::GraphLearner;
-use crate::pg_config::PgConfig;
-use crate::pg_learner::{pg_actor, PgLearner, TensorRollout};
-use crate::rollout::{Rollout, RolloutBatch};
+use crate::pg::actor::pg_actor;
+use crate::pg::config::PgConfig;
+use crate::pg::learner::{PgLearner, TensorRollout};
 use crate::update_spec::UpdateSpec;
 
 /// The policy-gradient part of a composed agent: a [`Rollout`] of recent steps (adder and

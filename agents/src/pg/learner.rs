@@ -55,15 +55,14 @@ use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpe
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{Backend, CoreError, DType, HostTensor, Result, Tree};
 
-use crate::actor::GraphActor;
-use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
+use crate::actor_critic_networks::{actor_critic_root, memory_spaces};
+use crate::adders::rollout::RolloutBatch;
 use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::carried_memory::memory_value;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
-use crate::pg_config::{PgAlgorithm, PgConfig};
+use crate::pg::config::{PgAlgorithm, PgConfig};
 use crate::preprocessing::mask_key;
-use crate::rollout::RolloutBatch;
 use crate::snapshot::WeightSnapshot;
 
 /// One on-policy rollout that never left the device: `T` steps of `N` environment copies,
@@ -99,7 +98,7 @@ impl<B: Backend> TensorRollout<B> {
 }
 
 /// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).
-fn root_name(config: &PgConfig) -> &'static str {
+pub(crate) fn root_name(config: &PgConfig) -> &'static str {
     match config.algorithm {
         PgAlgorithm::Ppo { .. } => "ppo-agent",
         PgAlgorithm::ActorCritic { .. } => "actor-critic-agent",
@@ -544,26 +543,6 @@ impl<B: Backend> Learner for PgLearner<B> {
     fn updates(&self) -> u64 {
         self.graph.counters.updates
     }
-}
-
-/// The actor of PPO and actor-critic: `get_action(states)` samples the policy,
-/// `get_deterministic_action(states)` takes its mode. Its variables have the learner's
-/// paths, so the learner's snapshots load into it.
-pub fn pg_actor<B: Backend>(
-    config: &PgConfig,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<GraphActor<B>> {
-    actor_critic_actor(
-        root_name(config),
-        &config.networks(),
-        state_space,
-        action_space,
-        "get_action",
-        &[],
-        seed,
-    )
 }
 
 impl<B: Backend> GraphLearner<B> for PgLearner<B> {

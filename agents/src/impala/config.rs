@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::ActorCriticSpec;
-use crate::agent::config;
+use crate::agent_spec::config;
 use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers, Positive};
 use crate::update_spec::UpdateSpec;
 

@@ -6,7 +6,7 @@ use rlgraph_core::{Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent::config;
+use crate::agent_spec::config;
 use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec, PositiveReal};
 use crate::update_spec::UpdateSpec;
 

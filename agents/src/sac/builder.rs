@@ -14,16 +14,16 @@ use rlgraph_core::{Backend, HostState, Result};
 use rlgraph_memories::ReplayMemory;
 
 use crate::actor::GraphActor;
-use crate::adder::{AddedStep, Adder};
+use crate::adders::n_step::NStepBuffer;
+use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
 use crate::batch::{transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::{GraphLearner, Learner};
-use crate::observe_buffer::NStepBuffer;
 use crate::replay::Replay;
-use crate::sac_config::SacConfig;
-use crate::sac_learner::{sac_actor, SacLearner};
+use crate::sac::config::SacConfig;
+use crate::sac::learner::{sac_actor, SacLearner};
 use crate::update_spec::UpdateSpec;
 
 /// SAC's part of a composed agent: one-step transitions into a uniform replay memory, and

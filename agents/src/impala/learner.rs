@@ -11,11 +11,11 @@ use rlgraph_components::losses::{impala_loss, ImpalaLossSpec};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Ranks, Space, Value};
 use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Result};
 
-use crate::actor_critic_networks::{actor_critic_actor, actor_critic_root, memory_spaces};
+use crate::actor_critic_networks::{actor_critic_root, memory_spaces};
 use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
 use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
 use crate::carried_memory::memory_rows;
-use crate::impala_config::ImpalaConfig;
+use crate::impala::config::ImpalaConfig;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::mask_key;
 use crate::snapshot::WeightSnapshot;
@@ -305,26 +305,6 @@ impl<B: Backend> Learner for ImpalaLearner<B> {
     fn updates(&self) -> u64 {
         self.graph.counters.updates
     }
-}
-
-/// IMPALA's actor: `get_action(states)` gives the sampled actions and their
-/// `behaviour_log_probs`, `get_deterministic_action(states)` the greedy ones. Its network
-/// variables have the learner's paths, so the learner's snapshots load into it.
-pub fn impala_actor<B: Backend>(
-    config: &ImpalaConfig,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<crate::GraphActor<B>> {
-    actor_critic_actor(
-        ROOT,
-        &config.networks(),
-        state_space,
-        action_space,
-        "get_action_and_log_likelihood",
-        &["behaviour_log_probs"],
-        seed,
-    )
 }
 
 impl<B: Backend> GraphLearner<B> for ImpalaLearner<B> {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::ActorCriticSpec;
-use crate::agent::config;
+use crate::agent_spec::config;
 use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
 use crate::recurrence::{recurrence, Recurrence};
 use crate::update_spec::UpdateSpec;

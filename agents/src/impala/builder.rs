@@ -17,15 +17,16 @@ use rlgraph_memories::FifoQueue;
 use serde_json::{json, Value as Json};
 
 use crate::actor::{Acted, GraphActor};
-use crate::adder::{AddedStep, Adder};
+use crate::adders::rollout_adder::RolloutAdder;
+use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
 use crate::batch::{host_floats, stack};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
-use crate::impala_config::ImpalaConfig;
-use crate::impala_learner::{impala_actor, ImpalaLearner};
+use crate::impala::actor::impala_actor;
+use crate::impala::config::ImpalaConfig;
+use crate::impala::learner::ImpalaLearner;
 use crate::learner::{GraphLearner, Learner};
-use crate::rollout_adder::RolloutAdder;
 use crate::transition_json::Reader;
 use crate::update_spec::UpdateSpec;
 

@@ -1,0 +1,6 @@
+//! IMPALA (Espeholt et al. 2018) with V-trace: its config, actor, learner and builder.
+
+pub(crate) mod actor;
+pub(crate) mod builder;
+pub(crate) mod config;
+pub(crate) mod learner;
