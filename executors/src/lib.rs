@@ -16,8 +16,10 @@ mod evaluation;
 pub mod ga3c;
 mod run_state;
 mod single_threaded_worker;
+pub mod tensorboard;
 
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};
 pub use evaluation::{Evaluated, Evaluation, EVAL_SEED_OFFSET, MAX_EVAL_STEPS};
 pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, StepHook, WorkerStats};
+pub use tensorboard::EventWriter;

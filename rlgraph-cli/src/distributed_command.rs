@@ -7,12 +7,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agents::{dqn_replay, transition_space, DqnConfig, ImpalaConfig};
+use agents::{DqnConfig, ImpalaConfig};
 use clap::Args;
-use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::{
-    run_apex_actor, run_apex_learner, run_impala_actor, run_impala_learner, Access, ActorOptions, ApexSpec,
-    ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role, Tls,
+    run_apex_actor, run_apex_learner, run_impala_actor, run_impala_learner, run_replay_shard, Access, ActorOptions,
+    ApexSpec, ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role, ShardFiles, Tls,
 };
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
@@ -312,44 +311,12 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             };
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
             let (s, a) = spaces()?;
-            let replay = dqn_replay(config, &s, &a).map_err(|e| e.to_string())?;
-            let records = transition_space(&s, &a).map_err(|e| e.to_string())?;
-            let generation = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1);
-            let name = format!("replay shard {}", args.index);
-            let file = format!("replay-{}.safetensors", args.index);
-            let mut shard = ReplayShard::new(
-                &name,
-                replay,
-                &records,
-                run.seed.wrapping_add(0x5eed + index as u64),
-                generation,
-            );
-            if let Some(dir) = &run.resume {
-                let path = dir.join(&file);
-                if shard.restore(&path).map_err(|e| e.to_string())? {
-                    stderr_line(&format!(
-                        "{name}: resumed {} records from {}",
-                        shard.size(),
-                        path.display()
-                    ));
-                }
-            }
-            if let Some(dir) = &run.out {
-                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-                shard = shard.with_checkpoints(dir.join(&file), Duration::from_secs(run.shard_checkpoint_secs));
-            }
-            let runtime = tokio_runtime()?;
-            runtime
-                .block_on(executors::distributed::peers::serve_replay(
-                    shard,
-                    addr,
-                    &access,
-                    std::future::pending(),
-                ))
-                .map_err(|e| e.to_string())?;
+            let files = ShardFiles {
+                resume: run.resume.clone(),
+                out: run.out.clone(),
+                every: Duration::from_secs(run.shard_checkpoint_secs),
+            };
+            run_replay_shard(config, &s, &a, args.index, run.seed, &files, addr, &access).map_err(|e| e.to_string())?;
             Ok(json!({"role": "replay", "index": index, "address": addr.to_string()}).to_string())
         }
         Role::Learner => {
@@ -377,7 +344,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             let bar = crate::train_command::progress_bar(run.timesteps);
             // With --out, the learner's figures go to TensorBoard as the run goes.
             let mut events = match &run.out {
-                Some(dir) => Some(crate::tensorboard::EventWriter::create(dir)?),
+                Some(dir) => Some(executors::EventWriter::create(dir)?),
                 None => None,
             };
             let mut event_error = None;
@@ -425,24 +392,12 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             summary["env"] = run.env.clone().into();
             summary["backend"] = B::NAME.into();
             if let Some(dir) = &run.out {
-                write_file(
-                    dir,
-                    "episodes.csv",
-                    crate::train_command::episodes_csv(&stats.worker).as_bytes(),
-                )?;
+                write_file(dir, "episodes.csv", stats.worker.episodes_csv().as_bytes())?;
                 write_file(dir, "summary.json", summary.to_string().as_bytes())?;
             }
             Ok(summary.to_string())
         }
     }
-}
-
-fn tokio_runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))
 }
 
 /// Child processes that are killed if the launch ends early, so none outlives it.

@@ -16,7 +16,6 @@ pub mod export_command;
 pub mod output_files;
 pub mod profile_command;
 pub mod space_command;
-mod tensorboard;
 pub mod train_command;
 mod train_ga3c;
 mod video;

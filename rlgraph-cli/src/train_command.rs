@@ -13,7 +13,7 @@ use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
 use crate::output_files::write_file;
-use crate::tensorboard::EventWriter;
+use executors::EventWriter;
 use serde_json::Value as Json;
 
 /// Arguments of `rlgraph train`.
@@ -246,7 +246,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     summary["device"] = device.to_string().into();
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        write_file(dir, "episodes.csv", episodes_csv(&stats).as_bytes())?;
+        write_file(dir, "episodes.csv", stats.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     }
     Ok(summary.to_string())
@@ -387,7 +387,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        write_file(dir, "episodes.csv", episodes_csv(&run).as_bytes())?;
+        write_file(dir, "episodes.csv", run.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
         worker
             .save_checkpoint(&dir.join("checkpoint.safetensors"))
@@ -457,12 +457,4 @@ pub(crate) fn progress_bar(total: u64) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
-}
-
-pub(crate) fn episodes_csv(stats: &executors::WorkerStats) -> String {
-    let mut csv = String::from("episode,return\n");
-    for (i, r) in stats.episode_rewards.iter().enumerate() {
-        csv.push_str(&format!("{},{r}\n", i + 1));
-    }
-    csv
 }

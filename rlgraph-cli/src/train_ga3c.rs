@@ -7,8 +7,8 @@ use rlgraph_core::Backend;
 use serde_json::Value as Json;
 
 use crate::output_files::write_file;
-use crate::tensorboard::EventWriter;
-use crate::train_command::{episodes_csv, open_out_dir, progress_bar, warn_if_diverged, TrainArgs};
+use crate::train_command::{open_out_dir, progress_bar, warn_if_diverged, TrainArgs};
+use executors::EventWriter;
 
 /// The learned model in an `--out` directory: GA3C keeps no replayable host state, so it
 /// writes the model (`Agent::export_model`'s format) instead of a checkpoint.
@@ -78,7 +78,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     summary["executor"] = "ga3c".into();
     if let (Some(dir), Some(w)) = (&args.out, events.as_mut()) {
         w.flush()?;
-        write_file(dir, "episodes.csv", episodes_csv(&stats.worker).as_bytes())?;
+        write_file(dir, "episodes.csv", stats.worker.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
         executor
             .export_model(&dir.join(MODEL_FILE))

@@ -29,6 +29,7 @@ mod learner_run;
 pub mod peers;
 pub mod replay_shard;
 mod shard_outbox;
+mod shard_service;
 mod tls;
 pub mod wire;
 
@@ -41,6 +42,7 @@ pub use cluster_certs::{cluster_certs, ClusterCerts};
 pub use error::DistributedError;
 pub use impala_actor::run_impala_actor;
 pub use impala_learner::run_impala_learner;
+pub use shard_service::{run_replay_shard, shard_file, ShardFiles};
 pub use tls::Tls;
 
 /// Writes one line to standard error; a closed stderr is ignored rather than a panic.

@@ -1,5 +1,6 @@
 //! `EventWriter`: TensorBoard event files (`events.out.tfevents.*`) with scalar summaries, so
-//! `tensorboard --logdir OUT` plots a training run.
+//! `tensorboard --logdir OUT` plots a training run, from the command line or a library user's
+//! own loop.
 //!
 //! The format is TensorFlow's: a sequence of TFRecords (length, masked CRC-32C of the length,
 //! the `Event` protocol buffer, masked CRC-32C of the data), the first event naming the file

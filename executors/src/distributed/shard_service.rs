@@ -1,0 +1,82 @@
+//! A replay shard's life as `rlgraph serve --role replay` runs it: made from the Ape-X config,
+//! resumed from its file where one exists, saved periodically, served until a peer stops it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agents::{dqn_replay, transition_space, DqnConfig};
+use rlgraph_core::spaces::Space;
+
+use super::access::Access;
+use super::error::DistributedError;
+use super::peers::serve_replay;
+use super::replay_shard::ReplayShard;
+
+/// Where a shard keeps its memory between runs.
+#[derive(Clone, Debug, Default)]
+pub struct ShardFiles {
+    /// A directory of an earlier run to resume the shard's memory from.
+    pub resume: Option<PathBuf>,
+    /// The run's output directory, where the shard saves its memory.
+    pub out: Option<PathBuf>,
+    /// How often it saves there.
+    pub every: Duration,
+}
+
+/// The file of shard `index` in a run directory.
+pub fn shard_file(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("replay-{index}.safetensors"))
+}
+
+/// Runs replay shard `index` of an Ape-X run on `addr`: the memory `config` asks for, over
+/// transitions of these spaces, sampling from `seed` (offset by the index); resumed and saved
+/// as `files` says; until a peer calls `Stop`.
+#[allow(clippy::too_many_arguments)] // Each is one setting of the role, as the command line gives them.
+pub fn run_replay_shard(
+    config: &DqnConfig,
+    state_space: &Space,
+    action_space: &Space,
+    index: usize,
+    seed: u64,
+    files: &ShardFiles,
+    addr: SocketAddr,
+    access: &Access,
+) -> Result<(), DistributedError> {
+    let replay = dqn_replay(config, state_space, action_space)?;
+    let records = transition_space(state_space, action_space)?;
+    // A new generation per start, so peers can tell a restarted shard from the one they knew.
+    let generation = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let name = format!("replay shard {index}");
+    let mut shard = ReplayShard::new(
+        &name,
+        replay,
+        &records,
+        seed.wrapping_add(0x5eed + index as u64),
+        generation,
+    );
+    if let Some(dir) = &files.resume {
+        let path = shard_file(dir, index);
+        if shard.restore(&path)? {
+            super::log(&format!(
+                "{name}: resumed {} records from {}",
+                shard.size(),
+                path.display()
+            ));
+        }
+    }
+    if let Some(dir) = &files.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", dir.display())))?;
+        shard = shard.with_checkpoints(shard_file(dir, index), files.every);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| DistributedError::Setup(format!("cannot start the shard's runtime: {e}")))?;
+    runtime.block_on(serve_replay(shard, addr, access, std::future::pending()))
+}
