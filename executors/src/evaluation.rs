@@ -4,6 +4,7 @@
 //! over 100 consecutive episodes of one policy).
 
 use agents::Agent;
+use rlgraph_core::spaces::Value;
 use rlgraph_core::Result;
 use rlgraph_envs::VectorEnv;
 
@@ -63,18 +64,29 @@ impl Evaluation {
     /// training run depends on) until each copy has finished one episode. Returns the mean
     /// of the episodes' returns.
     pub fn play<A: Agent>(&mut self, agent: &mut A, seed: u64, round: u64, time_percentage: f64) -> Result<f64> {
+        agent.begin_episodes(false, &(0..self.envs.len()).collect::<Vec<_>>())?;
+        self.play_with(seed, round, |states| agent.get_actions(states, false, time_percentage))
+    }
+
+    /// [`Evaluation::play`] with any greedy policy: `act` maps a batch of states (one per
+    /// copy) to their actions. A policy with memory starts each round from a fresh one.
+    pub fn play_with(
+        &mut self,
+        seed: u64,
+        round: u64,
+        mut act: impl FnMut(&[Value]) -> Result<Vec<Value>>,
+    ) -> Result<f64> {
         let copies = self.envs.len() as u64;
         let start = seed
             .wrapping_add(EVAL_SEED_OFFSET)
             .wrapping_add(round.wrapping_mul(copies));
         let mut states = self.envs.reset_all(Some(start)).map_err(env_error)?;
-        agent.begin_episodes(false, &(0..states.len()).collect::<Vec<_>>())?;
         let mut returns = vec![0.0; states.len()];
         let mut finished = vec![false; states.len()];
         let mut open = states.len();
         let mut steps = 0u64;
         while open > 0 && steps < MAX_EVAL_STEPS {
-            let actions = agent.get_actions(&states, false, time_percentage)?;
+            let actions = act(&states)?;
             let results = self.envs.step(&actions).map_err(env_error)?;
             // Copies that finished restart by themselves; their later steps are not counted.
             for (i, r) in results.into_iter().enumerate() {

@@ -21,13 +21,12 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         || args.episodes.is_some()
         || args.num_envs != 1
         || args.pause_at.is_some()
-        || args.eval_every.is_some()
         || args.video_every.is_some()
     {
         return Err(format!(
             "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
-             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes, --num-envs, \
-             --eval-every and --video-every do not apply (evaluate its model afterwards with rlgraph evaluate)",
+             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes, --num-envs \
+             and --video-every do not apply (evaluate its model afterwards with rlgraph evaluate)",
             args.config.display()
         ));
     }
@@ -37,10 +36,14 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     if let Some(target) = args.target_return {
         executor = executor.with_target_return(target);
     }
+    if let Some(every) = args.eval_every {
+        let envs = crate::train_command::vector_env(&args.env, args.eval_episodes, args.seed)?;
+        executor = executor.with_evaluation(executors::Evaluation::new(every, envs));
+    }
     let mut events = open_out_dir(args)?;
     let total = args.timesteps.unwrap_or(200_000);
     let bar = progress_bar(total);
-    let mut logged = 0usize;
+    let mut logged = (0usize, 0usize);
     let mut event_error = None;
     let stats = executor
         .execute_timesteps(total, |p: &Ga3cProgress| {
@@ -51,9 +54,13 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
             }
             let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
             let mean = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            let eval = p
+                .evaluations
+                .last()
+                .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
             bar.set_position(p.frames);
             bar.set_message(format!(
-                "| return (last 100) {mean:.1} | {:.0} pred/s, batch {:.1} | {:.1} train/s | queues {}/{} | lag {:.2} | NA {} NP {} NT {}",
+                "| return (last 100) {mean:.1}{eval} | {:.0} pred/s, batch {:.1} | {:.1} train/s | queues {}/{} | lag {:.2} | NA {} NP {} NT {}",
                 p.predictions_per_second,
                 p.mean_prediction_batch,
                 p.trainings_per_second,
@@ -87,12 +94,16 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     Ok(summary.to_string())
 }
 
-/// Episode returns as they finish, and the executor's rates at each report.
-fn log_events(w: &mut EventWriter, p: &Ga3cProgress, logged: &mut usize) -> Result<(), String> {
-    for r in &p.episode_rewards[*logged..] {
+/// Episode returns and evaluation rounds as they finish (`logged` counts both so far), and
+/// the executor's rates at each report.
+fn log_events(w: &mut EventWriter, p: &Ga3cProgress, logged: &mut (usize, usize)) -> Result<(), String> {
+    for r in &p.episode_rewards[logged.0..] {
         w.scalar("episode/return", p.frames, *r)?;
     }
-    *logged = p.episode_rewards.len();
+    for e in &p.evaluations[logged.1..] {
+        w.scalar("eval/return", e.timestep, e.mean_return)?;
+    }
+    *logged = (p.episode_rewards.len(), p.evaluations.len());
     for (tag, value) in [
         ("ga3c/predictions_per_second", p.predictions_per_second),
         ("ga3c/trainings_per_second", p.trainings_per_second),

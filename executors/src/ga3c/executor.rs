@@ -14,10 +14,12 @@ use serde_json::Value as Json;
 
 use super::adjuster::ThreadAdjuster;
 use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
+use super::greedy_rounds::GreedyRounds;
 use super::metrics::{Counters, Ga3cStats};
 use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
 use super::spec::{Ga3cSpec, ThreadCounts};
 use crate::divergence::OnDivergence;
+use crate::evaluation::{Evaluated, Evaluation};
 use crate::single_threaded_worker::solved;
 use crate::WorkerStats;
 
@@ -49,6 +51,8 @@ pub struct Ga3cProgress<'a> {
     pub counts: ThreadCounts,
     /// The last update's loss.
     pub loss: Option<f64>,
+    /// The evaluation rounds played so far (with [`Ga3cExecutor::with_evaluation`]).
+    pub evaluations: &'a [Evaluated],
 }
 
 /// Runs an actor-critic agent config (PPO, actor-critic, IMPALA) GA3C's way: NA agent threads,
@@ -70,6 +74,8 @@ pub struct Ga3cExecutor<B: Backend> {
     on_divergence: OnDivergence,
     /// The last run's learner.
     learner: Option<Arc<Mutex<Ga3cLearner<B>>>>,
+    /// Greedy evaluation rounds, if asked for.
+    evaluation: Option<Evaluation>,
     backend: PhantomData<fn() -> B>,
 }
 
@@ -112,6 +118,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             target_return: None,
             on_divergence: OnDivergence::Stop,
             learner: None,
+            evaluation: None,
             backend: PhantomData,
         })
     }
@@ -119,6 +126,15 @@ impl<B: Backend> Ga3cExecutor<B> {
     /// Stops a run once the mean return of the last 100 episodes reaches `target`.
     pub fn with_target_return(mut self, target: f64) -> Self {
         self.target_return = Some(target);
+        self
+    }
+
+    /// Plays greedy evaluation rounds as the run passes every `evaluation.every()` frames,
+    /// with a greedy actor of its own that takes the learner's weights at that moment; the
+    /// rounds go to the stats' `evaluations`, and `with_target_return` then applies to a
+    /// round's mean rather than to the last 100 training episodes.
+    pub fn with_evaluation(mut self, evaluation: Evaluation) -> Self {
+        self.evaluation = Some(evaluation);
         self
     }
 
@@ -175,15 +191,30 @@ impl<B: Backend> Ga3cExecutor<B> {
             replies: Arc::new(reply_senders),
             reply_ends: reply_ends.into_iter().map(Some).collect(),
         };
+        let mut rounds = match self.evaluation.take() {
+            Some(evaluation) => Some(GreedyRounds {
+                evaluation,
+                // Apart from the predictors' seeds (`seed + 1000 + j`).
+                actor: self
+                    .algorithm
+                    .actor::<B>(&self.state_space, &self.action_space, self.seed + 999)?,
+                memory_units: self.algorithm.memory_units(),
+                seed: self.seed,
+                done: vec![],
+            }),
+            None => None,
+        };
         let outcome = self.watch(
             &mut threads,
             &shared,
             &learner,
             &mut adjuster,
-            total,
-            start,
+            Watch { total, start },
+            &mut rounds,
             &mut progress,
         );
+        let evaluations = rounds.as_ref().map_or(vec![], |r| r.done.clone());
+        self.evaluation = rounds.map(|r| r.evaluation);
         shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let panicked = threads.handles.drain(..).map(JoinHandle::join).any(|j| j.is_err());
         if let Some(e) = shared.error.lock().ok().and_then(|mut e| e.take()) {
@@ -211,6 +242,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             solved_at,
         );
         worker.diverged_at_timestep = guard.diverged_at;
+        worker.evaluations = evaluations;
         Ok(Ga3cStats {
             worker,
             predictions: Counters::get(&c.predictions),
@@ -234,14 +266,15 @@ impl<B: Backend> Ga3cExecutor<B> {
         shared: &Arc<Shared>,
         learner: &Arc<Mutex<Ga3cLearner<B>>>,
         adjuster: &mut ThreadAdjuster,
-        total: u64,
-        start: Instant,
+        Watch { total, start }: Watch,
+        rounds: &mut Option<GreedyRounds<B>>,
         progress: &mut impl FnMut(&Ga3cProgress),
     ) -> Result<(Option<u64>, (f64, f64))> {
         self.spawn_up_to(threads, shared, learner, adjuster.counts())?;
         let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
         let mut window = (Instant::now(), 0u64);
         let mut last_report = Instant::now();
+        let mut watched_to = 0u64;
         let c = &shared.counters;
         loop {
             std::thread::sleep(TICK);
@@ -249,10 +282,18 @@ impl<B: Backend> Ga3cExecutor<B> {
                 return Ok((None, mean(queue_sums, samples)));
             }
             let frames = Counters::get(&c.frames);
+            if let Some(r) = rounds.as_mut() {
+                r.play_if_due(learner, watched_to, frames)?;
+            }
+            watched_to = frames;
+            let evaluations = rounds.as_ref().map_or(&[][..], |r| &r.done[..]);
             let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
             queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
             samples += 1;
-            let solved_now = c.episodes.lock().is_ok_and(|e| solved(&e, self.target_return));
+            let solved_now = match (rounds.as_ref(), self.target_return) {
+                (Some(_), Some(target)) => evaluations.last().is_some_and(|e| e.mean_return >= target),
+                _ => c.episodes.lock().is_ok_and(|e| solved(&e, self.target_return)),
+            };
             if last_report.elapsed() >= Duration::from_millis(200) || solved_now || frames >= total {
                 last_report = Instant::now();
                 // Copied only to report: the agents append to the list while the callback runs.
@@ -274,6 +315,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     counts: adjuster.counts(),
                     loss: (trainings > 0)
                         .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
+                    evaluations,
                 });
             }
             if solved_now {
@@ -352,6 +394,12 @@ impl<B: Backend> Ga3cExecutor<B> {
         shared.set_counts(counts);
         Ok(())
     }
+}
+
+/// How long a run goes: its frames, and when it started.
+struct Watch {
+    total: u64,
+    start: Instant,
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

@@ -20,6 +20,7 @@
 mod adjuster;
 mod algorithm;
 mod executor;
+mod greedy_rounds;
 mod metrics;
 mod roles;
 mod spec;

@@ -283,3 +283,40 @@ fn a_diverging_learner_stops_the_run_naming_the_step_unless_told_to_go_on() {
     assert!(stats.worker.timesteps_executed >= 2000);
     assert_eq!(stats.to_json()["diverged_at_timestep"], step);
 }
+
+#[test]
+fn greedy_rounds_play_during_a_ga3c_run_and_a_target_applies_to_their_mean() {
+    // Rounds of 2 greedy CartPole episodes every 500 frames, on an actor of their own. A
+    // target any round reaches (a CartPole return is at least 1) stops the run at the first
+    // round, which the last-100 rule could not do before 100 episodes.
+    let spec = json!({"num_agents": 4, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false});
+    let envs = |n: usize| {
+        let copies = (0..n)
+            .map(|i| rlgraph_envs::make("CartPole-v1", 50 + i as u64).unwrap())
+            .collect();
+        rlgraph_envs::VectorEnv::new(copies, rlgraph_envs::Stepping::Sequential).unwrap()
+    };
+    let mut ga3c = Ga3cExecutor::<Candle>::new(&cartpole(spec), "CartPole-v1", 2)
+        .unwrap()
+        .with_evaluation(executors::Evaluation::new(500, envs(2)))
+        .with_target_return(1.0);
+    let mut seen = 0;
+    let stats = ga3c
+        .execute_timesteps(20_000, |p| seen = seen.max(p.evaluations.len()))
+        .unwrap();
+    let rounds = &stats.worker.evaluations;
+    assert_eq!(rounds.len(), 1, "{}", stats.to_json());
+    assert!(rounds[0].timestep >= 500 && (1.0..=500.0).contains(&rounds[0].mean_return));
+    assert_eq!(stats.worker.solved_at_timestep, Some(rounds[0].timestep));
+    assert_eq!(seen, 1, "the progress callback saw the round");
+    // Without a target the rounds go on, one per 500 frames at most.
+    let spec = json!({"num_agents": 4, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false});
+    let mut ga3c = Ga3cExecutor::<Candle>::new(&cartpole(spec), "CartPole-v1", 2)
+        .unwrap()
+        .with_evaluation(executors::Evaluation::new(500, envs(2)));
+    let stats = ga3c.execute_timesteps(2000, |_| {}).unwrap();
+    let rounds = &stats.worker.evaluations;
+    assert!((1..=4).contains(&rounds.len()), "{}", stats.to_json());
+    assert!(rounds.windows(2).all(|w| w[0].timestep / 500 < w[1].timestep / 500));
+    assert_eq!(stats.worker.solved_at_timestep, None);
+}

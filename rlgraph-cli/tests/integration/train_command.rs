@@ -470,6 +470,10 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
         "3000",
         "--out",
         &out,
+        "--eval-every",
+        "1000",
+        "--eval-episodes",
+        "3",
     ];
     let (code, stdout, stderr) = rlgraph(&args);
     assert_eq!(code, 0, "{stderr}");
@@ -494,13 +498,25 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     let bytes = std::fs::read(events).unwrap();
     let has = |tag: &str| bytes.windows(tag.len()).any(|w| w == tag.as_bytes());
     assert!(has("ga3c/predictions_per_second") && has("ga3c/mean_policy_lag") && has("episode/return"));
+    // Greedy rounds as the frames passed 1,000, 2,000 and 3,000: the watcher looks every
+    // 20 ms, so two boundaries passed in one look give one round. Each is 3 CartPole
+    // episodes, so its mean is a return CartPole can give (1 to 500).
+    let rounds = summary["evaluations"].as_array().expect("evaluations in the summary");
+    assert!((1..=3).contains(&rounds.len()), "{summary}");
+    let mut last = 0;
+    for r in rounds {
+        let (at, mean) = (r["timestep"].as_u64().unwrap(), r["mean_return"].as_f64().unwrap());
+        assert!(at >= 1000 && at > last && (1.0..=500.0).contains(&mean), "{summary}");
+        last = at;
+    }
+    assert!(has("eval/return"));
     // The learned model plays greedy episodes.
     let (code, stdout, stderr) = rlgraph(&["evaluate", &out, "--env", "CartPole-v1", "--episodes", "2"]);
     assert_eq!(code, 0, "{stderr}");
     let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(eval["returns"].as_array().unwrap().len(), 2);
     // Options of the single-threaded worker are refused, by name.
-    for extra in [["--num-envs", "4"], ["--eval-every", "1000"]] {
+    for extra in [["--num-envs", "4"], ["--pause-at", "1000"]] {
         let (code, _, stderr) = rlgraph(&[&args[..], &extra].concat());
         assert_ne!(code, 0);
         assert!(stderr.contains(extra[0]), "{stderr}");

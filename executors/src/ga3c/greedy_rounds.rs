@@ -1,0 +1,57 @@
+//! GA3C's evaluation rounds: a greedy actor of its own takes the shared learner's weights and
+//! plays an [`Evaluation`] round, on the watching thread, while the agents go on training.
+
+use std::sync::Mutex;
+
+use agents::{Actor, CarriedMemory, GraphActor, WeightSnapshot};
+use rlgraph_core::{Backend, Result};
+
+use super::algorithm::Ga3cLearner;
+use super::roles::poisoned;
+use crate::evaluation::{Evaluated, Evaluation};
+
+/// Greedy rounds every so many frames, and their results.
+pub(crate) struct GreedyRounds<B: Backend> {
+    pub evaluation: Evaluation,
+    pub actor: GraphActor<B>,
+    /// A recurrent policy's LSTM units: each round starts from zero memories.
+    pub memory_units: Option<usize>,
+    /// The run's seed, from which each round's starting states are drawn.
+    pub seed: u64,
+    /// The rounds played, in order.
+    pub done: Vec<Evaluated>,
+}
+
+impl<B: Backend> GreedyRounds<B> {
+    /// Plays a round if one is due now that the run went from `before` to `frames` steps.
+    pub fn play_if_due(&mut self, learner: &Mutex<Ga3cLearner<B>>, before: u64, frames: u64) -> Result<()> {
+        if !self.evaluation.due(before, frames) {
+            return Ok(());
+        }
+        let round = frames / self.evaluation.every();
+        let weights = learner
+            .lock()
+            .map_err(|_| poisoned("learner"))?
+            .executor()
+            .variables()?;
+        // Every learner variable is offered; the actor takes the policy's and skips the rest.
+        self.actor.load(&WeightSnapshot {
+            version: round,
+            weights,
+        })?;
+        let mut memory = self.memory_units.map(CarriedMemory::new);
+        let actor = &mut self.actor;
+        let mean_return = self.evaluation.play_with(self.seed, round, |states| {
+            Ok(match &mut memory {
+                Some(m) => m.act(actor, states, false)?,
+                None => actor.act(states, false, 0.0)?,
+            }
+            .actions)
+        })?;
+        self.done.push(Evaluated {
+            timestep: frames,
+            mean_return,
+        });
+        Ok(())
+    }
+}
