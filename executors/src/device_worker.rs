@@ -8,6 +8,7 @@ use rlgraph_core::{Backend, DType, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
 use crate::divergence::{DivergenceGuard, OnDivergence};
+use crate::evaluation::{Evaluated, Evaluation};
 use crate::single_threaded_worker::{solved, Progress, WorkerStats};
 
 /// Drives a PPO agent against N device-resident environment copies: the actor graph reads
@@ -23,6 +24,9 @@ pub struct DeviceWorker<B: Backend> {
     envs: Box<dyn TensorEnv<B>>,
     target_return: Option<f64>,
     on_divergence: OnDivergence,
+    /// Greedy rounds on host environments, and the seed their starts are drawn from.
+    evaluation: Option<(Evaluation, u64)>,
+    evaluations: Vec<Evaluated>,
 }
 
 impl<B: Backend> DeviceWorker<B> {
@@ -33,6 +37,8 @@ impl<B: Backend> DeviceWorker<B> {
             envs,
             target_return: None,
             on_divergence: OnDivergence::Stop,
+            evaluation: None,
+            evaluations: vec![],
         }
     }
 
@@ -43,7 +49,16 @@ impl<B: Backend> DeviceWorker<B> {
         self
     }
 
-    /// Stops once the mean return of the last 100 episodes reaches `target`.
+    /// Plays greedy evaluation rounds (on the host environments `evaluation` holds, through
+    /// the agent's `get_actions`) as the run passes every `evaluation.every()` frames, their
+    /// starts drawn from `seed`; `with_target_return` then applies to a round's mean.
+    pub fn with_evaluation(mut self, evaluation: Evaluation, seed: u64) -> Self {
+        self.evaluation = Some((evaluation, seed));
+        self
+    }
+
+    /// Stops once the mean return of the last 100 episodes reaches `target` (with
+    /// [`DeviceWorker::with_evaluation`], once an evaluation round's mean does).
     pub fn with_target_return(mut self, target: f64) -> Self {
         self.target_return = Some(target);
         self
@@ -109,7 +124,16 @@ impl<B: Backend> DeviceWorker<B> {
             let t = (steps as f64 / timesteps.max(1) as f64).min(1.0);
             let loss = self.agent.update_from_tensors(&rollout, t)?;
             updates += 1;
+            let before = steps;
             steps += (horizon * n) as u64;
+            if let Some((evaluation, seed)) = self.evaluation.as_mut().filter(|(e, _)| e.due(before, steps)) {
+                let round = steps / evaluation.every();
+                let mean_return = evaluation.play(&mut self.agent, *seed, round, t)?;
+                self.evaluations.push(Evaluated {
+                    timestep: steps,
+                    mean_return,
+                });
+            }
             guard.check_loss(steps, loss, || self.agent.get_weights())?;
             let loss = Some(loss);
             // Time-major, so the finished episodes come out in the order they ended.
@@ -122,9 +146,13 @@ impl<B: Backend> DeviceWorker<B> {
                 episode_rewards: &episode_rewards,
                 loss,
                 elapsed: start.elapsed().as_secs_f64(),
-                evaluations: &[],
+                evaluations: &self.evaluations,
             });
-            if solved(&episode_rewards, self.target_return) {
+            let solved_now = match (&self.evaluation, self.target_return) {
+                (Some(_), Some(target)) => self.evaluations.last().is_some_and(|e| e.mean_return >= target),
+                _ => solved(&episode_rewards, self.target_return),
+            };
+            if solved_now {
                 solved_at = Some(steps);
                 break;
             }
@@ -138,6 +166,7 @@ impl<B: Backend> DeviceWorker<B> {
             solved_at,
         );
         stats.diverged_at_timestep = guard.diverged_at;
+        stats.evaluations = std::mem::take(&mut self.evaluations);
         Ok(stats)
     }
 }

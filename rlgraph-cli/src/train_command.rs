@@ -70,7 +70,7 @@ pub struct TrainArgs {
     /// on environment copies of their own, fresh starts each round) and report their mean in
     /// the summary's `evaluations` and TensorBoard's `eval/return`; `--target-return` then
     /// applies to that mean. The evaluation's steps are not training steps.
-    #[arg(long, value_parser = positive, conflicts_with = "tensor_envs")]
+    #[arg(long, value_parser = positive)]
     pub(crate) eval_every: Option<u64>,
     /// With `--out`: every this many steps, play one greedy episode (at most 1,000 steps) and
     /// record it as `OUT/videos/step-<steps>.gif`, from the environment's RGB rendering (as
@@ -86,7 +86,8 @@ pub struct TrainArgs {
     pub(crate) on_divergence: executors::OnDivergence,
     /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
     /// agent's device instead of host environments; observations never leave the device.
-    /// PPO configs only; `--out` writes the summary and episodes but no checkpoint.
+    /// PPO configs only; `--out` writes the summary, episodes and TensorBoard events but no
+    /// checkpoint; `--eval-every` plays its rounds on host copies of the same environment.
     #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every", "pause_at"], value_parser = tensor_env_count)]
     tensor_envs: Option<usize>,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
@@ -222,15 +223,32 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
+    if let Some(every) = args.eval_every {
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed)
+            .map_err(|e| format!("--eval-every plays host copies of {}: {e}", args.env))?;
+        worker = worker.with_evaluation(executors::Evaluation::new(every, envs), args.seed);
+    }
+    let mut events = open_out_dir(args)?;
+    let mut event_error = None;
+    let mut logged = (0usize, 0usize);
     let total = args.timesteps.unwrap_or(1_000_000);
     let bar = progress_bar(total);
     let stats = worker
         .execute_timesteps(total, |p| {
+            if let Some(w) = events.as_mut() {
+                if let Err(e) = log_progress(w, p, p.timesteps, &mut logged) {
+                    event_error.get_or_insert(e);
+                }
+            }
             let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
             let mean = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            let eval = p
+                .evaluations
+                .last()
+                .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
             bar.set_position(p.timesteps);
             bar.set_message(format!(
-                "| episodes {} | mean return (last 100) {mean:.1} | {:.0} steps/s",
+                "| episodes {} | mean return (last 100) {mean:.1}{eval} | {:.0} steps/s",
                 p.episodes,
                 p.timesteps as f64 / p.elapsed.max(1e-9)
             ));
@@ -238,6 +256,12 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     warn_if_diverged(&stats);
+    if let Some(e) = event_error {
+        return Err(e);
+    }
+    if let Some(w) = events.as_mut() {
+        w.flush()?;
+    }
     let mut summary = stats.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
@@ -245,11 +269,28 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     summary["tensor_envs"] = copies.into();
     summary["device"] = device.to_string().into();
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         write_file(dir, "episodes.csv", stats.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     }
     Ok(summary.to_string())
+}
+
+/// Writes what a worker's progress report adds since the last one (`logged` counts the
+/// episodes and evaluation rounds written so far) as TensorBoard scalars at the run's `step`.
+fn log_progress(
+    w: &mut EventWriter,
+    p: &executors::Progress<'_>,
+    step: u64,
+    logged: &mut (usize, usize),
+) -> Result<(), String> {
+    for r in &p.episode_rewards[logged.0..] {
+        w.scalar("episode/return", step, *r)?;
+    }
+    for e in &p.evaluations[logged.1..] {
+        w.scalar("eval/return", e.timestep, e.mean_return)?;
+    }
+    *logged = (p.episode_rewards.len(), p.evaluations.len());
+    Ok(())
 }
 
 /// Under `--on-divergence warn`, says on stderr that the model is not usable.
@@ -300,8 +341,8 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         worker = worker.with_checkpoints(args.checkpoint_every, dir.join("checkpoint.safetensors"));
     }
     let mut event_error = None;
-    let mut logged_episodes = 0usize;
-    let mut logged_evaluations = worker.run_evaluations().len();
+    // Episodes count from this leg's start, evaluation rounds over the whole run.
+    let mut logged = (0usize, worker.run_evaluations().len());
     let total = args
         .timesteps
         .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
@@ -311,18 +352,9 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     let progress = |p: &executors::Progress<'_>| {
         let step = steps_before + p.timesteps;
         if let Some(w) = events.as_mut() {
-            for r in &p.episode_rewards[logged_episodes..] {
-                if let Err(e) = w.scalar("episode/return", step, *r) {
-                    event_error.get_or_insert(e);
-                }
+            if let Err(e) = log_progress(w, p, step, &mut logged) {
+                event_error.get_or_insert(e);
             }
-            logged_episodes = p.episode_rewards.len();
-            for e in &p.evaluations[logged_evaluations..] {
-                if let Err(e) = w.scalar("eval/return", e.timestep, e.mean_return) {
-                    event_error.get_or_insert(e);
-                }
-            }
-            logged_evaluations = p.evaluations.len();
             if let (Some(loss), true) = (p.loss, step % 100 < args.num_envs.max(1) as u64) {
                 if let Err(e) = w.scalar("train/loss", step, loss) {
                     event_error.get_or_insert(e);

@@ -414,6 +414,10 @@ fn trains_ppo_on_device_resident_envs() {
         "2048",
         "--out",
         out.to_str().unwrap(),
+        "--eval-every",
+        "1024",
+        "--eval-episodes",
+        "2",
     ];
     let (code, stdout, stderr) = rlgraph(&args);
     assert_eq!(code, 0, "{stderr}");
@@ -422,6 +426,17 @@ fn trains_ppo_on_device_resident_envs() {
     // 1,024 frames per rollout (16 steps of 64 copies), two rollouts, one update each.
     assert_eq!(summary["timesteps_executed"], 2048);
     assert_eq!(summary["updates"], 2);
+    // A greedy round of 2 host CartPole episodes after each rollout (each at a multiple of
+    // 1,024), in the summary and in TensorBoard beside the training episodes.
+    let rounds = summary["evaluations"].as_array().unwrap();
+    let at: Vec<u64> = rounds.iter().map(|r| r["timestep"].as_u64().unwrap()).collect();
+    assert_eq!(at, [1024, 2048], "{summary}");
+    assert!(rounds
+        .iter()
+        .all(|r| (1.0..=500.0).contains(&r["mean_return"].as_f64().unwrap())));
+    let bytes = std::fs::read(event_file(&out).expect("an event file")).unwrap();
+    let has = |tag: &str| bytes.windows(tag.len()).any(|w| w == tag.as_bytes());
+    assert!(has("eval/return") && has("episode/return"));
     let episodes = summary["episodes_executed"].as_u64().unwrap();
     assert!(episodes > 0, "random CartPole episodes end within 32 steps: {summary}");
     let csv = std::fs::read_to_string(out.join("episodes.csv")).unwrap();
