@@ -10,23 +10,21 @@ use crate::output_files::write_file;
 use crate::train_command::{open_out_dir, progress_bar, warn_if_diverged, TrainArgs};
 use executors::EventWriter;
 
-/// The learned model in an `--out` directory: GA3C keeps no replayable host state, so it
-/// writes the model (`Agent::export_model`'s format) instead of a checkpoint.
+/// The learned model in an `--out` directory, in `Agent::export_model`'s format (GA3C's
+/// checkpoint holds its learner and run counts, not an agent's checkpoint).
 pub const MODEL_FILE: &str = "model.safetensors";
+
+/// GA3C's checkpoint in an `--out` directory, which `--resume` reads: the learner
+/// (variables, optimizer state, counters) and the run's counts, episodes and rounds.
+pub const CHECKPOINT_FILE: &str = "ga3c-checkpoint.safetensors";
 
 /// Trains `config` under the GA3C executor; returns the JSON summary.
 pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String, String> {
-    if args.resume.is_some()
-        || args.checkpoint_every > 0
-        || args.episodes.is_some()
-        || args.num_envs != 1
-        || args.pause_at.is_some()
-        || args.video_every.is_some()
-    {
+    if args.episodes.is_some() || args.num_envs != 1 || args.pause_at.is_some() || args.video_every.is_some() {
         return Err(format!(
             "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
-             (ga3c_spec.num_agents); --resume, --pause-at, --checkpoint-every, --episodes, --num-envs \
-             and --video-every do not apply (evaluate its model afterwards with rlgraph evaluate)",
+             (ga3c_spec.num_agents); --pause-at, --episodes, --num-envs and --video-every do not apply \
+             (record its model's episodes afterwards with rlgraph evaluate --video)",
             args.config.display()
         ));
     }
@@ -40,15 +38,23 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         let envs = crate::train_command::vector_env(&args.env, args.eval_episodes, args.seed)?;
         executor = executor.with_evaluation(executors::Evaluation::new(every, envs));
     }
+    if let Some(dir) = &args.resume {
+        executor = executor.with_resume(dir.join(CHECKPOINT_FILE));
+    }
+    if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
+        executor = executor.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
+    }
     let mut events = open_out_dir(args)?;
     let total = args.timesteps.unwrap_or(200_000);
     let bar = progress_bar(total);
-    let mut logged = (0usize, 0usize);
+    // Set at the first report, past what a resumed run's earlier legs logged.
+    let mut logged: Option<(usize, usize)> = None;
     let mut event_error = None;
     let stats = executor
         .execute_timesteps(total, |p: &Ga3cProgress| {
             if let Some(w) = events.as_mut() {
-                if let Err(e) = log_events(w, p, &mut logged) {
+                let logged = logged.get_or_insert(p.resumed);
+                if let Err(e) = log_events(w, p, logged) {
                     event_error.get_or_insert(e);
                 }
             }
@@ -83,12 +89,18 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
     summary["executor"] = "ga3c".into();
+    if let Some(at) = executor.resumed_at() {
+        summary["resumed_at_timestep"] = at.into();
+    }
     if let (Some(dir), Some(w)) = (&args.out, events.as_mut()) {
         w.flush()?;
         write_file(dir, "episodes.csv", stats.worker.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
         executor
             .export_model(&dir.join(MODEL_FILE))
+            .map_err(|e| e.to_string())?;
+        executor
+            .save_checkpoint(&dir.join(CHECKPOINT_FILE))
             .map_err(|e| e.to_string())?;
     }
     Ok(summary.to_string())

@@ -6,7 +6,7 @@ use agents::{
     ImpalaLearner, Learner, PgConfig, PgLearner, RolloutBatch, StepMemory, Transition, WeightSnapshot,
 };
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError, GraphExecutor, Result};
+use rlgraph_core::{Backend, CoreError, GraphExecutor, HostState, Result};
 use serde_json::Value as Json;
 
 /// Consecutive steps of one agent, sent to the training queue as one piece.
@@ -138,6 +138,30 @@ impl<B: Backend> Ga3cLearner<B> {
         match self {
             Ga3cLearner::PolicyGradient(l) => l.executor(),
             Ga3cLearner::Impala(l) => l.executor(),
+        }
+    }
+
+    /// Saves the learner (variables, optimizer state, counters) and `parts` beside it.
+    pub fn save_checkpoint<'a>(
+        &'a self,
+        path: &std::path::Path,
+        parts: Vec<(&'a str, &'a dyn HostState)>,
+    ) -> Result<()> {
+        match self {
+            Ga3cLearner::PolicyGradient(l) => l.save_checkpoint(path, parts, &[]),
+            Ga3cLearner::Impala(l) => l.save_checkpoint(path, parts, &[]),
+        }
+    }
+
+    /// Restores what `save_checkpoint` wrote; on error nothing changes.
+    pub fn restore_checkpoint<'a>(
+        &'a mut self,
+        path: &std::path::Path,
+        parts: Vec<(&'a str, &'a mut dyn HostState)>,
+    ) -> Result<()> {
+        match self {
+            Ga3cLearner::PolicyGradient(l) => l.restore_checkpoint(path, parts, &mut []),
+            Ga3cLearner::Impala(l) => l.restore_checkpoint(path, parts, &mut []),
         }
     }
 

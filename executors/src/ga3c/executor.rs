@@ -2,6 +2,7 @@
 //! watches them, adjusts their counts and stops them.
 
 use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
 use super::greedy_rounds::GreedyRounds;
 use super::metrics::{Counters, Ga3cStats};
 use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
+use super::run_record::RunRecord;
 use super::spec::{Ga3cSpec, ThreadCounts};
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
@@ -53,6 +55,8 @@ pub struct Ga3cProgress<'a> {
     pub loss: Option<f64>,
     /// The evaluation rounds played so far (with [`Ga3cExecutor::with_evaluation`]).
     pub evaluations: &'a [Evaluated],
+    /// How many of `episode_rewards` and `evaluations` came from the run resumed from.
+    pub resumed: (usize, usize),
 }
 
 /// Runs an actor-critic agent config (PPO, actor-critic, IMPALA) GA3C's way: NA agent threads,
@@ -76,6 +80,14 @@ pub struct Ga3cExecutor<B: Backend> {
     learner: Option<Arc<Mutex<Ga3cLearner<B>>>>,
     /// Greedy evaluation rounds, if asked for.
     evaluation: Option<Evaluation>,
+    /// Save a checkpoint every so many frames, to this file.
+    checkpoints: Option<(u64, PathBuf)>,
+    /// The checkpoint a run starts from.
+    resume_from: Option<PathBuf>,
+    /// The last run's counts and results, as its checkpoints hold them.
+    last_record: RunRecord,
+    /// The frames the last run resumed at.
+    resumed_frames: u64,
     backend: PhantomData<fn() -> B>,
 }
 
@@ -119,6 +131,10 @@ impl<B: Backend> Ga3cExecutor<B> {
             on_divergence: OnDivergence::Stop,
             learner: None,
             evaluation: None,
+            checkpoints: None,
+            resume_from: None,
+            last_record: RunRecord::default(),
+            resumed_frames: 0,
             backend: PhantomData,
         })
     }
@@ -136,6 +152,36 @@ impl<B: Backend> Ga3cExecutor<B> {
     pub fn with_evaluation(mut self, evaluation: Evaluation) -> Self {
         self.evaluation = Some(evaluation);
         self
+    }
+
+    /// Saves a checkpoint to `path` whenever the run's frames pass a multiple of `every`: the
+    /// learner (variables, optimizer state, counters) and the run's counts, episode returns
+    /// and evaluation rounds. The learner is locked while it is written; the agents go on.
+    pub fn with_checkpoints(mut self, every: u64, path: impl Into<PathBuf>) -> Self {
+        self.checkpoints = Some((every.max(1), path.into()));
+        self
+    }
+
+    /// Starts the next run from the checkpoint at `path` (written by `with_checkpoints` or
+    /// `save_checkpoint` for the same config): its learner, and its counts, which the run's
+    /// `total` frames include. The agents start new episodes.
+    pub fn with_resume(mut self, path: impl Into<PathBuf>) -> Self {
+        self.resume_from = Some(path.into());
+        self
+    }
+
+    /// Saves the last run's learner and counts as a checkpoint `with_resume` reads.
+    pub fn save_checkpoint(&self, path: &Path) -> Result<()> {
+        let learner = self.learner.as_ref().ok_or_else(|| CoreError::Config {
+            at: "ga3c save_checkpoint".into(),
+            reason: "nothing has been trained yet".into(),
+        })?;
+        save(learner, &self.last_record, path)
+    }
+
+    /// The frames the last run resumed at (`None` unless it resumed).
+    pub fn resumed_at(&self) -> Option<u64> {
+        self.resume_from.as_ref().map(|_| self.resumed_frames)
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -172,10 +218,29 @@ impl<B: Backend> Ga3cExecutor<B> {
         let mut learner = self
             .algorithm
             .learner::<B>(&self.state_space, &self.action_space, self.seed)?;
+        let mut record = RunRecord::default();
+        if let Some(path) = &self.resume_from {
+            learner
+                .restore_checkpoint(path, vec![(RUN_PART, &mut record)])
+                .map_err(|e| CoreError::Checkpoint {
+                    path: path.display().to_string(),
+                    reason: format!("cannot resume from it: {e}"),
+                })?;
+        }
+        self.resumed_frames = record.frames;
+        self.last_record = record.clone();
         let first = learner.publish()?;
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
         let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
+        // The counts go on from the checkpoint's.
+        let c = &shared.counters;
+        Counters::add(&c.frames, record.frames);
+        Counters::add(&c.trainings, record.trainings);
+        Counters::add(&c.trained_frames, record.trained_frames);
+        if let Ok(mut episodes) = c.episodes.lock() {
+            episodes.clone_from(&record.episodes);
+        }
         let learner = Arc::new(Mutex::new(learner));
         self.learner = Some(learner.clone());
         let (reply_senders, reply_ends): (Vec<_>, Vec<_>) = (0..max.agents).map(|_| bounded(1)).unzip();
@@ -200,7 +265,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     .actor::<B>(&self.state_space, &self.action_space, self.seed + 999)?,
                 memory_units: self.algorithm.memory_units(),
                 seed: self.seed,
-                done: vec![],
+                done: record.evaluations.clone(),
             }),
             None => None,
         };
@@ -209,11 +274,15 @@ impl<B: Backend> Ga3cExecutor<B> {
             &shared,
             &learner,
             &mut adjuster,
-            Watch { total, start },
+            Watch {
+                total,
+                start,
+                from: record.frames,
+            },
             &mut rounds,
             &mut progress,
         );
-        let evaluations = rounds.as_ref().map_or(vec![], |r| r.done.clone());
+        let evaluations = rounds.as_ref().map_or(record.evaluations.clone(), |r| r.done.clone());
         self.evaluation = rounds.map(|r| r.evaluation);
         shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let panicked = threads.handles.drain(..).map(JoinHandle::join).any(|j| j.is_err());
@@ -242,6 +311,16 @@ impl<B: Backend> Ga3cExecutor<B> {
             solved_at,
         );
         worker.diverged_at_timestep = guard.diverged_at;
+        // This leg's speed: its frames over its seconds.
+        worker.env_frames_per_second =
+            (worker.timesteps_executed - self.resumed_frames) as f64 / worker.runtime_seconds.max(1e-9);
+        self.last_record = RunRecord {
+            frames: worker.timesteps_executed,
+            trainings,
+            trained_frames: Counters::get(&c.trained_frames),
+            episodes: worker.episode_rewards.clone(),
+            evaluations: evaluations.clone(),
+        };
         worker.evaluations = evaluations;
         Ok(Ga3cStats {
             worker,
@@ -266,7 +345,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         shared: &Arc<Shared>,
         learner: &Arc<Mutex<Ga3cLearner<B>>>,
         adjuster: &mut ThreadAdjuster,
-        Watch { total, start }: Watch,
+        Watch { total, start, from }: Watch,
         rounds: &mut Option<GreedyRounds<B>>,
         progress: &mut impl FnMut(&Ga3cProgress),
     ) -> Result<(Option<u64>, (f64, f64))> {
@@ -274,7 +353,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
         let mut window = (Instant::now(), 0u64);
         let mut last_report = Instant::now();
-        let mut watched_to = 0u64;
+        let mut watched_to = from;
         let c = &shared.counters;
         loop {
             std::thread::sleep(TICK);
@@ -284,6 +363,14 @@ impl<B: Backend> Ga3cExecutor<B> {
             let frames = Counters::get(&c.frames);
             if let Some(r) = rounds.as_mut() {
                 r.play_if_due(learner, watched_to, frames)?;
+            }
+            if let Some((_, path)) = self
+                .checkpoints
+                .as_ref()
+                .filter(|(every, _)| frames / every > watched_to / every)
+            {
+                let prior = &self.last_record.evaluations;
+                save(learner, &record_now(shared, rounds, prior), path)?;
             }
             watched_to = frames;
             let evaluations = rounds.as_ref().map_or(&[][..], |r| &r.done[..]);
@@ -316,6 +403,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     loss: (trainings > 0)
                         .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
                     evaluations,
+                    resumed: (self.last_record.episodes.len(), self.last_record.evaluations.len()),
                 });
             }
             if solved_now {
@@ -396,10 +484,36 @@ impl<B: Backend> Ga3cExecutor<B> {
     }
 }
 
-/// How long a run goes: its frames, and when it started.
+/// How long a run goes: its frames in all, when this leg started, and the frames it
+/// started from.
 struct Watch {
     total: u64,
     start: Instant,
+    from: u64,
+}
+
+/// The checkpoint part that holds a run's counts and results.
+const RUN_PART: &str = "ga3c";
+
+/// The run's counts and results now (`prior`: the rounds of the run resumed from, which stand
+/// when this leg plays none).
+fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, prior: &[Evaluated]) -> RunRecord {
+    let c = &shared.counters;
+    RunRecord {
+        frames: Counters::get(&c.frames),
+        trainings: Counters::get(&c.trainings),
+        trained_frames: Counters::get(&c.trained_frames),
+        episodes: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
+        evaluations: rounds.as_ref().map_or_else(|| prior.to_vec(), |r| r.done.clone()),
+    }
+}
+
+/// Saves `learner` with `record` beside it.
+fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &Path) -> Result<()> {
+    learner
+        .lock()
+        .map_err(|_| poisoned("learner"))?
+        .save_checkpoint(path, vec![(RUN_PART, record)])
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

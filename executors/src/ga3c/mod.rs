@@ -23,6 +23,7 @@ mod executor;
 mod greedy_rounds;
 mod metrics;
 mod roles;
+mod run_record;
 mod spec;
 
 pub use adjuster::{Adjustment, ThreadAdjuster, Verdict};

@@ -530,6 +530,71 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     assert_eq!(code, 0, "{stderr}");
     let eval: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(eval["returns"].as_array().unwrap().len(), 2);
+    // A second leg resumed from the first's checkpoint counts on from its frames, episodes,
+    // updates and rounds (the agents' environments start new episodes), and saves as it goes.
+    let out2 = dir.join("second");
+    let second = [
+        "train",
+        "configs/ga3c-actor-critic-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "6000",
+        "--resume",
+        &out,
+        "--out",
+        out2.to_str().unwrap(),
+        "--checkpoint-every",
+        "1000",
+        "--eval-every",
+        "1000",
+        "--eval-episodes",
+        "3",
+    ];
+    let (code, stdout, stderr) = rlgraph(&second);
+    assert_eq!(code, 0, "{stderr}");
+    let resumed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let first_frames = summary["timesteps_executed"].as_u64().unwrap();
+    assert_eq!(resumed["resumed_at_timestep"].as_u64(), Some(first_frames), "{resumed}");
+    assert!(resumed["timesteps_executed"].as_u64().unwrap() >= 6000, "{resumed}");
+    assert!(resumed["updates"].as_u64() >= summary["updates"].as_u64(), "{resumed}");
+    let csv = |d: &std::path::Path| std::fs::read_to_string(d.join("episodes.csv")).unwrap();
+    assert!(
+        csv(&out2).starts_with(&csv(&dir)),
+        "the first leg's episodes come first"
+    );
+    let rounds2 = resumed["evaluations"].as_array().unwrap();
+    assert_eq!(rounds2[..rounds.len()], rounds[..], "{resumed}");
+    assert!(rounds2.len() > rounds.len(), "{resumed}");
+    assert!(rounds2[rounds.len()..]
+        .iter()
+        .all(|r| r["timestep"].as_u64().unwrap() > first_frames));
+    assert!(out2.join("ga3c-checkpoint.safetensors").exists());
+    // A checkpoint of another network is refused, naming a variable, and nothing runs.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/ga3c-actor-critic-cartpole.json"
+    ))
+    .unwrap();
+    let mut other: serde_json::Value = serde_json::from_str(&text).unwrap();
+    other["network_spec"][0]["units"] = 7.into();
+    let other_path = dir.join("other.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let (code, stdout, stderr) = rlgraph(&[
+        "train",
+        other_path.to_str().unwrap(),
+        "--env",
+        "CartPole-v1",
+        "--resume",
+        out2.to_str().unwrap(),
+        "--timesteps",
+        "100",
+    ]);
+    assert_ne!(code, 0, "{stdout}");
+    assert!(
+        stderr.contains("ga3c-checkpoint.safetensors") && stderr.contains("networks"),
+        "{stderr}"
+    );
     // Options of the single-threaded worker are refused, by name.
     for extra in [["--num-envs", "4"], ["--pause-at", "1000"]] {
         let (code, _, stderr) = rlgraph(&[&args[..], &extra].concat());
