@@ -5,8 +5,9 @@
 
 use agents::Agent;
 use rlgraph_core::spaces::Value;
-use rlgraph_core::Result;
+use rlgraph_core::{CoreError, Result};
 use rlgraph_envs::VectorEnv;
+use serde_json::{json, Value as Json};
 
 use crate::single_threaded_worker::env_error;
 
@@ -32,6 +33,27 @@ pub struct Evaluated {
     pub timestep: u64,
     /// The mean return of the round's episodes (one per copy).
     pub mean_return: f64,
+}
+
+/// Rounds as checkpoints keep them: `[[step, mean return], ...]`.
+pub(crate) fn rounds_to_json(rounds: &[Evaluated]) -> Json {
+    rounds.iter().map(|e| json!([e.timestep, e.mean_return])).collect()
+}
+
+/// The rounds [`rounds_to_json`] wrote; `bad` makes the error for an entry that is not a
+/// `[step, finite mean return]` pair.
+pub(crate) fn rounds_from_json(list: &[Json], bad: impl Fn(String) -> CoreError) -> Result<Vec<Evaluated>> {
+    list.iter()
+        .enumerate()
+        .map(
+            |(i, j)| match (j[0].as_u64(), j[1].as_f64().filter(|x| x.is_finite())) {
+                (Some(timestep), Some(mean_return)) => Ok(Evaluated { timestep, mean_return }),
+                _ => Err(bad(format!(
+                    "evaluations[{i}] is not a [step, finite mean return] pair"
+                ))),
+            },
+        )
+        .collect()
 }
 
 impl Evaluation {

@@ -11,7 +11,7 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use rlgraph_envs::EnvSnapshot;
 use serde_json::{json, Value as Json};
 
-use crate::evaluation::Evaluated;
+use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 
 /// A worker's run so far; saved under `worker` in the agent's checkpoint.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,20 +127,7 @@ impl RunState {
         // Checkpoints written before evaluation existed have none.
         let evaluations = match &m["evaluations"] {
             Json::Null => vec![],
-            _ => list("evaluations")?
-                .iter()
-                .enumerate()
-                .map(|(i, j)| {
-                    let timestep = j[0].as_u64();
-                    let mean_return = j[1].as_f64().filter(|x| x.is_finite());
-                    match (timestep, mean_return) {
-                        (Some(timestep), Some(mean_return)) => Ok(Evaluated { timestep, mean_return }),
-                        _ => Err(bad(format!(
-                            "evaluations[{i}] is not a [step, finite mean return] pair"
-                        ))),
-                    }
-                })
-                .collect::<Result<Vec<Evaluated>>>()?,
+            _ => rounds_from_json(list("evaluations")?, bad)?,
         };
         Ok(RunState {
             env_id: self.env_id.clone(),
@@ -198,11 +185,7 @@ impl HostState for RunState {
                 "updates": self.updates,
                 "since_update": self.since_update,
                 "envs": envs,
-                "evaluations": self
-                    .evaluations
-                    .iter()
-                    .map(|e| json!([e.timestep, e.mean_return]))
-                    .collect::<Vec<_>>(),
+                "evaluations": rounds_to_json(&self.evaluations),
             }),
         })
     }

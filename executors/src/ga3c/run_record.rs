@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
-use crate::evaluation::Evaluated;
+use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 
 /// A GA3C run's counts and results.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,18 +52,7 @@ impl RunRecord {
                     .ok_or_else(|| bad(format!("episodes[{i}] is not a finite number")))
             })
             .collect::<Result<Vec<f64>>>()?;
-        let evaluations = list("evaluations")?
-            .iter()
-            .enumerate()
-            .map(
-                |(i, j)| match (j[0].as_u64(), j[1].as_f64().filter(|x| x.is_finite())) {
-                    (Some(timestep), Some(mean_return)) => Ok(Evaluated { timestep, mean_return }),
-                    _ => Err(bad(format!(
-                        "evaluations[{i}] is not a [step, finite mean return] pair"
-                    ))),
-                },
-            )
-            .collect::<Result<Vec<_>>>()?;
+        let evaluations = rounds_from_json(list("evaluations")?, bad)?;
         let record = RunRecord {
             frames: count("frames")?,
             trainings: count("trainings")?,
@@ -90,11 +79,7 @@ impl HostState for RunRecord {
                 "trainings": self.trainings,
                 "trained_frames": self.trained_frames,
                 "episodes": self.episodes,
-                "evaluations": self
-                    .evaluations
-                    .iter()
-                    .map(|e| json!([e.timestep, e.mean_return]))
-                    .collect::<Vec<Json>>(),
+                "evaluations": rounds_to_json(&self.evaluations),
             }),
         })
     }
