@@ -39,6 +39,12 @@ pub trait Algorithm<B: Backend>: Send + Sized {
         let _ = (acted, explore);
         Ok(())
     }
+    /// Refuses a step of copy `env_id` before the agent changes anything for it (IMPALA: a
+    /// step of a copy it handed no action to).
+    fn check_observe(&self, env_id: usize) -> Result<()> {
+        let _ = env_id;
+        Ok(())
+    }
     /// Takes one observed step of copy `env_id` (acted from `memory`, for a recurrent
     /// actor) through the adder into the store. `actor`: Ape-X prioritizes records with it.
     fn observe(
@@ -176,6 +182,7 @@ impl<B: Backend, A: Algorithm<B>> Agent for ComposedAgent<B, A> {
     /// A recurrent policy's step is kept with the memory its actor acted from; a step that
     /// ends an episode starts the copy's next one from a zero memory.
     fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
+        self.algorithm.check_observe(env_id)?;
         let memory = match &mut self.memory {
             Some(m) => Some(m.observed(env_id, &transition)?),
             None => None,

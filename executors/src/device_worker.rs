@@ -126,6 +126,8 @@ impl<B: Backend> DeviceWorker<B> {
             updates += 1;
             let before = steps;
             steps += (horizon * n) as u64;
+            guard.check_loss(steps, loss, || self.agent.get_weights())?;
+            // After the loss is checked, so a round never plays diverged weights.
             if let Some((evaluation, seed)) = self.evaluation.as_mut().filter(|(e, _)| e.due(before, steps)) {
                 let round = steps / evaluation.every();
                 let mean_return = evaluation.play(&mut self.agent, *seed, round, t)?;
@@ -134,7 +136,6 @@ impl<B: Backend> DeviceWorker<B> {
                     mean_return,
                 });
             }
-            guard.check_loss(steps, loss, || self.agent.get_weights())?;
             let loss = Some(loss);
             // Time-major, so the finished episodes come out in the order they ended.
             let ended = B::to_host(&B::concat(&ended, 0)?)?.data.to_f64();

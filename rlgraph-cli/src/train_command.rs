@@ -283,10 +283,10 @@ fn log_progress(
     step: u64,
     logged: &mut (usize, usize),
 ) -> Result<(), String> {
-    for r in &p.episode_rewards[logged.0..] {
+    for r in p.episode_rewards.get(logged.0..).unwrap_or_default() {
         w.scalar("episode/return", step, *r)?;
     }
-    for e in &p.evaluations[logged.1..] {
+    for e in p.evaluations.get(logged.1..).unwrap_or_default() {
         w.scalar("eval/return", e.timestep, e.mean_return)?;
     }
     *logged = (p.episode_rewards.len(), p.evaluations.len());

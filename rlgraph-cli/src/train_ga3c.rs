@@ -109,10 +109,10 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
 /// Episode returns and evaluation rounds as they finish (`logged` counts both so far), and
 /// the executor's rates at each report.
 fn log_events(w: &mut EventWriter, p: &Ga3cProgress, logged: &mut (usize, usize)) -> Result<(), String> {
-    for r in &p.episode_rewards[logged.0..] {
+    for r in p.episode_rewards.get(logged.0..).unwrap_or_default() {
         w.scalar("episode/return", p.frames, *r)?;
     }
-    for e in &p.evaluations[logged.1..] {
+    for e in p.evaluations.get(logged.1..).unwrap_or_default() {
         w.scalar("eval/return", e.timestep, e.mean_return)?;
     }
     *logged = (p.episode_rewards.len(), p.evaluations.len());

@@ -94,6 +94,10 @@ impl<B: Backend> Algorithm<B> for Impala {
         Ok(())
     }
 
+    fn check_observe(&self, env_id: usize) -> Result<()> {
+        self.inbox.pending(env_id).map(|_| ())
+    }
+
     fn observe(
         &mut self,
         env_id: usize,
@@ -101,14 +105,7 @@ impl<B: Backend> Algorithm<B> for Impala {
         memory: Option<StepMemory>,
         _actor: &mut GraphActor<B>,
     ) -> Result<()> {
-        let log_prob = *self
-            .inbox
-            .pending_log_probs
-            .get(env_id)
-            .ok_or_else(|| CoreError::Config {
-                at: "impala-agent/observe".into(),
-                reason: format!("environment copy {env_id} observed a step it was given no action for"),
-            })?;
+        let log_prob = self.inbox.pending(env_id)?;
         let step = AddedStep {
             env_id,
             transition,
@@ -201,6 +198,17 @@ impl HostState for Inbox {
 }
 
 impl Inbox {
+    /// The log-likelihood of the action last handed to copy `env_id`.
+    fn pending(&self, env_id: usize) -> Result<f64> {
+        self.pending_log_probs
+            .get(env_id)
+            .copied()
+            .ok_or_else(|| CoreError::Config {
+                at: "impala-agent/observe".into(),
+                reason: format!("environment copy {env_id} observed a step it was given no action for"),
+            })
+    }
+
     fn parse(&self, state: &SavedState) -> Result<(Vec<f64>, Vec<Value>)> {
         let r = Reader {
             label: "(impala inbox)",

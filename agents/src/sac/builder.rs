@@ -113,12 +113,14 @@ impl<B: Backend> Algorithm<B> for Sac {
         &self.update
     }
 
+    /// The replay memory; the one-step adder holds nothing between steps (each step leaves
+    /// it as a transition), so checkpoints keep the parts they had before it existed.
     fn parts(&self) -> Vec<(&'static str, &dyn HostState)> {
-        vec![("memory", &self.replay), ("n_step", &self.adder)]
+        vec![("memory", &self.replay)]
     }
 
     fn parts_mut(&mut self) -> Vec<(&'static str, &mut dyn HostState)> {
-        vec![("memory", &mut self.replay), ("n_step", &mut self.adder)]
+        vec![("memory", &mut self.replay)]
     }
 }
 

@@ -135,3 +135,26 @@ fn reward_clipping_reads_rlgraphs_values() {
     assert!((RewardClipping::SoftAsymmetric.apply(-5.0) + 1.5 * 1f64.tanh()).abs() < 1e-12);
     assert_eq!(RewardClipping::ClampOne.apply(-3.0), -1.0);
 }
+
+#[test]
+fn a_step_of_a_copy_given_no_action_is_refused_and_changes_nothing() {
+    let mut a = agent(0);
+    let mut env = make("GridWorld-2x2", 0).unwrap();
+    let state = env.reset(Some(0)).unwrap();
+    let action = a.get_actions(std::slice::from_ref(&state), true, 0.5).unwrap().remove(0);
+    let step = env.step(&action).unwrap();
+    let t = Transition {
+        state,
+        action,
+        reward: step.reward,
+        terminated: step.terminated,
+        truncated: step.truncated,
+        next_state: step.observation,
+    };
+    // Only copy 0 was given an action.
+    let e = a.observe(1, t.clone()).unwrap_err().to_string();
+    assert!(e.contains("impala-agent/observe") && e.contains("copy 1"), "{e}");
+    assert_eq!(a.timesteps(), 0, "nothing was counted");
+    a.observe(0, t).unwrap();
+    assert_eq!(a.timesteps(), 1);
+}

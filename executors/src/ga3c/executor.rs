@@ -351,7 +351,8 @@ impl<B: Backend> Ga3cExecutor<B> {
     ) -> Result<(Option<u64>, (f64, f64))> {
         self.spawn_up_to(threads, shared, learner, adjuster.counts())?;
         let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
-        let mut window = (Instant::now(), 0u64);
+        // Rates count this leg's work only, not a resumed run's earlier legs.
+        let mut window = (Instant::now(), self.last_record.trained_frames);
         let mut last_report = Instant::now();
         let mut watched_to = from;
         let c = &shared.counters;
@@ -373,7 +374,10 @@ impl<B: Backend> Ga3cExecutor<B> {
                 save(learner, &record_now(shared, rounds, prior), path)?;
             }
             watched_to = frames;
-            let evaluations = rounds.as_ref().map_or(&[][..], |r| &r.done[..]);
+            // The earlier legs' rounds stand when this leg plays none.
+            let evaluations = rounds
+                .as_ref()
+                .map_or(&self.last_record.evaluations[..], |r| &r.done[..]);
             let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
             queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
             samples += 1;
@@ -394,7 +398,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     episode_rewards: &episodes,
                     elapsed,
                     predictions_per_second: predictions as f64 / elapsed,
-                    trainings_per_second: trainings as f64 / elapsed,
+                    trainings_per_second: (trainings - self.last_record.trainings) as f64 / elapsed,
                     mean_prediction_batch: predictions as f64 / passes.max(1) as f64,
                     prediction_queue: pq,
                     training_queue: tq,
@@ -499,10 +503,12 @@ const RUN_PART: &str = "ga3c";
 /// when this leg plays none).
 fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, prior: &[Evaluated]) -> RunRecord {
     let c = &shared.counters;
+    // Trained frames are read before frames, so they never exceed them in the record.
+    let (trainings, trained_frames) = (Counters::get(&c.trainings), Counters::get(&c.trained_frames));
     RunRecord {
         frames: Counters::get(&c.frames),
-        trainings: Counters::get(&c.trainings),
-        trained_frames: Counters::get(&c.trained_frames),
+        trainings,
+        trained_frames,
         episodes: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
         evaluations: rounds.as_ref().map_or_else(|| prior.to_vec(), |r| r.done.clone()),
     }

@@ -570,6 +570,24 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
         .iter()
         .all(|r| r["timestep"].as_u64().unwrap() > first_frames));
     assert!(out2.join("ga3c-checkpoint.safetensors").exists());
+    // A third leg without --eval-every keeps the earlier rounds (and its TensorBoard log
+    // starts past them).
+    let out3 = dir.join("third");
+    let (code, stdout, stderr) = rlgraph(&[
+        "train",
+        "configs/ga3c-actor-critic-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "7000",
+        "--resume",
+        out2.to_str().unwrap(),
+        "--out",
+        out3.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let third: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(third["evaluations"], resumed["evaluations"], "{third}");
     // A checkpoint of another network is refused, naming a variable, and nothing runs.
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
