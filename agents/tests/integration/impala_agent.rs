@@ -141,7 +141,10 @@ fn a_step_of_a_copy_given_no_action_is_refused_and_changes_nothing() {
     let mut a = agent(0);
     let mut env = make("GridWorld-2x2", 0).unwrap();
     let state = env.reset(Some(0)).unwrap();
-    let action = a.get_actions(std::slice::from_ref(&state), true, 0.5).unwrap().remove(0);
+    let action = a
+        .get_actions(std::slice::from_ref(&state), true, 0.5)
+        .unwrap()
+        .remove(0);
     let step = env.step(&action).unwrap();
     let t = Transition {
         state,
