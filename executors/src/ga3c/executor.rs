@@ -84,10 +84,11 @@ pub struct Ga3cExecutor<B: Backend> {
     checkpoints: Option<(u64, PathBuf)>,
     /// The checkpoint a run starts from.
     resume_from: Option<PathBuf>,
-    /// The last run's counts and results, as its checkpoints hold them.
+    /// What the last run started from: a checkpoint's counts and results (all zero and
+    /// empty unless it resumed).
+    resumed: RunRecord,
+    /// The last run's counts and results at its end, as its checkpoints hold them.
     last_record: RunRecord,
-    /// The frames the last run resumed at.
-    resumed_frames: u64,
     backend: PhantomData<fn() -> B>,
 }
 
@@ -133,8 +134,8 @@ impl<B: Backend> Ga3cExecutor<B> {
             evaluation: None,
             checkpoints: None,
             resume_from: None,
+            resumed: RunRecord::default(),
             last_record: RunRecord::default(),
-            resumed_frames: 0,
             backend: PhantomData,
         })
     }
@@ -181,7 +182,7 @@ impl<B: Backend> Ga3cExecutor<B> {
 
     /// The frames the last run resumed at (`None` unless it resumed).
     pub fn resumed_at(&self) -> Option<u64> {
-        self.resume_from.as_ref().map(|_| self.resumed_frames)
+        self.resume_from.as_ref().map(|_| self.resumed.frames)
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -227,8 +228,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     reason: format!("cannot resume from it: {e}"),
                 })?;
         }
-        self.resumed_frames = record.frames;
-        self.last_record = record.clone();
+        self.resumed = record.clone();
         let first = learner.publish()?;
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
@@ -313,7 +313,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         worker.diverged_at_timestep = guard.diverged_at;
         // This leg's speed: its frames over its seconds.
         worker.env_frames_per_second =
-            (worker.timesteps_executed - self.resumed_frames) as f64 / worker.runtime_seconds.max(1e-9);
+            (worker.timesteps_executed - self.resumed.frames) as f64 / worker.runtime_seconds.max(1e-9);
         self.last_record = RunRecord {
             frames: worker.timesteps_executed,
             trainings,
@@ -352,7 +352,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         self.spawn_up_to(threads, shared, learner, adjuster.counts())?;
         let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
         // Rates count this leg's work only, not a resumed run's earlier legs.
-        let mut window = (Instant::now(), self.last_record.trained_frames);
+        let mut window = (Instant::now(), self.resumed.trained_frames);
         let mut last_report = Instant::now();
         let mut watched_to = from;
         let c = &shared.counters;
@@ -370,14 +370,12 @@ impl<B: Backend> Ga3cExecutor<B> {
                 .as_ref()
                 .filter(|(every, _)| frames / every > watched_to / every)
             {
-                let prior = &self.last_record.evaluations;
+                let prior = &self.resumed.evaluations;
                 save(learner, &record_now(shared, rounds, prior), path)?;
             }
             watched_to = frames;
             // The earlier legs' rounds stand when this leg plays none.
-            let evaluations = rounds
-                .as_ref()
-                .map_or(&self.last_record.evaluations[..], |r| &r.done[..]);
+            let evaluations = rounds.as_ref().map_or(&self.resumed.evaluations[..], |r| &r.done[..]);
             let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
             queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
             samples += 1;
@@ -398,7 +396,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     episode_rewards: &episodes,
                     elapsed,
                     predictions_per_second: predictions as f64 / elapsed,
-                    trainings_per_second: (trainings - self.last_record.trainings) as f64 / elapsed,
+                    trainings_per_second: (trainings - self.resumed.trainings) as f64 / elapsed,
                     mean_prediction_batch: predictions as f64 / passes.max(1) as f64,
                     prediction_queue: pq,
                     training_queue: tq,
@@ -407,7 +405,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     loss: (trainings > 0)
                         .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
                     evaluations,
-                    resumed: (self.last_record.episodes.len(), self.last_record.evaluations.len()),
+                    resumed: (self.resumed.episodes.len(), self.resumed.evaluations.len()),
                 });
             }
             if solved_now {
