@@ -7,7 +7,7 @@ use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 
 use crate::host_pass::HostCopies;
 use crate::reset_stream::ResetStream;
-use crate::tensor_env::{TensorEnv, TensorStep};
+use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 
 /// How one environment's state changes, written as tensor ops over all copies at once.
 pub trait Dynamics<B: Backend>: Send {
@@ -251,6 +251,33 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         self.elapsed = B::from_host(&HostTensor::f32([self.n], counts)?, self.device)?;
         self.state = state;
         self.dynamics.observe(&self.state)
+    }
+
+    fn snapshot(&mut self) -> Result<TensorEnvSnapshot> {
+        // The host pass, where one runs, holds the counts and cursors until handed back.
+        self.sync_tensors()?;
+        Ok(TensorEnvSnapshot {
+            state: B::to_host(&self.state)?,
+            elapsed: B::to_host(&self.elapsed)?
+                .data
+                .to_f64()
+                .into_iter()
+                .map(|e| e as usize)
+                .collect(),
+            cursors: self.stream.cursors()?,
+        })
+    }
+
+    fn restore(&mut self, snapshot: &TensorEnvSnapshot) -> Result<B::Tensor> {
+        self.stream
+            .check_cursor(&snapshot.cursors)
+            .map_err(|reason| CoreError::Config {
+                at: format!("tensor env {}: restore", self.dynamics.id()),
+                reason,
+            })?;
+        let observation = self.set_state(&snapshot.state, &snapshot.elapsed)?;
+        self.stream.set_cursor(&snapshot.cursors)?;
+        Ok(observation)
     }
 }
 

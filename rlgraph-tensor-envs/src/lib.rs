@@ -39,7 +39,7 @@ pub use grid_world::GridWorldDynamics;
 pub use mountain_car::MountainCarDynamics;
 pub use pendulum::{angle_normalize, PendulumDynamics};
 pub use reset_stream::{default_depth, ResetStream};
-pub use tensor_env::{TensorEnv, TensorStep};
+pub use tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 
 use rlgraph_core::{Backend, CoreError, Device, Result};
 use rlgraph_envs::{Env, GridWorld};

@@ -21,6 +21,8 @@ pub struct ResetStream<B: Backend> {
     advance: B::Tensor,
     wrap: B::Tensor,
     n: usize,
+    /// Rows in the pool (`depth * n`).
+    rows: usize,
 }
 
 /// The stream depth used by [`crate::make`]: 64 states per copy, fewer past 65,536 copies
@@ -57,6 +59,7 @@ impl<B: Backend> ResetStream<B> {
             advance: B::scalar(n as f64, DType::I64, device)?,
             wrap: B::scalar((depth * n) as f64, DType::I64, device)?,
             n,
+            rows: depth * n,
         })
     }
 
@@ -77,13 +80,36 @@ impl<B: Backend> ResetStream<B> {
             .into_iter()
             .map(|x| x as f32)
             .collect();
-        let cursor = B::to_host(&self.cursor)?
+        Ok((pool, self.cursors()?))
+    }
+
+    /// Every copy's cursor (its next row in the pool).
+    pub(crate) fn cursors(&self) -> Result<Vec<usize>> {
+        Ok(B::to_host(&self.cursor)?
             .data
             .to_f64()
             .into_iter()
             .map(|c| c as usize)
-            .collect();
-        Ok((pool, cursor))
+            .collect())
+    }
+
+    /// Why `cursor` cannot be this stream's, if it cannot: copy `i` only ever reads rows
+    /// `k * n + i` of the pool.
+    pub(crate) fn check_cursor(&self, cursor: &[usize]) -> std::result::Result<(), String> {
+        if cursor.len() != self.n {
+            return Err(format!("{} cursors for {} copies", cursor.len(), self.n));
+        }
+        match cursor
+            .iter()
+            .enumerate()
+            .find(|(i, &c)| c >= self.rows || c % self.n != *i)
+        {
+            Some((i, c)) => Err(format!(
+                "copy {i}'s cursor {c} is not one of its rows in a pool of {} (rows k * {} + {i})",
+                self.rows, self.n
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Sets every copy's cursor (rows into the pool), as a host pass left them.

@@ -16,6 +16,18 @@ pub struct TensorStep<B: Backend> {
     pub truncated: B::Tensor,
 }
 
+/// Where every copy stands, copied to the host: enough to continue the copies exactly, as
+/// checkpoints need (the start-state pool is not in it: it is drawn again from the seed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorEnvSnapshot {
+    /// Every copy's physical state, `[N, width]`.
+    pub state: HostTensor,
+    /// Steps since each copy's episode began.
+    pub elapsed: Vec<usize>,
+    /// Each copy's next row in the start-state pool.
+    pub cursors: Vec<usize>,
+}
+
 /// N copies of an environment that live on a device and step together: observations, rewards
 /// and flags never leave the device, and finished copies restart inside `step`.
 ///
@@ -41,4 +53,10 @@ pub trait TensorEnv<B: Backend>: Send {
     /// Sets every copy's physical state (`[N, width]`, the host version's `set_state` per
     /// row) and step count; returns the observations. A testing aid, as `set_state` is.
     fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor>;
+    /// Where every copy stands now, on the host.
+    fn snapshot(&mut self) -> Result<TensorEnvSnapshot>;
+    /// Puts every copy back where `snapshot` (taken from copies made with the same id, count
+    /// and seed) says it stood; returns the observations. A snapshot of another shape or
+    /// with a cursor outside the pool is refused and changes nothing.
+    fn restore(&mut self, snapshot: &TensorEnvSnapshot) -> Result<B::Tensor>;
 }
