@@ -1,15 +1,21 @@
 //! `DeviceWorker`: PPO against device-resident environments, with observations that never
 //! leave the device.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use agents::{Agent, PgAgent, TensorRollout};
-use rlgraph_core::{Backend, DType, Result};
+use rlgraph_core::{Backend, DType, HostTensor, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
+use crate::device_run::DeviceRun;
 use crate::divergence::{DivergenceGuard, OnDivergence};
 use crate::evaluation::{Evaluated, Evaluation};
-use crate::single_threaded_worker::{solved, Progress, WorkerStats};
+use crate::run_tally::RunTally;
+use crate::single_threaded_worker::{Progress, RunLength, WorkerStats};
+
+/// The checkpoint part the worker's run is saved under.
+const RUN_PART: &str = "device_worker";
 
 /// Drives a PPO agent against N device-resident environment copies: the actor graph reads
 /// the environments' observation tensor, the rollout is kept as device tensors, and the
@@ -19,6 +25,9 @@ use crate::single_threaded_worker::{solved, Progress, WorkerStats};
 /// takes `ceil(batch_size / N)` steps. What crosses to the host per rollout is the episode
 /// statistics (each finished copy's return, read once per rollout) and the mean loss;
 /// what goes up is the minibatch indices and the acting's random draws.
+///
+/// Like the single-threaded worker, it checkpoints every so many frames, resumes exactly
+/// from a checkpoint, plays greedy evaluation rounds and pauses at a given frame.
 pub struct DeviceWorker<B: Backend> {
     agent: PgAgent<B>,
     envs: Box<dyn TensorEnv<B>>,
@@ -26,19 +35,28 @@ pub struct DeviceWorker<B: Backend> {
     on_divergence: OnDivergence,
     /// Greedy rounds on host environments, and the seed their starts are drawn from.
     evaluation: Option<(Evaluation, u64)>,
-    evaluations: Vec<Evaluated>,
+    /// Save a checkpoint every this many frames, to this file.
+    checkpoint: Option<(u64, PathBuf)>,
+    /// The run's tally, and its position as last saved or restored.
+    run: DeviceRun,
+    /// The observations the next actions are taken from and each copy's partial return, on
+    /// the device; none before the first step.
+    live: Option<(B::Tensor, B::Tensor)>,
 }
 
 impl<B: Backend> DeviceWorker<B> {
     /// A worker for `agent` on `envs`.
     pub fn new(agent: PgAgent<B>, envs: Box<dyn TensorEnv<B>>) -> Self {
+        let run = DeviceRun::new(envs.id(), envs.num_envs());
         DeviceWorker {
             agent,
             envs,
             target_return: None,
             on_divergence: OnDivergence::Stop,
             evaluation: None,
-            evaluations: vec![],
+            checkpoint: None,
+            run,
+            live: None,
         }
     }
 
@@ -64,6 +82,13 @@ impl<B: Backend> DeviceWorker<B> {
         self
     }
 
+    /// Saves a checkpoint (see [`Self::save_checkpoint`]) to `path` as the run passes every
+    /// `every` frames.
+    pub fn with_checkpoints(mut self, every: u64, path: impl Into<PathBuf>) -> Self {
+        self.checkpoint = Some((every.max(1), path.into()));
+        self
+    }
+
     /// The agent.
     pub fn agent(&self) -> &PgAgent<B> {
         &self.agent
@@ -78,25 +103,73 @@ impl<B: Backend> DeviceWorker<B> {
             .max(1)
     }
 
-    /// Trains for about `timesteps` frames (over all copies, in whole rollouts), or until
-    /// solved; `progress` is called after every update.
-    pub fn execute_timesteps(
-        &mut self,
-        timesteps: u64,
-        mut progress: impl FnMut(&Progress<'_>),
-    ) -> Result<WorkerStats> {
+    /// Frames over the whole run (every call and every resumed leg).
+    pub fn run_timesteps(&self) -> u64 {
+        self.run.tally.timesteps
+    }
+
+    /// Saves the agent's checkpoint with the worker's run beside it (under `device_worker`):
+    /// where every copy stands, their partial returns, and the run's counts, episodes and
+    /// evaluation rounds. [`Self::resume`] continues from it exactly.
+    pub fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
+        if let Some((_, running)) = &self.live {
+            self.run.position = Some(self.envs.snapshot()?);
+            self.run.returns = B::to_host(running)?.data.to_f64();
+        }
+        self.agent.save_checkpoint_with(path, &[(RUN_PART, &self.run)])
+    }
+
+    /// Restores a checkpoint written by [`Self::save_checkpoint`] on copies made with the same
+    /// environment, count and seed: the agent, the run and where every copy stood. Everything
+    /// in the file is checked before the agent changes; after that only the copies refusing
+    /// their saved position (a file edited by hand, whose checksum still matched) can fail,
+    /// and the worker's run then stays as it was.
+    pub fn resume(&mut self, path: &Path) -> Result<()> {
+        let mut run = self.run.clone();
+        self.agent.restore_checkpoint_with(path, &mut [(RUN_PART, &mut run)])?;
+        if let Some(position) = &run.position {
+            let obs = self.envs.restore(position)?;
+            let returns = HostTensor::f32([run.copies], run.returns.iter().map(|&r| r as f32).collect())?;
+            self.live = Some((obs, B::from_host(&returns, self.envs.device())?));
+        }
+        self.run = run;
+        Ok(())
+    }
+
+    /// Trains until the run (earlier calls and resumed legs included) has taken about
+    /// `timesteps` frames (over all copies, in whole rollouts), or until solved; `progress`
+    /// is called after every update.
+    pub fn execute_timesteps(&mut self, timesteps: u64, progress: impl FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        let length = RunLength {
+            timesteps,
+            episodes: None,
+            pause_at: None,
+        };
+        self.execute_run(length, progress)
+    }
+
+    /// Trains until the whole run reaches `length` (in whole rollouts), or until solved.
+    /// Schedules see the share of `length.timesteps` the run has done, so a run paused and
+    /// resumed from its checkpoint follows the same schedule as a straight one. `progress` is
+    /// called after every update; it and the returned statistics cover this call.
+    pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Progress<'_>)) -> Result<WorkerStats> {
         let n = self.envs.num_envs();
         let horizon = self.horizon();
         let device = self.envs.device();
         let zero = B::scalar(0.0, DType::F32, device)?;
-        let mut running = B::full(&[n], 0.0, DType::F32, device)?;
-        let mut obs = self.envs.reset()?;
+        let (mut obs, mut running) = match self.live.take() {
+            Some(live) => live,
+            None => (self.envs.reset()?, B::full(&[n], 0.0, DType::F32, device)?),
+        };
+        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let tally = &self.run.tally;
+        let (steps_at_start, updates_at_start, episodes_at_start) =
+            (tally.timesteps, tally.updates, tally.episode_returns.len());
         let start = Instant::now();
-        let (mut steps, mut updates) = (0u64, 0u64);
-        let mut episode_rewards = vec![];
         let mut solved_at = None;
         let mut guard = DivergenceGuard::new(self.on_divergence);
-        while steps < timesteps {
+        let episodes_left = |tally: &RunTally| length.episodes.is_none_or(|e| (tally.episode_returns.len() as u64) < e);
+        while self.run.tally.timesteps < stop && episodes_left(&self.run.tally) {
             let mut rollout = TensorRollout {
                 states: Vec::with_capacity(horizon),
                 actions: Vec::with_capacity(horizon),
@@ -121,53 +194,85 @@ impl<B: Backend> DeviceWorker<B> {
                 rollout.truncated.push(step.truncated);
             }
             rollout.next_states = obs.clone();
-            let t = (steps as f64 / timesteps.max(1) as f64).min(1.0);
+            let before = self.run.tally.timesteps;
+            let t = (before as f64 / length.timesteps.max(1) as f64).min(1.0);
             let loss = self.agent.update_from_tensors(&rollout, t)?;
-            updates += 1;
-            let before = steps;
-            steps += (horizon * n) as u64;
+            let steps = before + (horizon * n) as u64;
+            self.run.tally.updates += 1;
+            self.run.tally.timesteps = steps;
             guard.check_loss(steps, loss, || self.agent.get_weights())?;
             // After the loss is checked, so a round never plays diverged weights.
             if let Some((evaluation, seed)) = self.evaluation.as_mut().filter(|(e, _)| e.due(before, steps)) {
                 let round = steps / evaluation.every();
                 let mean_return = evaluation.play(&mut self.agent, *seed, round, t)?;
-                self.evaluations.push(Evaluated {
+                self.run.tally.evaluations.push(Evaluated {
                     timestep: steps,
                     mean_return,
                 });
             }
-            let loss = Some(loss);
             // Time-major, so the finished episodes come out in the order they ended.
             let ended = B::to_host(&B::concat(&ended, 0)?)?.data.to_f64();
             let returns = B::to_host(&B::concat(&returns, 0)?)?.data.to_f64();
-            episode_rewards.extend(ended.iter().zip(&returns).filter(|(e, _)| **e != 0.0).map(|(_, r)| *r));
+            let finished = ended.iter().zip(&returns).filter(|(e, _)| **e != 0.0).map(|(_, r)| *r);
+            self.run.tally.episode_returns.extend(finished);
+            if let Some((_, path)) = self
+                .checkpoint
+                .as_ref()
+                .filter(|(every, _)| steps / every > before / every)
+                .cloned()
+            {
+                // A diverged model is not written over the last good checkpoint.
+                guard.check_weights(steps, || self.agent.get_weights())?;
+                self.live = Some((obs.clone(), running.clone()));
+                self.save_checkpoint(&path)?;
+                self.live = None;
+            }
+            let tally = &self.run.tally;
             progress(&Progress {
-                timesteps: steps,
-                episodes: episode_rewards.len() as u64,
-                episode_rewards: &episode_rewards,
-                loss,
+                timesteps: steps - steps_at_start,
+                episodes: (tally.episode_returns.len() - episodes_at_start) as u64,
+                episode_rewards: &tally.episode_returns[episodes_at_start..],
+                loss: Some(loss),
                 elapsed: start.elapsed().as_secs_f64(),
-                evaluations: &self.evaluations,
+                evaluations: &tally.evaluations,
             });
-            let solved_now = match (&self.evaluation, self.target_return) {
-                (Some(_), Some(target)) => self.evaluations.last().is_some_and(|e| e.mean_return >= target),
-                _ => solved(&episode_rewards, self.target_return),
-            };
-            if solved_now {
+            if tally.reached(self.target_return, self.evaluation.is_some()) {
                 solved_at = Some(steps);
                 break;
             }
         }
-        guard.check_weights(steps, || self.agent.get_weights())?;
+        self.live = Some((obs, running));
+        let tally = &self.run.tally;
+        guard.check_weights(tally.timesteps, || self.agent.get_weights())?;
         let mut stats = WorkerStats::from_returns(
-            steps,
-            episode_rewards,
-            updates,
+            tally.timesteps - steps_at_start,
+            tally.episode_returns[episodes_at_start..].to_vec(),
+            tally.updates - updates_at_start,
             start.elapsed().as_secs_f64(),
             solved_at,
         );
         stats.diverged_at_timestep = guard.diverged_at;
-        stats.evaluations = std::mem::take(&mut self.evaluations);
+        stats.evaluations = tally
+            .evaluations
+            .iter()
+            .filter(|e| e.timestep > steps_at_start)
+            .copied()
+            .collect();
         Ok(stats)
+    }
+}
+
+impl<B: Backend> crate::worker::Worker for DeviceWorker<B> {
+    fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        DeviceWorker::execute_run(self, length, progress)
+    }
+    fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
+        DeviceWorker::save_checkpoint(self, path)
+    }
+    fn resume(&mut self, path: &Path) -> Result<()> {
+        DeviceWorker::resume(self, path)
+    }
+    fn tally(&self) -> &RunTally {
+        &self.run.tally
     }
 }

@@ -1,13 +1,12 @@
-//! GA3C's evaluation rounds: a greedy actor of its own takes the shared learner's weights and
-//! plays an [`Evaluation`] round, on the watching thread, while the agents go on training.
-
-use std::sync::Mutex;
+//! Evaluation rounds beside a learner that is not an agent: a greedy actor of its own takes
+//! the learner's weights and plays an [`Evaluation`] round. GA3C plays them on its watching
+//! thread while the agents go on training; a distributed learner between its updates.
 
 use agents::{Actor, CarriedMemory, GraphActor, WeightSnapshot};
-use rlgraph_core::{Backend, Result};
+use std::collections::BTreeMap;
 
-use super::algorithm::Ga3cLearner;
-use super::roles::poisoned;
+use rlgraph_core::{Backend, HostTensor, Result};
+
 use crate::evaluation::{Evaluated, Evaluation};
 
 /// Greedy rounds every so many frames, and their results.
@@ -23,17 +22,19 @@ pub(crate) struct GreedyRounds<B: Backend> {
 }
 
 impl<B: Backend> GreedyRounds<B> {
-    /// Plays a round if one is due now that the run went from `before` to `frames` steps.
-    pub fn play_if_due(&mut self, learner: &Mutex<Ga3cLearner<B>>, before: u64, frames: u64) -> Result<()> {
+    /// Plays a round if one is due now that the run went from `before` to `frames` steps,
+    /// with the learner's variables that `weights` reads.
+    pub fn play_if_due(
+        &mut self,
+        weights: impl FnOnce() -> Result<BTreeMap<String, HostTensor>>,
+        before: u64,
+        frames: u64,
+    ) -> Result<()> {
         if !self.evaluation.due(before, frames) {
             return Ok(());
         }
         let round = frames / self.evaluation.every();
-        let weights = learner
-            .lock()
-            .map_err(|_| poisoned("learner"))?
-            .executor()
-            .variables()?;
+        let weights = weights()?;
         // Every learner variable is offered; the actor takes the policy's and skips the rest.
         self.actor.load(&WeightSnapshot {
             version: round,

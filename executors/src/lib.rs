@@ -9,17 +9,23 @@
 //!
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
+mod device_run;
 mod device_worker;
 pub mod distributed;
 mod divergence;
 mod evaluation;
 pub mod ga3c;
+mod greedy_rounds;
 mod run_state;
+mod run_tally;
 mod single_threaded_worker;
 pub mod tensorboard;
+mod worker;
 
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};
 pub use evaluation::{Evaluated, Evaluation, EVAL_SEED_OFFSET, MAX_EVAL_STEPS};
+pub use run_tally::RunTally;
 pub use single_threaded_worker::{Progress, RunLength, SingleThreadedWorker, StepHook, WorkerStats};
 pub use tensorboard::EventWriter;
+pub use worker::Worker;

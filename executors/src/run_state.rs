@@ -11,7 +11,7 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use rlgraph_envs::EnvSnapshot;
 use serde_json::{json, Value as Json};
 
-use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::run_tally::{MetaReader, RunTally};
 
 /// A worker's run so far; saved under `worker` in the agent's checkpoint.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,18 +24,12 @@ pub(crate) struct RunState {
     pub(crate) states: Vec<Value>,
     /// Each copy's return so far in its current episode.
     pub(crate) returns: Vec<f64>,
-    /// Environment steps over the whole run (every call, every resumed leg).
-    pub(crate) timesteps: u64,
-    /// Every finished episode's return over the whole run, in order.
-    pub(crate) episode_returns: Vec<f64>,
-    /// Updates over the whole run.
-    pub(crate) updates: u64,
+    /// The run's counts, episode returns and evaluation rounds (every call, every leg).
+    pub(crate) tally: RunTally,
     /// Steps (or episodes) since the last update round: the update the run owes.
     pub(crate) since_update: u64,
     /// Each copy's exact position, taken when the state is saved.
     pub(crate) envs: Vec<EnvSnapshot>,
-    /// Every greedy evaluation round so far, in order.
-    pub(crate) evaluations: Vec<Evaluated>,
 }
 
 impl RunState {
@@ -46,12 +40,9 @@ impl RunState {
             state_space: state_space.with_batch_rank(false),
             states: vec![],
             returns: vec![0.0; copies],
-            timesteps: 0,
-            episode_returns: vec![],
-            updates: 0,
+            tally: RunTally::default(),
             since_update: 0,
             envs: vec![],
-            evaluations: vec![],
         }
     }
 
@@ -74,33 +65,16 @@ impl RunState {
             )));
         }
         let copies = self.returns.len();
-        let list = |k: &str| {
-            m[k].as_array()
-                .ok_or_else(|| bad(format!("{k} is missing or not a list")))
-        };
-        let count = |k: &str| {
-            m[k].as_u64()
-                .ok_or_else(|| bad(format!("{k} is missing or not a count")))
-        };
-        let finite_numbers = |k: &str| {
-            list(k)?
-                .iter()
-                .enumerate()
-                .map(|(i, j)| {
-                    j.as_f64()
-                        .filter(|x| x.is_finite())
-                        .ok_or_else(|| bad(format!("{k}[{i}] is not a finite number")))
-                })
-                .collect::<Result<Vec<f64>>>()
-        };
-        let returns = finite_numbers("returns")?;
+        let read = MetaReader { meta: m, bad: &bad };
+        let returns = read.finite_numbers("returns")?;
         if returns.len() != copies {
             return Err(bad(format!(
                 "saved with {} environment copies, this run has {copies}; resume with the same --num-envs",
                 returns.len()
             )));
         }
-        let states = list("states")?
+        let states = read
+            .list("states")?
             .iter()
             .enumerate()
             .map(|(i, j)| {
@@ -109,7 +83,8 @@ impl RunState {
                     .map_err(|e| bad(format!("states[{i}]: {e}")))
             })
             .collect::<Result<Vec<Value>>>()?;
-        let envs = list("envs")?
+        let envs = read
+            .list("envs")?
             .iter()
             .enumerate()
             .map(|(i, j)| snapshot_from_json(j).map_err(|e| bad(format!("envs[{i}]: {e}"))))
@@ -123,23 +98,14 @@ impl RunState {
                 envs.len()
             )));
         }
-        let episode_returns = finite_numbers("episode_returns")?;
-        // Checkpoints written before evaluation existed have none.
-        let evaluations = match &m["evaluations"] {
-            Json::Null => vec![],
-            _ => rounds_from_json(list("evaluations")?, bad)?,
-        };
         Ok(RunState {
             env_id: self.env_id.clone(),
             state_space: self.state_space.clone(),
             states,
             returns,
-            timesteps: count("timesteps")?,
-            episode_returns,
-            updates: count("updates")?,
-            since_update: count("since_update")?,
+            tally: RunTally::from_meta(m, &bad)?,
+            since_update: read.count("since_update")?,
             envs,
-            evaluations,
         })
     }
 }
@@ -176,17 +142,15 @@ impl HostState for RunState {
         let envs: Vec<Json> = self.envs.iter().map(snapshot_to_json).collect();
         Ok(SavedState {
             tensors: BTreeMap::new(),
-            meta: json!({
-                "env_id": self.env_id,
-                "states": states,
-                "returns": self.returns,
-                "timesteps": self.timesteps,
-                "episode_returns": self.episode_returns,
-                "updates": self.updates,
-                "since_update": self.since_update,
-                "envs": envs,
-                "evaluations": rounds_to_json(&self.evaluations),
-            }),
+            meta: {
+                let mut meta = self.tally.to_meta();
+                meta.insert("env_id".into(), self.env_id.clone().into());
+                meta.insert("states".into(), states.into());
+                meta.insert("returns".into(), json!(self.returns));
+                meta.insert("since_update".into(), self.since_update.into());
+                meta.insert("envs".into(), envs.into());
+                meta.into()
+            },
         })
     }
 

@@ -220,15 +220,12 @@ impl<A: Agent> SingleThreadedWorker<A> {
 
     /// Every evaluation round over the whole run (every call and resumed leg), in order.
     pub fn run_evaluations(&self) -> &[Evaluated] {
-        &self.run.evaluations
+        &self.run.tally.evaluations
     }
 
     /// Whether the run has reached its target return, if it has one.
     fn reached_target(&self) -> bool {
-        match (&self.evaluation, self.target_return) {
-            (Some(_), Some(target)) => self.run.evaluations.last().is_some_and(|e| e.mean_return >= target),
-            _ => solved(&self.run.episode_returns, self.target_return),
-        }
+        self.run.tally.reached(self.target_return, self.evaluation.is_some())
     }
 
     /// Saves a checkpoint (see [`Self::save_checkpoint`]) to `path` every `every`
@@ -250,17 +247,17 @@ impl<A: Agent> SingleThreadedWorker<A> {
 
     /// Environment steps over the whole run (every call and resumed leg).
     pub fn run_timesteps(&self) -> u64 {
-        self.run.timesteps
+        self.run.tally.timesteps
     }
 
     /// Every finished episode's return over the whole run, in order.
     pub fn run_episode_returns(&self) -> &[f64] {
-        &self.run.episode_returns
+        &self.run.tally.episode_returns
     }
 
     /// Updates over the whole run.
     pub fn run_updates(&self) -> u64 {
-        self.run.updates
+        self.run.tally.updates
     }
 
     /// Saves the agent's checkpoint with the worker's run beside it (under `worker`): the
@@ -324,11 +321,11 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// killed and resumed from its checkpoint follows the same schedule as a straight one.
     /// The returned statistics cover this call.
     pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Progress<'_>)) -> Result<WorkerStats> {
-        let done = self.run.timesteps;
+        let done = self.run.tally.timesteps;
         let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
         let episodes = length
             .episodes
-            .map(|e| e.saturating_sub(self.run.episode_returns.len() as u64));
+            .map(|e| e.saturating_sub(self.run.tally.episode_returns.len() as u64));
         self.run_for(
             Some(stop.saturating_sub(done)),
             episodes,
@@ -358,7 +355,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let mut episode_rewards: Vec<f64> = vec![];
         let mut loss = None;
         let mut solved_at = None;
-        let evaluations_before = self.run.evaluations.len();
+        let evaluations_before = self.run.tally.evaluations.len();
         let mut guard = DivergenceGuard::new(self.on_divergence);
         loop {
             if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
@@ -366,7 +363,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 break;
             }
             if self.reached_target() {
-                solved_at = Some(self.run.timesteps);
+                solved_at = Some(self.run.tally.timesteps);
                 break;
             }
             let t = ((offset + steps) as f64 / horizon.max(1) as f64).min(1.0);
@@ -400,20 +397,20 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 )?;
                 if ended {
                     episode_rewards.push(self.run.returns[i]);
-                    self.run.episode_returns.push(self.run.returns[i]);
+                    self.run.tally.episode_returns.push(self.run.returns[i]);
                     self.run.returns[i] = 0.0;
                 }
             }
             drop(storing);
             drop(collecting);
             steps += n;
-            let before = self.run.timesteps;
-            self.run.timesteps += n;
+            let before = self.run.tally.timesteps;
+            self.run.tally.timesteps += n;
             let finished = episode_rewards.len() as u64 - episodes_before;
             // RLgraph's update_mode: the intervals count steps or finished episodes.
             let (done_so_far, unit) = match spec.update_mode {
-                UpdateMode::TimeSteps => (self.run.timesteps, n),
-                UpdateMode::Episodes => (self.run.episode_returns.len() as u64, finished),
+                UpdateMode::TimeSteps => (self.run.tally.timesteps, n),
+                UpdateMode::Episodes => (self.run.tally.episode_returns.len() as u64, finished),
             };
             self.run.since_update += unit;
             if spec.do_updates
@@ -425,37 +422,41 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 let _op = profiler::operation("learning");
                 for _ in 0..spec.update_steps {
                     if let Some(l) = self.agent.update(t)? {
-                        guard.check_loss(self.run.timesteps, l, || self.agent.get_weights())?;
+                        guard.check_loss(self.run.tally.timesteps, l, || self.agent.get_weights())?;
                         loss = Some(l);
                         updates += 1;
-                        self.run.updates += 1;
+                        self.run.tally.updates += 1;
                     }
                 }
             }
-            if let Some(evaluation) = self.evaluation.as_mut().filter(|e| e.due(before, self.run.timesteps)) {
+            if let Some(evaluation) = self
+                .evaluation
+                .as_mut()
+                .filter(|e| e.due(before, self.run.tally.timesteps))
+            {
                 let _op = profiler::operation("evaluation");
-                let round = self.run.timesteps / evaluation.every();
+                let round = self.run.tally.timesteps / evaluation.every();
                 let mean_return = evaluation.play(&mut self.agent, self.seed, round, t)?;
-                self.run.evaluations.push(Evaluated {
-                    timestep: self.run.timesteps,
+                self.run.tally.evaluations.push(Evaluated {
+                    timestep: self.run.tally.timesteps,
                     mean_return,
                 });
             }
             for (every, hook) in &mut self.hooks {
-                if self.run.timesteps / *every > before / *every {
-                    hook(&mut self.agent, self.run.timesteps)?;
+                if self.run.tally.timesteps / *every > before / *every {
+                    hook(&mut self.agent, self.run.tally.timesteps)?;
                 }
             }
             // Saved between iterations, where a resumed run picks up exactly.
             let due = self
                 .checkpoint
                 .as_ref()
-                .is_some_and(|(every, _)| self.run.timesteps / every > before / every);
+                .is_some_and(|(every, _)| self.run.tally.timesteps / every > before / every);
             // The path is cloned only when a checkpoint is due, not on every step.
             if let Some((_, path)) = self.checkpoint.as_ref().filter(|_| due).cloned() {
                 let _op = profiler::operation("checkpoint");
                 // A diverged model is not written over the last good checkpoint.
-                guard.check_weights(self.run.timesteps, || self.agent.get_weights())?;
+                guard.check_weights(self.run.tally.timesteps, || self.agent.get_weights())?;
                 self.save_checkpoint(&path)?;
             }
             progress(&Progress {
@@ -464,10 +465,10 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 episode_rewards: &episode_rewards,
                 loss,
                 elapsed: start.elapsed().as_secs_f64(),
-                evaluations: &self.run.evaluations,
+                evaluations: &self.run.tally.evaluations,
             });
         }
-        guard.check_weights(self.run.timesteps, || self.agent.get_weights())?;
+        guard.check_weights(self.run.tally.timesteps, || self.agent.get_weights())?;
         let mut stats = WorkerStats::from_returns(
             steps,
             episode_rewards,
@@ -476,7 +477,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             solved_at,
         );
         stats.diverged_at_timestep = guard.diverged_at;
-        stats.evaluations = self.run.evaluations[evaluations_before..].to_vec();
+        stats.evaluations = self.run.tally.evaluations[evaluations_before..].to_vec();
         Ok(stats)
     }
 }
@@ -486,5 +487,20 @@ pub(crate) fn env_error(e: rlgraph_envs::EnvError) -> CoreError {
     CoreError::Config {
         at: "environment".into(),
         reason: e.to_string(),
+    }
+}
+
+impl<A: Agent> crate::worker::Worker for SingleThreadedWorker<A> {
+    fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        SingleThreadedWorker::execute_run(self, length, progress)
+    }
+    fn save_checkpoint(&mut self, path: &std::path::Path) -> Result<()> {
+        SingleThreadedWorker::save_checkpoint(self, path)
+    }
+    fn resume(&mut self, path: &std::path::Path) -> Result<()> {
+        SingleThreadedWorker::resume(self, path)
+    }
+    fn tally(&self) -> &crate::RunTally {
+        &self.run.tally
     }
 }

@@ -54,6 +54,16 @@ pub struct RunOptions {
     /// The learner saves its checkpoint every this many updates (with `--out`).
     #[arg(long, default_value_t = 200)]
     pub checkpoint_every: u64,
+    /// Every this many of the run's frames, the learner plays `--eval-episodes` greedy
+    /// episodes between two updates (with a greedy actor and environment copies of its own)
+    /// and reports their mean in the summary's `evaluations` and TensorBoard's
+    /// `eval/return`; `--target-return` then applies to that mean. Not with a
+    /// preprocessing_spec that keeps state (the actors' frame stacks).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub eval_every: Option<u64>,
+    /// Episodes per evaluation round, with `--eval-every`.
+    #[arg(long, default_value_t = 10, requires = "eval_every", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub eval_episodes: u64,
     /// How many frames the actors may run ahead of the config's replay ratio before they wait
     /// for the learner (0: no limit, as RLgraph's Ape-X on Ray).
     #[arg(long, default_value_t = 1000)]
@@ -331,7 +341,24 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                     std::fs::copy(&from, to).map_err(|e| format!("cannot resume from {}: {e}", from.display()))?;
                 }
             }
+            let evaluation = match (run.eval_every, &worker_specs) {
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{}: --eval-every: the learner plays its rounds on plain environment copies, and this \
+                         config's preprocessing_spec keeps state that the actors run per copy (a frame stack); \
+                         evaluate the checkpoint with rlgraph evaluate instead",
+                        run.config.display()
+                    ))
+                }
+                (Some(every), None) => Some(executors::distributed::LearnerEvaluation {
+                    every,
+                    episodes: run.eval_episodes as usize,
+                    env: run.env.clone(),
+                }),
+                (None, _) => None,
+            };
             let options = LearnerOptions {
+                evaluation,
                 target_return: run.target_return,
                 checkpoint,
                 resume: run.resume.is_some(),
@@ -372,6 +399,11 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                     ("episode/mean_return_last_10", p.mean_last_10),
                 ] {
                     if let Err(e) = w.scalar(tag, p.frames, value) {
+                        event_error.get_or_insert(e);
+                    }
+                }
+                for round in &p.new_evaluations {
+                    if let Err(e) = w.scalar("eval/return", round.timestep, round.mean_return) {
                         event_error.get_or_insert(e);
                     }
                 }
@@ -546,6 +578,10 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
             .args(["--log-every-secs", &run.log_every_secs.to_string()]);
         if let Some(t) = run.target_return {
             cmd.args(["--target-return", &t.to_string()]);
+        }
+        if let Some(every) = run.eval_every {
+            cmd.args(["--eval-every", &every.to_string()])
+                .args(["--eval-episodes", &run.eval_episodes.to_string()]);
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::{make, Stepping, VectorEnv};
 
 use crate::output_files::write_file;
-use executors::EventWriter;
+use executors::{EventWriter, Worker};
 use serde_json::Value as Json;
 
 /// Arguments of `rlgraph train`.
@@ -86,9 +86,10 @@ pub struct TrainArgs {
     pub(crate) on_divergence: executors::OnDivergence,
     /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
     /// agent's device instead of host environments; observations never leave the device.
-    /// PPO configs only; `--out` writes the summary, episodes and TensorBoard events but no
-    /// checkpoint; `--eval-every` plays its rounds on host copies of the same environment.
-    #[arg(long, conflicts_with_all = ["num_envs", "resume", "episodes", "checkpoint_every", "pause_at"], value_parser = tensor_env_count)]
+    /// PPO configs only. Checkpoints, `--resume` and `--pause-at` work as on host
+    /// environments (a resumed run needs the same `--tensor-envs` and `--seed`);
+    /// `--eval-every` plays its rounds on host copies of the same environment.
+    #[arg(long, conflicts_with = "num_envs", value_parser = tensor_env_count)]
     tensor_envs: Option<usize>,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
     /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
@@ -228,32 +229,87 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
             .map_err(|e| format!("--eval-every plays host copies of {}: {e}", args.env))?;
         worker = worker.with_evaluation(executors::Evaluation::new(every, envs), args.seed);
     }
+    if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
+        worker = worker.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
+    }
+    let (mut summary, _) = drive::<B, _>(args, worker, 1_000_000)?;
+    summary["tensor_envs"] = copies.into();
+    summary["device"] = device.to_string().into();
+    if let Some(dir) = &args.out {
+        write_file(dir, "summary.json", summary.to_string().as_bytes())?;
+    }
+    Ok(summary.to_string())
+}
+
+/// The file `--out` checkpoints into and `--resume` reads.
+const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+
+/// Runs `worker` as `args` say, as `rlgraph train` does on every worker: resumes from
+/// `--resume`, reports progress on a bar and into TensorBoard, pauses at `--pause-at`, and
+/// with `--out` writes `episodes.csv` and the final checkpoint. Returns the summary (whole
+/// run, this leg's speed), which the caller completes and writes, and the worker. A run of `--episodes` without
+/// `--timesteps` is bounded by 1,000,000 steps, one of neither by `default_steps`.
+fn drive<B: Backend, W: Worker>(args: &TrainArgs, mut worker: W, default_steps: u64) -> Result<(Json, W), String> {
+    if let Some(dir) = &args.resume {
+        worker.resume(&dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
+    }
+    // Progress counts the whole run: a resumed leg starts where the last one stopped.
+    let before = worker.tally().clone();
+    // With --out, the directory is resumable from the start: the config now, checkpoints as
+    // asked, and a TensorBoard event file written as episodes finish.
     let mut events = open_out_dir(args)?;
     let mut event_error = None;
-    let mut logged = (0usize, 0usize);
-    let total = args.timesteps.unwrap_or(1_000_000);
+    // Episodes count from this leg's start, evaluation rounds over the whole run.
+    let mut logged = (0usize, before.evaluations.len());
+    let total = args.timesteps.unwrap_or(if args.episodes.is_some() {
+        1_000_000
+    } else {
+        default_steps
+    });
     let bar = progress_bar(total);
-    let stats = worker
-        .execute_timesteps(total, |p| {
-            if let Some(w) = events.as_mut() {
-                if let Err(e) = log_progress(w, p, p.timesteps, &mut logged) {
+    bar.set_position(before.timesteps);
+    let mut last_draw = None;
+    let mut progress = |p: &executors::Progress<'_>| {
+        let step = before.timesteps + p.timesteps;
+        if let Some(w) = events.as_mut() {
+            if let Err(e) = log_progress(w, p, step, &mut logged) {
+                event_error.get_or_insert(e);
+            }
+            if let (Some(loss), true) = (
+                p.loss,
+                step % 100 < args.num_envs.max(1) as u64 || args.tensor_envs.is_some(),
+            ) {
+                if let Err(e) = w.scalar("train/loss", step, loss) {
                     event_error.get_or_insert(e);
                 }
             }
-            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
-            let mean = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+        }
+        if last_draw.is_none_or(|at| p.timesteps - at >= 200) {
+            last_draw = Some(p.timesteps);
+            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
+            let mean = if recent.is_empty() {
+                f64::NAN
+            } else {
+                recent.iter().sum::<f64>() / recent.len() as f64
+            };
             let eval = p
                 .evaluations
                 .last()
                 .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
-            bar.set_position(p.timesteps);
+            bar.set_position(step);
             bar.set_message(format!(
-                "| episodes {} | mean return (last 100) {mean:.1}{eval} | {:.0} steps/s",
-                p.episodes,
+                "| episodes {} | mean return (last 10) {mean:.1}{eval} | {:.0} steps/s",
+                before.episode_returns.len() as u64 + p.episodes,
                 p.timesteps as f64 / p.elapsed.max(1e-9)
             ));
-        })
-        .map_err(|e| e.to_string())?;
+        }
+    };
+    let length = executors::RunLength {
+        timesteps: total,
+        episodes: args.episodes,
+        pause_at: args.pause_at,
+    };
+    let stats = worker.execute_run(length, &mut progress).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     warn_if_diverged(&stats);
     if let Some(e) = event_error {
@@ -262,17 +318,26 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     if let Some(w) = events.as_mut() {
         w.flush()?;
     }
-    let mut summary = stats.to_json();
+    // The summary covers the whole run, earlier legs included; speed is this leg's.
+    let run = worker.run_stats(&stats);
+    let mut summary = run.to_json();
     summary["wall_clock_seconds"] = stats.runtime_seconds.into();
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
-    summary["tensor_envs"] = copies.into();
-    summary["device"] = device.to_string().into();
-    if let Some(dir) = &args.out {
-        write_file(dir, "episodes.csv", stats.episodes_csv().as_bytes())?;
-        write_file(dir, "summary.json", summary.to_string().as_bytes())?;
+    if args.resume.is_some() {
+        summary["resumed_at_timestep"] = before.timesteps.into();
     }
-    Ok(summary.to_string())
+    let at = worker.tally().timesteps;
+    if at < total && args.pause_at.is_some() && stats.solved_at_timestep.is_none() {
+        summary["paused_at_timestep"] = at.into();
+    }
+    if let Some(dir) = &args.out {
+        write_file(dir, "episodes.csv", run.episodes_csv().as_bytes())?;
+        worker
+            .save_checkpoint(&dir.join(CHECKPOINT_FILE))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok((summary, worker))
 }
 
 /// Writes what a worker's progress report adds since the last one (`logged` counts the
@@ -324,106 +389,16 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let (Some(every), Some(dir)) = (args.video_every, &args.out) {
         worker = worker.with_hook(every, video_hook(args, dir)?);
     }
-    if let Some(dir) = &args.resume {
-        worker
-            .resume(&dir.join("checkpoint.safetensors"))
-            .map_err(|e| e.to_string())?;
-    }
-    // Progress counts the whole run: a resumed leg starts where the last one stopped.
-    let (steps_before, episodes_before) = (worker.run_timesteps(), worker.run_episode_returns().len());
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
-    // With --out, the directory is resumable from the start: the config now, checkpoints as
-    // asked, and a TensorBoard event file written as episodes finish.
-    let mut events = open_out_dir(args)?;
     if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
-        worker = worker.with_checkpoints(args.checkpoint_every, dir.join("checkpoint.safetensors"));
+        worker = worker.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
     }
-    let mut event_error = None;
-    // Episodes count from this leg's start, evaluation rounds over the whole run.
-    let mut logged = (0usize, worker.run_evaluations().len());
-    let total = args
-        .timesteps
-        .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 20_000 });
-    let bar = progress_bar(total);
-    bar.set_position(steps_before);
-    let mut last_draw = 0u64;
-    let progress = |p: &executors::Progress<'_>| {
-        let step = steps_before + p.timesteps;
-        if let Some(w) = events.as_mut() {
-            if let Err(e) = log_progress(w, p, step, &mut logged) {
-                event_error.get_or_insert(e);
-            }
-            if let (Some(loss), true) = (p.loss, step % 100 < args.num_envs.max(1) as u64) {
-                if let Err(e) = w.scalar("train/loss", step, loss) {
-                    event_error.get_or_insert(e);
-                }
-            }
-        }
-        if p.timesteps - last_draw >= 200 {
-            last_draw = p.timesteps;
-            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
-            let mean = if recent.is_empty() {
-                f64::NAN
-            } else {
-                recent.iter().sum::<f64>() / recent.len() as f64
-            };
-            let eval = p
-                .evaluations
-                .last()
-                .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
-            bar.set_position(step);
-            bar.set_message(format!(
-                "| episodes {} | mean return (last 10) {mean:.1}{eval} | {:.0} steps/s",
-                episodes_before as u64 + p.episodes,
-                p.timesteps as f64 / p.elapsed.max(1e-9)
-            ));
-        }
-    };
-    let length = executors::RunLength {
-        timesteps: total,
-        episodes: args.episodes,
-        pause_at: args.pause_at,
-    };
-    let stats = worker.execute_run(length, progress).map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
-    warn_if_diverged(&stats);
-    if let Some(e) = event_error {
-        return Err(e);
-    }
-    if let Some(w) = events.as_mut() {
-        w.flush()?;
-    }
-    // The summary covers the whole run, earlier legs included; speed is this leg's.
-    let mut run = executors::WorkerStats::from_returns(
-        worker.run_timesteps(),
-        worker.run_episode_returns().to_vec(),
-        worker.run_updates(),
-        stats.runtime_seconds,
-        stats.solved_at_timestep,
-    );
-    run.env_frames_per_second = stats.env_frames_per_second;
-    run.diverged_at_timestep = stats.diverged_at_timestep;
-    run.evaluations = worker.run_evaluations().to_vec();
-    let mut summary = run.to_json();
-    summary["wall_clock_seconds"] = stats.runtime_seconds.into();
-    summary["env"] = args.env.clone().into();
-    summary["backend"] = B::NAME.into();
+    let (mut summary, worker) = drive::<B, _>(args, worker, 20_000)?;
     summary["threads"] = crate::backend_choice::threads_json(B::NAME);
-    if args.resume.is_some() {
-        summary["resumed_at_timestep"] = steps_before.into();
-    }
-    if worker.run_timesteps() < total && args.pause_at.is_some() && stats.solved_at_timestep.is_none() {
-        summary["paused_at_timestep"] = worker.run_timesteps().into();
-    }
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        write_file(dir, "episodes.csv", run.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
-        worker
-            .save_checkpoint(&dir.join("checkpoint.safetensors"))
-            .map_err(|e| e.to_string())?;
         // The acting graph for other runtimes, where the exporter can write the agent
         // (`rlgraph export` says why where it cannot).
         if let Ok(model) = crate::export_command::onnx_model(&json, &args.env, worker.agent().as_ref()) {

@@ -53,6 +53,34 @@ pub struct LearnerOptions {
     /// Whether the learner stops the shards at the end (a launch does; shards shared with
     /// other runs are left alone).
     pub stop_shards: bool,
+    /// Greedy evaluation rounds the learner plays between updates, if any.
+    pub evaluation: Option<LearnerEvaluation>,
+}
+
+/// Greedy rounds a distributed learner plays between its updates, with a greedy actor of its
+/// own and environment copies of its own (copy `i` seeded `seed + i`, as `rlgraph train
+/// --eval-every` makes them): one episode per copy every `every` of the run's frames.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LearnerEvaluation {
+    /// The run's frames between rounds.
+    pub every: u64,
+    /// Episodes per round (one per copy).
+    pub episodes: usize,
+    /// The environment id (`rlgraph_envs::make`).
+    pub env: String,
+}
+
+impl LearnerEvaluation {
+    /// The rounds' environment copies, seeded from `seed`.
+    pub(crate) fn build(&self, seed: u64) -> rlgraph_core::Result<crate::Evaluation> {
+        let envs = (0..self.episodes.max(1))
+            .map(|i| rlgraph_envs::make(&self.env, seed.wrapping_add(i as u64)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(crate::single_threaded_worker::env_error)?;
+        let envs = rlgraph_envs::VectorEnv::new(envs, rlgraph_envs::Stepping::Sequential)
+            .map_err(crate::single_threaded_worker::env_error)?;
+        Ok(crate::Evaluation::new(self.every, envs))
+    }
 }
 
 impl LearnerOptions {
@@ -69,6 +97,7 @@ impl LearnerOptions {
             stop_grace: Duration::from_secs(1),
             max_frames_ahead: 1000,
             stop_shards: true,
+            evaluation: None,
         }
     }
 }
@@ -90,6 +119,8 @@ pub struct LearnerProgress {
     pub weight_lag: f64,
     /// Batches fetched and waiting.
     pub queue_depth: usize,
+    /// The evaluation rounds played since the last report.
+    pub new_evaluations: Vec<crate::Evaluated>,
 }
 
 /// The learner's summary of a distributed run: RLgraph's worker statistics and what
@@ -270,7 +301,14 @@ pub fn run_apex_learner<B: Backend>(
     mut progress: impl FnMut(&LearnerProgress),
 ) -> Result<DistributedStats, DistributedError> {
     let mut learner = DqnLearner::<B>::new(config, state_space, action_space, options.seed)?;
-    let mut run = LearnerRun::start(&mut learner, LearnerHub::default(), cluster, access, options)?;
+    // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
+    let actor = || {
+        Ok((
+            agents::dqn_actor::<B>(config, state_space, action_space, options.seed + 999)?,
+            None,
+        ))
+    };
+    let mut run = LearnerRun::start(&mut learner, LearnerHub::default(), cluster, access, options, actor)?;
 
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)

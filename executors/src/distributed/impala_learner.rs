@@ -31,7 +31,12 @@ pub fn run_impala_learner<B: Backend>(
         .record_space()
         .clone();
     let hub = LearnerHub::with_rollouts(&rollout_space, config.queue_capacity);
-    let mut run = LearnerRun::start(&mut learner, hub, cluster, access, options)?;
+    // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
+    let actor = || {
+        let actor = agents::impala_actor::<B>(config, state_space, action_space, options.seed + 999)?;
+        Ok((actor, config.memory_units()))
+    };
+    let mut run = LearnerRun::start(&mut learner, hub, cluster, access, options, actor)?;
     let batch_size = config.update.batch_size.max(1);
     let result: Result<(), DistributedError> = (|| loop {
         let (queued, _) = run.hub.rollout_counts();

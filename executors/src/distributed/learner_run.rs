@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use agents::GraphLearner;
+use agents::{GraphActor, GraphLearner};
 use rlgraph_core::{Backend, CoreError, HostState, SavedState};
 use serde_json::json;
 use tokio::runtime::Runtime;
@@ -18,6 +18,9 @@ use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
 use super::peers::serve_learner;
 use super::{LearnerOptions, LearnerProgress};
+use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::greedy_rounds::GreedyRounds;
+use crate::run_tally::MetaReader;
 use crate::single_threaded_worker::{solved, WorkerStats};
 
 /// The run's counters that ride in the learner's checkpoint.
@@ -27,13 +30,19 @@ pub(crate) struct RunCounters {
     pub(crate) frames: u64,
     /// Every finished episode's return, in the order reported.
     pub(crate) episode_returns: Vec<f64>,
+    /// Every greedy evaluation round, in order.
+    pub(crate) evaluations: Vec<Evaluated>,
 }
 
 impl HostState for RunCounters {
     fn save_state(&self) -> rlgraph_core::Result<SavedState> {
         Ok(SavedState {
             tensors: BTreeMap::new(),
-            meta: json!({"frames": self.frames, "episode_returns": self.episode_returns}),
+            meta: json!({
+                "frames": self.frames,
+                "episode_returns": self.episode_returns,
+                "evaluations": rounds_to_json(&self.evaluations),
+            }),
         })
     }
 
@@ -48,29 +57,28 @@ impl HostState for RunCounters {
 }
 
 fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
-    let bad = |reason: &str| CoreError::Checkpoint {
+    let bad = |reason: String| CoreError::Checkpoint {
         path: "(distributed run counters)".into(),
-        reason: reason.into(),
+        reason,
     };
-    let frames = state.meta["frames"].as_u64().ok_or_else(|| bad("no frame count"))?;
-    let episode_returns = state.meta["episode_returns"]
-        .as_array()
-        .ok_or_else(|| bad("no episode returns"))?
-        .iter()
-        .map(|r| {
-            r.as_f64()
-                .filter(|r| r.is_finite())
-                .ok_or_else(|| bad("a return is not a finite number"))
-        })
-        .collect::<rlgraph_core::Result<_>>()?;
+    let read = MetaReader {
+        meta: &state.meta,
+        bad: &bad,
+    };
+    // Checkpoints written before evaluation rounds existed have none.
+    let evaluations = match &state.meta["evaluations"] {
+        serde_json::Value::Null => vec![],
+        _ => rounds_from_json(read.list("evaluations")?, bad)?,
+    };
     Ok(RunCounters {
-        frames,
-        episode_returns,
+        frames: read.count("frames")?,
+        episode_returns: read.finite_numbers("episode_returns")?,
+        evaluations,
     })
 }
 
 /// A learner's run in progress.
-pub(crate) struct LearnerRun {
+pub(crate) struct LearnerRun<B: Backend> {
     pub(crate) runtime: Runtime,
     pub(crate) hub: LearnerHub,
     pub(crate) counters: RunCounters,
@@ -84,17 +92,26 @@ pub(crate) struct LearnerRun {
     last_checkpoint: u64,
     solved_at: Option<u64>,
     resumed_at_update: Option<u64>,
+    /// Greedy rounds, where the run evaluates.
+    rounds: Option<GreedyRounds<B>>,
+    /// The frames the last look for a due round saw.
+    evaluated_to: u64,
+    /// Rounds already shown to the progress callback.
+    rounds_shown: usize,
 }
 
-impl LearnerRun {
+impl<B: Backend> LearnerRun<B> {
     /// Resumes `learner` from the options' checkpoint where asked, publishes its weights and
     /// serves `hub` on the cluster's learner address.
-    pub(crate) fn start<B: Backend>(
+    /// Where `options` ask for evaluation, `actor` (a greedy actor of the learner's
+    /// algorithm, built with its own seed) plays the rounds between updates.
+    pub(crate) fn start(
         learner: &mut impl GraphLearner<B>,
         hub: LearnerHub,
         cluster: &ClusterSpec,
         access: &Access,
         options: &LearnerOptions,
+        actor: impl FnOnce() -> rlgraph_core::Result<(GraphActor<B>, Option<usize>)>,
     ) -> Result<Self, DistributedError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -114,6 +131,19 @@ impl LearnerRun {
                 ));
             }
         }
+        let rounds = match &options.evaluation {
+            Some(spec) => {
+                let (actor, memory_units) = actor()?;
+                Some(GreedyRounds {
+                    evaluation: spec.build(options.seed)?,
+                    actor,
+                    memory_units,
+                    seed: options.seed,
+                    done: counters.evaluations.clone(),
+                })
+            }
+            None => None,
+        };
         hub.publish(&learner.publish()?);
         let addr = cluster.address(Role::Learner, 0)?;
         let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -130,7 +160,6 @@ impl LearnerRun {
             runtime,
             hub,
             last_checkpoint: learner.updates(),
-            counters,
             server,
             stop_server,
             start: Instant::now(),
@@ -140,6 +169,10 @@ impl LearnerRun {
             last_progress: Instant::now(),
             solved_at: None,
             resumed_at_update,
+            evaluated_to: counters.frames,
+            rounds_shown: counters.evaluations.len(),
+            rounds,
+            counters,
         })
     }
 
@@ -165,7 +198,8 @@ impl LearnerRun {
         }
         let t = (run.frames as f64 / options.timesteps.max(1) as f64).min(1.0);
         self.hub.set_time_percentage(t);
-        if self.last_progress.elapsed() >= Duration::from_secs(1) {
+        // A round played since the last report is reported now, so the last one is too.
+        if self.last_progress.elapsed() >= Duration::from_secs(1) || run.evaluations.len() > self.rounds_shown {
             self.last_progress = Instant::now();
             let weight_lag = weight_lag(self.lag_sum, self.lag_n);
             let last10 = &run.episode_returns[run.episode_returns.len().saturating_sub(10)..];
@@ -177,9 +211,15 @@ impl LearnerRun {
                 elapsed: self.start.elapsed().as_secs_f64(),
                 weight_lag,
                 queue_depth,
+                new_evaluations: run.evaluations.get(self.rounds_shown..).unwrap_or_default().to_vec(),
             });
+            self.rounds_shown = run.evaluations.len();
         }
-        if solved(&run.episode_returns, options.target_return) {
+        let reached = match (&self.rounds, options.target_return) {
+            (Some(_), Some(target)) => run.evaluations.last().is_some_and(|e| e.mean_return >= target),
+            _ => solved(&run.episode_returns, options.target_return),
+        };
+        if reached {
             self.solved_at = Some(run.frames);
             return None;
         }
@@ -188,7 +228,7 @@ impl LearnerRun {
 
     /// After an update with this `loss`: stops on divergence, publishes the new weights and
     /// saves the periodic checkpoint.
-    pub(crate) fn updated<B: Backend>(
+    pub(crate) fn updated(
         &mut self,
         learner: &mut impl GraphLearner<B>,
         loss: f64,
@@ -202,6 +242,15 @@ impl LearnerRun {
             .into());
         }
         self.hub.publish(&learner.publish()?);
+        if let Some(rounds) = self.rounds.as_mut() {
+            let frames = self.counters.frames;
+            // Between updates, so a round plays the weights just published.
+            rounds.play_if_due(|| learner.executor().variables(), self.evaluated_to, frames)?;
+            self.evaluated_to = frames;
+            if rounds.done.len() != self.counters.evaluations.len() {
+                self.counters.evaluations.clone_from(&rounds.done);
+            }
+        }
         if let Some(path) = &options.checkpoint {
             if options.checkpoint_every > 0 && learner.updates() >= self.last_checkpoint + options.checkpoint_every {
                 self.last_checkpoint = learner.updates();
@@ -215,7 +264,7 @@ impl LearnerRun {
     /// hub still answers, stops serving, saves the final checkpoint and returns the run's
     /// statistics with its seconds, the weight lag, the actors heard from and the update it
     /// resumed at. `result` is the learning loop's outcome, returned if it failed.
-    pub(crate) fn finish<B: Backend>(
+    pub(crate) fn finish(
         self,
         learner: &mut impl GraphLearner<B>,
         options: &LearnerOptions,
@@ -239,14 +288,16 @@ impl LearnerRun {
         }
         let weight_lag = weight_lag(self.lag_sum, self.lag_n);
         let updates = learner.updates();
+        let mut worker = WorkerStats::from_returns(
+            self.counters.frames,
+            self.counters.episode_returns,
+            updates,
+            runtime_s,
+            self.solved_at,
+        );
+        worker.evaluations = self.counters.evaluations;
         Ok(Finished {
-            worker: WorkerStats::from_returns(
-                self.counters.frames,
-                self.counters.episode_returns,
-                updates,
-                runtime_s,
-                self.solved_at,
-            ),
+            worker,
             updates_per_second: updates as f64 / runtime_s.max(1e-9),
             weight_lag,
             actors: self.actors.len(),

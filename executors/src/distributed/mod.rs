@@ -35,7 +35,7 @@ pub mod wire;
 
 pub use access::Access;
 pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
-pub use apex_learner::{run_apex_learner, DistributedStats, LearnerOptions, LearnerProgress};
+pub use apex_learner::{run_apex_learner, DistributedStats, LearnerEvaluation, LearnerOptions, LearnerProgress};
 pub use apex_spec::ApexSpec;
 pub use cluster::{ClusterSpec, Role};
 pub use cluster_certs::{cluster_certs, ClusterCerts};

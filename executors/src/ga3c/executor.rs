@@ -15,13 +15,14 @@ use serde_json::Value as Json;
 
 use super::adjuster::ThreadAdjuster;
 use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
-use super::greedy_rounds::GreedyRounds;
 use super::metrics::{Counters, Ga3cStats};
 use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
 use super::run_record::RunRecord;
 use super::spec::{Ga3cSpec, ThreadCounts};
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
+use crate::greedy_rounds::GreedyRounds;
+use crate::run_tally::RunTally;
 use crate::single_threaded_worker::solved;
 use crate::WorkerStats;
 
@@ -182,7 +183,7 @@ impl<B: Backend> Ga3cExecutor<B> {
 
     /// The frames the last run resumed at (`None` unless it resumed).
     pub fn resumed_at(&self) -> Option<u64> {
-        self.resume_from.as_ref().map(|_| self.resumed.frames)
+        self.resume_from.as_ref().map(|_| self.resumed.tally.timesteps)
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -235,11 +236,11 @@ impl<B: Backend> Ga3cExecutor<B> {
         let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
         // The counts go on from the checkpoint's.
         let c = &shared.counters;
-        Counters::add(&c.frames, record.frames);
-        Counters::add(&c.trainings, record.trainings);
+        Counters::add(&c.frames, record.tally.timesteps);
+        Counters::add(&c.trainings, record.tally.updates);
         Counters::add(&c.trained_frames, record.trained_frames);
         if let Ok(mut episodes) = c.episodes.lock() {
-            episodes.clone_from(&record.episodes);
+            episodes.clone_from(&record.tally.episode_returns);
         }
         let learner = Arc::new(Mutex::new(learner));
         self.learner = Some(learner.clone());
@@ -265,7 +266,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     .actor::<B>(&self.state_space, &self.action_space, self.seed + 999)?,
                 memory_units: self.algorithm.memory_units(),
                 seed: self.seed,
-                done: record.evaluations.clone(),
+                done: record.tally.evaluations.clone(),
             }),
             None => None,
         };
@@ -277,12 +278,14 @@ impl<B: Backend> Ga3cExecutor<B> {
             Watch {
                 total,
                 start,
-                from: record.frames,
+                from: record.tally.timesteps,
             },
             &mut rounds,
             &mut progress,
         );
-        let evaluations = rounds.as_ref().map_or(record.evaluations.clone(), |r| r.done.clone());
+        let evaluations = rounds
+            .as_ref()
+            .map_or(record.tally.evaluations.clone(), |r| r.done.clone());
         self.evaluation = rounds.map(|r| r.evaluation);
         shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let panicked = threads.handles.drain(..).map(JoinHandle::join).any(|j| j.is_err());
@@ -313,13 +316,15 @@ impl<B: Backend> Ga3cExecutor<B> {
         worker.diverged_at_timestep = guard.diverged_at;
         // This leg's speed: its frames over its seconds.
         worker.env_frames_per_second =
-            (worker.timesteps_executed - self.resumed.frames) as f64 / worker.runtime_seconds.max(1e-9);
+            (worker.timesteps_executed - self.resumed.tally.timesteps) as f64 / worker.runtime_seconds.max(1e-9);
         self.last_record = RunRecord {
-            frames: worker.timesteps_executed,
-            trainings,
+            tally: RunTally {
+                timesteps: worker.timesteps_executed,
+                updates: trainings,
+                episode_returns: worker.episode_rewards.clone(),
+                evaluations: evaluations.clone(),
+            },
             trained_frames: Counters::get(&c.trained_frames),
-            episodes: worker.episode_rewards.clone(),
-            evaluations: evaluations.clone(),
         };
         worker.evaluations = evaluations;
         Ok(Ga3cStats {
@@ -363,19 +368,22 @@ impl<B: Backend> Ga3cExecutor<B> {
             }
             let frames = Counters::get(&c.frames);
             if let Some(r) = rounds.as_mut() {
-                r.play_if_due(learner, watched_to, frames)?;
+                let weights = || learner.lock().map_err(|_| poisoned("learner"))?.executor().variables();
+                r.play_if_due(weights, watched_to, frames)?;
             }
             if let Some((_, path)) = self
                 .checkpoints
                 .as_ref()
                 .filter(|(every, _)| frames / every > watched_to / every)
             {
-                let prior = &self.resumed.evaluations;
+                let prior = &self.resumed.tally.evaluations;
                 save(learner, &record_now(shared, rounds, prior), path)?;
             }
             watched_to = frames;
             // The earlier legs' rounds stand when this leg plays none.
-            let evaluations = rounds.as_ref().map_or(&self.resumed.evaluations[..], |r| &r.done[..]);
+            let evaluations = rounds
+                .as_ref()
+                .map_or(&self.resumed.tally.evaluations[..], |r| &r.done[..]);
             let (pq, tq) = (threads.requests.1.len(), threads.training.1.len());
             queue_sums = (queue_sums.0 + pq as f64, queue_sums.1 + tq as f64);
             samples += 1;
@@ -396,7 +404,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                     episode_rewards: &episodes,
                     elapsed,
                     predictions_per_second: predictions as f64 / elapsed,
-                    trainings_per_second: (trainings - self.resumed.trainings) as f64 / elapsed,
+                    trainings_per_second: (trainings - self.resumed.tally.updates) as f64 / elapsed,
                     mean_prediction_batch: predictions as f64 / passes.max(1) as f64,
                     prediction_queue: pq,
                     training_queue: tq,
@@ -405,7 +413,10 @@ impl<B: Backend> Ga3cExecutor<B> {
                     loss: (trainings > 0)
                         .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
                     evaluations,
-                    resumed: (self.resumed.episodes.len(), self.resumed.evaluations.len()),
+                    resumed: (
+                        self.resumed.tally.episode_returns.len(),
+                        self.resumed.tally.evaluations.len(),
+                    ),
                 });
             }
             if solved_now {
@@ -504,11 +515,13 @@ fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, pri
     // Trained frames are read before frames, so they never exceed them in the record.
     let (trainings, trained_frames) = (Counters::get(&c.trainings), Counters::get(&c.trained_frames));
     RunRecord {
-        frames: Counters::get(&c.frames),
-        trainings,
+        tally: RunTally {
+            timesteps: Counters::get(&c.frames),
+            updates: trainings,
+            episode_returns: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
+            evaluations: rounds.as_ref().map_or_else(|| prior.to_vec(), |r| r.done.clone()),
+        },
         trained_frames,
-        episodes: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
-        evaluations: rounds.as_ref().map_or_else(|| prior.to_vec(), |r| r.done.clone()),
     }
 }
 

@@ -20,7 +20,6 @@
 mod adjuster;
 mod algorithm;
 mod executor;
-mod greedy_rounds;
 mod metrics;
 mod roles;
 mod run_record;

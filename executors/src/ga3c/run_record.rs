@@ -6,23 +6,16 @@
 use std::collections::BTreeMap;
 
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
-use serde_json::json;
 
-use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::run_tally::{MetaReader, RunTally};
 
 /// A GA3C run's counts and results.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RunRecord {
-    /// Environment steps taken.
-    pub frames: u64,
-    /// Updates done.
-    pub trainings: u64,
+    /// Environment steps, updates, finished episodes' returns and evaluation rounds.
+    pub tally: RunTally,
     /// Frames the updates learned from.
     pub trained_frames: u64,
-    /// Finished episodes' returns, in order.
-    pub episodes: Vec<f64>,
-    /// Evaluation rounds played.
-    pub evaluations: Vec<Evaluated>,
 }
 
 fn bad(reason: String) -> CoreError {
@@ -34,36 +27,18 @@ fn bad(reason: String) -> CoreError {
 
 impl RunRecord {
     fn parse(state: &SavedState) -> Result<RunRecord> {
-        let m = &state.meta;
-        let count = |k: &str| {
-            m[k].as_u64()
-                .ok_or_else(|| bad(format!("{k} is missing or not a count")))
-        };
-        let list = |k: &str| {
-            m[k].as_array()
-                .ok_or_else(|| bad(format!("{k} is missing or not a list")))
-        };
-        let episodes = list("episodes")?
-            .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                j.as_f64()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| bad(format!("episodes[{i}] is not a finite number")))
-            })
-            .collect::<Result<Vec<f64>>>()?;
-        let evaluations = rounds_from_json(list("evaluations")?, bad)?;
         let record = RunRecord {
-            frames: count("frames")?,
-            trainings: count("trainings")?,
-            trained_frames: count("trained_frames")?,
-            episodes,
-            evaluations,
+            tally: RunTally::from_meta(&state.meta, &bad)?,
+            trained_frames: MetaReader {
+                meta: &state.meta,
+                bad: &bad,
+            }
+            .count("trained_frames")?,
         };
-        if record.trained_frames > record.frames {
+        if record.trained_frames > record.tally.timesteps {
             return Err(bad(format!(
                 "{} frames trained of {} taken",
-                record.trained_frames, record.frames
+                record.trained_frames, record.tally.timesteps
             )));
         }
         Ok(record)
@@ -72,15 +47,11 @@ impl RunRecord {
 
 impl HostState for RunRecord {
     fn save_state(&self) -> Result<SavedState> {
+        let mut meta = self.tally.to_meta();
+        meta.insert("trained_frames".into(), self.trained_frames.into());
         Ok(SavedState {
             tensors: BTreeMap::new(),
-            meta: json!({
-                "frames": self.frames,
-                "trainings": self.trainings,
-                "trained_frames": self.trained_frames,
-                "episodes": self.episodes,
-                "evaluations": rounds_to_json(&self.evaluations),
-            }),
+            meta: meta.into(),
         })
     }
 
@@ -97,26 +68,30 @@ impl HostState for RunRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evaluation::Evaluated;
+    use serde_json::json;
 
     #[test]
     fn a_record_round_trips_and_nonsense_is_refused_by_key() {
         let record = RunRecord {
-            frames: 10,
-            trainings: 2,
+            tally: RunTally {
+                timesteps: 10,
+                updates: 2,
+                episode_returns: vec![9.0, 12.5],
+                evaluations: vec![Evaluated {
+                    timestep: 5,
+                    mean_return: 20.0,
+                }],
+            },
             trained_frames: 8,
-            episodes: vec![9.0, 12.5],
-            evaluations: vec![Evaluated {
-                timestep: 5,
-                mean_return: 20.0,
-            }],
         };
         let saved = record.save_state().unwrap();
         let mut back = RunRecord::default();
         back.load_state(saved.clone()).unwrap();
         assert_eq!(back, record);
         for (key, value, said) in [
-            ("frames", json!(-1), "frames"),
-            ("episodes", json!([1.0, "x"]), "episodes[1]"),
+            ("timesteps", json!(-1), "timesteps"),
+            ("episode_returns", json!([1.0, "x"]), "episode_returns[1]"),
             ("evaluations", json!([[1, null]]), "evaluations[0]"),
             ("trained_frames", json!(11), "11 frames trained of 10"),
         ] {

@@ -81,9 +81,28 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
         "8000",
         "--seed",
         "1",
+        "--eval-every",
+        "2000",
+        "--eval-episodes",
+        "3",
     ];
     let summary = launch("configs/apex-cartpole.json", "CartPole-v1", &args, &dir);
     assert_learned(&dir, &summary);
+    // The learner played a greedy round between two updates after the run's frames passed
+    // each multiple of 2,000 (not at 8,000: the run ends there), one per multiple.
+    let rounds: Vec<(u64, f64)> = summary["evaluations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["timestep"].as_u64().unwrap(), r["mean_return"].as_f64().unwrap()))
+        .collect();
+    let multiples: Vec<u64> = rounds.iter().map(|(t, _)| t / 2000).collect();
+    assert_eq!(multiples, [1, 2, 3], "{summary}");
+    assert!(rounds.iter().all(|(_, r)| (8.0..=500.0).contains(r)), "{summary}");
+    assert!(
+        crate::common::events_have(&dir, "eval/return"),
+        "the rounds reach TensorBoard"
+    );
     let d = &summary["distributed"];
     assert_eq!(d["actors"], 2, "{summary}");
     let shard = &d["shards"][0];
@@ -339,7 +358,9 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     let out_arg = out.to_str().unwrap();
     let _replay = cluster.serve("replay", 0, &[]);
     let actors = [cluster.serve("actor", 0, &[]), cluster.serve("actor", 1, &[])];
-    let (mut learner, progress) = cluster.learner(&["--out", out_arg, "--checkpoint-every", "50"]);
+    let eval = ["--eval-every", "1000", "--eval-episodes", "2"];
+    let (mut learner, progress) =
+        cluster.learner(&[&["--out", out_arg, "--checkpoint-every", "50"][..], &eval].concat());
     // Kill the learner once it has saved a checkpoint and gone on a little.
     let checkpoint = out.join("checkpoint.safetensors");
     let start = Instant::now();
@@ -352,7 +373,11 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     let restarted = cluster.serve(
         "learner",
         0,
-        &["--resume", out_arg, "--out", out_arg, "--checkpoint-every", "50"],
+        &[
+            &["--resume", out_arg, "--out", out_arg, "--checkpoint-every", "50"][..],
+            &eval,
+        ]
+        .concat(),
     );
 
     let summary = summary_of(restarted);
@@ -360,6 +385,19 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     assert!(resumed.is_some_and(|u| u >= 50), "{summary}");
     assert!(summary["updates"].as_u64().unwrap() > resumed.unwrap(), "{summary}");
     assert_learned(&out, &summary);
+    // The rounds saved with the checkpoint came back with it: the resumed learner counts on
+    // from the checkpoint's frames, replays only the multiples passed after it, and the run
+    // ends with at most one round per multiple of 1,000 frames.
+    let multiples: Vec<u64> = summary["evaluations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["timestep"].as_u64().unwrap() / 1000)
+        .collect();
+    assert!(
+        multiples.len() >= 3 && multiples.windows(2).all(|w| w[0] < w[1]),
+        "{summary}"
+    );
     // The actors reconnected to the new learner and ended with the run.
     for actor in actors {
         assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());

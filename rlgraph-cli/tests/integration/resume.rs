@@ -28,23 +28,22 @@ fn summary(stdout: &str) -> serde_json::Value {
 
 /// Straight, then paused at `pause` and resumed: both end with identical files.
 fn resumes_exactly(config: &str, env: &str, total: u64, pause: u64) {
+    // Two copies step together, so the pause lands on the next even step.
+    let paused = pause.div_ceil(2) * 2;
+    resumes_exactly_on(config, env, total, (pause, paused), &["--num-envs", "2"]);
+}
+
+/// [`resumes_exactly`] on the copies `copies` asks for, the pause landing at `pause.1`; the
+/// first leg also checkpoints every 128 steps and the second every 96, which must change
+/// nothing.
+fn resumes_exactly_on(config: &str, env: &str, total: u64, pause: (u64, u64), copies: &[&str]) {
     let base = scratch(Path::new(config).file_stem().unwrap().to_str().unwrap());
     let (straight, legs) = (base.join("straight"), base.join("legs"));
     let total_arg = total.to_string();
     let run = |out: &Path, extra: &[&str]| {
         let args = [
-            &[
-                "train",
-                config,
-                "--env",
-                env,
-                "--timesteps",
-                &total_arg,
-                "--num-envs",
-                "2",
-                "--seed",
-                "5",
-            ][..],
+            &["train", config, "--env", env, "--timesteps", &total_arg, "--seed", "5"][..],
+            copies,
             &["--out", out.to_str().unwrap()],
             extra,
         ]
@@ -54,10 +53,12 @@ fn resumes_exactly(config: &str, env: &str, total: u64, pause: u64) {
         summary(&stdout)
     };
     let whole = run(&straight, &[]);
-    let first = run(&legs, &["--pause-at", &pause.to_string()]);
-    // Two copies step together, so the pause lands on the next even step.
-    assert_eq!(first["paused_at_timestep"], pause.div_ceil(2) * 2, "{config}: {first}");
-    let last = run(&legs, &["--resume", legs.to_str().unwrap()]);
+    let first = run(
+        &legs,
+        &["--pause-at", &pause.0.to_string(), "--checkpoint-every", "128"],
+    );
+    assert_eq!(first["paused_at_timestep"], pause.1, "{config}: {first}");
+    let last = run(&legs, &["--resume", legs.to_str().unwrap(), "--checkpoint-every", "96"]);
     assert_eq!(last["resumed_at_timestep"], first["paused_at_timestep"], "{config}");
     for file in ["checkpoint.safetensors", "episodes.csv"] {
         assert!(
@@ -70,6 +71,7 @@ fn resumes_exactly(config: &str, env: &str, total: u64, pause: u64) {
         "episodes_executed",
         "updates",
         "mean_episode_reward",
+        "evaluations",
     ] {
         assert_eq!(whole[key], last[key], "{config}: {key}");
     }
@@ -95,6 +97,54 @@ fn ppo_resumes_exactly() {
 #[test]
 fn impala_resumes_exactly() {
     resumes_exactly("configs/impala-gridworld-2x2.json", "GridWorld-2x2", 1200, 531);
+}
+
+#[test]
+fn ppo_on_device_resident_copies_resumes_exactly_and_evaluates_where_the_straight_run_does() {
+    // Rollouts of 8 steps over 8 copies (64 frames per update): the pause at 300 lands at the
+    // end of the fifth rollout, 320. Greedy rounds of 2 host episodes every 128 frames fall
+    // after the rollouts ending at 128, 256, 384, ... in both runs.
+    let dir = scratch("tensor-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut config: serde_json::Value = serde_json::from_slice(&read(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/ppo-cartpole-tensor.json"
+    ))))
+    .unwrap();
+    config["memory_spec"]["capacity"] = 64.into();
+    config["update_spec"] = serde_json::json!({"update_mode": "time_steps", "do_updates": true,
+        "update_interval": 64, "batch_size": 64, "num_iterations": 4, "sample_size": 16});
+    let path = dir.join("ppo-tensor-small.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let copies = ["--tensor-envs", "8", "--eval-every", "128", "--eval-episodes", "2"];
+    resumes_exactly_on(path.to_str().unwrap(), "CartPole-v1", 640, (300, 320), &copies);
+    // Another count of copies is refused by name, naming the flag to fix.
+    let out = dir.join("out");
+    let base = [
+        "train",
+        path.to_str().unwrap(),
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "256",
+    ];
+    let out_args = ["--out", out.to_str().unwrap()];
+    let (code, _, stderr) = rlgraph(&[&base[..], &out_args, &["--tensor-envs", "8", "--pause-at", "64"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = rlgraph(
+        &[
+            &base[..],
+            &out_args,
+            &["--tensor-envs", "4", "--resume", out.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("8 device-resident copies, this run has 4") && stderr.contains("--tensor-envs"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `rlgraph train` end to end: the summary, the files under `--out`, resuming, and errors.
 
 use crate::common;
+use crate::common::event_file;
 
 use common::rlgraph;
 
@@ -623,15 +624,6 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
 }
 
 /// The TensorBoard event file in `dir`, if there is one.
-fn event_file(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| {
-        p.file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with("events.out.tfevents.")
-    })
-}
-
 #[test]
 fn diverging_device_and_ga3c_runs_stop_too_unless_told_to_go_on() {
     // The same learning rate under the other two executors: PPO on device-resident

@@ -36,3 +36,27 @@ pub fn train_into(config: &str, env: &str, timesteps: u64, seed: u64, out: &str)
 }
 
 pub mod roles;
+
+/// The TensorBoard event file in `dir`, if there is one.
+pub fn event_file(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| {
+        p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events.out.tfevents.")
+    })
+}
+
+/// Whether any TensorBoard event file in `dir` holds a scalar tagged `tag`.
+pub fn events_have(dir: &std::path::Path, tag: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).any(|p| {
+        p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events.out.tfevents.")
+            && std::fs::read(&p)
+                .unwrap()
+                .windows(tag.len())
+                .any(|w| w == tag.as_bytes())
+    })
+}

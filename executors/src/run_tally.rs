@@ -1,0 +1,126 @@
+//! `RunTally`: what every executor counts over a whole run, resumed legs included, and how a
+//! checkpoint keeps it. The single-threaded worker, the device worker and GA3C each save one
+//! beside their agent, so a resumed run of any of them counts on from where it stopped.
+
+use rlgraph_core::{CoreError, Result};
+use serde_json::{json, Value as Json};
+
+use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+
+/// A run's counts and results so far, over every call and every resumed leg.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunTally {
+    /// Environment steps (over all copies).
+    pub timesteps: u64,
+    /// Updates.
+    pub updates: u64,
+    /// Every finished episode's return, in order.
+    pub episode_returns: Vec<f64>,
+    /// Every greedy evaluation round, in order.
+    pub evaluations: Vec<Evaluated>,
+}
+
+impl RunTally {
+    /// The tally as checkpoint metadata (its keys beside the executor's own).
+    pub(crate) fn to_meta(&self) -> serde_json::Map<String, Json> {
+        let mut meta = serde_json::Map::new();
+        meta.insert("timesteps".into(), self.timesteps.into());
+        meta.insert("updates".into(), self.updates.into());
+        meta.insert("episode_returns".into(), json!(self.episode_returns));
+        meta.insert("evaluations".into(), rounds_to_json(&self.evaluations));
+        meta
+    }
+
+    /// The tally [`RunTally::to_meta`] wrote into `meta`; `bad` makes the error for a key that
+    /// is missing or holds the wrong thing. Checkpoints written before evaluation rounds
+    /// existed have none.
+    pub(crate) fn from_meta(meta: &Json, bad: &impl Fn(String) -> CoreError) -> Result<RunTally> {
+        let read = MetaReader { meta, bad };
+        let evaluations = match &meta["evaluations"] {
+            Json::Null => vec![],
+            _ => rounds_from_json(read.list("evaluations")?, bad)?,
+        };
+        Ok(RunTally {
+            timesteps: read.count("timesteps")?,
+            updates: read.count("updates")?,
+            episode_returns: read.finite_numbers("episode_returns")?,
+            evaluations,
+        })
+    }
+
+    /// Whether the run has reached `target` (never without one): by the last evaluation
+    /// round's mean where the run `evaluates`, else by the mean of the last 100 episodes.
+    pub fn reached(&self, target: Option<f64>, evaluates: bool) -> bool {
+        match (evaluates, target) {
+            (true, Some(target)) => self.evaluations.last().is_some_and(|e| e.mean_return >= target),
+            _ => crate::single_threaded_worker::solved(&self.episode_returns, target),
+        }
+    }
+
+    /// The whole run's statistics, given one leg's (whose speed and outcome they keep): the
+    /// counts, every episode and every round are the run's.
+    pub fn whole_run(&self, leg: &crate::WorkerStats) -> crate::WorkerStats {
+        let mut run = crate::WorkerStats::from_returns(
+            self.timesteps,
+            self.episode_returns.clone(),
+            self.updates,
+            leg.runtime_seconds,
+            leg.solved_at_timestep,
+        );
+        run.env_frames_per_second = leg.env_frames_per_second;
+        run.diverged_at_timestep = leg.diverged_at_timestep;
+        run.evaluations = self.evaluations.clone();
+        run
+    }
+}
+
+/// Reads typed values out of a checkpoint's metadata, each error naming its key.
+pub(crate) struct MetaReader<'a, F: Fn(String) -> CoreError> {
+    /// The metadata object.
+    pub(crate) meta: &'a Json,
+    /// Makes the error for a key that is missing or holds the wrong thing.
+    pub(crate) bad: &'a F,
+}
+
+impl<F: Fn(String) -> CoreError> MetaReader<'_, F> {
+    /// The count under `key`.
+    pub(crate) fn count(&self, key: &str) -> Result<u64> {
+        self.meta[key]
+            .as_u64()
+            .ok_or_else(|| (self.bad)(format!("{key} is missing or not a count")))
+    }
+
+    /// The list under `key`.
+    pub(crate) fn list(&self, key: &str) -> Result<&[Json]> {
+        self.meta[key]
+            .as_array()
+            .map(Vec::as_slice)
+            .ok_or_else(|| (self.bad)(format!("{key} is missing or not a list")))
+    }
+
+    /// The list of finite numbers under `key`.
+    pub(crate) fn finite_numbers(&self, key: &str) -> Result<Vec<f64>> {
+        self.list(key)?
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                j.as_f64()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| (self.bad)(format!("{key}[{i}] is not a finite number")))
+            })
+            .collect()
+    }
+
+    /// The list of counts under `key`.
+    pub(crate) fn counts(&self, key: &str) -> Result<Vec<usize>> {
+        self.list(key)?
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                j.as_u64()
+                    .map(|c| c as usize)
+                    .ok_or_else(|| (self.bad)(format!("{key}[{i}] is not a count")))
+            })
+            .collect()
+    }
+}
