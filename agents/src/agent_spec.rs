@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer};
 use serde_aux::serde_introspection::serde_introspect;
 use serde_json::Value as Json;
 
+use crate::bounded_numbers::Positive;
 use crate::update_spec::UpdateSpecKeys;
 
 /// A config error at `at` (a key path such as `config.update_spec.batch_size`).
@@ -175,6 +176,15 @@ pub(crate) fn adapter_spec(spec: Option<&Json>) -> Option<rlgraph_components::Ad
         spec: spec.clone(),
         at: "config.policy_spec.action_adapter_spec".into(),
     })
+}
+
+/// `policy_spec.action_adapter_spec`, checked as the policies will read it (see
+/// [`rlgraph_components::AdapterSpec::check`]), so its errors come when the config loads.
+pub(crate) fn checked_adapter(spec: Option<Json>) -> Result<Option<Json>> {
+    if let Some(adapter) = adapter_spec(spec.as_ref()) {
+        adapter.check()?;
+    }
+    Ok(spec)
 }
 
 /// Refuses the first of `keys` that is given (`(key, given)` pairs under `at`, such as
@@ -479,38 +489,6 @@ impl<'de> Deserialize<'de> for Fraction {
             x if (0.0..=1.0).contains(&x) => Ok(Fraction(x)),
             x => Err(D::Error::invalid_value(Unexpected::Float(x), &"a number from 0 to 1")),
         }
-    }
-}
-
-/// A finite number above 0: a temperature or a scale.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PositiveReal(pub f64);
-
-impl<'de> Deserialize<'de> for PositiveReal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        match f64::deserialize(d)? {
-            x if x > 0.0 && x.is_finite() => Ok(PositiveReal(x)),
-            x => Err(D::Error::invalid_value(
-                Unexpected::Float(x),
-                &"a finite number above 0",
-            )),
-        }
-    }
-}
-
-/// An integer of at least 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Positive(pub usize);
-
-impl<'de> Deserialize<'de> for Positive {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let n = u64::deserialize(d)?;
-        if n == 0 {
-            return Err(D::Error::invalid_value(Unexpected::Unsigned(0), &"a positive integer"));
-        }
-        usize::try_from(n)
-            .map(Positive)
-            .map_err(|_| D::Error::invalid_value(Unexpected::Unsigned(n), &"an integer that fits this machine"))
     }
 }
 

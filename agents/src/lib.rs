@@ -47,6 +47,7 @@ mod agent_family;
 mod agent_graph;
 mod agent_spec;
 mod batch;
+mod bounded_numbers;
 mod carried_memory;
 mod composed_agent;
 mod counters;

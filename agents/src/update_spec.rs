@@ -4,7 +4,7 @@
 use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 
-use crate::agent_spec::Positive;
+use crate::bounded_numbers::Positive;
 
 /// What `update_interval` and `steps_before_update` count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

@@ -12,7 +12,7 @@ use crate::device_run::DeviceRun;
 use crate::divergence::{DivergenceGuard, OnDivergence};
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::run_tally::RunTally;
-use crate::single_threaded_worker::{Progress, RunLength, WorkerStats};
+use crate::worker_stats::{Progress, RunLength, WorkerStats};
 
 /// The checkpoint part the worker's run is saved under.
 const RUN_PART: &str = "device_worker";

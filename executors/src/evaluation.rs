@@ -9,7 +9,7 @@ use rlgraph_core::{CoreError, Result};
 use rlgraph_envs::VectorEnv;
 use serde_json::{json, Value as Json};
 
-use crate::single_threaded_worker::env_error;
+use crate::env_error::env_error;
 
 /// Keeps evaluation episodes' starting states apart from the training copies' (which are
 /// seeded `seed`, `seed + 1`, ...): evaluation round `k`, copy `i` starts from

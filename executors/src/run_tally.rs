@@ -53,7 +53,7 @@ impl RunTally {
     pub fn reached(&self, target: Option<f64>, evaluates: bool) -> bool {
         match (evaluates, target) {
             (true, Some(target)) => self.evaluations.last().is_some_and(|e| e.mean_return >= target),
-            _ => crate::single_threaded_worker::solved(&self.episode_returns, target),
+            _ => crate::worker_stats::solved(&self.episode_returns, target),
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use rlgraph_core::Result;
 
 use crate::run_tally::RunTally;
-use crate::single_threaded_worker::{Progress, RunLength, WorkerStats};
+use crate::worker_stats::{Progress, RunLength, WorkerStats};
 
 /// A worker that trains in legs: each call runs until the whole run reaches a length, and a
 /// checkpoint taken between calls resumes the run exactly.

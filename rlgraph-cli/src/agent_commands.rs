@@ -232,7 +232,7 @@ impl OnBackend for EvaluateArgs {
 pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<dyn Agent + Send>, String> {
     let mut agent = build_agent::<B>(&run.join("config.json"), env, seed, None)?;
     let checkpoint = run.join("checkpoint.safetensors");
-    let model = run.join(crate::train_ga3c::MODEL_FILE);
+    let model = run.join(crate::run_outputs::GA3C_MODEL_FILE);
     if !checkpoint.exists() && model.exists() {
         agent.import_model(&model)
     } else {

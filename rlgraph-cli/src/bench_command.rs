@@ -170,10 +170,10 @@ fn run_one<B: Backend>(row: &Row, seed: u64, budget: Option<f64>, dir: &Path) ->
     let (steps, every) = scaled(row, budget);
     let json = crate::agent_commands::read_config(&row.config, None)?;
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
-    let envs = crate::train_command::vector_env(&row.env, row.num_envs, seed)?;
-    let eval_envs = crate::train_command::vector_env(&row.env, row.eval_episodes, seed)?;
+    let envs = crate::run_outputs::vector_env(&row.env, row.num_envs, seed)?;
+    let eval_envs = crate::run_outputs::vector_env(&row.env, row.eval_episodes, seed)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, seed).with_evaluation(Evaluation::new(every, eval_envs));
-    let bar = crate::train_command::progress_bar(steps);
+    let bar = crate::run_outputs::progress_bar(steps);
     let mut curve: Vec<CurvePoint> = vec![];
     let progress = |p: &executors::Progress<'_>| {
         for e in &p.evaluations[curve.len()..] {

@@ -368,7 +368,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 max_frames_ahead: run.max_frames_ahead,
                 ..LearnerOptions::new(run.timesteps, run.seed)
             };
-            let bar = crate::train_command::progress_bar(run.timesteps);
+            let bar = crate::run_outputs::progress_bar(run.timesteps);
             // With --out, the learner's figures go to TensorBoard as the run goes.
             let mut events = match &run.out {
                 Some(dir) => Some(executors::EventWriter::create(dir)?),

@@ -2,143 +2,15 @@
 //! progress bar, per-episode metrics as CSV and as a TensorBoard event file, periodic and
 //! final checkpoints, and a JSON summary at the end.
 
-use std::path::{Path, PathBuf};
-
-use clap::Args;
-use executors::SingleThreadedWorker;
-use indicatif::{ProgressBar, ProgressStyle};
+use executors::{SingleThreadedWorker, Worker};
 use rlgraph_core::Backend;
-
-use crate::backend_choice::{on_backend, OnBackend};
-use rlgraph_envs::{make, Stepping, VectorEnv};
-
-use crate::output_files::write_file;
-use executors::{EventWriter, Worker};
+use rlgraph_envs::make;
 use serde_json::Value as Json;
 
-/// Arguments of `rlgraph train`.
-#[derive(Args, Clone)]
-pub struct TrainArgs {
-    /// The agent config (RLgraph's JSON format).
-    pub(crate) config: PathBuf,
-    /// The environment id (`CartPole-v1`, `GridWorld-2x2`, ...).
-    #[arg(long)]
-    pub(crate) env: String,
-    /// The backend: candle (default) or tch (needs the `tch` feature).
-    #[arg(long, default_value = "candle")]
-    backend: String,
-    /// The device: `cpu`, or `cuda:N` with the tch backend on a CUDA libtorch (replaces the
-    /// config's `execution_spec.default_device`; without either, the CPU).
-    #[arg(long)]
-    device: Option<String>,
-    /// Environment steps to train for, in total: a resumed run counts the steps of its
-    /// earlier legs (schedules such as epsilon run over this many).
-    #[arg(long, conflicts_with = "episodes")]
-    pub(crate) timesteps: Option<u64>,
-    /// Episodes to train for, in total over resumed legs (bounded by 1,000,000 steps).
-    #[arg(long)]
-    pub(crate) episodes: Option<u64>,
-    /// Pause once the run's total steps reach this: write the outputs and checkpoint (with
-    /// `--out`) and exit, as a job that must end early; `--resume` continues exactly.
-    #[arg(long)]
-    pub(crate) pause_at: Option<u64>,
-    /// The seed of everything random (default: the config's `execution_spec.seed`, else 0).
-    #[arg(long = "seed")]
-    pub(crate) seed_flag: Option<u64>,
-    /// The seed in use: `--seed`, else the config's `execution_spec.seed`, else 0.
-    #[arg(skip)]
-    pub(crate) seed: u64,
-    /// Parallel environment copies.
-    #[arg(long, default_value_t = 1, value_parser = env_count)]
-    pub(crate) num_envs: usize,
-    /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
-    /// `summary.json`, a TensorBoard event file (`events.out.tfevents.*`) and, where the agent
-    /// can be exported, its acting graph as `model.onnx`.
-    #[arg(long)]
-    pub(crate) out: Option<PathBuf>,
-    /// Resume from the checkpoint in this directory (written by an earlier `--out`).
-    #[arg(long)]
-    pub(crate) resume: Option<PathBuf>,
-    /// With `--out`: also save the checkpoint every this many steps (0: only at the end).
-    #[arg(long, default_value_t = 0, requires = "out")]
-    pub(crate) checkpoint_every: u64,
-    /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole);
-    /// with `--eval-every`, once an evaluation round's mean reaches it.
-    #[arg(long, value_parser = finite)]
-    pub(crate) target_return: Option<f64>,
-    /// Every this many steps, play `--eval-episodes` greedy episodes (deterministic actions,
-    /// on environment copies of their own, fresh starts each round) and report their mean in
-    /// the summary's `evaluations` and TensorBoard's `eval/return`; `--target-return` then
-    /// applies to that mean. The evaluation's steps are not training steps.
-    #[arg(long, value_parser = positive)]
-    pub(crate) eval_every: Option<u64>,
-    /// With `--out`: every this many steps, play one greedy episode (at most 1,000 steps) and
-    /// record it as `OUT/videos/step-<steps>.gif`, from the environment's RGB rendering (as
-    /// `evaluate --video`); an environment that cannot draw itself is refused at the start.
-    #[arg(long, value_parser = positive, requires = "out", conflicts_with = "tensor_envs")]
-    pub(crate) video_every: Option<u64>,
-    /// Episodes per evaluation round (one per environment copy), with `--eval-every`.
-    #[arg(long, default_value_t = 100, requires = "eval_every", value_parser = env_count)]
-    pub(crate) eval_episodes: usize,
-    /// When a loss or weight becomes NaN or infinite: `stop` with an error naming the step
-    /// and the variable, or `warn`, which goes on and reports `diverged_at_timestep`.
-    #[arg(long, default_value = "stop", value_parser = on_divergence)]
-    pub(crate) on_divergence: executors::OnDivergence,
-    /// Run this many device-resident copies of the environment (`rlgraph-tensor-envs`) on the
-    /// agent's device instead of host environments; observations never leave the device.
-    /// PPO configs only. Checkpoints, `--resume` and `--pause-at` work as on host
-    /// environments (a resumed run needs the same `--tensor-envs` and `--seed`);
-    /// `--eval-every` plays its rounds on host copies of the same environment.
-    #[arg(long, conflicts_with = "num_envs", value_parser = tensor_env_count)]
-    tensor_envs: Option<usize>,
-    /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
-    /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
-    #[arg(long)]
-    profile: Option<PathBuf>,
-}
-
-/// The most host environment copies one worker steps (`--num-envs`).
-const MAX_ENVS: usize = 4096;
-
-/// The most device-resident environment copies (`--tensor-envs`).
-const MAX_TENSOR_ENVS: usize = 1 << 20;
-
-/// A count between 1 and `max`, for clap.
-fn count_in(text: &str, max: usize) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("expected a whole number from 1 to {max}")),
-    }
-}
-
-fn env_count(text: &str) -> Result<usize, String> {
-    count_in(text, MAX_ENVS)
-}
-
-fn tensor_env_count(text: &str) -> Result<usize, String> {
-    count_in(text, MAX_TENSOR_ENVS)
-}
-
-/// `stop` or `warn`, for clap.
-fn on_divergence(text: &str) -> Result<executors::OnDivergence, String> {
-    executors::OnDivergence::parse(text).ok_or_else(|| "expected stop or warn".into())
-}
-
-/// A whole number of at least 1, for clap.
-fn positive(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("expected a whole number of at least 1".into()),
-    }
-}
-
-/// A finite number, for clap (`--target-return NaN` would never be reached).
-fn finite(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err("expected a finite number".into()),
-    }
-}
+use crate::backend_choice::{on_backend, OnBackend};
+use crate::output_files::write_file;
+use crate::run_outputs::{log_progress, open_out_dir, progress_bar, vector_env, warn_if_diverged, CHECKPOINT_FILE};
+pub use crate::train_args::TrainArgs;
 
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
 pub fn run(args: &TrainArgs) -> Result<String, String> {
@@ -158,32 +30,6 @@ pub fn run(args: &TrainArgs) -> Result<String, String> {
     let mut summary: Json = serde_json::from_str(&trained?).map_err(|e| format!("the summary is not JSON: {e}"))?;
     summary["profile"] = profile;
     Ok(summary.to_string())
-}
-
-impl TrainArgs {
-    /// These arguments with the seed resolved from the config `json` they name: `--seed`,
-    /// else the config's `execution_spec.seed` (RLgraph's graph seed), else 0.
-    fn seeded(&self, json: &Json) -> Result<TrainArgs, String> {
-        let mut args = self.clone();
-        args.seed = match self.seed_flag {
-            Some(seed) => seed,
-            None => config_seed(json, &self.config)?.unwrap_or(0),
-        };
-        Ok(args)
-    }
-}
-
-/// The config's `execution_spec.seed`, if it has one.
-fn config_seed(json: &Json, path: &Path) -> Result<Option<u64>, String> {
-    match json.pointer("/execution_spec/seed") {
-        None | Some(Json::Null) => Ok(None),
-        Some(seed) => seed.as_u64().map(Some).ok_or_else(|| {
-            format!(
-                "{}: config.execution_spec.seed: expected a non-negative integer, got {seed}",
-                path.display()
-            )
-        }),
-    }
 }
 
 impl OnBackend for TrainArgs {
@@ -240,9 +86,6 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     }
     Ok(summary.to_string())
 }
-
-/// The file `--out` checkpoints into and `--resume` reads.
-const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 
 /// Runs `worker` as `args` say, as `rlgraph train` does on every worker: resumes from
 /// `--resume`, reports progress on a bar and into TensorBoard, pauses at `--pause-at`, and
@@ -340,33 +183,6 @@ fn drive<B: Backend, W: Worker>(args: &TrainArgs, mut worker: W, default_steps: 
     Ok((summary, worker))
 }
 
-/// Writes what a worker's progress report adds since the last one (`logged` counts the
-/// episodes and evaluation rounds written so far) as TensorBoard scalars at the run's `step`.
-fn log_progress(
-    w: &mut EventWriter,
-    p: &executors::Progress<'_>,
-    step: u64,
-    logged: &mut (usize, usize),
-) -> Result<(), String> {
-    for r in p.episode_rewards.get(logged.0..).unwrap_or_default() {
-        w.scalar("episode/return", step, *r)?;
-    }
-    for e in p.evaluations.get(logged.1..).unwrap_or_default() {
-        w.scalar("eval/return", e.timestep, e.mean_return)?;
-    }
-    *logged = (p.episode_rewards.len(), p.evaluations.len());
-    Ok(())
-}
-
-/// Under `--on-divergence warn`, says on stderr that the model is not usable.
-pub(crate) fn warn_if_diverged(stats: &executors::WorkerStats) {
-    if let Some(step) = stats.diverged_at_timestep {
-        crate::output_files::stderr_line(&format!(
-            "warning: training diverged at step {step} (a NaN or infinite loss or weight); the model is not usable"
-        ));
-    }
-}
-
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     let json = crate::agent_commands::read_config(&args.config, args.device.as_deref())?;
     let args = &args.seeded(&json)?;
@@ -430,38 +246,4 @@ fn video_hook(
                 reason,
             })
     })
-}
-
-/// `copies` copies of `env`, copy `i` seeded `seed + i`, stepped one after another; bridged
-/// Gymnasium copies (a Python process each) are stepped in parallel.
-pub(crate) fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEnv, String> {
-    let envs = (0..copies.max(1))
-        .map(|i| make(env, seed + i as u64))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let stepping = match env.starts_with(rlgraph_envs::gym::GYM_PREFIX) {
-        true => Stepping::Threaded,
-        false => Stepping::Sequential,
-    };
-    VectorEnv::new(envs, stepping).map_err(|e| e.to_string())
-}
-
-/// With `--out`: creates the directory, copies the config into it and opens its TensorBoard
-/// event file.
-pub(crate) fn open_out_dir(args: &TrainArgs) -> Result<Option<EventWriter>, String> {
-    let Some(dir) = &args.out else { return Ok(None) };
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let config = std::fs::read(&args.config).map_err(|e| format!("cannot read {}: {e}", args.config.display()))?;
-    write_file(dir, "config.json", &config)?;
-    EventWriter::create(dir).map(Some)
-}
-
-/// The training progress bar over `total` steps.
-pub(crate) fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
 }

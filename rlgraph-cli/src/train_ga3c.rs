@@ -7,12 +7,9 @@ use rlgraph_core::Backend;
 use serde_json::Value as Json;
 
 use crate::output_files::write_file;
-use crate::train_command::{open_out_dir, progress_bar, warn_if_diverged, TrainArgs};
+use crate::run_outputs::{open_out_dir, progress_bar, vector_env, warn_if_diverged, GA3C_MODEL_FILE};
+use crate::train_args::TrainArgs;
 use executors::EventWriter;
-
-/// The learned model in an `--out` directory, in `Agent::export_model`'s format (GA3C's
-/// checkpoint holds its learner and run counts, not an agent's checkpoint).
-pub const MODEL_FILE: &str = "model.safetensors";
 
 /// GA3C's checkpoint in an `--out` directory, which `--resume` reads: the learner
 /// (variables, optimizer state, counters) and the run's counts, episodes and rounds.
@@ -35,7 +32,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         executor = executor.with_target_return(target);
     }
     if let Some(every) = args.eval_every {
-        let envs = crate::train_command::vector_env(&args.env, args.eval_episodes, args.seed)?;
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed)?;
         executor = executor.with_evaluation(executors::Evaluation::new(every, envs));
     }
     if let Some(dir) = &args.resume {
@@ -97,7 +94,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         write_file(dir, "episodes.csv", stats.worker.episodes_csv().as_bytes())?;
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
         executor
-            .export_model(&dir.join(MODEL_FILE))
+            .export_model(&dir.join(GA3C_MODEL_FILE))
             .map_err(|e| e.to_string())?;
         executor
             .save_checkpoint(&dir.join(CHECKPOINT_FILE))

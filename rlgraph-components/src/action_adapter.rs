@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value as Json};
 
 use rlgraph_core::{Backend, Component, CoreError, Result};
 
+use crate::layer_registry::{component_from_spec, layers_from_spec, network_layers};
 use crate::network::neural_network;
-use crate::registry::{from_spec, layers_from_spec, network_layers};
 use crate::spec::Spec;
 
 /// The keys an action adapter spec takes.
@@ -41,6 +41,26 @@ impl AdapterSpec {
             spec: spec.clone(),
             at: format!("{}.{key}", self.at),
         })
+    }
+
+    /// Checks the spec as a policy will read it (every key, the pre-network's layers, the
+    /// activation and initializers) before any action space is known, each entry of a keyed
+    /// spec on its own, so a config can refuse it when it loads.
+    pub fn check(&self) -> Result<()> {
+        let entries: Vec<AdapterSpec> = match self.spec.as_object().filter(|_| is_keyed(&self.spec)) {
+            Some(keyed) => keyed
+                .iter()
+                .map(|(key, spec)| AdapterSpec {
+                    spec: spec.clone(),
+                    at: format!("{}.{key}", self.at),
+                })
+                .collect(),
+            None => vec![self.clone()],
+        };
+        for entry in &entries {
+            action_adapter::<rlgraph_core::SpecOnly>("action-adapter", 1, Some(entry))?;
+        }
+        Ok(())
     }
 
     /// Refuses a keyed entry that names none of the action `keys` (it would be dropped
@@ -87,11 +107,11 @@ pub fn action_adapter<B: Backend>(name: &str, units: usize, adapter: Option<&Ada
     };
     if pre.is_empty() {
         layer["scope"] = json!(name);
-        return from_spec::<B>(&layer, at);
+        return component_from_spec::<B>(&layer, at, None);
     }
     layer["scope"] = json!("action-layer");
     let mut layers = layers_from_spec::<B>(pre, &at_pre)?;
-    layers.push(from_spec::<B>(&layer, at)?);
+    layers.push(component_from_spec::<B>(&layer, at, None)?);
     Ok(neural_network(name, layers).with_kind("action-adapter"))
 }
 

@@ -34,6 +34,7 @@ pub mod exploration;
 pub mod helpers;
 pub mod image_preprocessors;
 pub mod initializer_spec;
+pub mod layer_registry;
 pub mod layers;
 pub mod losses;
 pub mod memory_component;
@@ -58,6 +59,7 @@ pub use discrete_actions::{discrete_actions, greedy_fn, DiscreteAction};
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use dueling_policy::dueling_policy;
 pub use exploration::{epsilon_exploration, gaussian_noise, ornstein_uhlenbeck_noise};
+pub use layer_registry::{layers_from_spec, lstm_spec, network_layers};
 pub use layers::{dense, DenseSpec};
 pub use losses::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
@@ -69,7 +71,7 @@ pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
 pub use policy::{policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions};
 pub use preprocessors::preprocessor_stack;
-pub use registry::{from_spec, from_spec_with, layers_from_spec, lstm_spec, network_layers};
+pub use registry::{from_spec, from_spec_with};
 pub use synchronizable::synchronizable;
 pub use time_dependent::TimeDependent;
 pub use towers::MultiGpuSync;

@@ -14,7 +14,6 @@ use crate::initializer_spec::parse_initializer;
 use crate::layers::{concat, embedding, local_response_norm, residual_activated, LrnSpec};
 use crate::network::neural_network;
 use crate::preprocessors::preprocessor_stack;
-use crate::registry::{from_spec, layers_from_spec};
 use crate::spec::{normalize_type, Spec};
 use crate::synchronizable::synchronizable;
 
@@ -38,12 +37,29 @@ pub const UTILITY_TYPES: &[&str] = &[
     "gumbel-softmax",
 ];
 
-/// Builds one of [`UTILITY_TYPES`] from its spec, or `None` if `kind` is none of them.
-pub(crate) fn utility_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
-    build::<B>(&normalize_type(kind), spec, at).transpose()
+/// Builds the components of a layer list, uniquely named.
+pub(crate) type LayersBuilder<B> = fn(&[Json], &str) -> Result<Vec<Component<B>>>;
+
+/// How a utility builds the components it holds (one from a spec, or a layer list), handed
+/// in by the registry that builds the utility, which itself builds them.
+pub(crate) struct Nested<B: Backend> {
+    /// One component from its spec and place.
+    pub(crate) one: fn(&Json, &str) -> Result<Component<B>>,
+    /// A layer list's components, uniquely named.
+    pub(crate) many: LayersBuilder<B>,
 }
 
-fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Component<B>>> {
+/// Builds one of [`UTILITY_TYPES`] from its spec, or `None` if `kind` is none of them.
+pub(crate) fn utility_from_spec<B: Backend>(
+    kind: &str,
+    spec: &Json,
+    at: &str,
+    nested: Nested<B>,
+) -> Option<Result<Component<B>>> {
+    build::<B>(&normalize_type(kind), spec, at, nested).transpose()
+}
+
+fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Result<Option<Component<B>>> {
     let s = Spec::new(spec, at)?;
     let scope = |default: &'static str| s.str_or("scope", default);
     let bad = |key: &str, reason: String| CoreError::Config { at: s.at(key), reason };
@@ -78,7 +94,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
             }
             // RLgraph copies the unit `repeats` times, each with its own variables.
             let copies: Vec<Json> = std::iter::repeat_n(unit.clone(), repeats).collect();
-            let units = layers_from_spec::<B>(&copies, &s.at("residual_unit"))?;
+            let units = (nested.many)(&copies, &s.at("residual_unit"))?;
             residual_activated(
                 scope("residual-layer")?,
                 neural_network("residual-units", units),
@@ -183,7 +199,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str) -> Result<Option<Compone
             let layers = list
                 .iter()
                 .enumerate()
-                .map(|(i, p)| from_spec::<B>(p, &format!("{}[{i}]", s.at(key))))
+                .map(|(i, p)| (nested.one)(p, &format!("{}[{i}]", s.at(key))))
                 .collect::<Result<Vec<_>>>()?;
             preprocessor_stack(scope("preprocessor-stack")?, layers)
         }

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent_spec::config;
-use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec, Positive};
+use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec};
+use crate::bounded_numbers::Positive;
 use crate::update_spec::UpdateSpec;
 
 /// Which replay memory.
@@ -194,7 +195,9 @@ impl DqnConfig {
             action_mask_key: shared.action_mask_key(),
             dueling,
             units_state_value_stream,
-            action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
+            action_adapter: crate::agent_spec::checked_adapter(
+                own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
+            )?,
             memory,
             capacity,
             frame_stack: m.frame_stack,

@@ -10,7 +10,8 @@ use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent_spec::config;
-use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers, Positive};
+use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers};
+use crate::bounded_numbers::Positive;
 use crate::update_spec::UpdateSpec;
 
 /// A parsed IMPALA config.

@@ -216,7 +216,9 @@ impl PgConfig {
                 .map(|l| l.checked("config.value_function_spec"))
                 .transpose()?
                 .unwrap_or_default(),
-            action_adapter: own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
+            action_adapter: crate::agent_spec::checked_adapter(
+                own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
+            )?,
             preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             discount: shared.discount.map_or(0.98, |d| d.0),

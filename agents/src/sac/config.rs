@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent_spec::config;
-use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec, PositiveReal};
+use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec};
+use crate::bounded_numbers::PositiveReal;
 use crate::update_spec::UpdateSpec;
 
 /// A parsed SAC config.

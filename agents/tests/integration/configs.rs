@@ -299,6 +299,24 @@ fn a_section_with_a_typo_or_a_wrong_type_is_refused_when_the_config_loads() {
                 parse(&with(&base, key, value.clone())).unwrap_or_else(|| panic!("{agent}: accepts {key}: {value}"));
             assert!(e.contains(path), "{agent}: {key}: {value}: {e}");
         }
+        // The policy's output layer too, where an agent reads one.
+        if matches!(agent, "dqn" | "ppo") {
+            for (adapter, path) in [
+                (
+                    json!({"activaton": "tanh"}),
+                    "config.policy_spec.action_adapter_spec.activaton",
+                ),
+                (
+                    json!({"pre_network_spec": [{"type": "dense", "units": "4"}]}),
+                    "config.policy_spec.action_adapter_spec.pre_network_spec[0].units",
+                ),
+            ] {
+                let policy = json!({"action_adapter_spec": adapter});
+                let e = parse(&with(&base, "policy_spec", policy.clone()))
+                    .unwrap_or_else(|| panic!("{agent}: accepts {policy}"));
+                assert!(e.contains(path), "{agent}: {policy}: {e}");
+            }
+        }
         // The value network is read the same way, where an agent has one.
         if agent == "dqn" {
             continue;

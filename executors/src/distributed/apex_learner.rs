@@ -25,7 +25,7 @@ use super::learner_run::LearnerRun;
 use super::peers::{replay_client, ReplayClient};
 use super::proto::{PriorityUpdate, SampleRequest, ShardStats, StatsRequest, StopRequest};
 use super::wire::decode_value;
-use crate::single_threaded_worker::WorkerStats;
+use crate::worker_stats::WorkerStats;
 
 /// How the learner runs.
 #[derive(Clone, Debug)]
@@ -76,9 +76,9 @@ impl LearnerEvaluation {
         let envs = (0..self.episodes.max(1))
             .map(|i| rlgraph_envs::make(&self.env, seed.wrapping_add(i as u64)))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(crate::single_threaded_worker::env_error)?;
+            .map_err(crate::env_error::env_error)?;
         let envs = rlgraph_envs::VectorEnv::new(envs, rlgraph_envs::Stepping::Sequential)
-            .map_err(crate::single_threaded_worker::env_error)?;
+            .map_err(crate::env_error::env_error)?;
         Ok(crate::Evaluation::new(self.every, envs))
     }
 }

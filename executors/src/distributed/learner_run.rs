@@ -21,7 +21,7 @@ use super::{LearnerOptions, LearnerProgress};
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 use crate::greedy_rounds::GreedyRounds;
 use crate::run_tally::MetaReader;
-use crate::single_threaded_worker::{solved, WorkerStats};
+use crate::worker_stats::{solved, WorkerStats};
 
 /// The run's counters that ride in the learner's checkpoint.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -23,7 +23,7 @@ use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
 use crate::run_tally::RunTally;
-use crate::single_threaded_worker::solved;
+use crate::worker_stats::solved;
 use crate::WorkerStats;
 
 /// How often the main thread looks at the run.
