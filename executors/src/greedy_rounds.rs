@@ -2,10 +2,10 @@
 //! the learner's weights and plays an [`Evaluation`] round. GA3C plays them on its watching
 //! thread while the agents go on training; a distributed learner between its updates.
 
-use agents::{Actor, CarriedMemory, GraphActor, WeightSnapshot};
-use std::collections::BTreeMap;
+use std::ops::Deref;
 
-use rlgraph_core::{Backend, HostTensor, Result};
+use agents::{Actor, CarriedMemory, GraphActor, WeightSnapshot};
+use rlgraph_core::{Backend, Result};
 
 use crate::evaluation::{Evaluated, Evaluation};
 
@@ -23,10 +23,11 @@ pub(crate) struct GreedyRounds<B: Backend> {
 
 impl<B: Backend> GreedyRounds<B> {
     /// Plays a round if one is due now that the run went from `before` to `frames` steps,
-    /// with the learner's variables that `weights` reads.
-    pub fn play_if_due(
+    /// with the policy weights `snapshot` gives (the learner's latest published snapshot, so
+    /// a round never holds the learner).
+    pub fn play_if_due<S: Deref<Target = WeightSnapshot>>(
         &mut self,
-        weights: impl FnOnce() -> Result<BTreeMap<String, HostTensor>>,
+        snapshot: impl FnOnce() -> Result<S>,
         before: u64,
         frames: u64,
     ) -> Result<()> {
@@ -34,12 +35,7 @@ impl<B: Backend> GreedyRounds<B> {
             return Ok(());
         }
         let round = frames / self.evaluation.every();
-        let weights = weights()?;
-        // Every learner variable is offered; the actor takes the policy's and skips the rest.
-        self.actor.load(&WeightSnapshot {
-            version: round,
-            weights,
-        })?;
+        self.actor.load(&*snapshot()?)?;
         let mut memory = self.memory_units.map(CarriedMemory::new);
         let actor = &mut self.actor;
         let mean_return = self.evaluation.play_with(self.seed, round, |states| {

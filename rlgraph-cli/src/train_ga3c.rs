@@ -17,11 +17,11 @@ pub const CHECKPOINT_FILE: &str = "ga3c-checkpoint.safetensors";
 
 /// Trains `config` under the GA3C executor; returns the JSON summary.
 pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String, String> {
-    if args.episodes.is_some() || args.num_envs != 1 || args.pause_at.is_some() || args.video_every.is_some() {
+    if args.num_envs != 1 || args.video_every.is_some() {
         return Err(format!(
-            "{}: the ga3c executor runs for --timesteps, with one environment per agent thread \
-             (ga3c_spec.num_agents); --pause-at, --episodes, --num-envs and --video-every do not apply \
-             (record its model's episodes afterwards with rlgraph evaluate --video)",
+            "{}: the ga3c executor runs one environment per agent thread (ga3c_spec.num_agents); \
+             --num-envs and --video-every do not apply (record its model's episodes afterwards with \
+             rlgraph evaluate --video)",
             args.config.display()
         ));
     }
@@ -42,13 +42,20 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         executor = executor.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
     }
     let mut events = open_out_dir(args)?;
-    let total = args.timesteps.unwrap_or(200_000);
+    let total = args
+        .timesteps
+        .unwrap_or(if args.episodes.is_some() { 1_000_000 } else { 200_000 });
+    let length = executors::RunLength {
+        timesteps: total,
+        episodes: args.episodes,
+        pause_at: args.pause_at,
+    };
     let bar = progress_bar(total);
     // Set at the first report, past what a resumed run's earlier legs logged.
     let mut logged: Option<(usize, usize)> = None;
     let mut event_error = None;
     let stats = executor
-        .execute_timesteps(total, |p: &Ga3cProgress| {
+        .execute_run(length, |p: &Ga3cProgress| {
             if let Some(w) = events.as_mut() {
                 let logged = logged.get_or_insert(p.resumed);
                 if let Err(e) = log_events(w, p, logged) {
@@ -88,6 +95,10 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
     summary["executor"] = "ga3c".into();
     if let Some(at) = executor.resumed_at() {
         summary["resumed_at_timestep"] = at.into();
+    }
+    let frames = stats.worker.timesteps_executed;
+    if frames < total && args.pause_at.is_some() && stats.worker.solved_at_timestep.is_none() {
+        summary["paused_at_timestep"] = frames.into();
     }
     if let (Some(dir), Some(w)) = (&args.out, events.as_mut()) {
         w.flush()?;

@@ -241,11 +241,12 @@ impl<B: Backend> LearnerRun<B> {
             }
             .into());
         }
-        self.hub.publish(&learner.publish()?);
+        let snapshot = learner.publish()?;
+        self.hub.publish(&snapshot);
         if let Some(rounds) = self.rounds.as_mut() {
             let frames = self.counters.frames;
             // Between updates, so a round plays the weights just published.
-            rounds.play_if_due(|| learner.executor().variables(), self.evaluated_to, frames)?;
+            rounds.play_if_due(|| Ok(&snapshot), self.evaluated_to, frames)?;
             self.evaluated_to = frames;
             if rounds.done.len() != self.counters.evaluations.len() {
                 self.counters.evaluations.clone_from(&rounds.done);

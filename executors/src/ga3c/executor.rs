@@ -23,7 +23,7 @@ use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
 use crate::run_tally::RunTally;
-use crate::worker_stats::solved;
+use crate::worker_stats::{solved, RunLength};
 use crate::WorkerStats;
 
 /// How often the main thread looks at the run.
@@ -215,7 +215,21 @@ impl<B: Backend> Ga3cExecutor<B> {
 
     /// Runs until `total` environment steps (or the target return), calling `progress` a few
     /// times a second.
-    pub fn execute_timesteps(&mut self, total: u64, mut progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+    pub fn execute_timesteps(&mut self, total: u64, progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+        let length = RunLength {
+            timesteps: total,
+            episodes: None,
+            pause_at: None,
+        };
+        self.execute_run(length, progress)
+    }
+
+    /// Runs until the whole run (a resumed run's earlier legs included) reaches `length`: its
+    /// frames, its episodes or its pause, or the target return; schedules see the share of
+    /// `length.timesteps` done, so a paused and resumed run follows the straight run's
+    /// schedule. The agents step together, so a run stops a few frames past its mark.
+    pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+        let total = length.timesteps;
         let start = Instant::now();
         let mut learner = self
             .algorithm
@@ -276,7 +290,8 @@ impl<B: Backend> Ga3cExecutor<B> {
             &learner,
             &mut adjuster,
             Watch {
-                total,
+                stop: length.pause_at.map_or(total, |p| p.min(total)),
+                episodes: length.episodes,
                 start,
                 from: record.tally.timesteps,
             },
@@ -350,7 +365,12 @@ impl<B: Backend> Ga3cExecutor<B> {
         shared: &Arc<Shared>,
         learner: &Arc<Mutex<Ga3cLearner<B>>>,
         adjuster: &mut ThreadAdjuster,
-        Watch { total, start, from }: Watch,
+        Watch {
+            stop,
+            episodes,
+            start,
+            from,
+        }: Watch,
         rounds: &mut Option<GreedyRounds<B>>,
         progress: &mut impl FnMut(&Ga3cProgress),
     ) -> Result<(Option<u64>, (f64, f64))> {
@@ -368,8 +388,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             }
             let frames = Counters::get(&c.frames);
             if let Some(r) = rounds.as_mut() {
-                let weights = || learner.lock().map_err(|_| poisoned("learner"))?.executor().variables();
-                r.play_if_due(weights, watched_to, frames)?;
+                r.play_if_due(|| shared.board.latest(), watched_to, frames)?;
             }
             if let Some((_, path)) = self
                 .checkpoints
@@ -391,7 +410,9 @@ impl<B: Backend> Ga3cExecutor<B> {
                 (Some(_), Some(target)) => evaluations.last().is_some_and(|e| e.mean_return >= target),
                 _ => c.episodes.lock().is_ok_and(|e| solved(&e, self.target_return)),
             };
-            if last_report.elapsed() >= Duration::from_millis(200) || solved_now || frames >= total {
+            let over =
+                frames >= stop || episodes.is_some_and(|e| c.episodes.lock().is_ok_and(|done| done.len() as u64 >= e));
+            if last_report.elapsed() >= Duration::from_millis(200) || solved_now || over {
                 last_report = Instant::now();
                 // Copied only to report: the agents append to the list while the callback runs.
                 let episodes = c.episodes.lock().map(|e| e.clone()).unwrap_or_default();
@@ -422,7 +443,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             if solved_now {
                 return Ok((Some(frames), mean(queue_sums, samples)));
             }
-            if frames >= total {
+            if over {
                 return Ok((None, mean(queue_sums, samples)));
             }
             let seconds = window.0.elapsed().as_secs_f64();
@@ -500,7 +521,10 @@ impl<B: Backend> Ga3cExecutor<B> {
 /// How long a run goes: its frames in all, when this leg started, and the frames it
 /// started from.
 struct Watch {
-    total: u64,
+    /// The frames the run stops at (its end, or its pause).
+    stop: u64,
+    /// The episodes the run stops at, if any.
+    episodes: Option<u64>,
     start: Instant,
     from: u64,
 }

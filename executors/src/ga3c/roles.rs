@@ -112,7 +112,7 @@ impl SnapshotBoard {
         Ok(())
     }
 
-    fn latest(&self) -> Result<Arc<WeightSnapshot>> {
+    pub(crate) fn latest(&self) -> Result<Arc<WeightSnapshot>> {
         Ok(self.latest.lock().map_err(|_| poisoned("snapshot board"))?.clone())
     }
 }

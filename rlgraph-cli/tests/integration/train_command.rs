@@ -572,23 +572,39 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
         .all(|r| r["timestep"].as_u64().unwrap() > first_frames));
     assert!(out2.join("ga3c-checkpoint.safetensors").exists());
     // A third leg without --eval-every keeps the earlier rounds (and its TensorBoard log
-    // starts past them).
+    // starts past them). It pauses at 6,500 of 9,000 frames (a few frames past, as the agents
+    // step together), and a fourth leg resumes from that pause to the end.
     let out3 = dir.join("third");
-    let (code, stdout, stderr) = rlgraph(&[
-        "train",
-        "configs/ga3c-actor-critic-cartpole.json",
-        "--env",
-        "CartPole-v1",
-        "--timesteps",
-        "7000",
-        "--resume",
-        out2.to_str().unwrap(),
-        "--out",
-        out3.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let third: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let leg = |pause: &[&str], resume: &std::path::Path| {
+        let args = [
+            &[
+                "train",
+                "configs/ga3c-actor-critic-cartpole.json",
+                "--env",
+                "CartPole-v1",
+                "--timesteps",
+                "9000",
+                "--resume",
+                resume.to_str().unwrap(),
+                "--out",
+                out3.to_str().unwrap(),
+            ][..],
+            pause,
+        ]
+        .concat();
+        let (code, stdout, stderr) = rlgraph(&args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    let third = leg(&["--pause-at", "6500"], &out2);
     assert_eq!(third["evaluations"], resumed["evaluations"], "{third}");
+    let paused = third["paused_at_timestep"].as_u64().expect("paused");
+    assert!((6500..9000).contains(&paused), "{third}");
+    assert_eq!(third["timesteps_executed"].as_u64(), Some(paused), "{third}");
+    let fourth = leg(&[], &out3);
+    assert_eq!(fourth["resumed_at_timestep"].as_u64(), Some(paused), "{fourth}");
+    assert!(fourth["timesteps_executed"].as_u64().unwrap() >= 9000, "{fourth}");
+    assert!(fourth["paused_at_timestep"].is_null(), "{fourth}");
     // A checkpoint of another network is refused, naming a variable, and nothing runs.
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -615,7 +631,7 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
         "{stderr}"
     );
     // Options of the single-threaded worker are refused, by name.
-    for extra in [["--num-envs", "4"], ["--pause-at", "1000"]] {
+    for extra in [["--num-envs", "4"]] {
         let (code, _, stderr) = rlgraph(&[&args[..], &extra].concat());
         assert_ne!(code, 0);
         assert!(stderr.contains(extra[0]), "{stderr}");
