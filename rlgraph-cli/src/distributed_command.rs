@@ -18,6 +18,7 @@ use serde_json::{json, Value as Json};
 
 use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::{stderr_line, write_file};
+use crate::train_args::finite;
 
 /// Options every role shares.
 #[derive(Args, Clone, Debug)]
@@ -139,13 +140,6 @@ fn role(text: &str) -> Result<Role, String> {
         "replay" => Ok(Role::Replay),
         "actor" => Ok(Role::Actor),
         _ => Err("expected learner, replay or actor".into()),
-    }
-}
-
-fn finite(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err("expected a finite number".into()),
     }
 }
 

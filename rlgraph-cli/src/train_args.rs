@@ -122,7 +122,7 @@ fn positive(text: &str) -> Result<u64, String> {
 }
 
 /// A finite number, for clap (`--target-return NaN` would never be reached).
-fn finite(text: &str) -> Result<f64, String> {
+pub(crate) fn finite(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
         _ => Err("expected a finite number".into()),
