@@ -235,6 +235,7 @@ impl<B: Backend> DeviceWorker<B> {
                 loss: Some(loss),
                 elapsed: start.elapsed().as_secs_f64(),
                 evaluations: &tally.evaluations,
+                gauges: &[],
             });
             if tally.reached(self.target_return, self.evaluation.is_some()) {
                 solved_at = Some(steps);

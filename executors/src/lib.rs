@@ -13,6 +13,7 @@ mod device_run;
 mod device_worker;
 pub mod distributed;
 mod divergence;
+mod driver;
 mod env_error;
 mod evaluation;
 pub mod ga3c;
@@ -26,6 +27,7 @@ mod worker_stats;
 
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};
+pub use driver::{drive, DriveOptions, Driven, RunProgress};
 pub use evaluation::{Evaluated, Evaluation, EVAL_SEED_OFFSET, MAX_EVAL_STEPS};
 pub use run_tally::RunTally;
 pub use single_threaded_worker::{SingleThreadedWorker, StepHook};

@@ -325,6 +325,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 loss,
                 elapsed: start.elapsed().as_secs_f64(),
                 evaluations: &self.run.tally.evaluations,
+                gauges: &[],
             });
         }
         guard.check_weights(self.run.tally.timesteps, || self.agent.get_weights())?;

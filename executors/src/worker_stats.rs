@@ -132,6 +132,9 @@ pub struct Progress<'a> {
     pub elapsed: f64,
     /// The run's evaluation rounds so far (every leg of the run).
     pub evaluations: &'a [Evaluated],
+    /// The layout's own measures now, as TensorBoard tags and values (GA3C's throughput,
+    /// queue depths and policy lag; none for one thread).
+    pub gauges: &'a [(&'static str, f64)],
 }
 
 /// How long a [`crate::Worker`]'s `execute_run` runs, counted over the whole run (every

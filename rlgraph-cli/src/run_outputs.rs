@@ -1,37 +1,25 @@
 //! What every training command shares: its environment copies, its `--out` directory
-//! (config, TensorBoard events, checkpoint file names), its progress bar and its warnings.
+//! (config, checkpoint file names), the driver with its progress bar, and its warnings.
 
+use executors::{DriveOptions, RunLength, RunProgress, Worker};
 use indicatif::{ProgressBar, ProgressStyle};
+use rlgraph_core::Backend;
 use rlgraph_envs::{make, Stepping, VectorEnv};
+use serde_json::Value as Json;
 
 use crate::output_files::write_file;
 use crate::train_args::TrainArgs;
-use executors::EventWriter;
 
 /// The file `--out` checkpoints into and `--resume` reads.
 pub(crate) const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 
+/// GA3C's checkpoint in an `--out` directory, which `--resume` reads: the learner
+/// (variables, optimizer state, counters) and the run's counts, episodes and rounds.
+pub(crate) const GA3C_CHECKPOINT_FILE: &str = "ga3c-checkpoint.safetensors";
+
 /// A GA3C run's learned model in an `--out` directory, in `Agent::export_model`'s format
 /// (GA3C's checkpoint holds its learner and run counts, not an agent's checkpoint).
 pub const GA3C_MODEL_FILE: &str = "model.safetensors";
-
-/// Writes what a worker's progress report adds since the last one (`logged` counts the
-/// episodes and evaluation rounds written so far) as TensorBoard scalars at the run's `step`.
-pub(crate) fn log_progress(
-    w: &mut EventWriter,
-    p: &executors::Progress<'_>,
-    step: u64,
-    logged: &mut (usize, usize),
-) -> Result<(), String> {
-    for r in p.episode_rewards.get(logged.0..).unwrap_or_default() {
-        w.scalar("episode/return", step, *r)?;
-    }
-    for e in p.evaluations.get(logged.1..).unwrap_or_default() {
-        w.scalar("eval/return", e.timestep, e.mean_return)?;
-    }
-    *logged = (p.episode_rewards.len(), p.evaluations.len());
-    Ok(())
-}
 
 /// Under `--on-divergence warn`, says on stderr that the model is not usable.
 pub(crate) fn warn_if_diverged(stats: &executors::WorkerStats) {
@@ -56,14 +44,75 @@ pub(crate) fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEn
     VectorEnv::new(envs, stepping).map_err(|e| e.to_string())
 }
 
-/// With `--out`: creates the directory, copies the config into it and opens its TensorBoard
-/// event file.
-pub(crate) fn open_out_dir(args: &TrainArgs) -> Result<Option<EventWriter>, String> {
-    let Some(dir) = &args.out else { return Ok(None) };
+/// With `--out`: creates the directory and copies the config into it, so that the directory
+/// is resumable from the start.
+fn prepare_out_dir(args: &TrainArgs) -> Result<(), String> {
+    let Some(dir) = &args.out else { return Ok(()) };
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let config = std::fs::read(&args.config).map_err(|e| format!("cannot read {}: {e}", args.config.display()))?;
-    write_file(dir, "config.json", &config)?;
-    EventWriter::create(dir).map(Some)
+    write_file(dir, "config.json", &config)
+}
+
+/// Runs `worker` through the library's driver as `args` say, as `rlgraph train` does on every
+/// layout: resumes from `--resume`, shows progress on a bar, pauses at `--pause-at`, and with
+/// `--out` writes TensorBoard events, `episodes.csv` and the final checkpoint (`checkpoint`
+/// names the file, in `--out` and in `--resume`). Returns the summary (whole run, this leg's
+/// speed), which the caller completes and writes. A run of `--episodes` without
+/// `--timesteps` is bounded by 1,000,000 steps, one of neither by `default_steps`.
+pub(crate) fn drive<B: Backend, W: Worker>(
+    args: &TrainArgs,
+    worker: &mut W,
+    default_steps: u64,
+    checkpoint: &str,
+) -> Result<Json, String> {
+    prepare_out_dir(args)?;
+    let total = args.timesteps.unwrap_or(if args.episodes.is_some() {
+        1_000_000
+    } else {
+        default_steps
+    });
+    let options = DriveOptions {
+        length: RunLength {
+            timesteps: total,
+            episodes: args.episodes,
+            pause_at: args.pause_at,
+        },
+        resume: args.resume.as_ref().map(|dir| dir.join(checkpoint)),
+        out: args.out.clone(),
+        checkpoint: args.out.as_ref().map(|dir| dir.join(checkpoint)),
+    };
+    let bar = progress_bar(total);
+    let mut last_draw = None;
+    let driven = executors::drive(worker, &options, &mut |r: &RunProgress<'_>| {
+        let p = r.leg;
+        if last_draw.is_some_and(|at| p.timesteps - at < 200) {
+            return;
+        }
+        last_draw = Some(p.timesteps);
+        let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
+        let mean = match recent.len() {
+            0 => f64::NAN,
+            n => recent.iter().sum::<f64>() / n as f64,
+        };
+        let mut message = format!("| episodes {} | mean return (last 10) {mean:.1}", r.episodes);
+        if let Some(e) = p.evaluations.last() {
+            message.push_str(&format!(" | eval {:.1}", e.mean_return));
+        }
+        message.push_str(&format!(" | {:.0} steps/s", p.timesteps as f64 / p.elapsed.max(1e-9)));
+        for (tag, value) in p.gauges {
+            let name = tag.rsplit('/').next().unwrap_or(tag);
+            message.push_str(&format!(" | {name} {value:.1}"));
+        }
+        bar.set_position(r.step);
+        bar.set_message(message);
+    });
+    bar.finish_and_clear();
+    let driven = driven.map_err(|e| e.to_string())?;
+    warn_if_diverged(&driven.leg);
+    let mut summary = driven.summary();
+    summary["env"] = args.env.clone().into();
+    summary["backend"] = B::NAME.into();
+    Ok(summary)
 }
 
 /// The training progress bar over `total` steps.

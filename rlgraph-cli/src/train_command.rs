@@ -2,14 +2,14 @@
 //! progress bar, per-episode metrics as CSV and as a TensorBoard event file, periodic and
 //! final checkpoints, and a JSON summary at the end.
 
-use executors::{SingleThreadedWorker, Worker};
+use executors::SingleThreadedWorker;
 use rlgraph_core::Backend;
 use rlgraph_envs::make;
 use serde_json::Value as Json;
 
 use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::write_file;
-use crate::run_outputs::{log_progress, open_out_dir, progress_bar, vector_env, warn_if_diverged, CHECKPOINT_FILE};
+use crate::run_outputs::{drive, vector_env, CHECKPOINT_FILE};
 pub use crate::train_args::TrainArgs;
 
 /// Runs the subcommand and returns the JSON summary, or a one-line error.
@@ -78,109 +78,13 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
         worker = worker.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
     }
-    let (mut summary, _) = drive::<B, _>(args, worker, 1_000_000)?;
+    let mut summary = drive::<B, _>(args, &mut worker, 1_000_000, CHECKPOINT_FILE)?;
     summary["tensor_envs"] = copies.into();
     summary["device"] = device.to_string().into();
     if let Some(dir) = &args.out {
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
     }
     Ok(summary.to_string())
-}
-
-/// Runs `worker` as `args` say, as `rlgraph train` does on every worker: resumes from
-/// `--resume`, reports progress on a bar and into TensorBoard, pauses at `--pause-at`, and
-/// with `--out` writes `episodes.csv` and the final checkpoint. Returns the summary (whole
-/// run, this leg's speed), which the caller completes and writes, and the worker. A run of `--episodes` without
-/// `--timesteps` is bounded by 1,000,000 steps, one of neither by `default_steps`.
-fn drive<B: Backend, W: Worker>(args: &TrainArgs, mut worker: W, default_steps: u64) -> Result<(Json, W), String> {
-    if let Some(dir) = &args.resume {
-        worker.resume(&dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
-    }
-    // Progress counts the whole run: a resumed leg starts where the last one stopped.
-    let before = worker.tally().clone();
-    // With --out, the directory is resumable from the start: the config now, checkpoints as
-    // asked, and a TensorBoard event file written as episodes finish.
-    let mut events = open_out_dir(args)?;
-    let mut event_error = None;
-    // Episodes count from this leg's start, evaluation rounds over the whole run.
-    let mut logged = (0usize, before.evaluations.len());
-    let total = args.timesteps.unwrap_or(if args.episodes.is_some() {
-        1_000_000
-    } else {
-        default_steps
-    });
-    let bar = progress_bar(total);
-    bar.set_position(before.timesteps);
-    let mut last_draw = None;
-    let mut progress = |p: &executors::Progress<'_>| {
-        let step = before.timesteps + p.timesteps;
-        if let Some(w) = events.as_mut() {
-            if let Err(e) = log_progress(w, p, step, &mut logged) {
-                event_error.get_or_insert(e);
-            }
-            if let (Some(loss), true) = (
-                p.loss,
-                step % 100 < args.num_envs.max(1) as u64 || args.tensor_envs.is_some(),
-            ) {
-                if let Err(e) = w.scalar("train/loss", step, loss) {
-                    event_error.get_or_insert(e);
-                }
-            }
-        }
-        if last_draw.is_none_or(|at| p.timesteps - at >= 200) {
-            last_draw = Some(p.timesteps);
-            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
-            let mean = if recent.is_empty() {
-                f64::NAN
-            } else {
-                recent.iter().sum::<f64>() / recent.len() as f64
-            };
-            let eval = p
-                .evaluations
-                .last()
-                .map_or(String::new(), |e| format!(" | eval {:.1}", e.mean_return));
-            bar.set_position(step);
-            bar.set_message(format!(
-                "| episodes {} | mean return (last 10) {mean:.1}{eval} | {:.0} steps/s",
-                before.episode_returns.len() as u64 + p.episodes,
-                p.timesteps as f64 / p.elapsed.max(1e-9)
-            ));
-        }
-    };
-    let length = executors::RunLength {
-        timesteps: total,
-        episodes: args.episodes,
-        pause_at: args.pause_at,
-    };
-    let stats = worker.execute_run(length, &mut progress).map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
-    warn_if_diverged(&stats);
-    if let Some(e) = event_error {
-        return Err(e);
-    }
-    if let Some(w) = events.as_mut() {
-        w.flush()?;
-    }
-    // The summary covers the whole run, earlier legs included; speed is this leg's.
-    let run = worker.run_stats(&stats);
-    let mut summary = run.to_json();
-    summary["wall_clock_seconds"] = stats.runtime_seconds.into();
-    summary["env"] = args.env.clone().into();
-    summary["backend"] = B::NAME.into();
-    if args.resume.is_some() {
-        summary["resumed_at_timestep"] = before.timesteps.into();
-    }
-    let at = worker.tally().timesteps;
-    if at < total && args.pause_at.is_some() && stats.solved_at_timestep.is_none() {
-        summary["paused_at_timestep"] = at.into();
-    }
-    if let Some(dir) = &args.out {
-        write_file(dir, "episodes.csv", run.episodes_csv().as_bytes())?;
-        worker
-            .save_checkpoint(&dir.join(CHECKPOINT_FILE))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok((summary, worker))
 }
 
 fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
@@ -211,7 +115,7 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
         worker = worker.with_checkpoints(args.checkpoint_every, dir.join(CHECKPOINT_FILE));
     }
-    let (mut summary, worker) = drive::<B, _>(args, worker, 20_000)?;
+    let mut summary = drive::<B, _>(args, &mut worker, 20_000, CHECKPOINT_FILE)?;
     summary["threads"] = crate::backend_choice::threads_json(B::NAME);
     if let Some(dir) = &args.out {
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;

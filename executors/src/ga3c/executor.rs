@@ -23,42 +23,12 @@ use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
 use crate::run_tally::RunTally;
-use crate::worker_stats::{solved, RunLength};
+use crate::worker::Worker;
+use crate::worker_stats::{solved, Progress, RunLength};
 use crate::WorkerStats;
 
 /// How often the main thread looks at the run.
 const TICK: Duration = Duration::from_millis(20);
-
-/// What the progress callback sees, a few times a second.
-#[derive(Debug)]
-pub struct Ga3cProgress<'a> {
-    /// Environment steps so far.
-    pub frames: u64,
-    /// Finished episodes' returns, in order.
-    pub episode_rewards: &'a [f64],
-    /// Seconds since the start.
-    pub elapsed: f64,
-    /// States predicted per second, since the start.
-    pub predictions_per_second: f64,
-    /// Updates per second, since the start.
-    pub trainings_per_second: f64,
-    /// States per forward pass, since the start.
-    pub mean_prediction_batch: f64,
-    /// States waiting for a predictor now.
-    pub prediction_queue: usize,
-    /// Experience segments waiting for a trainer now.
-    pub training_queue: usize,
-    /// The mean policy lag of the frames trained so far.
-    pub mean_lag: f64,
-    /// The thread counts now.
-    pub counts: ThreadCounts,
-    /// The last update's loss.
-    pub loss: Option<f64>,
-    /// The evaluation rounds played so far (with [`Ga3cExecutor::with_evaluation`]).
-    pub evaluations: &'a [Evaluated],
-    /// How many of `episode_rewards` and `evaluations` came from the run resumed from.
-    pub resumed: (usize, usize),
-}
 
 /// Runs an actor-critic agent config (PPO, actor-critic, IMPALA) GA3C's way: NA agent threads,
 /// each stepping one environment; NP predictor threads, each with its own copy of the actor,
@@ -77,19 +47,19 @@ pub struct Ga3cExecutor<B: Backend> {
     seed: u64,
     target_return: Option<f64>,
     on_divergence: OnDivergence,
-    /// The last run's learner.
+    /// The run's learner: the last leg's, or the one resumed from a checkpoint.
     learner: Option<Arc<Mutex<Ga3cLearner<B>>>>,
     /// Greedy evaluation rounds, if asked for.
     evaluation: Option<Evaluation>,
     /// Save a checkpoint every so many frames, to this file.
     checkpoints: Option<(u64, PathBuf)>,
-    /// The checkpoint a run starts from.
-    resume_from: Option<PathBuf>,
-    /// What the last run started from: a checkpoint's counts and results (all zero and
-    /// empty unless it resumed).
+    /// What the last leg started from: the earlier legs' counts and results (all zero and
+    /// empty for a fresh run).
     resumed: RunRecord,
-    /// The last run's counts and results at its end, as its checkpoints hold them.
+    /// The run's counts and results so far, as its checkpoints hold them.
     last_record: RunRecord,
+    /// The last leg's statistics, GA3C's own measures included.
+    last_stats: Option<Ga3cStats>,
     backend: PhantomData<fn() -> B>,
 }
 
@@ -134,9 +104,9 @@ impl<B: Backend> Ga3cExecutor<B> {
             learner: None,
             evaluation: None,
             checkpoints: None,
-            resume_from: None,
             resumed: RunRecord::default(),
             last_record: RunRecord::default(),
+            last_stats: None,
             backend: PhantomData,
         })
     }
@@ -164,12 +134,28 @@ impl<B: Backend> Ga3cExecutor<B> {
         self
     }
 
-    /// Starts the next run from the checkpoint at `path` (written by `with_checkpoints` or
-    /// `save_checkpoint` for the same config): its learner, and its counts, which the run's
-    /// `total` frames include. The agents start new episodes.
-    pub fn with_resume(mut self, path: impl Into<PathBuf>) -> Self {
-        self.resume_from = Some(path.into());
-        self
+    /// Continues the run from the checkpoint at `path` (written by `with_checkpoints` or
+    /// `save_checkpoint` for the same config): its learner, and its counts, which the next
+    /// leg's length includes. The agents start new episodes. On error nothing changes.
+    pub fn resume(&mut self, path: &Path) -> Result<()> {
+        let mut learner = self
+            .algorithm
+            .learner::<B>(&self.state_space, &self.action_space, self.seed)?;
+        let mut record = RunRecord::default();
+        learner
+            .restore_checkpoint(path, vec![(RUN_PART, &mut record)])
+            .map_err(|e| CoreError::Checkpoint {
+                path: path.display().to_string(),
+                reason: format!("cannot resume from it: {e}"),
+            })?;
+        self.learner = Some(Arc::new(Mutex::new(learner)));
+        self.last_record = record;
+        Ok(())
+    }
+
+    /// The last leg's statistics, with GA3C's own measures (`None` before the first leg).
+    pub fn last_stats(&self) -> Option<&Ga3cStats> {
+        self.last_stats.as_ref()
     }
 
     /// Saves the last run's learner and counts as a checkpoint `with_resume` reads.
@@ -179,11 +165,6 @@ impl<B: Backend> Ga3cExecutor<B> {
             reason: "nothing has been trained yet".into(),
         })?;
         save(learner, &self.last_record, path)
-    }
-
-    /// The frames the last run resumed at (`None` unless it resumed).
-    pub fn resumed_at(&self) -> Option<u64> {
-        self.resume_from.as_ref().map(|_| self.resumed.tally.timesteps)
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -215,7 +196,7 @@ impl<B: Backend> Ga3cExecutor<B> {
 
     /// Runs until `total` environment steps (or the target return), calling `progress` a few
     /// times a second.
-    pub fn execute_timesteps(&mut self, total: u64, progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+    pub fn execute_timesteps(&mut self, total: u64, progress: impl FnMut(&Progress<'_>)) -> Result<Ga3cStats> {
         let length = RunLength {
             timesteps: total,
             episodes: None,
@@ -224,27 +205,26 @@ impl<B: Backend> Ga3cExecutor<B> {
         self.execute_run(length, progress)
     }
 
-    /// Runs until the whole run (a resumed run's earlier legs included) reaches `length`: its
+    /// Runs until the whole run (earlier and resumed legs included) reaches `length`: its
     /// frames, its episodes or its pause, or the target return; schedules see the share of
     /// `length.timesteps` done, so a paused and resumed run follows the straight run's
-    /// schedule. The agents step together, so a run stops a few frames past its mark.
-    pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Ga3cProgress)) -> Result<Ga3cStats> {
+    /// schedule. The agents step together, so a run stops a few frames past its mark. The
+    /// progress reports count this leg's frames and episodes, and carry GA3C's rates, queue
+    /// depths, policy lag and thread counts as gauges (`ga3c/...`).
+    pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Progress<'_>)) -> Result<Ga3cStats> {
         let total = length.timesteps;
         let start = Instant::now();
-        let mut learner = self
-            .algorithm
-            .learner::<B>(&self.state_space, &self.action_space, self.seed)?;
-        let mut record = RunRecord::default();
-        if let Some(path) = &self.resume_from {
-            learner
-                .restore_checkpoint(path, vec![(RUN_PART, &mut record)])
-                .map_err(|e| CoreError::Checkpoint {
-                    path: path.display().to_string(),
-                    reason: format!("cannot resume from it: {e}"),
-                })?;
-        }
+        let learner = match self.learner.clone() {
+            Some(learner) => learner,
+            None => Arc::new(Mutex::new(self.algorithm.learner::<B>(
+                &self.state_space,
+                &self.action_space,
+                self.seed,
+            )?)),
+        };
+        let record = self.last_record.clone();
         self.resumed = record.clone();
-        let first = learner.publish()?;
+        let first = learner.lock().map_err(|_| poisoned("learner"))?.publish()?;
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
         let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
@@ -256,7 +236,6 @@ impl<B: Backend> Ga3cExecutor<B> {
         if let Ok(mut episodes) = c.episodes.lock() {
             episodes.clone_from(&record.tally.episode_returns);
         }
-        let learner = Arc::new(Mutex::new(learner));
         self.learner = Some(learner.clone());
         let (reply_senders, reply_ends): (Vec<_>, Vec<_>) = (0..max.agents).map(|_| bounded(1)).unzip();
         let mut threads = Threads {
@@ -342,7 +321,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             trained_frames: Counters::get(&c.trained_frames),
         };
         worker.evaluations = evaluations;
-        Ok(Ga3cStats {
+        let stats = Ga3cStats {
             worker,
             predictions: Counters::get(&c.predictions),
             forward_passes: Counters::get(&c.forward_passes),
@@ -353,7 +332,9 @@ impl<B: Backend> Ga3cExecutor<B> {
             lag: c.lag.lock().map(|l| l.clone()).unwrap_or_default(),
             final_counts: adjuster.counts(),
             adjustments: adjuster.trajectory().to_vec(),
-        })
+        };
+        self.last_stats = Some(stats.clone());
+        Ok(stats)
     }
 
     /// The main thread's loop: starts the threads, reports progress, adjusts the counts, and
@@ -372,7 +353,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             from,
         }: Watch,
         rounds: &mut Option<GreedyRounds<B>>,
-        progress: &mut impl FnMut(&Ga3cProgress),
+        progress: &mut impl FnMut(&Progress<'_>),
     ) -> Result<(Option<u64>, (f64, f64))> {
         self.spawn_up_to(threads, shared, learner, adjuster.counts())?;
         let (mut queue_sums, mut samples) = ((0.0, 0.0), 0u64);
@@ -420,24 +401,36 @@ impl<B: Backend> Ga3cExecutor<B> {
                 let passes = Counters::get(&c.forward_passes);
                 let predictions = Counters::get(&c.predictions);
                 let trainings = Counters::get(&c.trainings);
-                progress(&Ga3cProgress {
-                    frames,
-                    episode_rewards: &episodes,
-                    elapsed,
-                    predictions_per_second: predictions as f64 / elapsed,
-                    trainings_per_second: (trainings - self.resumed.tally.updates) as f64 / elapsed,
-                    mean_prediction_batch: predictions as f64 / passes.max(1) as f64,
-                    prediction_queue: pq,
-                    training_queue: tq,
-                    mean_lag: c.lag.lock().map(|l| l.mean()).unwrap_or(f64::NAN),
-                    counts: adjuster.counts(),
+                let gauges = [
+                    ("ga3c/predictions_per_second", predictions as f64 / elapsed),
+                    (
+                        "ga3c/trainings_per_second",
+                        (trainings - self.resumed.tally.updates) as f64 / elapsed,
+                    ),
+                    ("ga3c/mean_prediction_batch", predictions as f64 / passes.max(1) as f64),
+                    ("ga3c/prediction_queue", pq as f64),
+                    ("ga3c/training_queue", tq as f64),
+                    (
+                        "ga3c/mean_policy_lag",
+                        c.lag.lock().map(|l| l.mean()).unwrap_or(f64::NAN),
+                    ),
+                    ("ga3c/agents", adjuster.counts().agents as f64),
+                    ("ga3c/predictors", adjuster.counts().predictors as f64),
+                    ("ga3c/trainers", adjuster.counts().trainers as f64),
+                ];
+                // This leg's frames and episodes, as every worker reports them.
+                let leg = episodes
+                    .get(self.resumed.tally.episode_returns.len()..)
+                    .unwrap_or_default();
+                progress(&Progress {
+                    timesteps: frames.saturating_sub(from),
+                    episodes: leg.len() as u64,
+                    episode_rewards: leg,
                     loss: (trainings > 0)
                         .then(|| f64::from_bits(c.last_loss.load(std::sync::atomic::Ordering::Relaxed))),
+                    elapsed,
                     evaluations,
-                    resumed: (
-                        self.resumed.tally.episode_returns.len(),
-                        self.resumed.tally.evaluations.len(),
-                    ),
+                    gauges: &gauges,
                 });
             }
             if solved_now {
@@ -515,6 +508,40 @@ impl<B: Backend> Ga3cExecutor<B> {
         }
         shared.set_counts(counts);
         Ok(())
+    }
+}
+
+impl<B: Backend> Worker for Ga3cExecutor<B> {
+    fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        let run = Ga3cExecutor::execute_run(self, length, progress)?.worker;
+        // This leg's share of the run's counts, as the other workers report a call.
+        let from = &self.resumed.tally;
+        let mut leg = WorkerStats::from_returns(
+            run.timesteps_executed.saturating_sub(from.timesteps),
+            run.episode_rewards
+                .get(from.episode_returns.len()..)
+                .unwrap_or_default()
+                .to_vec(),
+            run.updates.saturating_sub(from.updates),
+            run.runtime_seconds,
+            run.solved_at_timestep,
+        );
+        leg.env_frames_per_second = run.env_frames_per_second;
+        leg.diverged_at_timestep = run.diverged_at_timestep;
+        leg.evaluations = run.evaluations;
+        Ok(leg)
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
+        Ga3cExecutor::save_checkpoint(self, path)
+    }
+
+    fn resume(&mut self, path: &Path) -> Result<()> {
+        Ga3cExecutor::resume(self, path)
+    }
+
+    fn tally(&self) -> &RunTally {
+        &self.last_record.tally
     }
 }
 

@@ -27,6 +27,6 @@ mod spec;
 
 pub use adjuster::{Adjustment, ThreadAdjuster, Verdict};
 pub use algorithm::Ga3cAlgorithm;
-pub use executor::{Ga3cExecutor, Ga3cProgress};
+pub use executor::Ga3cExecutor;
 pub use metrics::{Ga3cStats, LagHistogram};
 pub use spec::{Ga3cSpec, ThreadCounts};
