@@ -155,7 +155,9 @@ pub fn drive<W: Worker + ?Sized>(
     };
     if let Some(dir) = &options.out {
         let path = dir.join("episodes.csv");
-        std::fs::write(&path, driven.run.episodes_csv()).map_err(|e| out_error(&path, e.to_string()))?;
+        // Atomically, as every file a run leaves: a killed run leaves the old file or the new.
+        rlgraph_core::atomic_file::write_atomically(&path, driven.run.episodes_csv().as_bytes())
+            .map_err(|e| out_error(&path, e.to_string()))?;
     }
     if let Some(path) = &options.checkpoint {
         worker.save_checkpoint(path)?;

@@ -74,6 +74,28 @@ impl RunTally {
     }
 }
 
+impl RunTally {
+    /// One leg's share of `run`, the whole run's statistics at the leg's end, where `self` is
+    /// the tally the leg started from: its steps, episodes and updates; its speed, outcome and
+    /// rounds as they are.
+    pub fn leg_of(&self, run: &crate::WorkerStats) -> crate::WorkerStats {
+        let mut leg = crate::WorkerStats::from_returns(
+            run.timesteps_executed.saturating_sub(self.timesteps),
+            run.episode_rewards
+                .get(self.episode_returns.len()..)
+                .unwrap_or_default()
+                .to_vec(),
+            run.updates.saturating_sub(self.updates),
+            run.runtime_seconds,
+            run.solved_at_timestep,
+        );
+        leg.env_frames_per_second = run.env_frames_per_second;
+        leg.diverged_at_timestep = run.diverged_at_timestep;
+        leg.evaluations.clone_from(&run.evaluations);
+        leg
+    }
+}
+
 /// Reads typed values out of a checkpoint's metadata, each error naming its key.
 pub(crate) struct MetaReader<'a, F: Fn(String) -> CoreError> {
     /// The metadata object.

@@ -10,14 +10,16 @@ use std::time::{Duration, Instant};
 use agents::{DqnConfig, ImpalaConfig};
 use clap::Args;
 use executors::distributed::{
-    run_apex_actor, run_apex_learner, run_impala_actor, run_impala_learner, run_replay_shard, Access, ActorOptions,
-    ApexSpec, ClusterSpec, DistributedStats, LearnerOptions, LearnerProgress, Role, ShardFiles, Tls,
+    run_apex_actor, run_impala_actor, run_replay_shard, Access, ActorOptions, ApexSpec, ClusterSpec,
+    DistributedAlgorithm, LearnerOptions, LearnerWorker, Role, ShardFiles, Tls,
 };
+use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
 use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::{stderr_line, write_file};
+use crate::run_outputs::CHECKPOINT_FILE;
 use crate::train_args::finite;
 
 /// Options every role shares.
@@ -165,7 +167,7 @@ impl RunOptions {
 
     /// The config as JSON and as the algorithm it configures, with notes on the keys it
     /// does not use.
-    fn config(&self) -> Result<(Json, Algorithm), String> {
+    fn config(&self) -> Result<(Json, DistributedAlgorithm), String> {
         let path = &self.config;
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
@@ -180,8 +182,8 @@ impl RunOptions {
         }
         let at = |e: rlgraph_core::CoreError| format!("{}: {e}", path.display());
         let algorithm = match agents::agent_family(&json).map_err(at)? {
-            agents::AgentFamily::Dqn => Algorithm::Apex(DqnConfig::parse(&json).map_err(at)?),
-            agents::AgentFamily::Impala => Algorithm::Impala(ImpalaConfig::parse(&json).map_err(at)?),
+            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(&json).map_err(at)?),
+            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(&json).map_err(at)?),
             _ => {
                 return Err(format!(
                     "{}: distributed runs take Ape-X, DQN and IMPALA configs, not {}; \
@@ -193,14 +195,6 @@ impl RunOptions {
         };
         Ok((json, algorithm))
     }
-}
-
-/// The algorithms that run distributed.
-enum Algorithm {
-    /// Ape-X (or DQN): actors, replay shards, a learner.
-    Apex(DqnConfig),
-    /// IMPALA: actors streaming rollouts to a learner.
-    Impala(ImpalaConfig),
 }
 
 /// Runs `rlgraph serve`.
@@ -219,7 +213,7 @@ impl OnBackend for ServeArgs {
 /// actors run that part per environment copy, and every role builds its graphs, replay and
 /// wire format for the states it makes. `None` when the preprocessing keeps no state.
 struct RoleLayout {
-    algorithm: Algorithm,
+    algorithm: DistributedAlgorithm,
     state_space: rlgraph_core::spaces::Space,
     action_space: rlgraph_core::spaces::Space,
     worker_specs: Vec<Json>,
@@ -241,10 +235,10 @@ fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleL
         return Ok(None);
     };
     let algorithm = match agents::agent_family(json).map_err(at)? {
-        agents::AgentFamily::Dqn => Algorithm::Apex(DqnConfig::parse(&layout.inner_spec).map_err(at)?),
+        agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(&layout.inner_spec).map_err(at)?),
         _ => {
             return Err(format!(
-                "{}: a preprocessing_spec that keeps state (sequence, moving_standardize) runs on                  distributed Ape-X actors; IMPALA's actors take preprocessing without state",
+                "{}: a preprocessing_spec that keeps state (sequence, moving_standardize) runs on distributed Ape-X actors; IMPALA's actors take preprocessing without state",
                 run.config.display()
             ))
         }
@@ -299,8 +293,8 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 ..ActorOptions::new(index, &run.env, run.seed)
             };
             let s = match &algorithm {
-                Algorithm::Apex(config) => run_apex_actor::<B>(config, &cluster, &access, &options),
-                Algorithm::Impala(config) => run_impala_actor::<B>(config, &cluster, &access, &options),
+                DistributedAlgorithm::Apex(config) => run_apex_actor::<B>(config, &cluster, &access, &options),
+                DistributedAlgorithm::Impala(config) => run_impala_actor::<B>(config, &cluster, &access, &options),
             }
             .map_err(|e| e.to_string())?;
             Ok(json!({
@@ -310,7 +304,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             .to_string())
         }
         Role::Replay => {
-            let Algorithm::Apex(config) = &algorithm else {
+            let DistributedAlgorithm::Apex(config) = &algorithm else {
                 return Err("IMPALA has no replay shards: its actors send rollouts to the learner".into());
             };
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
@@ -325,16 +319,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
         }
         Role::Learner => {
             let (s, a) = spaces()?;
-            let checkpoint = run.out.as_ref().map(|d| d.join("checkpoint.safetensors"));
-            if let Some(dir) = &run.out {
-                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            }
-            if let (Some(from), Some(to)) = (&run.resume, &checkpoint) {
-                let from = from.join("checkpoint.safetensors");
-                if from != *to {
-                    std::fs::copy(&from, to).map_err(|e| format!("cannot resume from {}: {e}", from.display()))?;
-                }
-            }
+            let checkpoint = run.out.as_ref().map(|d| d.join(CHECKPOINT_FILE));
             let evaluation = match (run.eval_every, &worker_specs) {
                 (Some(_), Some(_)) => {
                     return Err(format!(
@@ -354,71 +339,51 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             let options = LearnerOptions {
                 evaluation,
                 target_return: run.target_return,
-                checkpoint,
-                resume: run.resume.is_some(),
+                checkpoint: checkpoint.clone(),
                 checkpoint_every: run.checkpoint_every,
                 prefetch_depth: apex.prefetch_depth,
                 stop_shards: !args.keep_shards,
                 max_frames_ahead: run.max_frames_ahead,
                 ..LearnerOptions::new(run.timesteps, run.seed)
             };
-            let bar = crate::run_outputs::progress_bar(run.timesteps);
-            // With --out, the learner's figures go to TensorBoard as the run goes.
-            let mut events = match &run.out {
-                Some(dir) => Some(executors::EventWriter::create(dir)?),
-                None => None,
+            let mut learner =
+                LearnerWorker::<B>::new(algorithm, &s, &a, cluster, access, options).map_err(|e| e.to_string())?;
+            if let Some(dir) = &run.out {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
+            let drive = DriveOptions {
+                resume: run.resume.as_ref().map(|d| d.join(CHECKPOINT_FILE)),
+                out: run.out.clone(),
+                checkpoint,
+                ..DriveOptions::new(RunLength {
+                    timesteps: run.timesteps,
+                    episodes: None,
+                    pause_at: None,
+                })
             };
-            let mut event_error = None;
+            let bar = crate::run_outputs::progress_bar(run.timesteps);
             let to_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let mut last_line: Option<Instant> = None;
-            let show = |p: &LearnerProgress| {
-                let figures = format!(
-                    "episodes {} | mean return (last 10) {:.1} | updates {} | weight lag {:.1} | queue {}",
-                    p.episodes, p.mean_last_10, p.updates, p.weight_lag, p.queue_depth
-                );
+            let mut show = |r: &RunProgress<'_>| {
+                let figures = crate::run_outputs::progress_message(r);
                 if to_terminal {
-                    bar.set_position(p.frames);
-                    bar.set_message(format!("| {figures}"));
+                    bar.set_position(r.step);
+                    bar.set_message(figures);
                 } else if last_line.is_none_or(|t| t.elapsed().as_secs() >= run.log_every_secs) {
                     last_line = Some(Instant::now());
-                    stderr_line(&format!("learner: frames {}/{} | {figures}", p.frames, run.timesteps));
-                }
-                let Some(w) = events.as_mut() else { return };
-                let elapsed = p.elapsed.max(1e-9);
-                for (tag, value) in [
-                    ("distributed/frames_per_second", p.frames as f64 / elapsed),
-                    ("distributed/updates_per_second", p.updates as f64 / elapsed),
-                    ("distributed/weight_lag_versions", p.weight_lag),
-                    ("distributed/queue_depth", p.queue_depth as f64),
-                    ("episode/mean_return_last_10", p.mean_last_10),
-                ] {
-                    if let Err(e) = w.scalar(tag, p.frames, value) {
-                        event_error.get_or_insert(e);
-                    }
-                }
-                for round in &p.new_evaluations {
-                    if let Err(e) = w.scalar("eval/return", round.timestep, round.mean_return) {
-                        event_error.get_or_insert(e);
-                    }
+                    stderr_line(&format!("learner: frames {}/{} {figures}", r.step, run.timesteps));
                 }
             };
-            let stats: DistributedStats = match &algorithm {
-                Algorithm::Apex(config) => run_apex_learner::<B>(config, &s, &a, &cluster, &access, &options, show),
-                Algorithm::Impala(config) => run_impala_learner::<B>(config, &s, &a, &cluster, &access, &options, show),
-            }
-            .map_err(|e| e.to_string())?;
-            if let Some(e) = event_error {
-                return Err(e);
-            }
-            if let Some(w) = events.as_mut() {
-                w.flush()?;
-            }
+            let driven = executors::drive(&mut learner, &drive, &mut show);
             bar.finish_and_clear();
-            let mut summary = stats.to_json();
+            let driven = driven.map_err(|e| e.to_string())?;
+            let mut summary = driven.summary();
+            if let Some(stats) = learner.last_stats() {
+                summary["distributed"] = stats.to_json()["distributed"].take();
+            }
             summary["env"] = run.env.clone().into();
             summary["backend"] = B::NAME.into();
             if let Some(dir) = &run.out {
-                write_file(dir, "episodes.csv", stats.worker.episodes_csv().as_bytes())?;
                 write_file(dir, "summary.json", summary.to_string().as_bytes())?;
             }
             Ok(summary.to_string())
@@ -457,11 +422,11 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
     let actors = args.actors.map_or(apex.actors, |n| n as usize);
     let shards = match algorithm {
-        Algorithm::Apex(_) => args.replay_shards.map_or(apex.shards, |n| n as usize),
-        Algorithm::Impala(_) if args.replay_shards.is_some() => {
+        DistributedAlgorithm::Apex(_) => args.replay_shards.map_or(apex.shards, |n| n as usize),
+        DistributedAlgorithm::Impala(_) if args.replay_shards.is_some() => {
             return Err("--replay-shards: IMPALA has no replay shards; its actors send rollouts to the learner".into())
         }
-        Algorithm::Impala(_) => 0,
+        DistributedAlgorithm::Impala(_) => 0,
     };
     let cluster = match args.base_port {
         Some(port) => ClusterSpec::local(port, shards, actors).map_err(|e| e.to_string())?,

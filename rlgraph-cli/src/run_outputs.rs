@@ -89,22 +89,8 @@ pub(crate) fn drive<B: Backend, W: Worker>(
             return;
         }
         last_draw = Some(p.timesteps);
-        let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
-        let mean = match recent.len() {
-            0 => f64::NAN,
-            n => recent.iter().sum::<f64>() / n as f64,
-        };
-        let mut message = format!("| episodes {} | mean return (last 10) {mean:.1}", r.episodes);
-        if let Some(e) = p.evaluations.last() {
-            message.push_str(&format!(" | eval {:.1}", e.mean_return));
-        }
-        message.push_str(&format!(" | {:.0} steps/s", p.timesteps as f64 / p.elapsed.max(1e-9)));
-        for (tag, value) in p.gauges {
-            let name = tag.rsplit('/').next().unwrap_or(tag);
-            message.push_str(&format!(" | {name} {value:.1}"));
-        }
+        bar.set_message(progress_message(r));
         bar.set_position(r.step);
-        bar.set_message(message);
     });
     bar.finish_and_clear();
     let driven = driven.map_err(|e| e.to_string())?;
@@ -113,6 +99,31 @@ pub(crate) fn drive<B: Backend, W: Worker>(
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
     Ok(summary)
+}
+
+/// What a progress bar says of a report: the run's episodes, the mean return of this leg's
+/// last 10, the last evaluation round, this leg's steps per second and the layout's gauges.
+pub(crate) fn progress_message(r: &RunProgress<'_>) -> String {
+    let p = r.leg;
+    let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
+    let mean = match recent.len() {
+        0 => f64::NAN,
+        n => recent.iter().sum::<f64>() / n as f64,
+    };
+    let mut message = format!("| episodes {} | mean return (last 10) {mean:.1}", r.episodes);
+    if let Some(e) = p.evaluations.last() {
+        message.push_str(&format!(" | eval {:.1}", e.mean_return));
+    }
+    message.push_str(&format!(" | {:.0} steps/s", p.timesteps as f64 / p.elapsed.max(1e-9)));
+    for (tag, value) in p.gauges {
+        let name = tag.rsplit('/').next().unwrap_or(tag);
+        // Counts (updates, queue depths, threads) read as counts.
+        match value.fract() == 0.0 && value.abs() < 1e15 {
+            true => message.push_str(&format!(" | {name} {value:.0}")),
+            false => message.push_str(&format!(" | {name} {value:.1}")),
+        }
+    }
+    message
 }
 
 /// The training progress bar over `total` steps.

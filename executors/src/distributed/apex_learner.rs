@@ -17,15 +17,15 @@ use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
-use super::access::Access;
-use super::cluster::{ClusterSpec, Role};
+use super::cluster::Role;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_run::LearnerRun;
+use super::learner_run::{LearnerRun, RunCounters};
+use super::learner_worker::LearnerSite;
 use super::peers::{replay_client, ReplayClient};
 use super::proto::{PriorityUpdate, SampleRequest, ShardStats, StatsRequest, StopRequest};
 use super::wire::decode_value;
-use crate::worker_stats::WorkerStats;
+use crate::worker_stats::{Progress, RunLength, WorkerStats};
 
 /// How the learner runs.
 #[derive(Clone, Debug)]
@@ -36,11 +36,9 @@ pub struct LearnerOptions {
     pub target_return: Option<f64>,
     /// The learner's seed.
     pub seed: u64,
-    /// Where checkpoints go; with `resume`, where the run resumes from.
+    /// Where the periodic checkpoints go (the driver writes the final one where asked).
     pub checkpoint: Option<PathBuf>,
-    /// Resume from `checkpoint` when it exists.
-    pub resume: bool,
-    /// Updates between checkpoints (0: only at the end).
+    /// Updates between periodic checkpoints (0: none).
     pub checkpoint_every: u64,
     /// Sample requests in flight per shard (RLgraph's `replay_sampling_task_depth`).
     pub prefetch_depth: usize,
@@ -91,7 +89,6 @@ impl LearnerOptions {
             target_return: None,
             seed,
             checkpoint: None,
-            resume: false,
             checkpoint_every: 0,
             prefetch_depth: 2,
             stop_grace: Duration::from_secs(1),
@@ -100,27 +97,6 @@ impl LearnerOptions {
             evaluation: None,
         }
     }
-}
-
-/// What the learner shows while it runs.
-#[derive(Clone, Debug)]
-pub struct LearnerProgress {
-    /// Frames stepped by all actors.
-    pub frames: u64,
-    /// Updates done.
-    pub updates: u64,
-    /// Episodes finished.
-    pub episodes: u64,
-    /// Mean return of the last 10 episodes.
-    pub mean_last_10: f64,
-    /// Seconds since the learner started.
-    pub elapsed: f64,
-    /// Mean over actors of how many versions behind the learner's their weights were.
-    pub weight_lag: f64,
-    /// Batches fetched and waiting.
-    pub queue_depth: usize,
-    /// The evaluation rounds played since the last report.
-    pub new_evaluations: Vec<crate::Evaluated>,
 }
 
 /// The learner's summary of a distributed run: RLgraph's worker statistics and what
@@ -288,19 +264,24 @@ fn frames_for_next_update(config: &DqnConfig, updates: u64) -> u64 {
         .saturating_add(rounds.saturating_mul(u.update_interval.max(1)))
 }
 
-/// Runs the learner of an Ape-X run for environments with these spaces: serves weights and
-/// collects reports on its cluster address, learns from the shards until the run's frames
-/// are done or the target return is reached, and returns the run's statistics.
-pub fn run_apex_learner<B: Backend>(
+/// Runs one leg of an Ape-X learner, from the run's `counters` until the run reaches `length`:
+/// serves the actors' reports and weights on its cluster address, learns from the shards, and
+/// returns the run's statistics and counters.
+pub(crate) fn learn_apex<B: Backend>(
+    learner: &mut DqnLearner<B>,
+    counters: RunCounters,
     config: &DqnConfig,
-    state_space: &Space,
-    action_space: &Space,
-    cluster: &ClusterSpec,
-    access: &Access,
-    options: &LearnerOptions,
-    mut progress: impl FnMut(&LearnerProgress),
-) -> Result<DistributedStats, DistributedError> {
-    let mut learner = DqnLearner::<B>::new(config, state_space, action_space, options.seed)?;
+    site: &LearnerSite,
+    length: RunLength,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<(DistributedStats, RunCounters), DistributedError> {
+    let LearnerSite {
+        state_space,
+        action_space,
+        cluster,
+        access,
+        options,
+    } = site;
     // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
     let actor = || {
         Ok((
@@ -308,7 +289,8 @@ pub fn run_apex_learner<B: Backend>(
             None,
         ))
     };
-    let mut run = LearnerRun::start(&mut learner, LearnerHub::default(), cluster, access, options, actor)?;
+    let hub = LearnerHub::default();
+    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor)?;
 
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)
@@ -338,7 +320,7 @@ pub fn run_apex_learner<B: Backend>(
     let (mut latency_sum, mut fetched_n) = (0.0, 0u64);
     let mut priorities_dropped = 0u64;
     let result: Result<(), DistributedError> = (|| loop {
-        let Some(t) = run.tick(options, learner.updates(), rx.len(), &mut progress) else {
+        let Some(t) = run.tick(options, learner.updates(), rx.len(), progress) else {
             return Ok(());
         };
         let budget = match options.max_frames_ahead {
@@ -380,11 +362,11 @@ pub fn run_apex_learner<B: Backend>(
                 priorities_dropped += 1;
             }
         }
-        run.updated(&mut learner, learned.loss, options)?;
+        run.updated(learner, learned.loss, options)?;
     })();
 
     let mut shard_stats = Vec::new();
-    let finished = run.finish(&mut learner, options, result, |runtime| {
+    let finished = run.finish(learner, options, result, |runtime| {
         // The priorities still queued reach their shards before the shards are asked for
         // their stats (and told to stop).
         drop(priority_tx);
@@ -404,7 +386,7 @@ pub fn run_apex_learner<B: Backend>(
             }
         }
     })?;
-    Ok(DistributedStats {
+    let stats = DistributedStats {
         worker: finished.worker,
         updates_per_second: finished.updates_per_second,
         mean_sample_latency_ms: if fetched_n == 0 {
@@ -414,9 +396,10 @@ pub fn run_apex_learner<B: Backend>(
         },
         mean_weight_lag: finished.weight_lag,
         priority_updates_dropped: priorities_dropped,
-        resumed_at_update: finished.resumed_at_update,
+        resumed_at_update: None,
         actors: finished.actors,
         shards: shard_stats,
         rollouts_refused: 0,
-    })
+    };
+    Ok((stats, finished.counters))
 }

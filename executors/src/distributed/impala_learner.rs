@@ -5,28 +5,32 @@
 use std::time::Duration;
 
 use agents::{stack, ImpalaConfig, ImpalaLearner, Learner, RolloutAdder};
-use rlgraph_core::spaces::Space;
 use rlgraph_core::Backend;
 
-use super::access::Access;
-use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_run::LearnerRun;
-use super::{DistributedStats, LearnerOptions, LearnerProgress};
+use super::learner_run::{LearnerRun, RunCounters};
+use super::learner_worker::LearnerSite;
+use super::DistributedStats;
+use crate::worker_stats::{Progress, RunLength};
 
-/// Runs the learner of an IMPALA run for environments with these spaces, until the run's
-/// frames are done or the target return is reached; the run's statistics.
-pub fn run_impala_learner<B: Backend>(
+/// Runs one leg of an IMPALA learner, from the run's `counters` until the run reaches
+/// `length`; returns the run's statistics and counters.
+pub(crate) fn learn_impala<B: Backend>(
+    learner: &mut ImpalaLearner<B>,
+    counters: RunCounters,
     config: &ImpalaConfig,
-    state_space: &Space,
-    action_space: &Space,
-    cluster: &ClusterSpec,
-    access: &Access,
-    options: &LearnerOptions,
-    mut progress: impl FnMut(&LearnerProgress),
-) -> Result<DistributedStats, DistributedError> {
-    let mut learner = ImpalaLearner::<B>::new(config, state_space, action_space, options.seed)?;
+    site: &LearnerSite,
+    length: RunLength,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<(DistributedStats, RunCounters), DistributedError> {
+    let LearnerSite {
+        state_space,
+        action_space,
+        cluster,
+        access,
+        options,
+    } = site;
     let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?
         .record_space()
         .clone();
@@ -36,11 +40,11 @@ pub fn run_impala_learner<B: Backend>(
         let actor = agents::impala_actor::<B>(config, state_space, action_space, options.seed + 999)?;
         Ok((actor, config.memory_units()))
     };
-    let mut run = LearnerRun::start(&mut learner, hub, cluster, access, options, actor)?;
+    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor)?;
     let batch_size = config.update.batch_size.max(1);
     let result: Result<(), DistributedError> = (|| loop {
         let (queued, _) = run.hub.rollout_counts();
-        let Some(t) = run.tick(options, learner.updates(), queued, &mut progress) else {
+        let Some(t) = run.tick(options, learner.updates(), queued, progress) else {
             return Ok(());
         };
         let Some(rollouts) = run.hub.take_rollouts(batch_size) else {
@@ -48,19 +52,20 @@ pub fn run_impala_learner<B: Backend>(
             continue;
         };
         let learned = learner.learn(&stack(&rollouts)?, t)?;
-        run.updated(&mut learner, learned.loss, options)?;
+        run.updated(learner, learned.loss, options)?;
     })();
     let refused = run.hub.rollout_counts().1;
-    let finished = run.finish(&mut learner, options, result, |_| {})?;
-    Ok(DistributedStats {
+    let finished = run.finish(learner, options, result, |_| {})?;
+    let stats = DistributedStats {
         worker: finished.worker,
         updates_per_second: finished.updates_per_second,
         mean_sample_latency_ms: 0.0,
         mean_weight_lag: finished.weight_lag,
         priority_updates_dropped: 0,
-        resumed_at_update: finished.resumed_at_update,
+        resumed_at_update: None,
         actors: finished.actors,
         shards: vec![],
         rollouts_refused: refused,
-    })
+    };
+    Ok((stats, finished.counters))
 }

@@ -17,11 +17,11 @@ use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
 use super::peers::serve_learner;
-use super::{LearnerOptions, LearnerProgress};
+use super::LearnerOptions;
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 use crate::greedy_rounds::GreedyRounds;
 use crate::run_tally::MetaReader;
-use crate::worker_stats::{solved, WorkerStats};
+use crate::worker_stats::{solved, Progress, RunLength, WorkerStats};
 
 /// The run's counters that ride in the learner's checkpoint.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,7 +91,12 @@ pub(crate) struct LearnerRun<B: Backend> {
     last_progress: Instant,
     last_checkpoint: u64,
     solved_at: Option<u64>,
-    resumed_at_update: Option<u64>,
+    /// How long the run goes.
+    length: RunLength,
+    /// The frames, episodes and updates the run had when this leg started.
+    from: (u64, usize, u64),
+    /// The last update's loss.
+    loss: Option<f64>,
     /// Greedy rounds, where the run evaluates.
     rounds: Option<GreedyRounds<B>>,
     /// The frames the last look for a due round saw.
@@ -101,16 +106,19 @@ pub(crate) struct LearnerRun<B: Backend> {
 }
 
 impl<B: Backend> LearnerRun<B> {
-    /// Resumes `learner` from the options' checkpoint where asked, publishes its weights and
-    /// serves `hub` on the cluster's learner address.
+    /// Goes on from `counters` (the run's so far), publishes the learner's weights and serves
+    /// `hub` on the cluster's learner address until the run reaches `length`.
     /// Where `options` ask for evaluation, `actor` (a greedy actor of the learner's
     /// algorithm, built with its own seed) plays the rounds between updates.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         learner: &mut impl GraphLearner<B>,
+        counters: RunCounters,
         hub: LearnerHub,
         cluster: &ClusterSpec,
         access: &Access,
         options: &LearnerOptions,
+        length: RunLength,
         actor: impl FnOnce() -> rlgraph_core::Result<(GraphActor<B>, Option<usize>)>,
     ) -> Result<Self, DistributedError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -118,19 +126,6 @@ impl<B: Backend> LearnerRun<B> {
             .enable_all()
             .build()
             .map_err(|e| DistributedError::Setup(format!("cannot start the learner's runtime: {e}")))?;
-        let mut counters = RunCounters::default();
-        let mut resumed_at_update = None;
-        if let (true, Some(path)) = (options.resume, &options.checkpoint) {
-            if path.exists() {
-                learner.restore_checkpoint(path, vec![("distributed", &mut counters)], &mut [])?;
-                resumed_at_update = Some(learner.updates());
-                super::log(&format!(
-                    "learner: resumed from {} at {} frames",
-                    path.display(),
-                    counters.frames
-                ));
-            }
-        }
         let rounds = match &options.evaluation {
             Some(spec) => {
                 let (actor, memory_units) = actor()?;
@@ -168,7 +163,9 @@ impl<B: Backend> LearnerRun<B> {
             actors: BTreeSet::new(),
             last_progress: Instant::now(),
             solved_at: None,
-            resumed_at_update,
+            length,
+            from: (counters.frames, counters.episode_returns.len(), learner.updates()),
+            loss: None,
             evaluated_to: counters.frames,
             rounds_shown: counters.evaluations.len(),
             rounds,
@@ -176,15 +173,16 @@ impl<B: Backend> LearnerRun<B> {
         })
     }
 
-    /// Takes the actors' reports, tells them the run's progress, shows it every second, and
-    /// says whether the run is over (its frames done, or its target return reached). The
-    /// run's progress (0 to 1) while it goes on.
+    /// Takes the actors' reports, tells them the run's progress, reports it every second (this
+    /// leg's frames and episodes, the run's rounds, and the learner's rates, weight lag and
+    /// `queue_depth` as gauges), and says whether the run is over (its length reached, or its
+    /// target return). The run's progress (0 to 1) while it goes on.
     pub(crate) fn tick(
         &mut self,
         options: &LearnerOptions,
         updates: u64,
         queue_depth: usize,
-        progress: &mut impl FnMut(&LearnerProgress),
+        progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Option<f64> {
         let reports = self.hub.drain();
         let run = &mut self.counters;
@@ -196,22 +194,34 @@ impl<B: Backend> LearnerRun<B> {
             self.lag_sum += version.saturating_sub(*v) as f64;
             self.lag_n += 1;
         }
-        let t = (run.frames as f64 / options.timesteps.max(1) as f64).min(1.0);
+        let length = self.length;
+        let t = (run.frames as f64 / length.timesteps.max(1) as f64).min(1.0);
         self.hub.set_time_percentage(t);
         // A round played since the last report is reported now, so the last one is too.
         if self.last_progress.elapsed() >= Duration::from_secs(1) || run.evaluations.len() > self.rounds_shown {
             self.last_progress = Instant::now();
-            let weight_lag = weight_lag(self.lag_sum, self.lag_n);
-            let last10 = &run.episode_returns[run.episode_returns.len().saturating_sub(10)..];
-            progress(&LearnerProgress {
-                frames: run.frames,
-                updates,
-                episodes: run.episode_returns.len() as u64,
-                mean_last_10: last10.iter().sum::<f64>() / last10.len().max(1) as f64,
-                elapsed: self.start.elapsed().as_secs_f64(),
-                weight_lag,
-                queue_depth,
-                new_evaluations: run.evaluations.get(self.rounds_shown..).unwrap_or_default().to_vec(),
+            let elapsed = self.start.elapsed().as_secs_f64();
+            let (frames_from, episodes_from, updates_from) = self.from;
+            let leg_frames = run.frames.saturating_sub(frames_from);
+            let leg = run.episode_returns.get(episodes_from..).unwrap_or_default();
+            let seconds = elapsed.max(1e-9);
+            progress(&Progress {
+                timesteps: leg_frames,
+                episodes: leg.len() as u64,
+                episode_rewards: leg,
+                loss: self.loss,
+                elapsed,
+                evaluations: &run.evaluations,
+                gauges: &[
+                    ("distributed/frames_per_second", leg_frames as f64 / seconds),
+                    (
+                        "distributed/updates_per_second",
+                        updates.saturating_sub(updates_from) as f64 / seconds,
+                    ),
+                    ("distributed/updates", updates as f64),
+                    ("distributed/weight_lag_versions", weight_lag(self.lag_sum, self.lag_n)),
+                    ("distributed/queue_depth", queue_depth as f64),
+                ],
             });
             self.rounds_shown = run.evaluations.len();
         }
@@ -223,7 +233,9 @@ impl<B: Backend> LearnerRun<B> {
             self.solved_at = Some(run.frames);
             return None;
         }
-        (run.frames < options.timesteps).then_some(t)
+        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let episodes_done = length.episodes.is_some_and(|e| run.episode_returns.len() as u64 >= e);
+        (run.frames < stop && !episodes_done).then_some(t)
     }
 
     /// After an update with this `loss`: stops on divergence, publishes the new weights and
@@ -234,6 +246,7 @@ impl<B: Backend> LearnerRun<B> {
         loss: f64,
         options: &LearnerOptions,
     ) -> Result<(), DistributedError> {
+        self.loss = Some(loss);
         if !loss.is_finite() {
             return Err(CoreError::Diverged {
                 step: self.counters.frames,
@@ -262,9 +275,9 @@ impl<B: Backend> LearnerRun<B> {
     }
 
     /// Ends the run: tells the actors, runs `wind_down` (the shards' last calls) while the
-    /// hub still answers, stops serving, saves the final checkpoint and returns the run's
-    /// statistics with its seconds, the weight lag, the actors heard from and the update it
-    /// resumed at. `result` is the learning loop's outcome, returned if it failed.
+    /// hub still answers, stops serving and returns the run's statistics with this leg's
+    /// seconds, the weight lag, the actors heard from and the run's counters. `result` is the
+    /// learning loop's outcome, returned if it failed.
     pub(crate) fn finish(
         self,
         learner: &mut impl GraphLearner<B>,
@@ -284,25 +297,24 @@ impl<B: Backend> LearnerRun<B> {
             Ok(Ok(())) => {}
         }
         result?;
-        if let Some(path) = &options.checkpoint {
-            learner.save_checkpoint(path, vec![("distributed", &self.counters)], &[])?;
-        }
         let weight_lag = weight_lag(self.lag_sum, self.lag_n);
         let updates = learner.updates();
         let mut worker = WorkerStats::from_returns(
             self.counters.frames,
-            self.counters.episode_returns,
+            self.counters.episode_returns.clone(),
             updates,
             runtime_s,
             self.solved_at,
         );
-        worker.evaluations = self.counters.evaluations;
+        // This leg's speed.
+        worker.env_frames_per_second = self.counters.frames.saturating_sub(self.from.0) as f64 / runtime_s.max(1e-9);
+        worker.evaluations = self.counters.evaluations.clone();
         Ok(Finished {
             worker,
-            updates_per_second: updates as f64 / runtime_s.max(1e-9),
+            updates_per_second: updates.saturating_sub(self.from.2) as f64 / runtime_s.max(1e-9),
             weight_lag,
             actors: self.actors.len(),
-            resumed_at_update: self.resumed_at_update,
+            counters: self.counters,
         })
     }
 }
@@ -322,5 +334,5 @@ pub(crate) struct Finished {
     pub(crate) updates_per_second: f64,
     pub(crate) weight_lag: f64,
     pub(crate) actors: usize,
-    pub(crate) resumed_at_update: Option<u64>,
+    pub(crate) counters: RunCounters,
 }

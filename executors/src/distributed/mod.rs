@@ -26,6 +26,7 @@ mod impala_learner;
 pub mod learner_hub;
 mod learner_link;
 mod learner_run;
+mod learner_worker;
 pub mod peers;
 pub mod replay_shard;
 mod shard_outbox;
@@ -35,13 +36,13 @@ pub mod wire;
 
 pub use access::Access;
 pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
-pub use apex_learner::{run_apex_learner, DistributedStats, LearnerEvaluation, LearnerOptions, LearnerProgress};
+pub use apex_learner::{DistributedStats, LearnerEvaluation, LearnerOptions};
 pub use apex_spec::ApexSpec;
 pub use cluster::{ClusterSpec, Role};
 pub use cluster_certs::{cluster_certs, ClusterCerts};
 pub use error::DistributedError;
 pub use impala_actor::run_impala_actor;
-pub use impala_learner::run_impala_learner;
+pub use learner_worker::{DistributedAlgorithm, LearnerWorker};
 pub use shard_service::{run_replay_shard, shard_file, ShardFiles};
 pub use tls::Tls;
 

@@ -158,7 +158,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         self.last_stats.as_ref()
     }
 
-    /// Saves the last run's learner and counts as a checkpoint `with_resume` reads.
+    /// Saves the run's learner and counts as a checkpoint `resume` reads.
     pub fn save_checkpoint(&self, path: &Path) -> Result<()> {
         let learner = self.learner.as_ref().ok_or_else(|| CoreError::Config {
             at: "ga3c save_checkpoint".into(),
@@ -514,22 +514,7 @@ impl<B: Backend> Ga3cExecutor<B> {
 impl<B: Backend> Worker for Ga3cExecutor<B> {
     fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
         let run = Ga3cExecutor::execute_run(self, length, progress)?.worker;
-        // This leg's share of the run's counts, as the other workers report a call.
-        let from = &self.resumed.tally;
-        let mut leg = WorkerStats::from_returns(
-            run.timesteps_executed.saturating_sub(from.timesteps),
-            run.episode_rewards
-                .get(from.episode_returns.len()..)
-                .unwrap_or_default()
-                .to_vec(),
-            run.updates.saturating_sub(from.updates),
-            run.runtime_seconds,
-            run.solved_at_timestep,
-        );
-        leg.env_frames_per_second = run.env_frames_per_second;
-        leg.diverged_at_timestep = run.diverged_at_timestep;
-        leg.evaluations = run.evaluations;
-        Ok(leg)
+        Ok(self.resumed.tally.leg_of(&run))
     }
 
     fn save_checkpoint(&mut self, path: &Path) -> Result<()> {

@@ -99,9 +99,21 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
     let multiples: Vec<u64> = rounds.iter().map(|(t, _)| t / 2000).collect();
     assert_eq!(multiples, [1, 2, 3], "{summary}");
     assert!(rounds.iter().all(|(_, r)| (8.0..=500.0).contains(r)), "{summary}");
-    assert!(
-        crate::common::events_have(&dir, "eval/return"),
-        "the rounds reach TensorBoard"
+    // The learner runs through the same driver as `rlgraph train`: the rounds, every
+    // episode, the loss and the learner's own gauges reach TensorBoard.
+    for tag in [
+        "eval/return",
+        "episode/return",
+        "train/loss",
+        "distributed/weight_lag_versions",
+    ] {
+        assert!(crate::common::events_have(&dir, tag), "{tag} is in TensorBoard");
+    }
+    let episodes = std::fs::read_to_string(dir.join("episodes.csv")).unwrap();
+    assert_eq!(
+        episodes.lines().count() as u64,
+        summary["episodes_executed"].as_u64().unwrap() + 1,
+        "a header and a line per episode"
     );
     let d = &summary["distributed"];
     assert_eq!(d["actors"], 2, "{summary}");

@@ -1,0 +1,185 @@
+//! `LearnerWorker`: a distributed learner (Ape-X's or IMPALA's) as a layout of the one driver.
+//! It holds the learner and the run's counters between legs, so [`crate::drive`] resumes it,
+//! runs it, logs it and checkpoints it as it does every other worker; what is its own is where
+//! the experience comes from (replay shards or actors' rollouts over gRPC).
+
+use std::path::Path;
+
+use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner, Learner};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError, Result};
+
+use super::access::Access;
+use super::apex_learner::learn_apex;
+use super::cluster::ClusterSpec;
+use super::error::DistributedError;
+use super::impala_learner::learn_impala;
+use super::learner_run::RunCounters;
+use super::{DistributedStats, LearnerOptions};
+use crate::run_tally::RunTally;
+use crate::worker::Worker;
+use crate::worker_stats::{Progress, RunLength, WorkerStats};
+
+/// The checkpoint part that holds a distributed run's counters.
+const RUN_PART: &str = "distributed";
+
+/// The algorithm a distributed run trains, with its config.
+#[derive(Clone, Debug)]
+pub enum DistributedAlgorithm {
+    /// Ape-X (or DQN): actors, replay shards, a learner.
+    Apex(DqnConfig),
+    /// IMPALA: actors streaming rollouts to a learner.
+    Impala(ImpalaConfig),
+}
+
+/// The learner itself.
+enum Held<B: Backend> {
+    Apex(DqnLearner<B>),
+    Impala(ImpalaLearner<B>),
+}
+
+/// Where a learner runs: the spaces of what it learns from, the cluster, the access rules and
+/// its options.
+pub(crate) struct LearnerSite {
+    pub(crate) state_space: Space,
+    pub(crate) action_space: Space,
+    pub(crate) cluster: ClusterSpec,
+    pub(crate) access: Access,
+    pub(crate) options: LearnerOptions,
+}
+
+/// A distributed run's learner as a [`Worker`]: each `execute_run` serves the cluster's
+/// learner address until the whole run (the actors' frames, earlier legs included) reaches its
+/// length, then tells the actors the run is over. Its progress carries the learner's rates,
+/// weight lag and queue depth as `distributed/...` gauges.
+pub struct LearnerWorker<B: Backend> {
+    algorithm: DistributedAlgorithm,
+    learner: Held<B>,
+    site: LearnerSite,
+    counters: RunCounters,
+    tally: RunTally,
+    resumed_at_update: Option<u64>,
+    last: Option<DistributedStats>,
+}
+
+impl<B: Backend> LearnerWorker<B> {
+    /// A fresh learner of `algorithm` for these spaces, to serve `cluster`'s learner address
+    /// under `access`; `options.timesteps` is replaced by each leg's length.
+    pub fn new(
+        algorithm: DistributedAlgorithm,
+        state_space: &Space,
+        action_space: &Space,
+        cluster: ClusterSpec,
+        access: Access,
+        options: LearnerOptions,
+    ) -> Result<Self> {
+        let seed = options.seed;
+        let learner = match &algorithm {
+            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
+            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
+        };
+        Ok(LearnerWorker {
+            algorithm,
+            learner,
+            site: LearnerSite {
+                state_space: state_space.clone(),
+                action_space: action_space.clone(),
+                cluster,
+                access,
+                options,
+            },
+            counters: RunCounters::default(),
+            tally: RunTally::default(),
+            resumed_at_update: None,
+            last: None,
+        })
+    }
+
+    /// The last leg's statistics, with what distribution adds (`None` before the first leg).
+    pub fn last_stats(&self) -> Option<&DistributedStats> {
+        self.last.as_ref()
+    }
+
+    fn updates(&self) -> u64 {
+        match &self.learner {
+            Held::Apex(l) => l.updates(),
+            Held::Impala(l) => l.updates(),
+        }
+    }
+
+    /// The tally the driver reads, from the counters and the learner's updates.
+    fn count(&mut self) {
+        self.tally = RunTally {
+            timesteps: self.counters.frames,
+            updates: self.updates(),
+            episode_returns: self.counters.episode_returns.clone(),
+            evaluations: self.counters.evaluations.clone(),
+        };
+    }
+}
+
+impl<B: Backend> Worker for LearnerWorker<B> {
+    fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
+        self.site.options.timesteps = length.timesteps;
+        let from = self.tally.clone();
+        let counters = self.counters.clone();
+        let (mut stats, counters) = match (&mut self.learner, &self.algorithm) {
+            (Held::Apex(l), DistributedAlgorithm::Apex(c)) => learn_apex(l, counters, c, &self.site, length, progress),
+            (Held::Impala(l), DistributedAlgorithm::Impala(c)) => {
+                learn_impala(l, counters, c, &self.site, length, progress)
+            }
+            _ => Err(DistributedError::Setup(
+                "the learner and its algorithm do not match".into(),
+            )),
+        }
+        .map_err(core_error)?;
+        stats.resumed_at_update = self.resumed_at_update;
+        self.counters = counters;
+        self.count();
+        let leg = from.leg_of(&stats.worker);
+        self.last = Some(stats);
+        Ok(leg)
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
+        let host: Vec<(&str, &dyn rlgraph_core::HostState)> = vec![(RUN_PART, &self.counters)];
+        match &self.learner {
+            Held::Apex(l) => l.save_checkpoint(path, host, &[]),
+            Held::Impala(l) => l.save_checkpoint(path, host, &[]),
+        }
+    }
+
+    fn resume(&mut self, path: &Path) -> Result<()> {
+        let mut counters = RunCounters::default();
+        let host: Vec<(&str, &mut dyn rlgraph_core::HostState)> = vec![(RUN_PART, &mut counters)];
+        match &mut self.learner {
+            Held::Apex(l) => l.restore_checkpoint(path, host, &mut [])?,
+            Held::Impala(l) => l.restore_checkpoint(path, host, &mut [])?,
+        }
+        super::log(&format!(
+            "learner: resumed from {} at {} frames",
+            path.display(),
+            counters.frames
+        ));
+        self.counters = counters;
+        self.resumed_at_update = Some(self.updates());
+        self.count();
+        Ok(())
+    }
+
+    fn tally(&self) -> &RunTally {
+        &self.tally
+    }
+}
+
+/// A distributed failure as the library's error: a core error as it is, any other with the
+/// learner named.
+fn core_error(e: DistributedError) -> CoreError {
+    match e {
+        DistributedError::Core(e) => e,
+        other => CoreError::Config {
+            at: "distributed learner".into(),
+            reason: other.to_string(),
+        },
+    }
+}
