@@ -112,7 +112,16 @@ impl<B: Backend> DeviceWorker<B> {
     /// where every copy stands, their partial returns, and the run's counts, episodes and
     /// evaluation rounds. [`Self::resume`] continues from it exactly.
     pub fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
-        if let Some((_, running)) = &self.live {
+        let live = self.live.take();
+        let saved = self.save_with(path, live.as_ref().map(|(_, running)| running));
+        self.live = live;
+        saved
+    }
+
+    /// Saves the checkpoint, with where the copies stand and their partial `running` returns
+    /// where they are mid-run (between legs, or during one, where they live in its locals).
+    fn save_with(&mut self, path: &Path, running: Option<&B::Tensor>) -> Result<()> {
+        if let Some(running) = running {
             self.run.position = Some(self.envs.snapshot()?);
             self.run.returns = B::to_host(running)?.data.to_f64();
         }
@@ -223,9 +232,7 @@ impl<B: Backend> DeviceWorker<B> {
             {
                 // A diverged model is not written over the last good checkpoint.
                 guard.check_weights(steps, || self.agent.get_weights())?;
-                self.live = Some((obs.clone(), running.clone()));
-                self.save_checkpoint(&path)?;
-                self.live = None;
+                self.save_with(&path, Some(&running))?;
             }
             let tally = &self.run.tally;
             progress(&Progress {
