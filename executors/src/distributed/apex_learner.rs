@@ -275,13 +275,8 @@ pub(crate) fn learn_apex<B: Backend>(
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
-    let LearnerSite {
-        state_space,
-        action_space,
-        cluster,
-        access,
-        options,
-    } = site;
+    let (state_space, action_space) = (&site.state_space, &site.action_space);
+    let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
     // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
     let actor = || {
         Ok((

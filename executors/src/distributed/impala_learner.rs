@@ -24,13 +24,8 @@ pub(crate) fn learn_impala<B: Backend>(
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
-    let LearnerSite {
-        state_space,
-        action_space,
-        cluster,
-        access,
-        options,
-    } = site;
+    let (state_space, action_space) = (&site.state_space, &site.action_space);
+    let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
     let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?
         .record_space()
         .clone();
