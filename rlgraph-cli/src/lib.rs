@@ -2,6 +2,8 @@
 //! arguments and prints what these return, and the fuzz targets call the same code (see
 //! [`call_command::run_spec`]).
 
+pub use program::main;
+
 pub mod act_command;
 pub mod agent_commands;
 mod backend_choice;
@@ -15,6 +17,7 @@ pub mod env_command;
 pub mod export_command;
 pub mod output_files;
 pub mod profile_command;
+mod program;
 mod run_outputs;
 pub mod space_command;
 pub mod train_args;

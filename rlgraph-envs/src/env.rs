@@ -41,6 +41,14 @@ pub enum EnvError {
         /// Python's error, or how the process ended.
         reason: String,
     },
+    /// An environment that breaks the `Env` contract ([`crate::check_env`] says how).
+    #[error("env '{env}' breaks the Env contract: {reason}")]
+    Contract {
+        /// The environment's id.
+        env: String,
+        /// What is wrong, and where.
+        reason: String,
+    },
     /// An unknown environment id or bad settings.
     #[error("env {id:?}: {reason}")]
     Unknown {
@@ -137,7 +145,7 @@ pub(crate) fn seeded(seed: u64) -> ChaCha8Rng {
 /// What every environment carries: its spaces, its RNG and its episode clock.
 pub(crate) struct Core {
     pub(crate) rng: ChaCha8Rng,
-    pub(crate) episode: Episode,
+    pub(crate) episode: EpisodeClock,
     pub(crate) state_space: Space,
     pub(crate) action_space: Space,
 }
@@ -146,7 +154,7 @@ impl Core {
     pub(crate) fn new(id: &str, limit: Option<usize>, seed: u64, state_space: Space, action_space: Space) -> Self {
         Core {
             rng: seeded(seed),
-            episode: Episode::new(id, limit),
+            episode: EpisodeClock::new(id, limit),
             state_space,
             action_space,
         }
@@ -274,18 +282,34 @@ pub(crate) fn discrete(n: i64) -> Space {
     Space::from(IntBox::new(n).unwrap_or_else(|_| IntBox::unbounded()))
 }
 
-/// Episode bookkeeping shared by the environments: step count, time limit, whether over.
+/// An episode's clock, as every environment keeps one: its steps, its time limit, and whether
+/// it is over (a step then fails until the next reset). For environments of one's own:
+///
+/// ```
+/// use rlgraph_envs::EpisodeClock;
+///
+/// let mut clock = EpisodeClock::new("Chain-v0", Some(2));
+/// clock.start(); // in reset
+/// clock.tick()?; // at the top of step
+/// assert!(!clock.finish(false)); // at the end of step: not truncated yet
+/// clock.tick()?;
+/// assert!(clock.finish(false)); // the second step reaches the limit: truncated
+/// assert!(clock.is_over() && clock.tick().is_err());
+/// # Ok::<(), rlgraph_envs::EnvError>(())
+/// ```
 #[derive(Clone, Debug)]
-pub(crate) struct Episode {
+pub struct EpisodeClock {
     pub(crate) id: String,
     pub(crate) steps: usize,
     pub(crate) limit: Option<usize>,
     pub(crate) over: bool,
 }
 
-impl Episode {
-    pub(crate) fn new(id: &str, limit: Option<usize>) -> Self {
-        Episode {
+impl EpisodeClock {
+    /// The clock of environment `id`, with a time limit of `limit` steps (none for `None`);
+    /// over until the first `start`.
+    pub fn new(id: &str, limit: Option<usize>) -> Self {
+        EpisodeClock {
             id: id.into(),
             steps: 0,
             limit,
@@ -293,7 +317,8 @@ impl Episode {
         }
     }
 
-    pub(crate) fn start(&mut self) {
+    /// Starts an episode (in `reset`).
+    pub fn start(&mut self) {
         self.steps = 0;
         self.over = false;
     }
@@ -304,8 +329,9 @@ impl Episode {
         self.over = snapshot.episode_over;
     }
 
-    /// Fails if the episode is over; otherwise counts the step.
-    pub(crate) fn tick(&mut self) -> Result<()> {
+    /// Counts a step (at the top of `step`), or fails with `EpisodeOver` when the episode is
+    /// over.
+    pub fn tick(&mut self) -> Result<()> {
         if self.over {
             return Err(EnvError::EpisodeOver { env: self.id.clone() });
         }
@@ -313,16 +339,28 @@ impl Episode {
         Ok(())
     }
 
-    /// Closes the step: returns `truncated`, and marks the episode over when it ended.
-    pub(crate) fn finish(&mut self, terminated: bool) -> bool {
+    /// Closes a step (at the end of `step`): returns `truncated` (the time limit reached
+    /// without `terminated`), and marks the episode over when it ended either way.
+    pub fn finish(&mut self, terminated: bool) -> bool {
         let truncated = !terminated && self.limit.is_some_and(|l| self.steps >= l);
         self.over = terminated || truncated;
         truncated
     }
+
+    /// Steps taken in this episode.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Whether the episode is over.
+    pub fn is_over(&self) -> bool {
+        self.over
+    }
 }
 
-/// The integer action in `0..n`, or a `BadAction` error.
-pub(crate) fn discrete_action(env: &str, space: &Space, action: &Value, n: i64) -> Result<usize> {
+/// The integer action in `0..n` (an int32, int64 or uint8 scalar), or a `BadAction` error
+/// naming environment `env` and its action `space`.
+pub fn discrete_action(env: &str, space: &Space, action: &Value, n: i64) -> Result<usize> {
     let x = match action {
         Value::Int32(a) if a.data().len() == 1 => a.data()[0] as i64,
         Value::Int64(a) if a.data().len() == 1 => a.data()[0],
@@ -336,8 +374,9 @@ pub(crate) fn discrete_action(env: &str, space: &Space, action: &Value, n: i64) 
     }
 }
 
-/// The float action of `dim` elements, or a `BadAction` error (NaN is refused).
-pub(crate) fn float_action(env: &str, space: &Space, action: &Value, dim: usize) -> Result<Vec<f64>> {
+/// The float action of `dim` elements (float32 or float64), or a `BadAction` error naming
+/// environment `env` and its action `space` (NaN is refused).
+pub fn float_action(env: &str, space: &Space, action: &Value, dim: usize) -> Result<Vec<f64>> {
     let v: Vec<f64> = match action {
         Value::Float32(a) => a.data().iter().map(|&x| x as f64).collect(),
         Value::Float64(a) => a.data().to_vec(),
@@ -350,7 +389,8 @@ pub(crate) fn float_action(env: &str, space: &Space, action: &Value, dim: usize)
     }
 }
 
-pub(crate) fn bad_action(env: &str, space: &Space, action: &Value) -> EnvError {
+/// The `BadAction` error for `action`, naming environment `env` and its action `space`.
+pub fn bad_action(env: &str, space: &Space, action: &Value) -> EnvError {
     let shown = action.to_json().to_string();
     EnvError::BadAction {
         env: env.into(),
@@ -359,8 +399,8 @@ pub(crate) fn bad_action(env: &str, space: &Space, action: &Value) -> EnvError {
     }
 }
 
-/// A float32 observation vector.
-pub(crate) fn observation(values: &[f64]) -> Value {
+/// A float32 observation vector of `values` (as a `FloatBox` of rank 1 holds it).
+pub fn observation(values: &[f64]) -> Value {
     Value::Float32(
         rlgraph_spaces::Array::new([values.len()], values.iter().map(|&x| x as f32).collect())
             .unwrap_or_else(|_| unreachable!("shape matches the data")),

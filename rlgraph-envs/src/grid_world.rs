@@ -3,7 +3,7 @@
 
 use rlgraph_spaces::{Array, Dtype, IntBox, Space, Value};
 
-use crate::env::{bad_action, discrete_action, Env, EnvError, EnvSnapshot, Episode, Result, Step};
+use crate::env::{bad_action, discrete_action, Env, EnvError, EnvSnapshot, EpisodeClock, Result, Step};
 
 /// RLgraph's built-in maps: `S` start, `G` goal, `H` hole, `F` fire, `W` wall, space free.
 pub const MAPS: &[(&str, &[&str])] = &[
@@ -140,7 +140,7 @@ pub struct GridWorld {
     orientation: u32,
     action_type: ActionType,
     representation: StateRepresentation,
-    episode: Episode,
+    episode: EpisodeClock,
     state_space: Space,
     action_space: Space,
 }
@@ -249,7 +249,7 @@ impl GridWorld {
             orientation: 0,
             action_type,
             representation,
-            episode: Episode::new(id, None),
+            episode: EpisodeClock::new(id, None),
             state_space,
             action_space,
         })

@@ -17,6 +17,8 @@ pub mod acrobot;
 pub mod cartpole;
 mod cartpole_no_vel;
 mod env;
+mod env_check;
+mod env_registry;
 mod grid_world;
 pub mod gym;
 pub mod mountain_car;
@@ -28,7 +30,11 @@ mod vector_env;
 pub use acrobot::Acrobot;
 pub use cartpole::CartPole;
 pub use cartpole_no_vel::CartPoleNoVel;
-pub use env::{Env, EnvError, EnvSnapshot, Result, Step};
+pub use env::{
+    bad_action, discrete_action, float_action, observation, Env, EnvError, EnvSnapshot, EpisodeClock, Result, Step,
+};
+pub use env_check::check_env;
+pub use env_registry::{register_env, registered_envs};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
 };
@@ -55,9 +61,38 @@ pub const ENV_IDS: &[&str] = &[
 /// recurrent policies), `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
 /// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), or any Gymnasium environment
-/// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]).
+/// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]), or an
+/// id registered with [`register_env`].
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
-    Ok(match id {
+    if let Some(env) = builtin(id, seed) {
+        return Ok(env);
+    }
+    if id.starts_with(gym::GYM_PREFIX) {
+        return Ok(Box::new(gym::GymEnv::from_id(id, seed)?));
+    }
+    if let Some(rest) = id.strip_prefix("GridWorld-") {
+        return Ok(Box::new(GridWorld::from_id_suffix(rest)?));
+    }
+    if let Some(made) = env_registry::make_registered(id, seed) {
+        return made;
+    }
+    let registered = registered_envs();
+    let also = match registered.is_empty() {
+        true => String::new(),
+        false => format!("; registered: {}", registered.join(", ")),
+    };
+    Err(EnvError::Unknown {
+        id: id.into(),
+        reason: format!(
+            "unknown environment; known: {}{also} (an environment of your own: rlgraph_envs::register_env)",
+            ENV_IDS.join(", ")
+        ),
+    })
+}
+
+/// The built-in environment of a fixed id (not `gym:` or `GridWorld-` ones), seeded.
+fn builtin(id: &str, seed: u64) -> Option<Box<dyn Env>> {
+    Some(match id {
         "CartPole-v1" | "cartpole" => Box::new(CartPole::new(seed)),
         CartPoleNoVel::ID => Box::new(CartPoleNoVel::new(seed)),
         "MountainCar-v0" | "mountaincar" => Box::new(MountainCar::new(seed)),
@@ -65,15 +100,6 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
         "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
         MaskedChoiceEnv::ID => Box::new(MaskedChoiceEnv::new(seed)),
-        _ if id.starts_with(gym::GYM_PREFIX) => Box::new(gym::GymEnv::from_id(id, seed)?),
-        _ => match id.strip_prefix("GridWorld-") {
-            Some(rest) => Box::new(GridWorld::from_id_suffix(rest)?),
-            None => {
-                return Err(EnvError::Unknown {
-                    id: id.into(),
-                    reason: format!("unknown environment; known: {}", ENV_IDS.join(", ")),
-                })
-            }
-        },
+        _ => return None,
     })
 }

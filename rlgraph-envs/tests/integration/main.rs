@@ -3,6 +3,7 @@
 //! its own file under `tests/` and still reads as one.
 
 mod classic_control;
+mod env_of_ones_own;
 mod grid_world;
 mod gym_bridge;
 mod masked_choice;
