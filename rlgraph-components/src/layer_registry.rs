@@ -93,7 +93,7 @@ fn nested<B: Backend>() -> crate::registry_utilities::Nested<B> {
     }
 }
 
-fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Space>) -> Result<Component<B>> {
+pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Space>) -> Result<Component<B>> {
     if let Json::Array(layers) = spec {
         return network_from_layers(layers, "neural-network", at);
     }
@@ -293,15 +293,24 @@ fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: Option<&Spac
             s.str_or("scope", "optimizer")?,
             OptimizerSpec::parse(spec, at)?,
         )),
-        other => Err(CoreError::Config {
-            at: format!("{at}.type"),
-            reason: format!(
-                "unknown or not yet supported component type {kind:?} ({other}); known types: {}, {}, {}, {}",
-                KNOWN_TYPES.join(", "),
-                crate::registry_utilities::UTILITY_TYPES.join(", "),
-                crate::losses::LOSS_TYPES.join(", "),
-                crate::memory_component::MEMORY_TYPES.join(", ")
-            ),
+        other => crate::custom_components::custom_component::<B>(kind, spec, at).unwrap_or_else(|| {
+            let registered = crate::custom_components::registered_components();
+            let registered = match registered.is_empty() {
+                true => String::new(),
+                false => format!("; registered: {}", registered.join(", ")),
+            };
+            Err(CoreError::Config {
+                at: format!("{at}.type"),
+                reason: format!(
+                    "{} {kind:?} ({other}); known types: {}, {}, {}, {}{registered} (a type of your own: \
+                     rlgraph_components::register_component)",
+                    crate::custom_components::UNKNOWN_TYPE,
+                    KNOWN_TYPES.join(", "),
+                    crate::registry_utilities::UTILITY_TYPES.join(", "),
+                    crate::losses::LOSS_TYPES.join(", "),
+                    crate::memory_component::MEMORY_TYPES.join(", ")
+                ),
+            })
         }),
     }
 }

@@ -27,6 +27,7 @@ pub mod action_adapter;
 pub mod action_mask;
 pub mod activation;
 pub mod common;
+mod custom_components;
 pub mod discrete_actions;
 pub mod distributions;
 pub mod dueling_policy;
@@ -55,6 +56,7 @@ pub mod training_harness;
 
 pub use action_adapter::{action_adapter, AdapterSpec};
 pub use activation::Activation;
+pub use custom_components::{register_component, registered_components};
 pub use discrete_actions::{discrete_actions, greedy_fn, DiscreteAction};
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use dueling_policy::dueling_policy;

@@ -25,6 +25,7 @@ mod components_sequences;
 mod conformance;
 mod core_build;
 mod core_components;
+mod custom_components;
 mod gae_time_major;
 mod gpu;
 mod readme_example;
