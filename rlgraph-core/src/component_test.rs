@@ -13,7 +13,7 @@ use crate::builder::BuildOptions;
 use crate::component::Component;
 use crate::convert::{host_to_value, value_to_host};
 use crate::device_map::DeviceMap;
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 use crate::executor::GraphExecutor;
 
 /// How close numbers must be: `|a - e| <= atol + rtol * |e|`, or equal to `decimals` places.
@@ -127,6 +127,22 @@ impl<B: Backend> ComponentTest<B> {
         options: &BuildOptions,
     ) -> Result<Self> {
         let spaces: BTreeMap<String, Space> = input_spaces.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // A space under a name no parameter has would be ignored, and the component then
+        // reported input-incomplete for the parameter the caller meant.
+        let params: std::collections::BTreeSet<&str> = component
+            .api_methods()
+            .iter()
+            .flat_map(|m| m.params.iter().map(|p| p.name.as_str()))
+            .collect();
+        if let Some(unknown) = spaces.keys().find(|k| !params.contains(k.as_str())) {
+            return Err(CoreError::Config {
+                at: format!("ComponentTest of '{}': input space '{unknown}'", component.name()),
+                reason: format!(
+                    "no API method of the component has a parameter of this name; its parameters are: {}",
+                    params.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
         let exec = GraphExecutor::build(component, &spaces, options, seed)?;
         Ok(ComponentTest {
             exec,

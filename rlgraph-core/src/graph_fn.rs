@@ -75,6 +75,8 @@ impl<B: Backend> GraphFn<B> {
 
     /// A graph function on single tensors (every input and output a leaf). The kernel returns
     /// its results as any list: a `Vec`, or an array (`Ok([y])`), which costs no allocation.
+    /// A kernel that calls no `B::` function gives Rust nothing to infer the backend from;
+    /// name it then: `GraphFn::<B>::tensors("copy", |_, xs| Ok([xs[0].clone()]))`.
     pub fn tensors<O>(
         name: impl Into<String>,
         kernel: impl Fn(&mut KernelCtx<'_, B>, &[&B::Tensor]) -> Result<O> + Send + Sync + 'static,

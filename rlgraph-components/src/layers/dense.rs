@@ -49,6 +49,19 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
         })
         .check_inputs(|spaces| {
             crate::layers::float32_inputs(spaces, "dense")?;
+            if let Some(Space::Int(b)) = spaces.try_get("inputs") {
+                // Discrete states (a grid world's cell) reach a network as one-hot vectors.
+                let n = b.num_categories().map_or("N".to_string(), |n| n.to_string());
+                return Err(spaces.mismatch(
+                    "inputs",
+                    format!(
+                        "a FloatBox of rank 1 or more (features last); integer states are one-hot encoded \
+                         first, by a reshape preprocessor in the agent's config: \
+                         \"preprocessing_spec\": [{{\"type\": \"reshape\", \"flatten\": true, \
+                         \"flatten_categories\": {n}}}]"
+                    ),
+                ));
+            }
             spaces.expect("inputs", "a FloatBox of rank 1 or more (features last)", |s| {
                 matches!(s, Space::Float(_)) && s.rank().unwrap_or(0) >= 1
             })

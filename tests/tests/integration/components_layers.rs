@@ -26,6 +26,13 @@ fn sigmoid(x: f64) -> f64 {
 }
 
 both_backends! {
+    fn a_dense_layer_given_integer_states_says_how_to_one_hot_them<B>() {
+        let dense = from_spec::<B>(&json!({"type": "dense", "units": 3}), "network[0]").unwrap();
+        let cells = Space::from_json_str(r#"{"type": "int-box", "low": 0, "high": 4, "add_batch_rank": true}"#).unwrap();
+        let e = ComponentTest::<B>::new(dense, [("inputs", cells)], 0).err().expect("refused").to_string();
+        assert!(e.contains(r#""flatten_categories": 4"#) && e.contains("preprocessing_spec"), "{e}");
+    }
+
     fn dense_with_unit_weights_and_no_bias<B>() {
         // RLgraph test_dense_layer: weights 1.0, no bias, [[0.5, 2.0]] -> [[2.5, 2.5]].
         let spec = json!({"type": "dense", "units": 2, "weights_spec": 1.0, "use_bias": false});

@@ -11,6 +11,15 @@ fn float() -> Space {
 }
 
 both_backends! {
+    fn an_input_space_under_a_name_no_parameter_has_is_refused_by_name<B>() {
+        // `dummy_2to1` takes `input1` and `input2`; a space for `input3` is a typo.
+        let e = ComponentTest::<B>::new(dummy_2to1("dummy"), [("input1", float()), ("input3", float())], 1)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("'input3'") && e.contains("input1, input2"), "{e}");
+    }
+
     fn one_to_one<B>() {
         let mut t = ComponentTest::<B>::new(dummy_1to1("dummy"), [("input", float())], 1).unwrap();
         t.assert_call("run", &[Value::f32(1.0)], &[Value::f32(2.0)], Tolerance::decimals(6));
