@@ -170,7 +170,7 @@ impl<B: Backend> DeviceWorker<B> {
             Some(live) => live,
             None => (self.envs.reset()?, B::full(&[n], 0.0, DType::F32, device)?),
         };
-        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let stop = length.stop_at();
         let tally = &self.run.tally;
         let (steps_at_start, updates_at_start, episodes_at_start) =
             (tally.timesteps, tally.updates, tally.episode_returns.len());

@@ -224,7 +224,7 @@ mod tests {
     impl Worker for Counting {
         fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
             let (start, first) = (self.tally.timesteps, self.tally.episode_returns.len());
-            let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+            let stop = length.stop_at();
             while self.tally.timesteps < stop {
                 self.tally.timesteps += 50;
                 if self.tally.timesteps.is_multiple_of(100) {

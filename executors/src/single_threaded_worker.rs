@@ -181,7 +181,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// The returned statistics cover this call.
     pub fn execute_run(&mut self, length: RunLength, mut progress: impl FnMut(&Progress<'_>)) -> Result<WorkerStats> {
         let done = self.run.tally.timesteps;
-        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let stop = length.stop_at();
         let episodes = length
             .episodes
             .map(|e| e.saturating_sub(self.run.tally.episode_returns.len() as u64));

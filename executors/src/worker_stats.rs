@@ -149,3 +149,10 @@ pub struct RunLength {
     /// early; resume it from a checkpoint later).
     pub pause_at: Option<u64>,
 }
+
+impl RunLength {
+    /// The run step this leg stops at: `pause_at` where it comes before `timesteps`.
+    pub fn stop_at(&self) -> u64 {
+        self.pause_at.map_or(self.timesteps, |p| p.min(self.timesteps))
+    }
+}

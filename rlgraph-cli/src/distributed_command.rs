@@ -344,7 +344,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 prefetch_depth: apex.prefetch_depth,
                 stop_shards: !args.keep_shards,
                 max_frames_ahead: run.max_frames_ahead,
-                ..LearnerOptions::new(run.timesteps, run.seed)
+                ..LearnerOptions::new(run.seed)
             };
             let mut learner =
                 LearnerWorker::<B>::new(algorithm, &s, &a, cluster, access, options).map_err(|e| e.to_string())?;

@@ -30,8 +30,6 @@ use crate::worker_stats::{Progress, RunLength, WorkerStats};
 /// How the learner runs.
 #[derive(Clone, Debug)]
 pub struct LearnerOptions {
-    /// The run's environment frames, over all actors; schedules see the share done.
-    pub timesteps: u64,
     /// Stop once the mean return of the last 100 episodes reaches this.
     pub target_return: Option<f64>,
     /// The learner's seed.
@@ -82,10 +80,10 @@ impl LearnerEvaluation {
 }
 
 impl LearnerOptions {
-    /// Options for a run of `timesteps` frames.
-    pub fn new(timesteps: u64, seed: u64) -> Self {
+    /// Default options for a learner seeded `seed` (the run's length is the driver's
+    /// `RunLength`).
+    pub fn new(seed: u64) -> Self {
         LearnerOptions {
-            timesteps,
             target_return: None,
             seed,
             checkpoint: None,

@@ -233,7 +233,7 @@ impl<B: Backend> LearnerRun<B> {
             self.solved_at = Some(run.frames);
             return None;
         }
-        let stop = length.pause_at.map_or(length.timesteps, |p| p.min(length.timesteps));
+        let stop = length.stop_at();
         let episodes_done = length.episodes.is_some_and(|e| run.episode_returns.len() as u64 >= e);
         (run.frames < stop && !episodes_done).then_some(t)
     }

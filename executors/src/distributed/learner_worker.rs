@@ -64,7 +64,7 @@ pub struct LearnerWorker<B: Backend> {
 
 impl<B: Backend> LearnerWorker<B> {
     /// A fresh learner of `algorithm` for these spaces, to serve `cluster`'s learner address
-    /// under `access`; `options.timesteps` is replaced by each leg's length.
+    /// under `access`.
     pub fn new(
         algorithm: DistributedAlgorithm,
         state_space: &Space,
@@ -120,7 +120,6 @@ impl<B: Backend> LearnerWorker<B> {
 
 impl<B: Backend> Worker for LearnerWorker<B> {
     fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
-        self.site.options.timesteps = length.timesteps;
         let from = self.tally.clone();
         let counters = self.counters.clone();
         let (mut stats, counters) = match (&mut self.learner, &self.algorithm) {

@@ -269,7 +269,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             &learner,
             &mut adjuster,
             Watch {
-                stop: length.pause_at.map_or(total, |p| p.min(total)),
+                stop: length.stop_at(),
                 episodes: length.episodes,
                 start,
                 from: record.tally.timesteps,
