@@ -24,15 +24,21 @@ pub(crate) fn cuda_status() -> &'static Result<(), String> {
 }
 
 /// Loads `libtorch_cuda.so` for good (its static initializers register the CUDA hooks with
-/// libtorch); looks on the loader's path, then in `$LIBTORCH/lib`.
+/// libtorch).
 fn load_torch_cuda() -> Result<(), String> {
-    let mut candidates = vec![std::path::PathBuf::from("libtorch_cuda.so")];
+    open_global("libtorch_cuda.so")
+}
+
+/// Opens libtorch's library `name` for good with its symbols global (loaded already or not);
+/// looks on the loader's path, then in `$LIBTORCH/lib`.
+pub(crate) fn open_global(name: &str) -> Result<(), String> {
+    let mut candidates = vec![std::path::PathBuf::from(name)];
     if let Some(root) = std::env::var_os("LIBTORCH") {
-        candidates.push(std::path::Path::new(&root).join("lib").join("libtorch_cuda.so"));
+        candidates.push(std::path::Path::new(&root).join("lib").join(name));
     }
     let mut errors = vec![];
     for path in &candidates {
-        // SAFETY: the library is libtorch's own CUDA part, whose initializers only register
+        // SAFETY: the library is one of libtorch's own, whose initializers only register
         // CUDA support with the libtorch already loaded; it is never unloaded.
         let lib = unsafe {
             libloading::os::unix::Library::open(
@@ -48,5 +54,5 @@ fn load_torch_cuda() -> Result<(), String> {
             Err(e) => errors.push(e.to_string()),
         }
     }
-    Err(format!("no CUDA libtorch: {}", errors.join("; ")))
+    Err(format!("no CUDA libtorch ({name}): {}", errors.join("; ")))
 }

@@ -19,10 +19,15 @@ use rlgraph_core::profiler::Category;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 use tch::{Kind, Tensor};
 
+mod cuda_graph;
+mod cuda_kernel;
 mod cuda_runtime;
+mod cuda_shim;
 mod inplace_adam;
 mod threads;
 
+pub use cuda_graph::CudaGraph;
+pub use cuda_kernel::CudaKernel;
 pub use tch;
 pub use threads::intra_op_threads;
 

@@ -34,6 +34,12 @@ pub trait Dynamics<B: Backend>: Send {
     fn fused(&self) -> bool {
         false
     }
+    /// The whole step of all copies (dynamics, step clock, restart from the stream) as one
+    /// CUDA C++ kernel, for [`crate::OneKernel`], which documents its parameters; `None` where
+    /// the environment has none.
+    fn cuda_step(&self) -> Option<CudaStep> {
+        None
+    }
     /// One copy's step in plain Rust, computed in f32 in `advance`'s order: `row` (`[width]`)
     /// moves in place given the copy's raw `action`; returns its reward and whether it
     /// terminated.
@@ -43,18 +49,27 @@ pub trait Dynamics<B: Backend>: Send {
     }
 }
 
+/// An environment's step as CUDA C++ source (see [`Dynamics::cuda_step`]).
+#[derive(Clone, Debug)]
+pub struct CudaStep {
+    /// The source: one `extern "C" __global__` function, and whatever it needs.
+    pub source: String,
+    /// The function's name.
+    pub name: &'static str,
+}
+
 /// N copies of the environment `D` on one device.
 pub struct Batched<B: Backend, D: Dynamics<B>> {
-    dynamics: D,
-    n: usize,
+    pub(crate) dynamics: D,
+    pub(crate) n: usize,
     device: Device,
-    state: B::Tensor,
-    elapsed: B::Tensor,
+    pub(crate) state: B::Tensor,
+    pub(crate) elapsed: B::Tensor,
     limit: Option<B::Tensor>,
     zero: B::Tensor,
     zero_flag: B::Tensor,
     no_flags: B::Tensor,
-    stream: ResetStream<B>,
+    pub(crate) stream: ResetStream<B>,
     state_space: Space,
     action_space: Space,
     /// Whether steps run as one host pass (CPU, dynamics that can); see [`Batched::set_fused`].
@@ -165,6 +180,20 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
     /// The physical state of every copy, `[n, width]`.
     pub fn state(&self) -> &B::Tensor {
         &self.state
+    }
+
+    /// The tensors a step replaces (state, step counts, restart cursors), for a recording to
+    /// pin. Only meaningful with the host pass off (`set_fused(false)`), which hands the pass's
+    /// counts back to these tensors.
+    pub(crate) fn moving_parts(&self) -> [B::Tensor; 3] {
+        [self.state.clone(), self.elapsed.clone(), self.stream.cursor().clone()]
+    }
+
+    /// Puts back tensors [`Batched::moving_parts`] gave, in its order.
+    pub(crate) fn set_moving_parts(&mut self, [state, elapsed, cursor]: [B::Tensor; 3]) {
+        self.state = state;
+        self.elapsed = elapsed;
+        self.stream.set_cursor_tensor(cursor);
     }
 }
 

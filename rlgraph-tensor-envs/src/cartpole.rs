@@ -7,7 +7,7 @@ use rlgraph_envs::cartpole::{
 };
 use rlgraph_envs::CartPole;
 
-use crate::batched::{column, discrete_actions, Dynamics};
+use crate::batched::{column, discrete_actions, CudaStep, Dynamics};
 
 /// CartPole-v1's dynamics over `[n, 4]` states `(x, x_dot, theta, theta_dot)`.
 pub struct CartPoleDynamics<B: Backend> {
@@ -89,6 +89,76 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
 
     fn fused(&self) -> bool {
         true
+    }
+
+    fn cuda_step(&self) -> Option<CudaStep> {
+        // The actions cast to f32 and clamped as `discrete_actions` does (NaN stays NaN), then
+        // `advance`'s ops one by one in f32 (the launch has no fused multiply-adds), then
+        // `Batched::step`'s clock and restart: the tensor path's numbers in one pass.
+        let f = |v: f64| format!("{:?}f", v as f32);
+        let source = format!(
+            r#"
+#ifndef RLGRAPH_ACTION
+#define RLGRAPH_ACTION long long
+#endif
+extern "C" __global__ void cartpole_step(
+    int n, const RLGRAPH_ACTION* actions, const float* state, float* next_state, float* elapsed,
+    long long* cursor, const float* pool, long long rows, float limit, float* reward,
+    unsigned char* terminated, unsigned char* truncated) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float* s = state + 4 * (long long)i;
+  float x = s[0], x_dot = s[1], theta = s[2], theta_dot = s[3];
+  float v = (float)actions[i];
+  float a = isnan(v) ? v : fminf(fmaxf(v, 0.0f), 1.0f);
+  float force = a * {force2} + {neg_force};
+  float sn = sinf(theta), cs = cosf(theta);
+  float spin = theta_dot * theta_dot * sn * {pml} + 0.0f;
+  float temp = (force + spin) * {inv_total} + 0.0f;
+  float numerator = (sn * {gravity} + 0.0f) - cs * temp;
+  float denominator = cs * cs * {den_mul} + {den_add};
+  float theta_acc = numerator / denominator;
+  float x_acc = temp - (theta_acc * cs * {pml_total} + 0.0f);
+  float nx = x + (x_dot * {tau} + 0.0f);
+  float nx_dot = x_dot + (x_acc * {tau} + 0.0f);
+  float ntheta = theta + (theta_dot * {tau} + 0.0f);
+  float ntheta_dot = theta_dot + (theta_acc * {tau} + 0.0f);
+  bool term = fabsf(nx) > {x_limit} || fabsf(ntheta) > {theta_limit};
+  float clock = elapsed[i] * 1.0f + 1.0f;
+  bool trunc = !term && clock >= limit;
+  float* out = next_state + 4 * (long long)i;
+  if (term || trunc) {{
+    long long row = cursor[i];
+    const float* start = pool + 4 * row;
+    out[0] = start[0]; out[1] = start[1]; out[2] = start[2]; out[3] = start[3];
+    long long moved = row + n;
+    cursor[i] = moved >= rows ? moved - rows : moved;
+    elapsed[i] = 0.0f;
+  }} else {{
+    out[0] = nx; out[1] = nx_dot; out[2] = ntheta; out[3] = ntheta_dot;
+    elapsed[i] = clock;
+  }}
+  reward[i] = 1.0f;
+  terminated[i] = term;
+  truncated[i] = trunc;
+}}
+"#,
+            force2 = f(2.0 * FORCE_MAG),
+            neg_force = f(-FORCE_MAG),
+            pml = f(POLE_MASS_LENGTH),
+            inv_total = f(1.0 / TOTAL_MASS),
+            gravity = f(GRAVITY),
+            den_mul = f(-LENGTH * MASS_POLE / TOTAL_MASS),
+            den_add = f(LENGTH * 4.0 / 3.0),
+            pml_total = f(POLE_MASS_LENGTH / TOTAL_MASS),
+            tau = f(TAU),
+            x_limit = f(X_THRESHOLD),
+            theta_limit = f(THETA_THRESHOLD),
+        );
+        Some(CudaStep {
+            source,
+            name: "cartpole_step",
+        })
     }
 
     fn advance_one(&self, row: &mut [f32], action: f64) -> (f32, bool) {

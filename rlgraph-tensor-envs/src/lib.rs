@@ -24,19 +24,23 @@
 
 mod acrobot;
 mod batched;
+mod captured;
 mod cartpole;
 mod grid_world;
 mod host_pass;
 mod mountain_car;
+mod one_kernel;
 mod pendulum;
 mod reset_stream;
 mod tensor_env;
 
 pub use acrobot::AcrobotDynamics;
-pub use batched::{Batched, Dynamics};
+pub use batched::{Batched, CudaStep, Dynamics};
+pub use captured::Captured;
 pub use cartpole::CartPoleDynamics;
 pub use grid_world::GridWorldDynamics;
 pub use mountain_car::MountainCarDynamics;
+pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
 pub use reset_stream::{default_depth, ResetStream};
 pub use tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};

@@ -122,6 +122,26 @@ impl<B: Backend> ResetStream<B> {
         Ok(())
     }
 
+    /// The start states, `[rows, width]`.
+    pub(crate) fn pool(&self) -> &B::Tensor {
+        &self.pool
+    }
+
+    /// Rows in the pool.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Every copy's cursor as the tensor steps read.
+    pub(crate) fn cursor(&self) -> &B::Tensor {
+        &self.cursor
+    }
+
+    /// Replaces the cursor tensor (same shape, dtype and values' meaning).
+    pub(crate) fn set_cursor_tensor(&mut self, cursor: B::Tensor) {
+        self.cursor = cursor;
+    }
+
     /// The device the stream lives on.
     pub(crate) fn device(&self) -> Device {
         B::device(&self.pool)

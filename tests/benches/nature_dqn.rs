@@ -103,9 +103,44 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
     group.finish();
 }
 
+/// The executor's forward pass replayed from a CUDA graph (tch on a GPU only): the input
+/// copied in, one replay, the Q-values downloaded.
+fn bench_captured(c: &mut Criterion) {
+    use rlgraph_core::GraphCapture;
+    let device = test_device::<Tch>();
+    if device == Device::Cpu {
+        return;
+    }
+    let mut group = c.benchmark_group("nature-dqn/tch");
+    group.sample_size(20);
+    for batch in [1usize, 32] {
+        let mut exec = network::<Tch>();
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
+        let x = Tch::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("x");
+        let input = Tch::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("input");
+        let recorded = Tch::capture(device, || {
+            let out = exec.execute_tensors("call", [&Tree::Leaf(input.clone())])?;
+            Ok(out[0].as_leaf().expect("leaf").clone())
+        });
+        let (graph, q) = match recorded {
+            Ok(recorded) => recorded,
+            Err(e) => return eprintln!("nature-dqn captured at batch {batch}: {e}"),
+        };
+        group.bench_with_input(BenchmarkId::new("executor-captured", batch), &x, |bch, x| {
+            bch.iter(|| {
+                Tch::copy_into(&input, x).expect("copy in");
+                Tch::replay(&graph).expect("replay");
+                finished::<Tch>(q.clone(), true)
+            })
+        });
+    }
+    group.finish();
+}
+
 fn bench(c: &mut Criterion) {
     bench_backend::<Candle>(c);
     bench_backend::<Tch>(c);
+    bench_captured(c);
 }
 
 criterion_group!(benches, bench);

@@ -2,8 +2,12 @@
 //! copies, on candle and on tch (on a GPU with `RLGRAPH_TEST_DEVICE=cuda:0`), against the
 //! host `VectorEnv` (sequential, one core) and a plain loop over `CartPole::step`, in the
 //! same run. On the CPU the tensor environments step as one fused host pass; `tensor-ops`
-//! is the same environment stepped by its tensor ops, the baseline of that pass. `RLGRAPH_BENCH_COPIES=1,256` picks the copy counts; the host sides run up to
-//! 65,536 copies.
+//! is the same environment stepped by its tensor ops, the baseline of that pass. On a GPU,
+//! `tensor-tch-cuda:0-captured` replays one recorded step (CUDA graphs) and
+//! `tensor-tch-cuda:0-one-kernel` launches one kernel compiled at run time per step (both with
+//! backend-tch's cuda-shim feature), and every device side is timed as the PyTorch and JAX anchors time theirs: steps
+//! queued back to back, one wait at the end. `RLGRAPH_BENCH_COPIES=1,256` picks the copy
+//! counts; the host sides run up to 65,536 copies.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
@@ -11,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{test_device, Backend, Device, HostTensor};
 use rlgraph_envs::{CartPole, Env, Stepping, VectorEnv};
-use rlgraph_tests::{finished, Candle, Tch};
+use rlgraph_tests::{Candle, Tch};
 
 fn copies() -> Vec<usize> {
     std::env::var("RLGRAPH_BENCH_COPIES")
@@ -24,33 +28,94 @@ fn tensor_side<B: Backend>(c: &mut criterion::BenchmarkGroup<'_, criterion::meas
     let device = test_device::<B>();
     let mut envs = rlgraph_tensor_envs::make::<B>("CartPole-v1", n, 0, device).expect("envs");
     envs.reset().expect("reset");
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let actions: Vec<i64> = (0..n).map(|_| rng.random_range(0..2)).collect();
-    let actions = B::from_host(&HostTensor::i64([n], actions).expect("actions"), device).expect("upload");
-    let on_gpu = device != Device::Cpu;
+    let actions = random_actions::<B>(n, device);
     let label = format!("tensor-{}-{device}", B::NAME);
     c.bench_function(BenchmarkId::new(label, n), |b| {
-        b.iter(|| finished::<B>(envs.step(&actions).expect("step").observation, on_gpu))
+        b.iter_custom(|iters| steps_then_sync::<B>(iters, device, || envs.step(&actions).map(|s| s.observation)))
     });
+}
+
+/// The same steps replayed from one recorded step (CUDA graphs), on a GPU only.
+fn captured_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
+    let device = test_device::<Tch>();
+    if device == Device::Cpu {
+        return;
+    }
+    let envs = cartpole_copies::<Tch>(n, device);
+    let actions = random_actions::<Tch>(n, device);
+    let mut captured = match rlgraph_tensor_envs::Captured::new(envs, &actions) {
+        Ok(captured) => captured,
+        Err(e) => return eprintln!("captured tensor CartPole at {n} copies: {e}"),
+    };
+    c.bench_function(BenchmarkId::new(format!("tensor-tch-{device}-captured"), n), |b| {
+        b.iter_custom(|iters| {
+            steps_then_sync::<Tch>(iters, device, || captured.step(&actions).map(|s| s.observation.clone()))
+        })
+    });
+}
+
+/// The same steps as one kernel each (compiled at run time), on a GPU only.
+fn one_kernel_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
+    use rlgraph_tensor_envs::TensorEnv;
+    let device = test_device::<Tch>();
+    if device == Device::Cpu {
+        return;
+    }
+    let mut envs = match rlgraph_tensor_envs::OneKernel::new(cartpole_copies::<Tch>(n, device)) {
+        Ok(envs) => envs,
+        Err(e) => return eprintln!("one-kernel tensor CartPole at {n} copies: {e}"),
+    };
+    envs.reset().expect("reset");
+    let actions = random_actions::<Tch>(n, device);
+    c.bench_function(BenchmarkId::new(format!("tensor-tch-{device}-one-kernel"), n), |b| {
+        b.iter_custom(|iters| steps_then_sync::<Tch>(iters, device, || envs.step(&actions).map(|s| s.observation)))
+    });
+}
+
+/// The time of `iters` steps queued back to back and one wait for the device at the end, as
+/// the PyTorch and JAX anchors time theirs (a device-resident environment's observations stay
+/// on the device; nothing downloads them).
+fn steps_then_sync<B: Backend>(
+    iters: u64,
+    device: Device,
+    mut step: impl FnMut() -> rlgraph_core::Result<B::Tensor>,
+) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    for _ in 0..iters {
+        std::hint::black_box(step().expect("step"));
+    }
+    B::sync(device).expect("sync");
+    start.elapsed()
+}
+
+fn random_actions<B: Backend>(n: usize, device: Device) -> B::Tensor {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let actions: Vec<i64> = (0..n).map(|_| rng.random_range(0..2)).collect();
+    B::from_host(&HostTensor::i64([n], actions).expect("actions"), device).expect("upload")
+}
+
+/// `n` CartPole copies as `Batched` itself (not boxed), on `device`.
+fn cartpole_copies<B: Backend>(
+    n: usize,
+    device: Device,
+) -> rlgraph_tensor_envs::Batched<B, rlgraph_tensor_envs::CartPoleDynamics<B>> {
+    let host = CartPole::new(0);
+    let spaces = (host.state_space().clone(), host.action_space().clone());
+    let dynamics = rlgraph_tensor_envs::CartPoleDynamics::<B>::new(n, device).expect("dynamics");
+    let depth = rlgraph_tensor_envs::default_depth(n);
+    rlgraph_tensor_envs::Batched::new(dynamics, n, device, 0, depth, spaces).expect("envs")
 }
 
 /// The same CartPole copies stepped by tensor ops rather than the fused host pass.
 fn tensor_ops_side<B: Backend>(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
     use rlgraph_tensor_envs::TensorEnv;
     let device = test_device::<B>();
-    let host = CartPole::new(0);
-    let spaces = (host.state_space().clone(), host.action_space().clone());
-    let dynamics = rlgraph_tensor_envs::CartPoleDynamics::<B>::new(n, device).expect("dynamics");
-    let depth = rlgraph_tensor_envs::default_depth(n);
-    let mut envs = rlgraph_tensor_envs::Batched::new(dynamics, n, device, 0, depth, spaces).expect("envs");
+    let mut envs = cartpole_copies::<B>(n, device);
     envs.set_fused(false).expect("tensor ops");
     envs.reset().expect("reset");
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let actions: Vec<i64> = (0..n).map(|_| rng.random_range(0..2)).collect();
-    let actions = B::from_host(&HostTensor::i64([n], actions).expect("actions"), device).expect("upload");
-    let on_gpu = device != Device::Cpu;
+    let actions = random_actions::<B>(n, device);
     c.bench_function(BenchmarkId::new(format!("tensor-ops-{}-{device}", B::NAME), n), |b| {
-        b.iter(|| finished::<B>(envs.step(&actions).expect("step").observation, on_gpu))
+        b.iter_custom(|iters| steps_then_sync::<B>(iters, device, || envs.step(&actions).map(|s| s.observation)))
     });
 }
 
@@ -61,6 +126,8 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         tensor_side::<Candle>(&mut group, n);
         tensor_side::<Tch>(&mut group, n);
+        captured_side(&mut group, n);
+        one_kernel_side(&mut group, n);
         if test_device::<Candle>() == Device::Cpu {
             tensor_ops_side::<Candle>(&mut group, n);
         }

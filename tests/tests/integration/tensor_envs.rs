@@ -441,3 +441,38 @@ both_backends! {
         }
     }
 }
+
+#[test]
+fn recording_or_compiling_a_step_on_the_cpu_is_refused_by_name() {
+    use rlgraph_core::{Device, GraphCapture, RuntimeKernels};
+    use rlgraph_tensor_envs::{default_depth, Batched, Captured, CartPoleDynamics, OneKernel};
+    use rlgraph_tests::Tch;
+    let n = 8;
+    let copies = || {
+        let spaces = (
+            CartPole::new(0).state_space().clone(),
+            CartPole::new(0).action_space().clone(),
+        );
+        Batched::new(
+            CartPoleDynamics::<Tch>::new(n, Device::Cpu).unwrap(),
+            n,
+            Device::Cpu,
+            0,
+            default_depth(n),
+            spaces,
+        )
+        .unwrap()
+    };
+    let actions = Tch::full(&[n], 1.0, DType::I64, Device::Cpu).unwrap();
+    let refusals = [
+        Captured::new(copies(), &actions).err().map(|e| e.to_string()),
+        OneKernel::new(copies()).err().map(|e| e.to_string()),
+        // The capabilities themselves say the same.
+        Tch::capture(Device::Cpu, || Ok(())).err().map(|e| e.to_string()),
+        Tch::compile(Device::Cpu, "", "k").err().map(|e| e.to_string()),
+    ];
+    for (i, message) in refusals.into_iter().enumerate() {
+        let message = message.unwrap_or_else(|| panic!("case {i} was not refused"));
+        assert!(message.contains("cpu is not a CUDA device"), "case {i}: {message}");
+    }
+}
