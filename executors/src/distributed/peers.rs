@@ -4,8 +4,13 @@
 use std::future::Future;
 use std::net::SocketAddr;
 
+use http_body::Frame;
+use http_body_util::BodyExt;
+use tonic::codegen::{http, Bytes};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Server};
+use tower::layer::util::{Identity, Stack};
+use tower::util::MapResponseLayer;
 
 use super::access::{Access, Stamp};
 use super::error::DistributedError;
@@ -67,13 +72,49 @@ async fn bind(addr: SocketAddr, access: &Access) -> Result<tokio::net::TcpListen
         .map_err(|e| DistributedError::Setup(format!("cannot listen on {addr}: {e}")))
 }
 
+/// An HTTP response of a gRPC server.
+type HttpResponse = http::Response<tonic::body::Body>;
+
+/// A server whose answers to over-long messages say RESOURCE_EXHAUSTED (`oversize_as_exhausted`).
+type RoleServer = Server<Stack<MapResponseLayer<fn(HttpResponse) -> HttpResponse>, Identity>>;
+
 /// A server for `addr`, speaking TLS when `access` has certificates.
-fn server(addr: SocketAddr, access: &Access) -> Result<Server, DistributedError> {
-    match &access.tls {
+fn server(addr: SocketAddr, access: &Access) -> Result<RoleServer, DistributedError> {
+    let builder = match &access.tls {
         Some(tls) => Server::builder()
             .tls_config(tls.server())
-            .map_err(|e| DistributedError::Setup(format!("TLS on {addr}: {e}"))),
-        None => Ok(Server::builder()),
+            .map_err(|e| DistributedError::Setup(format!("TLS on {addr}: {e}")))?,
+        None => Server::builder(),
+    };
+    let rewrite: fn(HttpResponse) -> HttpResponse = oversize_as_exhausted;
+    Ok(builder.layer(MapResponseLayer::new(rewrite)))
+}
+
+/// tonic answers a message over the size limit with OUT_OF_RANGE; gRPC's convention for a
+/// size limit is RESOURCE_EXHAUSTED, which clients in other languages test for. The status
+/// comes in the headers (an answer with no body) or in the trailers (the limit found while
+/// the body streamed in), so both are rewritten.
+fn oversize_as_exhausted(mut response: HttpResponse) -> HttpResponse {
+    size_limit_as_exhausted(response.headers_mut());
+    let trailers: fn(Frame<Bytes>) -> Frame<Bytes> = |mut frame| {
+        if let Some(trailers) = frame.trailers_mut() {
+            size_limit_as_exhausted(trailers);
+        }
+        frame
+    };
+    response.map(|body| tonic::body::Body::new(body.map_frame(trailers)))
+}
+
+/// Turns `grpc-status: 11` about an over-long message into `8` (RESOURCE_EXHAUSTED).
+fn size_limit_as_exhausted(headers: &mut http::HeaderMap) {
+    let out_of_range = headers.get("grpc-status").is_some_and(|s| s == "11");
+    // The message is percent-encoded, spaces included.
+    let too_long = headers
+        .get("grpc-message")
+        .and_then(|m| m.to_str().ok())
+        .is_some_and(|m| m.contains("message%20length%20too%20large"));
+    if out_of_range && too_long {
+        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
     }
 }
 
