@@ -10,8 +10,11 @@ use rlgraph_core::spaces::{Space, Value};
 use tonic::{Request, Response, Status};
 
 use super::proto::learner_server;
-use super::proto::{ActorReport, Nest, ReportReply, RolloutReply, RolloutRequest, WeightsReply, WeightsRequest};
-use super::wire::{decode_value, encode_weights};
+use super::proto::{
+    ActorReport, DescribeRequest, Description, Nest, ReportReply, RolloutReply, RolloutRequest, WeightsReply,
+    WeightsRequest,
+};
+use super::wire::{decode_value, describe, encode_weights};
 
 /// IMPALA's bounded queue of rollouts at the learner.
 #[derive(Debug)]
@@ -70,6 +73,8 @@ pub struct LearnerHub {
     wanted: Arc<AtomicBool>,
     /// The run is over: actors are told to stop.
     stopping: Arc<AtomicBool>,
+    /// The largest message the server takes or sends (set when it starts serving).
+    pub(crate) max_message_bytes: usize,
 }
 
 impl LearnerHub {
@@ -190,6 +195,16 @@ impl learner_server::Learner for LearnerHub {
             learner_version: shared.snapshot.as_ref().map_or(0, |s| s.0),
             pause: shared.frames_total >= shared.frame_budget,
         }))
+    }
+
+    async fn describe(&self, _: Request<DescribeRequest>) -> Result<Response<Description>, Status> {
+        let space = self.lock().inbox.as_ref().map(|inbox| inbox.space.clone());
+        Ok(Response::new(describe(
+            "learner",
+            space.as_ref(),
+            self.max_message_bytes,
+            0,
+        )))
     }
 
     async fn push_rollout(&self, request: Request<RolloutRequest>) -> Result<Response<RolloutReply>, Status> {

@@ -127,6 +127,8 @@ pub async fn serve_replay(
 ) -> Result<(), DistributedError> {
     let listener = bind(addr, access).await?;
     let mut builder = server(addr, access)?;
+    let mut shard = shard;
+    shard.max_message_bytes = access.max_message_bytes;
     let stop = shard.stop_signal();
     let shard = std::sync::Arc::new(shard);
     let saver = shard.checkpoints().map(|(path, every)| {
@@ -178,6 +180,8 @@ pub async fn serve_learner(
 ) -> Result<(), DistributedError> {
     let listener = bind(addr, access).await?;
     let mut builder = server(addr, access)?;
+    let mut hub = hub;
+    hub.max_message_bytes = access.max_message_bytes;
     let service = learner_server::LearnerServer::new(hub)
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);

@@ -18,9 +18,10 @@ use tonic::{Request, Response, Status};
 use super::error::DistributedError;
 use super::proto::replay_server;
 use super::proto::{
-    Ack, InsertReply, InsertRequest, PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest,
+    Ack, DescribeRequest, Description, InsertReply, InsertRequest, PriorityUpdate, SampleReply, SampleRequest,
+    ShardStats, StatsRequest, StopRequest,
 };
-use super::wire::{decode_value, encode_value};
+use super::wire::{decode_value, describe, encode_value};
 
 /// The memory and the random source it samples with, under one lock.
 struct Held {
@@ -35,6 +36,8 @@ pub struct ReplayShard {
     records: Space,
     /// The largest batch a sample may ask for.
     max_batch: usize,
+    /// The largest message the server takes or sends (set when it starts serving).
+    pub(crate) max_message_bytes: usize,
     generation: u64,
     inserted: AtomicU64,
     sampled: AtomicU64,
@@ -59,6 +62,7 @@ impl ReplayShard {
             }),
             records: record_space.with_batch_rank(true),
             max_batch: 1 << 16,
+            max_message_bytes: 0,
             generation,
             inserted: AtomicU64::new(0),
             sampled: AtomicU64::new(0),
@@ -233,5 +237,16 @@ impl replay_server::Replay for ReplayShard {
     async fn stop(&self, _: Request<StopRequest>) -> Result<Response<Ack>, Status> {
         self.stop.notify_one();
         Ok(Response::new(Ack {}))
+    }
+
+    async fn describe(&self, _: Request<DescribeRequest>) -> Result<Response<Description>, Status> {
+        // The records as inserts carry them: one record's space, the batch rank implied.
+        let record = self.records.with_batch_rank(false);
+        Ok(Response::new(describe(
+            "replay",
+            Some(&record),
+            self.max_message_bytes,
+            self.max_batch,
+        )))
     }
 }

@@ -8,7 +8,47 @@ use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{HostData, HostTensor};
 
 use super::error::DistributedError;
-use super::proto::{Dtype, Nest, Tensor};
+use super::proto::{Description, Dtype, LeafSpec, Nest, Tensor};
+
+/// This wire's version, as `Describe` reports it.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What a role named `role` takes (`space`, if any) and its limits, for `Describe`.
+pub fn describe(role: &str, space: Option<&Space>, max_message_bytes: usize, max_batch_size: usize) -> Description {
+    let leaves = space.map_or_else(Vec::new, |space| {
+        space
+            .flatten()
+            .into_iter()
+            .map(|(key, leaf)| LeafSpec {
+                key,
+                dtype: leaf.dtype().map_or(Dtype::Unspecified, wire_dtype) as i32,
+                shape: leaf.shape().unwrap_or(&[]).iter().map(|&d| d as u64).collect(),
+            })
+            .collect()
+    });
+    Description {
+        protocol_version: PROTOCOL_VERSION,
+        role: role.to_string(),
+        space_json: space.map(|s| s.to_json().to_string()).unwrap_or_default(),
+        leaves,
+        max_message_bytes: max_message_bytes as u64,
+        max_batch_size: u32::try_from(max_batch_size).unwrap_or(u32::MAX),
+    }
+}
+
+/// The wire's name for a space's element type (text has none).
+fn wire_dtype(dtype: rlgraph_core::spaces::Dtype) -> Dtype {
+    use rlgraph_core::spaces::Dtype as D;
+    match dtype {
+        D::Bool => Dtype::Bool,
+        D::Int32 => Dtype::Int32,
+        D::Int64 => Dtype::Int64,
+        D::Uint8 => Dtype::Uint8,
+        D::Float32 => Dtype::Float32,
+        D::Float64 => Dtype::Float64,
+        D::Text => Dtype::Unspecified,
+    }
+}
 
 /// Encodes a nested value as its leaves, keyed by flat key. Text leaves have no wire form.
 pub fn encode_value(value: &Value) -> Result<Nest, DistributedError> {

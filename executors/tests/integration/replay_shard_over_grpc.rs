@@ -1,6 +1,7 @@
 //! A replay shard served on a loopback port and called as actors and the learner call it:
 //! records go in and come back, and a malformed, oversized, out-of-space or unauthenticated
-//! message gets a clear gRPC status, is counted, and loses nothing already stored.
+//! message gets a clear gRPC status, is counted, and loses nothing already stored; Describe
+//! tells a client the record layout and the limits.
 
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
@@ -350,4 +351,86 @@ fn over_tls_a_certificate_naming_no_address_is_checked_against_the_server_name()
     // ...and checking the name the certificate carries gets through.
     let mut by_name = client_of(&rt, addr, &tls_access(&certs, &certs, Some("rlgraph-cluster")));
     rt.block_on(by_name.stats(StatsRequest {})).unwrap();
+}
+
+#[test]
+fn describe_tells_a_client_the_record_layout_and_the_limits() {
+    use executors::distributed::proto::{DescribeRequest, Dtype};
+    let server = Access {
+        max_message_bytes: 1 << 20,
+        ..Access::default()
+    };
+    let (rt, mut c) = shard(server, &Access::default());
+    let d = rt.block_on(c.describe(DescribeRequest {})).unwrap().into_inner();
+    assert_eq!((d.protocol_version, d.role.as_str()), (1, "replay"));
+    assert_eq!((d.max_message_bytes, d.max_batch_size), (1 << 20, 65_536));
+    // The space reads back as the shard's record space.
+    let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
+    assert_eq!(Space::from_json_str(&d.space_json).unwrap(), space);
+    // Its leaves are what an insert carries: the same keys in the same order, dtypes, and
+    // shapes without the batch dimension.
+    let sent = encode_value(&records(3)).unwrap();
+    assert_eq!(d.leaves.len(), sent.leaves.len());
+    for (leaf, tensor) in d.leaves.iter().zip(&sent.leaves) {
+        assert_eq!((&leaf.key, leaf.dtype), (&tensor.key, tensor.dtype));
+        assert_eq!(leaf.shape, tensor.shape[1..], "{}", leaf.key);
+    }
+    let states = d.leaves.iter().find(|l| l.key == "/states").expect("a states leaf");
+    assert_eq!(
+        (states.dtype, states.shape.as_slice()),
+        (Dtype::Float32 as i32, &[4u64][..])
+    );
+}
+
+#[test]
+fn a_learner_describes_its_rollout_space_or_that_it_takes_none() {
+    use executors::distributed::learner_hub::LearnerHub;
+    use executors::distributed::peers::{learner_client, serve_learner};
+    use executors::distributed::proto::DescribeRequest;
+    let rollout = Space::from(rlgraph_core::spaces::FloatBox::new([3])).with_time_rank(true, true);
+    for (hub, expected) in [
+        (LearnerHub::with_rollouts(&rollout, 4), Some(&rollout)),
+        (LearnerHub::default(), None),
+    ] {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr: SocketAddr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let access = Access::default();
+        let served = access.clone();
+        runtime.spawn(async move { serve_learner(hub, addr, &served, std::future::pending()).await });
+        for _ in 0..250 {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut client = {
+            let _inside = runtime.enter();
+            learner_client(addr, &access).unwrap()
+        };
+        let d = runtime
+            .block_on(client.describe(DescribeRequest {}))
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (d.protocol_version, d.role.as_str(), d.max_batch_size),
+            (1, "learner", 0)
+        );
+        assert_eq!(d.max_message_bytes, 64 << 20);
+        match expected {
+            Some(space) => {
+                assert_eq!(&Space::from_json_str(&d.space_json).unwrap(), space);
+                assert_eq!(d.leaves.len(), 1);
+                assert_eq!(
+                    (d.leaves[0].key.as_str(), d.leaves[0].shape.as_slice()),
+                    ("", &[3u64][..])
+                );
+            }
+            // An Ape-X learner takes records at the shards, nothing itself.
+            None => assert!(d.space_json.is_empty() && d.leaves.is_empty(), "{d:?}"),
+        }
+    }
 }
