@@ -73,24 +73,34 @@ fn serve_at(
     SocketAddr,
     tokio::task::JoinHandle<Result<(), DistributedError>>,
 ) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let (runtime, addr) = (runtime(), free_loopback_port());
+    let server = runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
+    wait_until_listening(addr);
+    (runtime, addr, server)
+}
+
+/// A one-thread runtime for a server under test.
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
-        .unwrap();
-    let addr: SocketAddr = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    let server = runtime.spawn(async move { serve_replay(shard, addr, &server_access, std::future::pending()).await });
-    // Wait for the server to listen (bounded: 5 s).
+        .unwrap()
+}
+
+/// A loopback address with a port free at the time of asking.
+fn free_loopback_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+}
+
+/// Waits until a server listens on `addr` (bounded: 5 s).
+fn wait_until_listening(addr: SocketAddr) {
     for _ in 0..250 {
         if std::net::TcpStream::connect(addr).is_ok() {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    (runtime, addr, server)
 }
 
 /// A client of the shard at `addr`, calling with `access`.
@@ -392,21 +402,11 @@ fn a_learner_describes_its_rollout_space_or_that_it_takes_none() {
         (LearnerHub::with_rollouts(&rollout, 4), Some(&rollout)),
         (LearnerHub::default(), None),
     ] {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let addr: SocketAddr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let (runtime, addr) = (runtime(), free_loopback_port());
         let access = Access::default();
         let served = access.clone();
         runtime.spawn(async move { serve_learner(hub, addr, &served, std::future::pending()).await });
-        for _ in 0..250 {
-            if std::net::TcpStream::connect(addr).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_listening(addr);
         let mut client = {
             let _inside = runtime.enter();
             learner_client(addr, &access).unwrap()
