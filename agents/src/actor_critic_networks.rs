@@ -3,8 +3,7 @@
 
 use rlgraph_components::layers::{lstm_unroll, memory_space};
 use rlgraph_components::{
-    layers_from_spec, neural_network, optimizer, policy_with, shared_value_function_policy, value_function,
-    OptimizerSpec, PolicyOptions,
+    neural_network, optimizer, policy_with, shared_value_function_policy, value_function, OptimizerSpec, PolicyOptions,
 };
 use std::collections::BTreeMap;
 
@@ -14,11 +13,13 @@ use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
+use crate::agent_parts::AgentParts;
 use crate::preprocessing::{mask_key, with_preprocessing, StateInput};
 use crate::recurrence::Recurrence;
 
 /// A component `networks` with a policy over `network_spec`, and a value function over
-/// `value_function_spec` (or, when that is empty, a value head on the policy's network).
+/// `value_function_spec` (or, when that is empty, a value head on the policy's network); the
+/// layers given in `spec.parts` take the place of either.
 /// API: `get_action`, `get_deterministic_action`, `get_action_and_log_likelihood`,
 /// `state_values(states)` and `evaluate(states, actions)` -> (log-likelihoods, state values,
 /// entropies); every result is one number (or action) per batch item. The policy's methods
@@ -29,14 +30,12 @@ use crate::recurrence::Recurrence;
 /// LSTM, unrolls it ([`rlgraph_components::layers::lstm_unroll`]) and gives its output to
 /// the policy's and value function's layers; the memory after the last step is the last output.
 pub(crate) fn actor_critic_networks<B: Backend>(
-    network_spec: &[Json],
-    value_function_spec: &[Json],
-    action_adapter: Option<&Json>,
+    spec: &ActorCriticSpec<'_, B>,
     action_space: &Space,
-    recurrence: Option<&Recurrence>,
 ) -> Result<Component<B>> {
+    let (action_adapter, recurrence) = (spec.action_adapter, spec.recurrence);
     // Built together, so errors and unscoped names number the layers as the spec does.
-    let mut layers = layers_from_spec::<B>(network_spec, "config.network_spec")?;
+    let mut layers = spec.parts.network_layers(spec.network)?;
     let mut encoder = vec![];
     if let Some(r) = recurrence {
         let mut rest = layers.split_off(r.index);
@@ -47,7 +46,7 @@ pub(crate) fn actor_critic_networks<B: Backend>(
         action_adapter: crate::agent_spec::adapter_spec(action_adapter),
         ..PolicyOptions::default()
     };
-    let separate = !value_function_spec.is_empty();
+    let separate = spec.parts.separate_value_function(spec.value_function);
     let mut c = Component::new("networks").with_kind("actor-critic-networks");
     if let Some(r) = recurrence {
         c = c
@@ -55,7 +54,7 @@ pub(crate) fn actor_critic_networks<B: Backend>(
             .with_sub(lstm_unroll::<B>("lstm", r.units, r.forget_bias));
     }
     if separate {
-        let vf_layers = layers_from_spec::<B>(value_function_spec, "config.value_function_spec")?;
+        let vf_layers = spec.parts.value_layers(spec.value_function)?;
         c = c
             .with_sub(policy_with::<B>("policy", layers, action_space, options)?)
             .with_sub(value_function::<B>("value-function", vf_layers));
@@ -157,7 +156,7 @@ pub(crate) fn memory_spaces(r: &Recurrence) -> [(String, Space); 2] {
 
 /// What shapes the actor-critic networks and where they run: the config keys the learner
 /// and the actor of PPO, A2C and IMPALA are both built from.
-pub(crate) struct ActorCriticSpec<'a> {
+pub(crate) struct ActorCriticSpec<'a, B: Backend> {
     /// `network_spec`: the policy's layers.
     pub network: &'a [Json],
     /// `value_function_spec` (empty: a value head on the policy's network).
@@ -172,6 +171,8 @@ pub(crate) struct ActorCriticSpec<'a> {
     pub recurrence: Option<&'a Recurrence>,
     /// `execution_spec.default_device`.
     pub device: Device,
+    /// Layers and preprocessors given as values, in place of the specs above.
+    pub parts: &'a AgentParts<B>,
 }
 
 /// A root component `name` holding the actor-critic networks, `loss` and an optimizer of
@@ -179,7 +180,7 @@ pub(crate) struct ActorCriticSpec<'a> {
 /// names one); also how it reads its states. The learners of PPO, A2C and IMPALA start from it.
 pub(crate) fn actor_critic_root<B: Backend>(
     name: &str,
-    spec: &ActorCriticSpec<'_>,
+    spec: &ActorCriticSpec<'_, B>,
     action_space: &Space,
     mask: Option<&str>,
     loss: Component<B>,
@@ -187,16 +188,10 @@ pub(crate) fn actor_critic_root<B: Backend>(
 ) -> Result<(Component<B>, StateInput)> {
     let root = Component::<B>::new(name)
         .with_kind(name)
-        .with_sub(actor_critic_networks::<B>(
-            spec.network,
-            spec.value_function,
-            spec.action_adapter,
-            action_space,
-            spec.recurrence,
-        )?)
+        .with_sub(actor_critic_networks::<B>(spec, action_space)?)
         .with_sub(loss)
         .with_sub(optimizer("optimizer", optimizer_spec.clone()));
-    with_preprocessing(root, spec.preprocessing, mask)
+    with_preprocessing(root, spec.preprocessing, spec.parts.preprocessor_members()?, mask)
 }
 
 /// The acting graph of an actor-critic learner built by [`actor_critic_root`] under the same
@@ -204,7 +199,7 @@ pub(crate) fn actor_critic_root<B: Backend>(
 /// method `stochastic`, whose outputs after the actions are the actor's `extras`.
 pub(crate) fn actor_critic_actor<B: Backend>(
     name: &str,
-    spec: &ActorCriticSpec<'_>,
+    spec: &ActorCriticSpec<'_, B>,
     state_space: &Space,
     action_space: &Space,
     stochastic: &'static str,
@@ -213,15 +208,9 @@ pub(crate) fn actor_critic_actor<B: Backend>(
 ) -> Result<GraphActor<B>> {
     let root = Component::<B>::new(name)
         .with_kind("actor-critic-actor")
-        .with_sub(actor_critic_networks::<B>(
-            spec.network,
-            spec.value_function,
-            spec.action_adapter,
-            action_space,
-            spec.recurrence,
-        )?);
+        .with_sub(actor_critic_networks::<B>(spec, action_space)?);
     let mask = mask_key(spec.action_mask_key, state_space, action_space)?;
-    let (root, input) = with_preprocessing(root, spec.preprocessing, mask)?;
+    let (root, input) = with_preprocessing(root, spec.preprocessing, spec.parts.preprocessor_members()?, mask)?;
     let root = with_acting_apis(root, input, "networks", stochastic, spec.recurrence.is_some());
     let mut spaces = BTreeMap::from([("states".to_string(), state_space.with_batch_rank(true))]);
     if let Some(r) = spec.recurrence {

@@ -9,10 +9,13 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, ErasedExecutor, GraphExecutor, HostState, Result};
+use serde_json::Value as Json;
 
 use crate::actor::{Acted, Actor, GraphActor};
 use crate::adders::Adder;
 use crate::agent::{reset_graph, Agent, Transition};
+use crate::agent_builder::AgentBuilder;
+use crate::agent_parts::AgentParts;
 use crate::carried_memory::{CarriedMemory, StepMemory};
 use crate::counters::Counters;
 use crate::learner::GraphLearner;
@@ -28,9 +31,18 @@ pub trait Algorithm<B: Backend>: Send + Sized {
     /// The adder.
     type Adder: Adder;
 
+    /// Reads the config from RLgraph's JSON.
+    fn parse(spec: &Json) -> Result<Self::Config>;
     /// The builder: the actor (with the learner's weights), the learner and this part, for
-    /// these spaces, with every random choice drawn from `seed`.
-    fn build(config: Self::Config, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>>;
+    /// these spaces, with every random choice drawn from `seed`; each part given in `parts`
+    /// takes the place of its config section (one this algorithm has no place for is refused).
+    fn build(
+        config: Self::Config,
+        parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>>;
     /// The adder, for the agent to cut copies' episodes short and drop partial steps.
     fn adder(&mut self) -> &mut Self::Adder;
     /// What the actor said of the actions it just chose (IMPALA keeps each one's
@@ -98,7 +110,24 @@ impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
     /// The agent `config` describes, for these spaces, with every random choice drawn from
     /// `seed`.
     pub fn new(config: A::Config, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        let roles = A::build(config, state_space, action_space, seed)?;
+        ComposedAgent::from_parts(config, AgentParts::default(), state_space, action_space, seed)
+    }
+
+    /// An agent composed from Rust values: `spec` (RLgraph's JSON) for what `builder` is not
+    /// given. See [`AgentBuilder`].
+    pub fn builder(spec: Json) -> AgentBuilder<B, A> {
+        AgentBuilder::new(spec)
+    }
+
+    /// The agent `config` describes with the given `parts` in place of their sections.
+    pub(crate) fn from_parts(
+        config: A::Config,
+        parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
+        let roles = A::build(config, parts, state_space, action_space, seed)?;
         Ok(ComposedAgent {
             actor: roles.actor,
             learner: roles.learner,

@@ -59,12 +59,14 @@ pub(crate) fn refuse_mask(key: &MaskKey, state_space: &Space, agent: &str) -> Re
     }
 }
 
-/// Adds a preprocessor stack built from `specs` to `root`, and the root API method `reset`
-/// that resets it (an empty spec list preprocesses nothing); with `mask` (a key from
-/// [`mask_key`]) the graph functions that split the mask off the states.
+/// Adds a preprocessor stack built from `specs` (or the `given` components, in their place)
+/// to `root`, and the root API method `reset` that resets it (an empty spec list
+/// preprocesses nothing); with `mask` (a key from [`mask_key`]) the graph functions that
+/// split the mask off the states.
 pub(crate) fn with_preprocessing<B: Backend>(
     root: Component<B>,
     specs: &[Json],
+    given: Option<Vec<Component<B>>>,
     mask: Option<&str>,
 ) -> Result<(Component<B>, StateInput)> {
     let root = match mask {
@@ -75,6 +77,9 @@ pub(crate) fn with_preprocessing<B: Backend>(
         None => root,
     };
     let masked = mask.is_some();
+    if let Some(stack) = given {
+        return Ok((with_stack(root, stack), StateInput { pre: true, masked }));
+    }
     if specs.is_empty() {
         return Ok((root, StateInput { pre: false, masked }));
     }
@@ -90,11 +95,16 @@ pub(crate) fn with_preprocessing<B: Backend>(
             ),
         });
     }
-    let stack = stack_members(specs)?;
-    let root = root
-        .with_sub(preprocessor_stack(STACK, stack))
-        .api("reset", vec![], |ctx, _| ctx.call(STACK, "reset", &[]));
-    Ok((root, StateInput { pre: true, masked }))
+    Ok((
+        with_stack(root, stack_members(specs)?),
+        StateInput { pre: true, masked },
+    ))
+}
+
+/// `root` with the preprocessor stack of `members` and the API method `reset` that resets it.
+fn with_stack<B: Backend>(root: Component<B>, members: Vec<Component<B>>) -> Component<B> {
+    root.with_sub(preprocessor_stack(STACK, members))
+        .api("reset", vec![], |ctx, _| ctx.call(STACK, "reset", &[]))
 }
 
 /// A preprocessor spec's `type`, normalized (lower case, no `-` or `_`).

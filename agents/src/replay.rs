@@ -2,9 +2,11 @@
 //! whether records sit in a local memory or (later) in a remote shard.
 
 use rand::RngCore;
-use rlgraph_core::spaces::{Array, Value};
+use rlgraph_core::spaces::{Array, Space, Value};
 use rlgraph_core::{HostState, Result};
 use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
+
+use crate::dqn::config::MemoryKind;
 
 /// A batch drawn from a replay.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +50,12 @@ pub trait Replay: Send {
     fn state(&self) -> &dyn HostState;
     /// The memory as checkpoint state, to restore into.
     fn state_mut(&mut self) -> &mut dyn HostState;
+    /// The space of one record.
+    fn record_space(&self) -> &Space;
+    /// The most records it holds.
+    fn capacity(&self) -> usize;
+    /// Uniform, or prioritized with its exponents.
+    fn kind(&self) -> MemoryKind;
 }
 
 impl Replay for ReplayMemory {
@@ -81,6 +89,18 @@ impl Replay for ReplayMemory {
 
     fn state_mut(&mut self) -> &mut dyn HostState {
         self
+    }
+
+    fn record_space(&self) -> &Space {
+        ReplayMemory::record_space(self)
+    }
+
+    fn capacity(&self) -> usize {
+        ReplayMemory::capacity(self)
+    }
+
+    fn kind(&self) -> MemoryKind {
+        MemoryKind::Replay
     }
 }
 
@@ -119,5 +139,20 @@ impl Replay for PrioritizedReplay {
 
     fn state_mut(&mut self) -> &mut dyn HostState {
         self
+    }
+
+    fn record_space(&self) -> &Space {
+        PrioritizedReplay::record_space(self)
+    }
+
+    fn capacity(&self) -> usize {
+        PrioritizedReplay::capacity(self)
+    }
+
+    fn kind(&self) -> MemoryKind {
+        MemoryKind::Prioritized {
+            alpha: self.alpha(),
+            beta: self.beta(),
+        }
     }
 }

@@ -67,6 +67,20 @@ pub struct OptimizerSpec {
 }
 
 impl OptimizerSpec {
+    /// Adam at a constant `learning_rate`, with Kingma and Ba's (and RLgraph's) moment decays
+    /// 0.9 and 0.999 and epsilon 1e-8, and no gradient clipping.
+    pub fn adam(learning_rate: f64) -> Self {
+        OptimizerSpec {
+            rule: Rule::Adam {
+                beta1: 0.9,
+                beta2: 0.999,
+                epsilon: 1e-8,
+            },
+            learning_rate: TimeDependent::Constant(learning_rate),
+            clip_grad_norm: None,
+        }
+    }
+
     /// Parses RLgraph's `optimizer_spec`: `{"type": "adam", "learning_rate": 0.001, ...}`.
     pub fn parse(spec: &Json, at: &str) -> Result<Self> {
         let s = Spec::new(spec, at)?;

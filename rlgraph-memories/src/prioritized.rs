@@ -260,6 +260,21 @@ impl PrioritizedReplay {
         self.ring.record_space()
     }
 
+    /// The most records it holds.
+    pub fn capacity(&self) -> usize {
+        self.ring.capacity()
+    }
+
+    /// The priority exponent.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// The importance-weight exponent.
+    pub fn beta(&self) -> f64 {
+        self.beta
+    }
+
     /// The records at the given slots, in that order.
     pub fn records_at(&self, indices: &[usize]) -> Result<Value> {
         check_indices(&self.ring, indices)?;

@@ -169,6 +169,60 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## An agent composed in Rust
+//!
+//! [`AgentBuilder`](prelude::AgentBuilder) (`DqnAgent::builder`, `PgAgent::builder`,
+//! `SacAgent::builder`, `ImpalaAgent::builder`) takes an agent's parts as values: layers
+//! (your own components among them, with no registration), preprocessors, an optimizer, a
+//! replay memory, an exploration schedule; RLgraph's JSON gives the rest. The parts go
+//! through the same space checks as a config, and a section given both ways, or a part the
+//! algorithm has no place for, is refused by name.
+//!
+//! ```
+//! use rlgraph::prelude::*;
+//! use serde_json::json;
+//!
+//! /// A preprocessor of your own: `x * factor`, elementwise, keeping no state.
+//! fn scale<B: Backend>(factor: f64) -> Component<B> {
+//!     Component::new("scale")
+//!         .api("call", vec![Param::new("inputs")], |ctx, args| ctx.graph_fn("apply", &[args.get(0)?]))
+//!         .graph_fn(GraphFn::tensors("apply", move |_, xs| Ok(vec![B::affine(xs[0], factor, 0.0)?])).infer_same())
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let env = make("CartPole-v1", 0)?;
+//! let (states, actions) = (env.state_space().clone(), env.action_space().clone());
+//! let relu = |units| dense::<Candle>(&format!("hidden-{units}"), DenseSpec { activation: Activation::Relu, ..DenseSpec::new(units) });
+//! let agent = DqnAgent::<Candle>::builder(json!({
+//!         "type": "dqn",
+//!         "discount": 0.99,
+//!         "update_spec": {"update_interval": 4, "batch_size": 32, "steps_before_update": 200, "sync_interval": 100},
+//!     }))
+//!     .preprocessors(vec![scale(0.5)])
+//!     .network(vec![relu(64), relu(32)])
+//!     .optimizer(OptimizerSpec::adam(0.001))
+//!     .exploration(TimeDependent::Linear { from: 1.0, to: 0.05 })
+//!     .memory(PrioritizedReplay::new("replay", &transition_space(&states, &actions)?, 10_000, 0.6, 0.4)?)
+//!     .build(&states, &actions, 0)?;
+//!
+//! let envs = VectorEnv::new(vec![make("CartPole-v1", 1)?, make("CartPole-v1", 2)?], Stepping::Sequential)?;
+//! let mut worker = SingleThreadedWorker::new(agent, envs, 0);
+//! let length = RunLength { timesteps: 2000, episodes: None, pause_at: None };
+//! let run = drive(&mut worker, &DriveOptions::new(length), &mut |_| {})?;
+//! // One update every 4 steps once 200 are stored: (2000 - 200) / 4 = 450, give or take the
+//! // two copies' step at the start.
+//! assert!((449..=451).contains(&run.run.updates), "{}", run.run.updates);
+//!
+//! // A part given both ways is refused by the config key it stands for.
+//! let twice = DqnAgent::<Candle>::builder(json!({"type": "dqn", "optimizer_spec": {"type": "adam"}}))
+//!     .network(vec![relu(8)])
+//!     .optimizer(OptimizerSpec::adam(0.001))
+//!     .build(&states, &actions, 0);
+//! assert!(twice.err().unwrap().to_string().contains("config.optimizer_spec"));
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod prelude;
 

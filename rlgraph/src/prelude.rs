@@ -5,14 +5,17 @@
 pub use crate::Candle;
 #[cfg(feature = "tch")]
 pub use crate::Tch;
-pub use agents::{build_agent, Agent};
+pub use agents::{build_agent, transition_space, Agent, AgentBuilder, DqnAgent, ImpalaAgent, PgAgent, SacAgent};
 pub use executors::{
     drive, DriveOptions, Evaluation, OnDivergence, RunLength, SingleThreadedWorker, Worker, WorkerStats,
 };
-pub use rlgraph_components::{from_spec, layers_from_spec, register_component};
+pub use rlgraph_components::{
+    dense, from_spec, layers_from_spec, register_component, Activation, DenseSpec, OptimizerSpec, TimeDependent,
+};
 pub use rlgraph_core::{Backend, Component, ComponentTest, GraphFn, Initializer, Param, VarDecl};
 pub use rlgraph_envs::{
     check_env, discrete_action, float_action, make, observation, register_env, Env, EpisodeClock, Step, Stepping,
     VectorEnv,
 };
+pub use rlgraph_memories::{PrioritizedReplay, ReplayMemory};
 pub use rlgraph_spaces::{Array, BoolBox, DictSpace, FloatBox, IntBox, Space, TextBox, TupleSpace, Value};

@@ -10,6 +10,7 @@ use rlgraph_core::{ApiCtx, Backend, Component, Op, Param, Result};
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph};
+use crate::agent_parts::AgentParts;
 use crate::batch::{field, host_floats};
 use crate::dqn::config::DqnConfig;
 use crate::dqn::policy::{dqn_policy, q_values, ROOT};
@@ -27,17 +28,28 @@ pub fn dqn_actor<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<GraphActor<B>> {
+    dqn_actor_with(config, &AgentParts::default(), state_space, action_space, seed)
+}
+
+/// [`dqn_actor`] with the network and preprocessors of `parts` where given.
+pub(crate) fn dqn_actor_with<B: Backend>(
+    config: &DqnConfig,
+    parts: &AgentParts<B>,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<GraphActor<B>> {
     let dueling = config.dueling;
     let root = Component::<B>::new(ROOT)
         .with_kind("dqn-actor")
-        .with_sub(dqn_policy::<B>(config, action_space)?)
+        .with_sub(dqn_policy::<B>(config, parts, action_space)?)
         .with_sub(epsilon_exploration::<B>(
             "exploration",
             config.epsilon.clone(),
             action_space,
         )?);
     let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
-    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, mask)?;
+    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, parts.preprocessor_members()?, mask)?;
     // The Q-values of the states, and the mask they were masked with (where they carry one).
     let masked_q = move |ctx: &mut ApiCtx<'_, B>, states: Op, acting: bool| -> Result<(Op, Option<Op>)> {
         let x = preprocess(ctx, input, states)?;

@@ -8,15 +8,17 @@ use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, HostState, Result};
 use rlgraph_memories::{FrameStacks, PrioritizedReplay, ReplayMemory};
+use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::adders::n_step::NStepBuffer;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
+use crate::agent_parts::{checked_memory, AgentParts};
 use crate::batch::{stack, transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
-use crate::dqn::actor::{apex_priorities, dqn_actor};
+use crate::dqn::actor::{apex_priorities, dqn_actor_with};
 use crate::dqn::config::{DqnConfig, MemoryKind};
 use crate::dqn::learner::DqnLearner;
 use crate::learner::{GraphLearner, Learner};
@@ -116,11 +118,43 @@ impl<B: Backend> Algorithm<B> for Dqn {
     type Learner = DqnLearner<B>;
     type Adder = NStepBuffer;
 
+    fn parse(spec: &Json) -> Result<DqnConfig> {
+        DqnConfig::parse(spec)
+    }
+
     /// A DQN agent's roles for `state_space` and a discrete `action_space` (an IntBox, or a
-    /// Dict or Tuple of them).
-    fn build(config: DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
-        let mut learner = DqnLearner::new(&config, state_space, action_space, seed)?;
-        let mut actor = dqn_actor(&config, state_space, action_space, seed)?;
+    /// Dict or Tuple of them). A given memory sets the config's memory kind and capacity.
+    fn build(
+        mut config: DqnConfig,
+        mut parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>> {
+        parts.refuse(
+            &[(
+                "value_network",
+                "its Q-values come from `network`; a dueling state-value stream is `policy_spec`'s",
+            )],
+            "DQN",
+        )?;
+        if let Some(optimizer) = parts.optimizer.take() {
+            config.optimizer = optimizer;
+        }
+        if let Some(epsilon) = parts.exploration.take() {
+            config.epsilon =
+                epsilon.within(0.0, 1.0, "builder.exploration", "epsilon is a probability, from 0 to 1")?;
+        }
+        let replay = match parts.memory.take() {
+            Some(memory) => {
+                (config.memory, config.capacity) =
+                    checked_memory(memory.as_ref(), &transition_space(state_space, action_space)?)?;
+                memory
+            }
+            None => dqn_replay(&config, state_space, action_space)?,
+        };
+        let mut learner = DqnLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
+        let mut actor = dqn_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
         Ok(Roles {
             actor,
@@ -128,7 +162,7 @@ impl<B: Backend> Algorithm<B> for Dqn {
             memory_units: None,
             algorithm: Dqn {
                 adder: NStepBuffer::new(config.n_step, config.discount, state_space, action_space),
-                replay: dqn_replay(&config, state_space, action_space)?,
+                replay,
                 config,
             },
         })

@@ -10,6 +10,7 @@ use rlgraph_components::{optimizer, synchronizable, MultiGpuSync};
 use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
+use crate::agent_parts::AgentParts;
 use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
 use crate::dqn::config::{DqnConfig, MemoryKind};
 use crate::dqn::policy::{dqn_policy, q_values, ROOT};
@@ -186,7 +187,18 @@ pub struct DqnLearner<B: Backend> {
 impl<B: Backend> DqnLearner<B> {
     /// The learner for `config` over these spaces, its variables drawn from `seed`.
     pub fn new(config: &DqnConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        let policy_component = dqn_policy::<B>(config, action_space)?;
+        DqnLearner::with_parts(config, &AgentParts::default(), state_space, action_space, seed)
+    }
+
+    /// [`DqnLearner::new`] with the network and preprocessors of `parts` where given.
+    pub(crate) fn with_parts(
+        config: &DqnConfig,
+        parts: &AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
+        let policy_component = dqn_policy::<B>(config, parts, action_space)?;
         let target = policy_component.copy_as("target-policy", false);
         let prioritized = matches!(config.memory, MemoryKind::Prioritized { .. });
         let loss_spec = DqnLossSpec {
@@ -220,7 +232,7 @@ impl<B: Backend> DqnLearner<B> {
                     .into(),
             });
         }
-        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, mask)?;
+        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, parts.preprocessor_members()?, mask)?;
         let mut update_params = batch_params(prioritized);
         update_params.push(Param::new("time_percentage"));
         let time_at = update_params.len() - 1;

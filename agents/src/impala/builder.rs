@@ -20,10 +20,11 @@ use crate::actor::{Acted, GraphActor};
 use crate::adders::rollout_adder::RolloutAdder;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
+use crate::agent_parts::AgentParts;
 use crate::batch::{host_floats, stack};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
-use crate::impala::actor::impala_actor;
+use crate::impala::actor::impala_actor_with;
 use crate::impala::config::ImpalaConfig;
 use crate::impala::learner::ImpalaLearner;
 use crate::learner::{GraphLearner, Learner};
@@ -56,9 +57,32 @@ impl<B: Backend> Algorithm<B> for Impala {
     type Learner = ImpalaLearner<B>;
     type Adder = RolloutAdder;
 
-    fn build(config: ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
-        let mut learner = ImpalaLearner::new(&config, state_space, action_space, seed)?;
-        let mut actor = impala_actor(&config, state_space, action_space, seed)?;
+    fn parse(spec: &Json) -> Result<ImpalaConfig> {
+        ImpalaConfig::parse(spec)
+    }
+
+    fn build(
+        mut config: ImpalaConfig,
+        mut parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>> {
+        parts.refuse(
+            &[
+                ("exploration", "it explores by sampling its policy"),
+                (
+                    "memory",
+                    "its rollouts go through a queue; set `queue_capacity` in the config",
+                ),
+            ],
+            "IMPALA",
+        )?;
+        if let Some(optimizer) = parts.optimizer.take() {
+            config.optimizer = optimizer;
+        }
+        let mut learner = ImpalaLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
+        let mut actor = impala_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
         let adder = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?;
         let record_space = adder.record_space().clone();

@@ -4,11 +4,12 @@
 
 use rlgraph_components::losses::RewardClipping;
 use rlgraph_components::OptimizerSpec;
-use rlgraph_core::{Device, Result};
+use rlgraph_core::{Backend, Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::ActorCriticSpec;
+use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
 use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers};
 use crate::bounded_numbers::Positive;
@@ -88,8 +89,9 @@ struct QueueSpec {
 
 impl ImpalaConfig {
     /// The keys that shape the actor-critic networks, for the learner and the actor.
-    pub(crate) fn networks(&self) -> ActorCriticSpec<'_> {
+    pub(crate) fn networks<'a, B: Backend>(&'a self, parts: &'a AgentParts<B>) -> ActorCriticSpec<'a, B> {
         ActorCriticSpec {
+            parts,
             network: &self.network_spec,
             value_function: &self.value_function_spec,
             action_adapter: None,

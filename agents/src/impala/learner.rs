@@ -13,6 +13,7 @@ use rlgraph_core::{unstack, Backend, CoreError, GraphFn, Op, Result};
 
 use crate::actor_critic_networks::{actor_critic_root, memory_spaces};
 use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
+use crate::agent_parts::AgentParts;
 use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_major};
 use crate::carried_memory::memory_rows;
 use crate::impala::config::ImpalaConfig;
@@ -32,6 +33,17 @@ pub struct ImpalaLearner<B: Backend> {
 impl<B: Backend> ImpalaLearner<B> {
     /// The learner for `config` over these spaces, its variables drawn from `seed`.
     pub fn new(config: &ImpalaConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        ImpalaLearner::with_parts(config, &AgentParts::default(), state_space, action_space, seed)
+    }
+
+    /// [`ImpalaLearner::new`] with the layers and preprocessors of `parts` where given.
+    pub(crate) fn with_parts(
+        config: &ImpalaConfig,
+        parts: &AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
         let loss = impala_loss::<B>(
             "loss",
             ImpalaLossSpec {
@@ -44,7 +56,14 @@ impl<B: Backend> ImpalaLearner<B> {
             },
         );
         let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
-        let (root, input) = actor_critic_root(ROOT, &config.networks(), action_space, mask, loss, &config.optimizer)?;
+        let (root, input) = actor_critic_root(
+            ROOT,
+            &config.networks(parts),
+            action_space,
+            mask,
+            loss,
+            &config.optimizer,
+        )?;
         let time_major = Ranks {
             batch: true,
             time: true,

@@ -12,15 +12,17 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::profiler;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, HostState, Result, Tree};
+use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::adders::rollout::{Rollout, RolloutBatch};
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
+use crate::agent_parts::AgentParts;
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::GraphLearner;
-use crate::pg::actor::pg_actor;
+use crate::pg::actor::pg_actor_with;
 use crate::pg::config::PgConfig;
 use crate::pg::learner::{PgLearner, TensorRollout};
 use crate::update_spec::UpdateSpec;
@@ -64,9 +66,32 @@ impl<B: Backend> Algorithm<B> for PolicyGradient {
 
     /// A PPO or actor-critic agent's roles for `state_space` and `action_space` (an IntBox,
     /// or a FloatBox for a Gaussian policy).
-    fn build(config: PgConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
-        let mut learner = PgLearner::new(&config, state_space, action_space, seed)?;
-        let mut actor = pg_actor(&config, state_space, action_space, seed)?;
+    fn parse(spec: &Json) -> Result<PgConfig> {
+        PgConfig::parse(spec)
+    }
+
+    fn build(
+        mut config: PgConfig,
+        mut parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>> {
+        parts.refuse(
+            &[
+                ("exploration", "it explores by sampling its policy"),
+                (
+                    "memory",
+                    "it keeps a rollout of recent steps; set `memory_spec.capacity` in the config",
+                ),
+            ],
+            "PPO and actor-critic",
+        )?;
+        if let Some(optimizer) = parts.optimizer.take() {
+            config.optimizer = optimizer;
+        }
+        let mut learner = PgLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
+        let mut actor = pg_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
         Ok(Roles {
             actor,

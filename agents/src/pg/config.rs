@@ -3,11 +3,12 @@
 //! supported are errors that name them.
 
 use rlgraph_components::{OptimizerSpec, TimeDependent};
-use rlgraph_core::{Device, Result};
+use rlgraph_core::{Backend, Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::actor_critic_networks::ActorCriticSpec;
+use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
 use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
 use crate::recurrence::{recurrence, Recurrence};
@@ -106,8 +107,9 @@ struct PolicySpec {
 
 impl PgConfig {
     /// The keys that shape the actor-critic networks, for the learner and the actor.
-    pub(crate) fn networks(&self) -> ActorCriticSpec<'_> {
+    pub(crate) fn networks<'a, B: Backend>(&'a self, parts: &'a AgentParts<B>) -> ActorCriticSpec<'a, B> {
         ActorCriticSpec {
+            parts,
             network: &self.network_spec,
             value_function: &self.value_function_spec,
             action_adapter: self.action_adapter.as_ref(),

@@ -58,6 +58,7 @@ use rlgraph_core::{Backend, CoreError, DType, HostTensor, Result, Tree};
 use crate::actor_critic_networks::{actor_critic_root, memory_spaces};
 use crate::adders::rollout::RolloutBatch;
 use crate::agent_graph::{build_graph, evaluate, params_with_memory, trailing_memory, with_acting_apis};
+use crate::agent_parts::AgentParts;
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::carried_memory::memory_value;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
@@ -140,6 +141,17 @@ impl<B: Backend> PgLearner<B> {
     /// The learner for `config` over these spaces (an IntBox action space, or a FloatBox for
     /// a Gaussian policy), its variables and minibatch draws from `seed`.
     pub fn new(config: &PgConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        PgLearner::with_parts(config, &AgentParts::default(), state_space, action_space, seed)
+    }
+
+    /// [`PgLearner::new`] with the layers and preprocessors of `parts` where given.
+    pub(crate) fn with_parts(
+        config: &PgConfig,
+        parts: &AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
         let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
         let loss = match &config.algorithm {
             PgAlgorithm::Ppo {
@@ -170,7 +182,14 @@ impl<B: Backend> PgLearner<B> {
         let name = root_name(config);
         let recurrent = config.recurrence.is_some();
         let mask = mask_key(&config.action_mask_key, state_space, action_space)?;
-        let (root, input) = actor_critic_root(name, &config.networks(), action_space, mask, loss, &config.optimizer)?;
+        let (root, input) = actor_critic_root(
+            name,
+            &config.networks(parts),
+            action_space,
+            mask,
+            loss,
+            &config.optimizer,
+        )?;
         let update_names: &[&'static str] = if ppo {
             &[
                 "states",

@@ -12,18 +12,20 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, HostState, Result};
 use rlgraph_memories::ReplayMemory;
+use serde_json::Value as Json;
 
 use crate::actor::GraphActor;
 use crate::adders::n_step::NStepBuffer;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
+use crate::agent_parts::AgentParts;
 use crate::batch::{transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::{GraphLearner, Learner};
 use crate::replay::Replay;
 use crate::sac::config::SacConfig;
-use crate::sac::learner::{sac_actor, SacLearner};
+use crate::sac::learner::{sac_actor_with, SacLearner};
 use crate::update_spec::UpdateSpec;
 
 /// SAC's part of a composed agent: one-step transitions into a uniform replay memory, and
@@ -45,11 +47,34 @@ impl<B: Backend> Algorithm<B> for Sac {
     type Learner = SacLearner<B>;
     type Adder = NStepBuffer;
 
+    fn parse(spec: &Json) -> Result<SacConfig> {
+        SacConfig::parse(spec)
+    }
+
     /// A SAC agent's roles for `state_space` and a bounded FloatBox (or scalar IntBox)
     /// `action_space`.
-    fn build(config: SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Roles<B, Self>> {
-        let mut learner = SacLearner::new(&config, state_space, action_space, seed)?;
-        let mut actor = sac_actor(&config, state_space, action_space, seed)?;
+    fn build(
+        mut config: SacConfig,
+        mut parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>> {
+        parts.refuse(
+            &[
+                (
+                    "exploration",
+                    "it explores by sampling its policy, tuned by its entropy weight",
+                ),
+                ("memory", "set `memory_spec.capacity` in the config"),
+            ],
+            "SAC",
+        )?;
+        if let Some(optimizer) = parts.optimizer.take() {
+            config.optimizer = optimizer;
+        }
+        let mut learner = SacLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
+        let mut actor = sac_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
         let replay = ReplayMemory::new(
             "replay-memory",

@@ -12,14 +12,13 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{sac_loss, SacLossSpec};
 use rlgraph_components::policy::squashed_bounds;
-use rlgraph_components::{
-    greedy_fn, layers_from_spec, optimizer, policy_with, synchronizable, value_function, PolicyOptions,
-};
+use rlgraph_components::{greedy_fn, optimizer, policy_with, synchronizable, value_function, PolicyOptions};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, DType, GraphFn, Op, Param, Result};
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
+use crate::agent_parts::AgentParts;
 use crate::batch::{host_scalar, transition_inputs};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, refuse_mask, with_preprocessing, StateInput};
@@ -57,8 +56,13 @@ fn discrete_actions(action_space: &Space) -> Result<Option<usize>> {
 
 /// SAC's policy: tanh-squashed Gaussian, or over `categories` a Gumbel-softmax whose relaxed
 /// one-hot actions the critics read.
-fn sac_policy<B: Backend>(config: &SacConfig, action_space: &Space, categories: Option<usize>) -> Result<Component<B>> {
-    let layers = layers_from_spec::<B>(&config.network_spec, "config.network_spec")?;
+fn sac_policy<B: Backend>(
+    config: &SacConfig,
+    parts: &AgentParts<B>,
+    action_space: &Space,
+    categories: Option<usize>,
+) -> Result<Component<B>> {
+    let layers = parts.network_layers(&config.network_spec)?;
     policy_with::<B>(
         "policy",
         layers,
@@ -73,13 +77,8 @@ fn sac_policy<B: Backend>(config: &SacConfig, action_space: &Space, categories: 
 /// Two Q networks under one scope (so one optimizer steps both):
 /// `q_values(states, actions)` -> `(q1, q2)`, each network reading the state and the action
 /// side by side.
-fn critics<B: Backend>(spec: &[serde_json::Value]) -> Result<Component<B>> {
-    let q = |name: &str| -> Result<Component<B>> {
-        Ok(value_function::<B>(
-            name,
-            layers_from_spec::<B>(spec, "config.value_function_spec")?,
-        ))
-    };
+fn critics<B: Backend>(spec: &[serde_json::Value], parts: &AgentParts<B>) -> Result<Component<B>> {
+    let q = |name: &str| -> Result<Component<B>> { Ok(value_function::<B>(name, parts.value_layers(spec)?)) };
     Ok(Component::new("critics")
         .with_kind("sac-critics")
         .with_sub(q("q1")?)
@@ -157,10 +156,21 @@ impl<B: Backend> SacLearner<B> {
     /// The learner for `config` over these spaces (a bounded FloatBox or a scalar IntBox
     /// action space), its variables drawn from `seed`.
     pub fn new(config: &SacConfig, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
+        SacLearner::with_parts(config, &AgentParts::default(), state_space, action_space, seed)
+    }
+
+    /// [`SacLearner::new`] with the layers and preprocessors of `parts` where given.
+    pub(crate) fn with_parts(
+        config: &SacConfig,
+        parts: &AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
         let categories = discrete_actions(action_space)?;
         let discrete = categories.is_some();
         let action_size = categories.unwrap_or_else(|| action_space.shape().unwrap_or(&[]).iter().product());
-        let critics = critics::<B>(&config.value_function_spec)?;
+        let critics = critics::<B>(&config.value_function_spec, parts)?;
         let loss = sac_loss::<B>(
             "loss",
             SacLossSpec {
@@ -171,7 +181,7 @@ impl<B: Backend> SacLearner<B> {
         );
         let root = Component::<B>::new(ROOT)
             .with_kind("sac-agent")
-            .with_sub(sac_policy::<B>(config, action_space, categories)?)
+            .with_sub(sac_policy::<B>(config, parts, action_space, categories)?)
             .with_sub(critics.copy_as("target-critics", false))
             .with_sub(critics)
             .with_sub(loss)
@@ -192,7 +202,7 @@ impl<B: Backend> SacLearner<B> {
                 }),
             );
         refuse_mask(&config.action_mask_key, state_space, "SAC")?;
-        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, None)?;
+        let (root, input) = with_preprocessing(root, &config.preprocessing_spec, parts.preprocessor_members()?, None)?;
         let update_params = || {
             [
                 "states",
@@ -316,12 +326,23 @@ pub fn sac_actor<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<GraphActor<B>> {
+    sac_actor_with(config, &AgentParts::default(), state_space, action_space, seed)
+}
+
+/// [`sac_actor`] with the layers and preprocessors of `parts` where given.
+pub(crate) fn sac_actor_with<B: Backend>(
+    config: &SacConfig,
+    parts: &AgentParts<B>,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<GraphActor<B>> {
     let categories = discrete_actions(action_space)?;
     let root = Component::<B>::new(ROOT)
         .with_kind("sac-actor")
-        .with_sub(sac_policy::<B>(config, action_space, categories)?);
+        .with_sub(sac_policy::<B>(config, parts, action_space, categories)?);
     refuse_mask(&config.action_mask_key, state_space, "SAC")?;
-    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, None)?;
+    let (root, input) = with_preprocessing(root, &config.preprocessing_spec, parts.preprocessor_members()?, None)?;
     let root = match categories {
         None => with_acting_apis(root, input, "policy", "get_action", false),
         Some(_) => {

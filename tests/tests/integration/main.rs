@@ -2,6 +2,7 @@
 //! file, and generic code compiled once, which took minutes off CI. Each module was once
 //! its own file under `tests/` and still reads as one.
 
+mod agents_from_values;
 mod agents_multi_gpu;
 mod atari;
 mod checkpoint_integrity;
