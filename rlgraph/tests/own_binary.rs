@@ -1,11 +1,13 @@
 //! A crate outside the workspace, as a user makes one: it depends on `rlgraph` and
-//! `rlgraph-cli` by path, registers an environment and a component, trains on them from Rust,
-//! and is the `rlgraph` program in three lines of `main`, whose `train` knows the environment.
+//! `rlgraph-cli` by path, registers an environment and a component, is the `rlgraph` program
+//! in three lines of `main` (whose `train` knows both), and has a second program that trains
+//! a DQN composed from Rust values, the user's layer among them.
 //!
-//! It builds into this workspace's target directory with the workspace's lock file and
-//! profile, so the third-party crates are reused; the workspace's own crates are compiled
-//! again for it (about 5 minutes on two cores the first time, seconds after), which is why
-//! the test command leaves it out: `cargo test -p rlgraph --test own_binary -- --ignored`.
+//! It builds into this workspace's target directory with the workspace's lock file and the
+//! test profile's settings, so the third-party crates are reused. The workspace's own crates
+//! are compiled again for it (about 2 minutes on two cores the first time, seconds after):
+//! cargo hashes a path dependency by its path relative to the workspace that builds it, and
+//! for a crate outside the workspace that path differs, as it would for any user.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,31 +31,62 @@ debug = false
 [workspace]
 "#;
 
-/// The user's program: their environment and component, registered, then every subcommand.
-const MAIN: &str = r#"
+/// The user's library: their environment and component, and the call that registers them.
+const LIB: &str = r#"
 use rlgraph::prelude::*;
 
-/// CartPole under another id, as a user's own environment would be registered.
-fn register() {
+/// Registers CartPole under another id, as a user's own environment would be, and `halve`.
+pub fn register() {
     register_env("OwnPole-v0", |seed| Ok(Box::new(rlgraph::envs::CartPole::new(seed)) as Box<dyn Env>))
         .expect("a new environment id");
-    register_component::<Candle, Halve>("halve", halve::<Candle>).expect("a new component type");
+    register_component::<Candle, Halve>("halve", |_, _| Ok(halve::<Candle>())).expect("a new component type");
 }
 
+/// The settings of `halve`: none.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Halve {}
+pub struct Halve {}
 
-/// `x / 2`.
-fn halve<B: Backend>(_: Halve, _at: &str) -> rlgraph::core::Result<Component<B>> {
-    Ok(Component::new("halve")
+/// `x / 2`, a layer of one's own.
+pub fn halve<B: Backend>() -> Component<B> {
+    Component::new("halve")
         .api("call", vec![Param::new("inputs")], |ctx, args| ctx.graph_fn("apply", &[args.get(0)?]))
-        .graph_fn(GraphFn::tensors("apply", |_, xs| Ok(vec![B::affine(xs[0], 0.5, 0.0)?])).infer_same()))
+        .graph_fn(GraphFn::tensors("apply", |_, xs| Ok(vec![B::affine(xs[0], 0.5, 0.0)?])).infer_same())
 }
+"#;
 
+/// The user's `rlgraph` program: every subcommand, knowing their environment and component.
+const MAIN: &str = r#"
 fn main() -> std::process::ExitCode {
-    register();
+    own_rl::register();
     rlgraph_cli::main()
+}
+"#;
+
+/// A second program of theirs: a DQN composed from Rust values (their layer among them, no
+/// JSON network) trained 400 steps on their environment; it prints the run's summary.
+const COMPOSE: &str = r#"
+use rlgraph::prelude::*;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    own_rl::register();
+    let env = make("OwnPole-v0", 0)?;
+    let (states, actions) = (env.state_space().clone(), env.action_space().clone());
+    let hidden = dense::<Candle>("hidden", DenseSpec { activation: Activation::Tanh, ..DenseSpec::new(16) });
+    let agent = DqnAgent::<Candle>::builder(serde_json::json!({
+            "type": "dqn",
+            "update_spec": {"update_interval": 4, "batch_size": 16, "steps_before_update": 32},
+        }))
+        .network(vec![hidden, own_rl::halve::<Candle>()])
+        .optimizer(OptimizerSpec::adam(0.001))
+        .memory(ReplayMemory::new("replay", &transition_space(&states, &actions)?, 1000)?)
+        .build(&states, &actions, 0)?;
+    let envs = VectorEnv::new(vec![make("OwnPole-v0", 1)?], Stepping::Sequential)?;
+    let mut worker = SingleThreadedWorker::new(agent, envs, 0);
+    let length = RunLength { timesteps: 400, episodes: None, pause_at: None };
+    let run = drive(&mut worker, &DriveOptions::new(length), &mut |_| {})?;
+    println!("{}", run.summary());
+    Ok(())
 }
 "#;
 
@@ -70,8 +103,6 @@ fn root() -> PathBuf {
 }
 
 #[test]
-#[ignore = "builds a crate outside the workspace: about 5 minutes on two cores the first time; \
-            run it with `cargo test -p rlgraph --test own_binary -- --ignored`"]
 fn a_crate_of_ones_own_registers_its_environment_and_component_and_is_the_rlgraph_program() {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().to_path_buf();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-rl");
@@ -87,7 +118,10 @@ fn a_crate_of_ones_own_registers_its_environment_and_component_and_is_the_rlgrap
         .replace("ROOT", root().to_str().unwrap())
         .replace("FEATURES", features);
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::create_dir_all(dir.join("src/bin")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), LIB).unwrap();
     std::fs::write(dir.join("src/main.rs"), MAIN).unwrap();
+    std::fs::write(dir.join("src/bin/compose.rs"), COMPOSE).unwrap();
     std::fs::write(dir.join("config.json"), CONFIG).unwrap();
     // The workspace's exact versions, so the shared target directory's builds are reused.
     std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
@@ -127,5 +161,17 @@ fn a_crate_of_ones_own_registers_its_environment_and_component_and_is_the_rlgrap
     assert!(summary["timesteps_executed"].as_u64().unwrap() >= 600, "{summary}");
     assert_eq!(summary["evaluations"].as_array().unwrap().len(), 2, "{summary}");
     assert!(out.join("checkpoint.safetensors").exists());
+
+    // Composed from values: one update every 4 steps once 32 are stored, (400 - 32) / 4 = 92.
+    let compose = target
+        .join("debug")
+        .join(format!("compose{}", std::env::consts::EXE_SUFFIX));
+    let run = Command::new(&compose).current_dir(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(summary["timesteps_executed"], 400, "{summary}");
+    let updates = summary["updates"].as_u64().unwrap();
+    assert!((91..=93).contains(&updates), "{summary}");
     std::fs::remove_dir_all(&dir).ok();
 }
