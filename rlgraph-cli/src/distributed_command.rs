@@ -77,6 +77,10 @@ pub struct RunOptions {
     /// Milliseconds one call may take before it fails.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline_ms: u64,
+    /// Seconds a serving role keeps answering after it is told to stop (SIGTERM, a peer's
+    /// Stop, the run's end), its gRPC health NOT_SERVING, so probes and peers see it leave.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub drain_secs: u64,
     /// When standard error is not a terminal (a log file, a launcher), the learner writes
     /// its progress as one line every this many seconds instead of a progress bar.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -162,6 +166,7 @@ impl RunOptions {
             max_message_bytes: (self.max_message_mib as usize) << 20,
             deadline: Duration::from_millis(self.deadline_ms),
             tls,
+            drain: Duration::from_secs(self.drain_secs),
         })
     }
 
@@ -509,6 +514,7 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
         .args(["--seed", &run.seed.to_string()])
         .args(["--timesteps", &run.timesteps.to_string()])
         .args(["--deadline-ms", &run.deadline_ms.to_string()])
+        .args(["--drain-secs", &run.drain_secs.to_string()])
         .args(["--max-message-mib", &run.max_message_mib.to_string()]);
     for (flag, path) in [
         ("--token-file", &run.token_file),

@@ -26,6 +26,9 @@ pub struct Access {
     pub deadline: Duration,
     /// Certificates for TLS on every connection (`None`: plain TCP).
     pub tls: Option<Tls>,
+    /// How long a role keeps answering, its health NOT_SERVING, after it is told to stop
+    /// (SIGTERM, a peer's `Stop`, the end of the run), so probes and peers see it leave.
+    pub drain: Duration,
 }
 
 impl Default for Access {
@@ -35,6 +38,7 @@ impl Default for Access {
             max_message_bytes: 64 << 20,
             deadline: Duration::from_secs(10),
             tls: None,
+            drain: Duration::ZERO,
         }
     }
 }

@@ -29,6 +29,7 @@ mod learner_run;
 mod learner_worker;
 pub mod peers;
 pub mod replay_shard;
+mod role_health;
 mod shard_outbox;
 mod shard_service;
 mod tls;
@@ -43,6 +44,7 @@ pub use cluster_certs::{cluster_certs, ClusterCerts};
 pub use error::DistributedError;
 pub use impala_actor::run_impala_actor;
 pub use learner_worker::{DistributedAlgorithm, LearnerWorker};
+pub use role_health::termination;
 pub use shard_service::{run_replay_shard, shard_file, ShardFiles};
 pub use tls::Tls;
 

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use http_body::Frame;
 use http_body_util::BodyExt;
 use tonic::codegen::{http, Bytes};
+use tonic::server::NamedService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Server};
 use tower::layer::util::{Identity, Stack};
@@ -15,8 +16,11 @@ use tower::util::MapResponseLayer;
 use super::access::{Access, Stamp};
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::proto::{learner_client, learner_server, replay_client, replay_server};
+use super::proto::learner_server::LearnerServer;
+use super::proto::replay_server::ReplayServer;
+use super::proto::{learner_client, replay_client};
 use super::replay_shard::ReplayShard;
+use super::role_health::role_health;
 
 /// A client of a replay shard.
 pub type ReplayClient = replay_client::ReplayClient<InterceptedService<Channel, Stamp>>;
@@ -147,16 +151,20 @@ pub async fn serve_replay(
             }
         })
     });
-    let service = replay_server::ReplayServer::from_arc(shard.clone())
+    let service = ReplayServer::from_arc(shard.clone())
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
+    let (health, health_service) = role_health(<ReplayServer<ReplayShard> as NamedService>::NAME).await;
+    let drain = access.drain;
     let signal = async move {
         tokio::select! {
             _ = shutdown => {}
             _ = stop.notified() => {}
         }
+        health.drain(drain).await;
     };
     let served = builder
+        .add_service(health_service)
         .add_service(InterceptedService::new(service, access.gate()))
         .serve_with_incoming_shutdown(incoming(listener), signal)
         .await
@@ -182,12 +190,19 @@ pub async fn serve_learner(
     let mut builder = server(addr, access)?;
     let mut hub = hub;
     hub.max_message_bytes = access.max_message_bytes;
-    let service = learner_server::LearnerServer::new(hub)
+    let service = LearnerServer::new(hub)
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
+    let (health, health_service) = role_health(<LearnerServer<LearnerHub> as NamedService>::NAME).await;
+    let drain = access.drain;
+    let signal = async move {
+        shutdown.await;
+        health.drain(drain).await;
+    };
     builder
+        .add_service(health_service)
         .add_service(InterceptedService::new(service, access.gate()))
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), signal)
         .await
         .map_err(|e| DistributedError::Setup(format!("learner on {addr}: {e}")))
 }

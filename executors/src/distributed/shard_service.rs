@@ -31,7 +31,8 @@ pub fn shard_file(dir: &Path, index: usize) -> PathBuf {
 
 /// Runs replay shard `index` of an Ape-X run on `addr`: the memory `config` asks for, over
 /// transitions of these spaces, sampling from `seed` (offset by the index); resumed and saved
-/// as `files` says; until a peer calls `Stop`.
+/// as `files` says; until a peer calls `Stop` or the process gets SIGTERM (or Ctrl-C), then
+/// drained and saved.
 #[allow(clippy::too_many_arguments)] // Each is one setting of the role, as the command line gives them.
 pub fn run_replay_shard(
     config: &DqnConfig,
@@ -78,5 +79,5 @@ pub fn run_replay_shard(
         .enable_all()
         .build()
         .map_err(|e| DistributedError::Setup(format!("cannot start the shard's runtime: {e}")))?;
-    runtime.block_on(serve_replay(shard, addr, access, std::future::pending()))
+    runtime.block_on(serve_replay(shard, addr, access, super::role_health::termination()))
 }

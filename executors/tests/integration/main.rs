@@ -8,5 +8,6 @@ mod ga3c;
 mod learning_dqn;
 mod learning_pg;
 mod replay_shard_over_grpc;
+mod role_health;
 mod roles_over_threads;
 mod worker_checkpoints;

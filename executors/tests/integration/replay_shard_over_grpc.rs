@@ -18,7 +18,7 @@ use rlgraph_core::spaces::{Array, IntBox, Space, Value};
 use rlgraph_memories::PrioritizedReplay;
 use tokio::runtime::Runtime;
 
-fn state_space() -> Space {
+pub(super) fn state_space() -> Space {
     Space::from(rlgraph_core::spaces::FloatBox::new([4]))
 }
 
@@ -37,7 +37,7 @@ fn records(n: usize) -> Value {
 }
 
 /// A shard of capacity 100 with generation 7.
-fn new_shard() -> ReplayShard {
+pub(super) fn new_shard() -> ReplayShard {
     let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
     let memory = PrioritizedReplay::new("prioritized-replay", &space, 100, 0.6, 0.4).unwrap();
     ReplayShard::new("test shard", Box::new(memory), &space, 0, 7)
@@ -65,7 +65,7 @@ fn serve(
 }
 
 /// Serves `shard` on a free loopback port, once it listens; its address, and the server's task.
-fn serve_at(
+pub(super) fn serve_at(
     shard: ReplayShard,
     server_access: Access,
 ) -> (
@@ -80,7 +80,7 @@ fn serve_at(
 }
 
 /// A one-thread runtime for a server under test.
-fn runtime() -> Runtime {
+pub(super) fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -89,12 +89,12 @@ fn runtime() -> Runtime {
 }
 
 /// A loopback address with a port free at the time of asking.
-fn free_loopback_port() -> SocketAddr {
+pub(super) fn free_loopback_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
 }
 
 /// Waits until a server listens on `addr` (bounded: 5 s).
-fn wait_until_listening(addr: SocketAddr) {
+pub(super) fn wait_until_listening(addr: SocketAddr) {
     for _ in 0..250 {
         if std::net::TcpStream::connect(addr).is_ok() {
             break;
@@ -104,7 +104,7 @@ fn wait_until_listening(addr: SocketAddr) {
 }
 
 /// A client of the shard at `addr`, calling with `access`.
-fn client_of(runtime: &Runtime, addr: SocketAddr, access: &Access) -> ReplayClient {
+pub(super) fn client_of(runtime: &Runtime, addr: SocketAddr, access: &Access) -> ReplayClient {
     let _inside = runtime.enter();
     replay_client(addr, access).unwrap()
 }
