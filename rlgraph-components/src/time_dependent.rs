@@ -112,14 +112,7 @@ impl TimeDependent {
                         None => None,
                         j => Some(num(j, "the fourth item (power or decay_rate)")?),
                     };
-                    Self::build(
-                        &normalize_type(kind),
-                        from,
-                        to,
-                        extra.unwrap_or(2.0),
-                        extra.unwrap_or(0.1),
-                    )
-                    .map_err(&bad)
+                    Self::build(kind, from, to, extra.unwrap_or(2.0), extra.unwrap_or(0.1)).map_err(&bad)
                 }
                 Some(_) if items.len() == 2 => Ok(TimeDependent::Linear {
                     from: num(items.first(), "from")?,
@@ -143,7 +136,8 @@ impl TimeDependent {
                     "max_time_steps",
                     "resolution",
                 ])?;
-                let kind = normalize_type(s.str_or("type", "constant")?);
+                let written = s.str_or("type", "constant")?;
+                let kind = normalize_type(written);
                 let from = s.f64_or("from", s.f64_or("from_", 1.0)?)?;
                 let from = s.f64_or("constant_value", s.f64_or("value", from)?)?;
                 let to = s.f64_or("to", s.f64_or("to_", 0.0)?)?;
@@ -160,20 +154,22 @@ impl TimeDependent {
                 };
                 wrong_for("power", &["polynomial", "poly"])?;
                 wrong_for("decay_rate", &["exponential", "exp"])?;
-                Self::build(&kind, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?).map_err(&bad)
+                Self::build(written, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?).map_err(&bad)
             }
             other => Err(bad(format!("expected a number, an array or an object, got {other}"))),
         }
     }
 
-    fn build(kind: &str, from: f64, to: f64, power: f64, decay_rate: f64) -> std::result::Result<Self, String> {
-        match kind.trim_end_matches("decay") {
+    /// The schedule `written` names (case, `-`, `_` and a `_decay` suffix ignored); the
+    /// error quotes it as written.
+    fn build(written: &str, from: f64, to: f64, power: f64, decay_rate: f64) -> std::result::Result<Self, String> {
+        match normalize_type(written).trim_end_matches("decay") {
             "constant" | "timedependentparameter" => Ok(TimeDependent::Constant(from)),
             "linear" | "lin" => Ok(TimeDependent::Linear { from, to }),
             "polynomial" | "poly" => Ok(TimeDependent::Polynomial { from, to, power }),
             "exponential" | "exp" => Ok(TimeDependent::Exponential { from, to, decay_rate }),
-            other => Err(format!(
-                "unknown schedule {other:?}; known: constant, linear, polynomial, exponential (with or without _decay)"
+            _ => Err(format!(
+                "unknown schedule {written:?}; known: constant, linear, polynomial, exponential (with or without _decay)"
             )),
         }
     }

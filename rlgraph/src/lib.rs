@@ -15,6 +15,15 @@
 //! opt-level = 2
 //! ```
 //!
+//! Copy this checkout's `Cargo.lock` into your crate to build with the exact versions its
+//! tests ran with (and offline, once cargo has fetched them). The first build compiles
+//! about 240 crates, the distributed executors' gRPC and TLS stack among them: 10 to 15
+//! minutes on two cores and about 3 GB of `target/`; later builds take seconds.
+//!
+//! The registries (`register_component`, `register_env`) are process-wide, as Gymnasium's
+//! `register` is: register each name once, at the start of `main` (a second registration of
+//! a name is refused).
+//!
 //! ## A component of your own, tested alone, then in a DQN network from JSON
 //!
 //! A component declares API methods over symbolic operands and graph functions that compute
@@ -165,6 +174,8 @@
 //! reloaded.restore_checkpoint(&dir.join("checkpoint.safetensors"))?;
 //! let states: Vec<Value> = (0..5).map(|i| observation(&[i as f64 / 4.0])).collect();
 //! assert_eq!(reloaded.get_actions(&states, false, 1.0)?, worker.agent_mut().get_actions(&states, false, 1.0)?);
+//! // Every variable came back, not only what decides these five actions.
+//! assert_eq!(reloaded.get_weights()?, worker.agent_mut().get_weights()?);
 //! std::fs::remove_dir_all(&dir)?;
 //! # Ok(())
 //! # }
@@ -175,7 +186,12 @@
 //! [`AgentBuilder`](prelude::AgentBuilder) (`DqnAgent::builder`, `PgAgent::builder`,
 //! `SacAgent::builder`, `ImpalaAgent::builder`) takes an agent's parts as values: layers
 //! (your own components among them, with no registration), preprocessors, an optimizer, a
-//! replay memory, an exploration schedule; RLgraph's JSON gives the rest. The parts go
+//! replay memory ([`PrioritizedReplay`](prelude::PrioritizedReplay), or
+//! `ReplayMemory::new(name, &records, capacity)` for uniform replay), an exploration schedule
+//! ([`TimeDependent`](prelude::TimeDependent); in JSON, `exploration_spec.epsilon_spec.decay_spec`
+//! is the same schedule: a number, `["linear", from, to]`, `["polynomial", from, to, power]`,
+//! `["exponential", from, to, decay_rate]`, or RLgraph's object form); RLgraph's JSON gives
+//! the rest. The parts go
 //! through the same space checks as a config, and a section given both ways, or a part the
 //! algorithm has no place for, is refused by name.
 //!

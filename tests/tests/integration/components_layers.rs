@@ -260,6 +260,14 @@ fn time_dependent_spellings_parse_and_bad_ones_are_named() {
         .unwrap_err()
         .to_string()
         .contains("cosine"));
+    // An unknown name is quoted as written, not as it was normalized for matching.
+    for spec in [json!(["no_such_decay", 1.0, 0.0]), json!({"type": "no_such_decay"})] {
+        let err = p(spec.clone()).unwrap_err().to_string();
+        assert!(
+            err.contains("\"no_such_decay\"") && err.contains("linear"),
+            "{spec}: {err}"
+        );
+    }
     assert!(p(json!("fast")).is_err());
 }
 
