@@ -2,7 +2,7 @@
 //! from a cluster spec; `rlgraph launch` starts every role as a process on this machine and
 //! ends with the learner's JSON summary.
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ use agents::{DqnConfig, ImpalaConfig};
 use clap::Args;
 use executors::distributed::{
     run_apex_actor, run_impala_actor, run_replay_shard, Access, ActorOptions, ApexSpec, ClusterSpec,
-    DistributedAlgorithm, LearnerOptions, LearnerWorker, Role, ShardFiles, Tls,
+    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Role, ShardFiles, Tls,
 };
 use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
@@ -77,6 +77,10 @@ pub struct RunOptions {
     /// Milliseconds one call may take before it fails.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline_ms: u64,
+    /// Serve this role's metrics in Prometheus' text format on `GET /metrics` at this address
+    /// (for example 0.0.0.0:9100); no token is asked.
+    #[arg(long)]
+    pub metrics_addr: Option<SocketAddr>,
     /// Seconds a serving role keeps answering after it is told to stop (SIGTERM, a peer's
     /// Stop, the run's end), its gRPC health NOT_SERVING, so probes and peers see it leave.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600))]
@@ -319,7 +323,18 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 out: run.out.clone(),
                 every: Duration::from_secs(run.shard_checkpoint_secs),
             };
-            run_replay_shard(config, &s, &a, args.index, run.seed, &files, addr, &access).map_err(|e| e.to_string())?;
+            run_replay_shard(
+                config,
+                &s,
+                &a,
+                args.index,
+                run.seed,
+                &files,
+                addr,
+                &access,
+                run.metrics_addr,
+            )
+            .map_err(|e| e.to_string())?;
             Ok(json!({"role": "replay", "index": index, "address": addr.to_string()}).to_string())
         }
         Role::Learner => {
@@ -366,10 +381,16 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                     pause_at: None,
                 })
             };
+            let board = MetricsBoard::new(&[("role", "learner"), ("index", "0")]);
+            let _metrics = match run.metrics_addr {
+                Some(at) => Some(MetricsServer::start(at, board.clone()).map_err(|e| e.to_string())?),
+                None => None,
+            };
             let bar = crate::run_outputs::progress_bar(run.timesteps);
             let to_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let mut last_line: Option<Instant> = None;
             let mut show = |r: &RunProgress<'_>| {
+                board.show_progress(r);
                 let figures = crate::run_outputs::progress_message(r);
                 if to_terminal {
                     bar.set_position(r.step);

@@ -135,6 +135,11 @@ pub async fn serve_replay(
     shard.max_message_bytes = access.max_message_bytes;
     let stop = shard.stop_signal();
     let shard = std::sync::Arc::new(shard);
+    if let Some(board) = shard.metrics_board() {
+        // Weak: the board lives in the shard, and a strong reference would keep both alive.
+        let weak = std::sync::Arc::downgrade(&shard);
+        board.add_source(move || weak.upgrade().map(|s| s.metrics()).unwrap_or_default());
+    }
     let saver = shard.checkpoints().map(|(path, every)| {
         let (shard, path) = (shard.clone(), path.to_path_buf());
         tokio::spawn(async move {

@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
 use super::error::DistributedError;
+use super::metrics::{Metric, MetricsBoard};
 use super::proto::replay_server;
 use super::proto::{
     Ack, DescribeRequest, Description, InsertReply, InsertRequest, PriorityUpdate, SampleReply, SampleRequest,
@@ -44,10 +45,14 @@ pub struct ReplayShard {
     updates: AtomicU64,
     refused: AtomicU64,
     stale: AtomicU64,
+    /// Nanoseconds spent drawing and encoding sampled batches.
+    sample_nanos: AtomicU64,
     stop: Arc<Notify>,
     name: String,
     /// Where and how often the memory is saved.
     checkpoint: Option<(PathBuf, Duration)>,
+    /// Where its metrics are shown, once it serves.
+    board: Option<MetricsBoard>,
 }
 
 impl ReplayShard {
@@ -69,9 +74,11 @@ impl ReplayShard {
             updates: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             stale: AtomicU64::new(0),
+            sample_nanos: AtomicU64::new(0),
             stop: Arc::new(Notify::new()),
             name: name.to_string(),
             checkpoint: None,
+            board: None,
         }
     }
 
@@ -115,6 +122,56 @@ impl ReplayShard {
     /// The records held.
     pub fn size(&self) -> usize {
         self.held.lock().map_or(0, |h| h.replay.size())
+    }
+
+    /// The shard's metrics now, for a Prometheus scrape: records held, inserted, sampled
+    /// batches and the time spent sampling, priority updates, refusals, stale updates.
+    pub fn metrics(&self) -> Vec<Metric> {
+        let count = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+        vec![
+            Metric::gauge("rlgraph_replay_records", "Records the shard holds.", self.size() as f64),
+            Metric::counter(
+                "rlgraph_replay_records_inserted_total",
+                "Records inserted since the shard started.",
+                count(&self.inserted),
+            ),
+            Metric::counter(
+                "rlgraph_replay_batches_sampled_total",
+                "Batches sampled since the shard started.",
+                count(&self.sampled),
+            ),
+            Metric::counter(
+                "rlgraph_replay_sample_seconds_total",
+                "Seconds spent drawing and encoding sampled batches (divide by the batches for the mean).",
+                count(&self.sample_nanos) / 1e9,
+            ),
+            Metric::counter(
+                "rlgraph_replay_priority_updates_total",
+                "Priority updates applied.",
+                count(&self.updates),
+            ),
+            Metric::counter(
+                "rlgraph_replay_refused_total",
+                "Messages refused (wrong space, shape or size).",
+                count(&self.refused),
+            ),
+            Metric::counter(
+                "rlgraph_replay_stale_updates_total",
+                "Priority updates for an earlier incarnation, ignored.",
+                count(&self.stale),
+            ),
+        ]
+    }
+
+    /// Shows the shard's metrics on `board` while it serves.
+    pub fn with_metrics(mut self, board: MetricsBoard) -> Self {
+        self.board = Some(board);
+        self
+    }
+
+    /// The board its metrics go to, if any.
+    pub(crate) fn metrics_board(&self) -> Option<&MetricsBoard> {
+        self.board.as_ref()
     }
 
     /// Notified when a peer asks the shard to stop.
@@ -174,6 +231,7 @@ impl replay_server::Replay for ReplayShard {
                 Status::invalid_argument(format!("batch_size must be 1 to {}, got {n}", self.max_batch)),
             ));
         }
+        let started = std::time::Instant::now();
         let sample = {
             let mut held = self.held()?;
             let size = held.replay.size();
@@ -190,15 +248,18 @@ impl replay_server::Replay for ReplayShard {
                 size,
             )
         };
-        self.sampled.fetch_add(1, Ordering::Relaxed);
         let (s, size) = sample;
-        Ok(Response::new(SampleReply {
+        let reply = SampleReply {
             records: Some(encode_value(&s.records)?),
             indices: s.indices.unwrap_or_default().into_iter().map(|i| i as u64).collect(),
             weights: s.weights.unwrap_or_default(),
             generation: self.generation,
             size: size as u64,
-        }))
+        };
+        self.sampled.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.sample_nanos.fetch_add(nanos, Ordering::Relaxed);
+        Ok(Response::new(reply))
     }
 
     async fn update_priorities(&self, request: Request<PriorityUpdate>) -> Result<Response<Ack>, Status> {

@@ -10,6 +10,7 @@ use rlgraph_core::spaces::Space;
 
 use super::access::Access;
 use super::error::DistributedError;
+use super::metrics::{MetricsBoard, MetricsServer};
 use super::peers::serve_replay;
 use super::replay_shard::ReplayShard;
 
@@ -31,7 +32,7 @@ pub fn shard_file(dir: &Path, index: usize) -> PathBuf {
 
 /// Runs replay shard `index` of an Ape-X run on `addr`: the memory `config` asks for, over
 /// transitions of these spaces, sampling from `seed` (offset by the index); resumed and saved
-/// as `files` says; until a peer calls `Stop` or the process gets SIGTERM (or Ctrl-C), then
+/// as `files` says, its metrics on `metrics` where given; until a peer calls `Stop` or the process gets SIGTERM (or Ctrl-C), then
 /// drained and saved.
 #[allow(clippy::too_many_arguments)] // Each is one setting of the role, as the command line gives them.
 pub fn run_replay_shard(
@@ -43,6 +44,7 @@ pub fn run_replay_shard(
     files: &ShardFiles,
     addr: SocketAddr,
     access: &Access,
+    metrics: Option<SocketAddr>,
 ) -> Result<(), DistributedError> {
     let replay = dqn_replay(config, state_space, action_space)?;
     let records = transition_space(state_space, action_space)?;
@@ -74,6 +76,15 @@ pub fn run_replay_shard(
             .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", dir.display())))?;
         shard = shard.with_checkpoints(shard_file(dir, index), files.every);
     }
+    // Started before the shard serves, so a taken metrics port stops it at once.
+    let _metrics = match metrics {
+        Some(at) => {
+            let board = MetricsBoard::new(&[("role", "replay"), ("index", &index.to_string())]);
+            shard = shard.with_metrics(board.clone());
+            Some(MetricsServer::start(at, board)?)
+        }
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

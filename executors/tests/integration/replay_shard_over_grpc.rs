@@ -114,7 +114,7 @@ fn leaf(records: Option<Nest>, key: &str) -> Tensor {
     records.unwrap().leaves.into_iter().find(|t| t.key == key).unwrap()
 }
 
-fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
+pub(super) fn insert(n: usize, priorities: Vec<f64>) -> InsertRequest {
     InsertRequest {
         actor: 0,
         weight_version: 1,

@@ -2,18 +2,18 @@
 //! SERVING while the shard works and NOT_SERVING from the moment it drains, while the shard
 //! still answers; and a client in another language (Python's grpcio, its stubs compiled from
 //! the project's .proto in the test) learns the record layout from Describe, inserts and
-//! samples with it, and sees the same.
+//! samples with it, and sees the same. Its metrics are scraped in Prometheus' text format.
 
 use std::process::Command;
 use std::time::Duration;
 
-use executors::distributed::proto::{StatsRequest, StopRequest};
-use executors::distributed::Access;
+use executors::distributed::proto::{SampleRequest, StatsRequest, StopRequest};
+use executors::distributed::{Access, MetricsBoard, MetricsServer};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
 
-use super::replay_shard_over_grpc::{client_of, new_shard, serve_at};
+use super::replay_shard_over_grpc::{client_of, free_loopback_port, insert, new_shard, serve_at};
 
 fn asking(service: &str) -> HealthCheckRequest {
     HealthCheckRequest {
@@ -117,4 +117,58 @@ fn a_python_grpc_client_learns_the_layout_from_describe_inserts_samples_and_sees
     assert_eq!(seen["size_while_draining"], 6, "{seen}");
     let ended = rt.block_on(async { tokio::time::timeout(Duration::from_secs(10), task).await });
     assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
+}
+
+/// `GET path` at `addr`: the status line and the body (bounded: 5 s).
+fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
+}
+
+#[test]
+fn a_shards_metrics_are_scraped_in_prometheus_text_format() {
+    let board = MetricsBoard::new(&[("role", "replay"), ("index", "0")]);
+    let at = free_loopback_port();
+    let server = MetricsServer::start(at, board.clone()).unwrap();
+    let (rt, addr, _task) = serve_at(new_shard().with_metrics(board), Access::default());
+    let mut c = client_of(&rt, addr, &Access::default());
+    rt.block_on(c.insert(insert(3, vec![1.0; 3]))).unwrap();
+    rt.block_on(c.insert(insert(2, vec![1.0; 2]))).unwrap();
+    rt.block_on(c.sample(SampleRequest { batch_size: 4 })).unwrap();
+    // One priority for two records: refused, and counted.
+    rt.block_on(c.insert(insert(2, vec![1.0]))).unwrap_err();
+
+    let (status, body) = http_get(at, "/metrics");
+    assert!(status.contains("200"), "{status}");
+    let value = |name: &str| -> f64 {
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{role=\"replay\",index=\"0\"}} ")))
+            .unwrap_or_else(|| panic!("no {name} in\n{body}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(value("rlgraph_replay_records"), 5.0);
+    assert_eq!(value("rlgraph_replay_records_inserted_total"), 5.0);
+    assert_eq!(value("rlgraph_replay_batches_sampled_total"), 1.0);
+    assert_eq!(value("rlgraph_replay_refused_total"), 1.0);
+    assert!(value("rlgraph_replay_sample_seconds_total") > 0.0, "{body}");
+    assert!(
+        body.contains("# TYPE rlgraph_replay_records_inserted_total counter"),
+        "{body}"
+    );
+    assert!(body.contains("# TYPE rlgraph_replay_records gauge"), "{body}");
+    assert!(http_get(at, "/other").0.contains("404"));
+    drop(server);
+    // Stopped with its handle: the port no longer answers.
+    assert!(std::net::TcpStream::connect_timeout(&at, Duration::from_millis(500)).is_err());
 }
