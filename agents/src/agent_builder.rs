@@ -108,6 +108,19 @@ impl<B: Backend, A: Algorithm<B>> AgentBuilder<B, A> {
                 reason: format!("expected a JSON object, got {spec}"),
             });
         };
+        self.parts.refuse(A::UNUSED_PARTS, A::NAME)?;
+        if self.parts.optimizer.is_some()
+            && !A::SEPARATE_VALUE_OPTIMIZER
+            && object.contains_key("value_function_optimizer_spec")
+        {
+            return Err(CoreError::Config {
+                at: "config.value_function_optimizer_spec".into(),
+                reason: format!(
+                    "{} steps both networks with one optimizer, given as a Rust value (`AgentBuilder::optimizer`); leave this key out",
+                    A::NAME
+                ),
+            });
+        }
         let given = self.parts.given();
         for (part, key) in PART_KEYS {
             if given.contains(&part) && object.contains_key(key) {

@@ -45,6 +45,9 @@ impl<B: Backend> Default for AgentParts<B> {
     }
 }
 
+/// Why PPO, actor-critic, IMPALA and SAC take no exploration schedule.
+pub(crate) const SAMPLES_ITS_POLICY: &str = "it explores by sampling its policy";
+
 /// Each part's builder method and the config key it stands for.
 pub(crate) const PART_KEYS: [(&str, &str); 6] = [
     ("network", "network_spec"),
@@ -75,7 +78,7 @@ impl<B: Backend> AgentParts<B> {
     }
 
     /// Refuses the given parts that `agent` has no place for, naming each and what to do.
-    pub(crate) fn refuse(&self, unused: &[(&str, &str)], agent: &str) -> Result<()> {
+    pub(crate) fn refuse(&self, unused: &[(&'static str, &'static str)], agent: &str) -> Result<()> {
         let given = self.given();
         match unused.iter().find(|(part, _)| given.contains(part)) {
             Some((part, advice)) => Err(CoreError::Config {
@@ -86,10 +89,17 @@ impl<B: Backend> AgentParts<B> {
         }
     }
 
+    /// Puts a given optimizer in `slot`.
+    pub(crate) fn take_optimizer(&mut self, slot: &mut OptimizerSpec) {
+        if let Some(optimizer) = self.optimizer.take() {
+            *slot = optimizer;
+        }
+    }
+
     /// The policy network's layers: the given ones, checked, or those `spec` describes.
     pub(crate) fn network_layers(&self, spec: &[Json]) -> Result<Vec<Component<B>>> {
         match &self.network {
-            Some(layers) => checked_layers(layers, "builder.network"),
+            Some(layers) => checked_layers(layers, "builder.network", "layer"),
             None => layers_from_spec::<B>(spec, "config.network_spec"),
         }
     }
@@ -97,7 +107,7 @@ impl<B: Backend> AgentParts<B> {
     /// The value function's layers: the given ones, checked, or those `spec` describes.
     pub(crate) fn value_layers(&self, spec: &[Json]) -> Result<Vec<Component<B>>> {
         match &self.value_network {
-            Some(layers) => checked_layers(layers, "builder.value_network"),
+            Some(layers) => checked_layers(layers, "builder.value_network", "layer"),
             None => layers_from_spec::<B>(spec, "config.value_function_spec"),
         }
     }
@@ -112,21 +122,40 @@ impl<B: Backend> AgentParts<B> {
     pub(crate) fn preprocessor_members(&self) -> Result<Option<Vec<Component<B>>>> {
         self.preprocessors
             .as_ref()
-            .map(|p| checked_layers(p, "builder.preprocessors"))
+            .map(|p| checked_layers(p, "builder.preprocessors", "preprocessor"))
             .transpose()
     }
 }
 
-/// Copies of `layers`, each with an API method `call` and a name of its own among them;
-/// errors name `at[i]`.
-fn checked_layers<B: Backend>(layers: &[Component<B>], at: &str) -> Result<Vec<Component<B>>> {
+/// Copies of `layers` (each a `what`: layer or preprocessor), each with an API method `call`
+/// and a name of its own among them; errors name `at[i]`. Recurrent layers and stateful
+/// preprocessors are refused: the JSON path handles them (an LSTM's memory, a stack run per
+/// environment copy), a given value would run as if they kept no state.
+fn checked_layers<B: Backend>(layers: &[Component<B>], at: &str, what: &str) -> Result<Vec<Component<B>>> {
     for (i, layer) in layers.iter().enumerate() {
+        // Kinds as a spec's `type` names them (`moving_standardize`) or as constructors do.
+        let stateful = match layer.kind().to_lowercase().replace(['-', '_'], "").as_str() {
+            "lstm" | "lstmlayer" => {
+                Some("a recurrent network must come from `network_spec`, which carries the LSTM's memory")
+            }
+            "sequence" | "movingstandardize" => Some(
+                "a preprocessor that keeps state must come from `preprocessing_spec` through `build_agent`, \
+                 which runs it per environment copy; inside the graph it would also run on replayed batches",
+            ),
+            _ => None,
+        };
+        if let Some(advice) = stateful {
+            return Err(CoreError::Config {
+                at: format!("{at}[{i}]"),
+                reason: format!("{:?} is a {:?} {what}: {advice}", layer.name(), layer.kind()),
+            });
+        }
         let methods: Vec<&str> = layer.api_methods().iter().map(|m| m.name.as_str()).collect();
         if !methods.contains(&"call") {
             return Err(CoreError::Config {
                 at: format!("{at}[{i}]"),
                 reason: format!(
-                    "component {:?} has no API method `call`, which a layer needs (its methods: {}); \
+                    "component {:?} has no API method `call`, which a {what} needs (its methods: {}); \
                      add `.api(\"call\", vec![Param::new(\"inputs\")], ...)` or wrap it in a component that has one",
                     layer.name(),
                     if methods.is_empty() {
@@ -151,7 +180,7 @@ fn checked_layers<B: Backend>(layers: &[Component<B>], at: &str) -> Result<Vec<C
     if layers.is_empty() {
         return Err(CoreError::Config {
             at: at.into(),
-            reason: "no layers given; give at least one".into(),
+            reason: format!("no {what} given; give at least one"),
         });
     }
     Ok(layers.to_vec())

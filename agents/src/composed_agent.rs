@@ -31,6 +31,14 @@ pub trait Algorithm<B: Backend>: Send + Sized {
     /// The adder.
     type Adder: Adder;
 
+    /// The algorithm's name in messages.
+    const NAME: &'static str;
+    /// The parts of [`AgentParts`] it has no place for, each with what to do instead; the
+    /// builder refuses them before it reads the config.
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)];
+    /// Whether a given optimizer leaves a JSON `value_function_optimizer_spec` its own (SAC's
+    /// critics have their own optimizer; PPO steps both networks with one).
+    const SEPARATE_VALUE_OPTIMIZER: bool = false;
     /// Reads the config from RLgraph's JSON.
     fn parse(spec: &Json) -> Result<Self::Config>;
     /// The builder: the actor (with the learner's weights), the learner and this part, for

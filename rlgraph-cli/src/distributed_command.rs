@@ -78,11 +78,12 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline_ms: u64,
     /// Serve this role's metrics in Prometheus' text format on `GET /metrics` at this address
-    /// (for example 0.0.0.0:9100); no token is asked.
+    /// (for example 0.0.0.0:9100); no token is asked. Learner and replay shards only.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
-    /// Seconds a serving role keeps answering after it is told to stop (SIGTERM, a peer's
-    /// Stop, the run's end), its gRPC health NOT_SERVING, so probes and peers see it leave.
+    /// Seconds a serving role keeps answering after it is told to stop (a shard: SIGTERM or a
+    /// peer's Stop; the learner: the run's end), its gRPC health NOT_SERVING, so probes and
+    /// peers see it leave.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600))]
     pub drain_secs: u64,
     /// When standard error is not a terminal (a log file, a launcher), the learner writes
@@ -287,6 +288,13 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let index = u32::try_from(args.index).map_err(|_| format!("--index {} is too large", args.index))?;
     match args.role {
         Role::Actor => {
+            if run.metrics_addr.is_some() {
+                return Err(
+                    "--metrics-addr: actors serve nothing, metrics neither; their frames, episodes \
+                            and returns reach the learner's metrics"
+                        .into(),
+                );
+            }
             if args.index >= cluster.actors().max(1) {
                 return Err(format!(
                     "--index {}: the cluster spec has {} actor(s)",
@@ -445,6 +453,11 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
     let (json, algorithm) = run.config()?;
     run.access()?;
+    if run.metrics_addr.is_some() {
+        return Err("--metrics-addr: the roles of one launch would share one port; \
+                    give each role its own with `rlgraph serve --metrics-addr`"
+            .into());
+    }
     let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
     let actors = args.actors.map_or(apex.actors, |n| n as usize);
     let shards = match algorithm {

@@ -118,6 +118,12 @@ impl<B: Backend> Algorithm<B> for Dqn {
     type Learner = DqnLearner<B>;
     type Adder = NStepBuffer;
 
+    const NAME: &'static str = "DQN";
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)] = &[(
+        "value_network",
+        "its Q-values come from `network`; a dueling state-value stream is `policy_spec`'s",
+    )];
+
     fn parse(spec: &Json) -> Result<DqnConfig> {
         DqnConfig::parse(spec)
     }
@@ -131,16 +137,7 @@ impl<B: Backend> Algorithm<B> for Dqn {
         action_space: &Space,
         seed: u64,
     ) -> Result<Roles<B, Self>> {
-        parts.refuse(
-            &[(
-                "value_network",
-                "its Q-values come from `network`; a dueling state-value stream is `policy_spec`'s",
-            )],
-            "DQN",
-        )?;
-        if let Some(optimizer) = parts.optimizer.take() {
-            config.optimizer = optimizer;
-        }
+        parts.take_optimizer(&mut config.optimizer);
         if let Some(epsilon) = parts.exploration.take() {
             config.epsilon =
                 epsilon.within(0.0, 1.0, "builder.exploration", "epsilon is a probability, from 0 to 1")?;
@@ -149,6 +146,12 @@ impl<B: Backend> Algorithm<B> for Dqn {
             Some(memory) => {
                 (config.memory, config.capacity) =
                     checked_memory(memory.as_ref(), &transition_space(state_space, action_space)?)?;
+                if config.worker_side_priorities && config.memory == MemoryKind::Replay {
+                    return Err(CoreError::Config {
+                        at: "builder.memory".into(),
+                        reason: "Ape-X needs prioritized replay: give a PrioritizedReplay".into(),
+                    });
+                }
                 memory
             }
             None => dqn_replay(&config, state_space, action_space)?,

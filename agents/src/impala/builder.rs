@@ -20,7 +20,7 @@ use crate::actor::{Acted, GraphActor};
 use crate::adders::rollout_adder::RolloutAdder;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
-use crate::agent_parts::AgentParts;
+use crate::agent_parts::{AgentParts, SAMPLES_ITS_POLICY};
 use crate::batch::{host_floats, stack};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
@@ -57,6 +57,15 @@ impl<B: Backend> Algorithm<B> for Impala {
     type Learner = ImpalaLearner<B>;
     type Adder = RolloutAdder;
 
+    const NAME: &'static str = "IMPALA";
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)] = &[
+        ("exploration", SAMPLES_ITS_POLICY),
+        (
+            "memory",
+            "its rollouts go through a queue; set `queue_capacity` in the config",
+        ),
+    ];
+
     fn parse(spec: &Json) -> Result<ImpalaConfig> {
         ImpalaConfig::parse(spec)
     }
@@ -68,19 +77,7 @@ impl<B: Backend> Algorithm<B> for Impala {
         action_space: &Space,
         seed: u64,
     ) -> Result<Roles<B, Self>> {
-        parts.refuse(
-            &[
-                ("exploration", "it explores by sampling its policy"),
-                (
-                    "memory",
-                    "its rollouts go through a queue; set `queue_capacity` in the config",
-                ),
-            ],
-            "IMPALA",
-        )?;
-        if let Some(optimizer) = parts.optimizer.take() {
-            config.optimizer = optimizer;
-        }
+        parts.take_optimizer(&mut config.optimizer);
         let mut learner = ImpalaLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
         let mut actor = impala_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;

@@ -18,7 +18,7 @@ use crate::actor::GraphActor;
 use crate::adders::rollout::{Rollout, RolloutBatch};
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
-use crate::agent_parts::AgentParts;
+use crate::agent_parts::{AgentParts, SAMPLES_ITS_POLICY};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::GraphLearner;
@@ -66,6 +66,15 @@ impl<B: Backend> Algorithm<B> for PolicyGradient {
 
     /// A PPO or actor-critic agent's roles for `state_space` and `action_space` (an IntBox,
     /// or a FloatBox for a Gaussian policy).
+    const NAME: &'static str = "PPO and actor-critic";
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)] = &[
+        ("exploration", SAMPLES_ITS_POLICY),
+        (
+            "memory",
+            "it keeps a rollout of recent steps; set `memory_spec.capacity` in the config",
+        ),
+    ];
+
     fn parse(spec: &Json) -> Result<PgConfig> {
         PgConfig::parse(spec)
     }
@@ -77,19 +86,7 @@ impl<B: Backend> Algorithm<B> for PolicyGradient {
         action_space: &Space,
         seed: u64,
     ) -> Result<Roles<B, Self>> {
-        parts.refuse(
-            &[
-                ("exploration", "it explores by sampling its policy"),
-                (
-                    "memory",
-                    "it keeps a rollout of recent steps; set `memory_spec.capacity` in the config",
-                ),
-            ],
-            "PPO and actor-critic",
-        )?;
-        if let Some(optimizer) = parts.optimizer.take() {
-            config.optimizer = optimizer;
-        }
+        parts.take_optimizer(&mut config.optimizer);
         let mut learner = PgLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
         let mut actor = pg_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;

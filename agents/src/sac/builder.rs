@@ -18,7 +18,7 @@ use crate::actor::GraphActor;
 use crate::adders::n_step::NStepBuffer;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
-use crate::agent_parts::AgentParts;
+use crate::agent_parts::{AgentParts, SAMPLES_ITS_POLICY};
 use crate::batch::{transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
@@ -47,6 +47,13 @@ impl<B: Backend> Algorithm<B> for Sac {
     type Learner = SacLearner<B>;
     type Adder = NStepBuffer;
 
+    const NAME: &'static str = "SAC";
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)] = &[
+        ("exploration", SAMPLES_ITS_POLICY),
+        ("memory", "set `memory_spec.capacity` in the config"),
+    ];
+    const SEPARATE_VALUE_OPTIMIZER: bool = true;
+
     fn parse(spec: &Json) -> Result<SacConfig> {
         SacConfig::parse(spec)
     }
@@ -60,19 +67,11 @@ impl<B: Backend> Algorithm<B> for Sac {
         action_space: &Space,
         seed: u64,
     ) -> Result<Roles<B, Self>> {
-        parts.refuse(
-            &[
-                (
-                    "exploration",
-                    "it explores by sampling its policy, tuned by its entropy weight",
-                ),
-                ("memory", "set `memory_spec.capacity` in the config"),
-            ],
-            "SAC",
-        )?;
-        if let Some(optimizer) = parts.optimizer.take() {
-            config.optimizer = optimizer;
+        // The critics follow the given optimizer unless the JSON gave them their own.
+        if let (Some(optimizer), true) = (&parts.optimizer, config.value_function_optimizer_follows) {
+            config.value_function_optimizer = optimizer.clone();
         }
+        parts.take_optimizer(&mut config.optimizer);
         let mut learner = SacLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
         let mut actor = sac_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;

@@ -41,6 +41,9 @@ pub struct SacConfig {
     pub optimizer: OptimizerSpec,
     /// The critics' optimizer (`optimizer_spec` when absent).
     pub value_function_optimizer: OptimizerSpec,
+    /// Whether the critics' optimizer is `optimizer_spec`'s (no
+    /// `value_function_optimizer_spec`), so an optimizer given as a value steps them too.
+    pub value_function_optimizer_follows: bool,
 }
 
 /// The types a SAC config may have.
@@ -96,6 +99,7 @@ impl SacConfig {
         }
         m.refuse_priorities()?;
         let optimizer_json = shared.optimizer_json(json!({"type": "adam", "learning_rate": 0.0003}));
+        let value_function_optimizer_follows = own.value_function_optimizer_spec.is_none();
         let vf_json = own.value_function_optimizer_spec.unwrap_or(optimizer_json.clone());
         let update = shared.update_spec.clone().unwrap_or_default().resolve();
         Ok(SacConfig {
@@ -112,6 +116,7 @@ impl SacConfig {
             update,
             optimizer: OptimizerSpec::parse(&optimizer_json, "config.optimizer_spec")?,
             value_function_optimizer: OptimizerSpec::parse(&vf_json, "config.value_function_optimizer_spec")?,
+            value_function_optimizer_follows,
         })
     }
 }

@@ -26,8 +26,9 @@ pub struct Access {
     pub deadline: Duration,
     /// Certificates for TLS on every connection (`None`: plain TCP).
     pub tls: Option<Tls>,
-    /// How long a role keeps answering, its health NOT_SERVING, after it is told to stop
-    /// (SIGTERM, a peer's `Stop`, the end of the run), so probes and peers see it leave.
+    /// How long a role keeps answering, its health NOT_SERVING, after it is told to stop (a
+    /// shard: SIGTERM, Ctrl-C or a peer's `Stop`; the learner: the end of its run), so probes
+    /// and peers see it leave.
     pub drain: Duration,
 }
 

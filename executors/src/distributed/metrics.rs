@@ -197,22 +197,24 @@ fn sample_value(v: f64) -> String {
     }
 }
 
-/// Serves `board` on `GET /metrics` at `addr` until `shutdown` completes; other paths are 404.
+/// Serves `board` on `GET /metrics` from `listener` until `shutdown` completes; other paths
+/// are 404.
 pub async fn serve_metrics(
-    addr: SocketAddr,
+    listener: tokio::net::TcpListener,
     board: MetricsBoard,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), DistributedError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| DistributedError::Setup(format!("metrics: cannot listen on {addr}: {e}")))?;
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
-                // A connection that failed to arrive is the scraper's to retry.
-                Err(_) => continue,
+                // A connection that failed to arrive is the scraper's to retry; a pause, so
+                // a lasting fault (no file descriptors left) does not spin.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
             },
             _ = &mut shutdown => return Ok(()),
         };
@@ -267,15 +269,21 @@ impl MetricsServer {
             .build()
             .map_err(|e| DistributedError::Setup(format!("metrics: cannot start a runtime: {e}")))?;
         // Bound here, so a taken port is reported before the role starts its work.
-        std::net::TcpListener::bind(addr)
+        let listener = std::net::TcpListener::bind(addr)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|e| DistributedError::Setup(format!("metrics: cannot listen on {addr}: {e}")))?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("metrics".into())
             .spawn(move || {
-                let served = runtime.block_on(serve_metrics(addr, board, async {
-                    let _ = stopped.await;
-                }));
+                let served = runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener)
+                        .map_err(|e| DistributedError::Setup(format!("metrics on {addr}: {e}")))?;
+                    serve_metrics(listener, board, async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                });
                 if let Err(e) = served {
                     super::log(&e.to_string());
                 }

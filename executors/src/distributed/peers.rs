@@ -160,14 +160,13 @@ pub async fn serve_replay(
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
     let (health, health_service) = role_health(<ReplayServer<ReplayShard> as NamedService>::NAME).await;
-    let drain = access.drain;
-    let signal = async move {
+    let stopped = async move {
         tokio::select! {
             _ = shutdown => {}
             _ = stop.notified() => {}
         }
-        health.drain(drain).await;
     };
+    let signal = health.after(stopped, access.drain);
     let served = builder
         .add_service(health_service)
         .add_service(InterceptedService::new(service, access.gate()))
@@ -199,11 +198,7 @@ pub async fn serve_learner(
         .max_decoding_message_size(access.max_message_bytes)
         .max_encoding_message_size(access.max_message_bytes);
     let (health, health_service) = role_health(<LearnerServer<LearnerHub> as NamedService>::NAME).await;
-    let drain = access.drain;
-    let signal = async move {
-        shutdown.await;
-        health.drain(drain).await;
-    };
+    let signal = health.after(shutdown, access.drain);
     builder
         .add_service(health_service)
         .add_service(InterceptedService::new(service, access.gate()))

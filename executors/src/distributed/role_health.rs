@@ -27,6 +27,13 @@ pub(crate) async fn role_health(service: &'static str) -> (RoleHealth, HealthSer
 }
 
 impl RoleHealth {
+    /// Completes `grace` after `shutdown` does, draining meanwhile (see [`RoleHealth::drain`]):
+    /// the shutdown signal a role's server is given.
+    pub(crate) async fn after(self, shutdown: impl std::future::Future<Output = ()>, grace: Duration) {
+        shutdown.await;
+        self.drain(grace).await;
+    }
+
     /// NOT_SERVING, then `grace` more of answering calls, so probes and peers see the role
     /// leave before its server stops taking them; then every `Watch` stream ends, as a
     /// graceful shutdown waits for the calls in flight and a watch would never end.
@@ -59,7 +66,10 @@ pub async fn termination() {
                     _ = int.recv() => {}
                 }
             }
-            _ => std::future::pending().await,
+            _ => {
+                super::log("cannot watch for SIGTERM; the role stops only when a peer or the run stops it");
+                std::future::pending().await
+            }
         }
     }
     #[cfg(not(unix))]

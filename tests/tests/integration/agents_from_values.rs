@@ -66,7 +66,11 @@ fn dqn_config(with_json_parts: bool) -> serde_json::Value {
 /// `steps` CartPole steps of `agent` from seed 3: acting with exploration, observing,
 /// updating as its schedule says.
 fn train(agent: &mut dyn Agent, steps: usize) {
-    let mut env = CartPole::new(3);
+    train_on(agent, &mut CartPole::new(3), steps);
+}
+
+/// `steps` steps of `agent` on `env` from seed 3, as [`train`].
+fn train_on(agent: &mut dyn Agent, env: &mut dyn Env, steps: usize) {
     let mut s = env.reset(Some(3)).unwrap();
     for t in 0..steps {
         let time = t as f64 / steps as f64;
@@ -97,6 +101,7 @@ fn cartpole_spaces() -> (Space, Space) {
     (env.state_space().clone(), env.action_space().clone())
 }
 
+#[track_caller]
 fn error<T>(r: rlgraph_core::Result<T>) -> String {
     match r {
         Ok(_) => panic!("accepted"),
@@ -211,6 +216,91 @@ both_backends! {
             .exploration(TimeDependent::Constant(0.1))
             .build(&s, &a, 0));
         assert!(e.contains("builder.exploration") && e.contains("sampling its policy"), "{e}");
+
+        // A part the algorithm has no place for is refused before the JSON is read.
+        let e = error(DqnAgent::<B>::builder(json!({"type": "dqn"}))
+            .network(vec![tanh_dense::<B>("h", 8)])
+            .value_network(vec![tanh_dense::<B>("v", 8)])
+            .build(&s, &a, 0));
+        assert!(e.contains("builder.value_network") && e.contains("policy_spec"), "{e}");
+
+        // Ape-X computes priorities as records arrive: a uniform memory is refused.
+        let uniform = ReplayMemory::new("m", &transition_space(&s, &a).unwrap(), 10).unwrap();
+        let e = error(DqnAgent::<B>::builder(json!({"type": "apex"})).network(vec![tanh_dense::<B>("h", 8)]).memory(uniform).build(&s, &a, 0));
+        assert!(e.contains("builder.memory") && e.contains("PrioritizedReplay"), "{e}");
+
+        // What the JSON path handles by reading the spec is refused as a value.
+        let lstm = rlgraph_components::from_spec::<B>(&json!({"type": "lstm", "units": 4}), "lstm").unwrap();
+        let e = error(PgAgent::<B>::builder(json!({"type": "ppo"})).network(vec![tanh_dense::<B>("h", 8), lstm]).build(&s, &a, 0));
+        assert!(e.contains("builder.network[1]") && e.contains("network_spec"), "{e}");
+        let standardize = rlgraph_components::from_spec::<B>(&json!({"type": "moving_standardize"}), "p").unwrap();
+        let e = error(PgAgent::<B>::builder(json!({"type": "ppo"}))
+            .network(vec![tanh_dense::<B>("h", 8)])
+            .preprocessors(vec![standardize])
+            .build(&s, &a, 0));
+        assert!(e.contains("builder.preprocessors[0]") && e.contains("build_agent"), "{e}");
+        let e = error(PgAgent::<B>::builder(json!({"type": "ppo"})).network(vec![tanh_dense::<B>("h", 8)]).preprocessors(vec![]).build(&s, &a, 0));
+        assert!(e.contains("builder.preprocessors") && e.contains("no preprocessor given"), "{e}");
+
+        // PPO steps both networks with one optimizer: given as a value, not also in JSON.
+        let e = error(PgAgent::<B>::builder(json!({"type": "ppo", "value_function_optimizer_spec": {"type": "adam"}}))
+            .network(vec![tanh_dense::<B>("h", 8)])
+            .optimizer(OptimizerSpec::adam(0.01))
+            .build(&s, &a, 0));
+        assert!(e.contains("config.value_function_optimizer_spec") && e.contains("leave this key out"), "{e}");
+    }
+
+    fn a_given_memory_is_the_one_the_agent_fills<B>() {
+        // Records already in it are there when the agent starts, and the agent adds to them.
+        let (s, a) = cartpole_spaces();
+        let mut memory = ReplayMemory::new("mine", &transition_space(&s, &a).unwrap(), 50).unwrap();
+        let state = Value::Float32(Array::new([4], vec![0.0; 4]).unwrap());
+        let record = Transition {
+            state: state.clone(),
+            action: Value::i32(1),
+            reward: 1.0,
+            terminated: false,
+            truncated: false,
+            next_state: state,
+        };
+        memory.insert_records(&agents::transitions_batch(&vec![record; 7]).unwrap()).unwrap();
+        let mut agent = DqnAgent::<B>::builder(json!({"type": "dqn", "update_spec": {"steps_before_update": 1000}}))
+            .network(vec![tanh_dense::<B>("h", 8)])
+            .memory(memory)
+            .build(&s, &a, 0)
+            .unwrap();
+        assert_eq!(agent.memory_size(), 7);
+        assert!(agent.priorities().is_none(), "uniform, as given");
+        train(&mut agent, 20);
+        assert_eq!(agent.memory_size(), 27);
+    }
+
+    fn a_sac_composed_from_values_trains_exactly_as_the_same_sac_from_json<B>() {
+        // The given optimizer steps the policy, the entropy weight and, with no
+        // value_function_optimizer_spec in the JSON, the critics, as `optimizer_spec` does.
+        let env = rlgraph_envs::Pendulum::new(0);
+        let (s, a) = (env.state_space().clone(), env.action_space().clone());
+        let common = json!({
+            "type": "sac",
+            "memory_spec": {"type": "replay", "capacity": 500},
+            "update_spec": {"update_interval": 1, "batch_size": 16, "steps_before_update": 40, "sync_tau": 0.01}
+        });
+        let mut spec = common.clone();
+        spec["network_spec"] = json!([{"type": "dense", "units": 16, "activation": "tanh"}]);
+        spec["value_function_spec"] = json!([{"type": "dense", "units": 16, "activation": "tanh"}]);
+        spec["optimizer_spec"] = json!({"type": "adam", "learning_rate": 0.003});
+        let mut from_json = agents::SacAgent::<B>::new(agents::SacConfig::parse(&spec).unwrap(), &s, &a, 4).unwrap();
+        let mut from_values = agents::SacAgent::<B>::builder(common)
+            .network(vec![tanh_dense::<B>("dense-0", 16)])
+            .value_network(vec![tanh_dense::<B>("dense-0", 16)])
+            .optimizer(OptimizerSpec::adam(0.003))
+            .build(&s, &a, 4)
+            .unwrap();
+        assert_eq!(from_values.get_weights().unwrap(), from_json.get_weights().unwrap());
+        train_on(&mut from_json, &mut rlgraph_envs::Pendulum::new(3), 120);
+        train_on(&mut from_values, &mut rlgraph_envs::Pendulum::new(3), 120);
+        assert!(from_json.updates() >= 80, "{} updates", from_json.updates());
+        assert_eq!(from_values.get_weights().unwrap(), from_json.get_weights().unwrap());
     }
 
     fn a_network_given_as_values_gets_the_space_checks_a_json_one_gets<B>() {
@@ -236,7 +326,6 @@ both_backends! {
         let mut sac = agents::SacAgent::<B>::builder(json!({"type": "sac"}))
             .network(vec![tanh_dense::<B>("my-policy-layer", 8)])
             .value_network(vec![tanh_dense::<B>("my-critic-layer", 8)])
-            .optimizer(OptimizerSpec::adam(0.003))
             .build(&states, &actions, 1)
             .unwrap();
         let names: Vec<String> = sac.get_weights().unwrap().into_keys().collect();
