@@ -140,9 +140,21 @@ pub struct LaunchArgs {
     /// Replay shard processes (default: the config's `num_replay_workers`, else 1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub replay_shards: Option<u64>,
-    /// The learner's port; shards take the ports after it (default: free ports).
+    /// The learner's port; shards take the ports after it (default: free ports; 7100 in an
+    /// emitted script).
     #[arg(long)]
     pub base_port: Option<u16>,
+    /// Print a script that runs the roles under a cluster manager instead of starting them
+    /// here: `slurm` (a batch script for sbatch).
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+}
+
+/// What `rlgraph launch --emit` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// A Slurm batch script.
+    Slurm,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -467,6 +479,9 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
         }
         DistributedAlgorithm::Impala(_) => 0,
     };
+    if let Some(Emit::Slurm) = args.emit {
+        return crate::slurm_script::slurm_script(run, actors, shards, args.base_port.unwrap_or(7100));
+    }
     let cluster = match args.base_port {
         Some(port) => ClusterSpec::local(port, shards, actors).map_err(|e| e.to_string())?,
         None => {
@@ -543,7 +558,7 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
 }
 
 /// The options of `run` on a `serve` command line for `role` (each role gets its own).
-fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
+pub(crate) fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
     cmd.args(["--env", &run.env, "--backend", &run.backend])
         .args(["--seed", &run.seed.to_string()])
         .args(["--timesteps", &run.timesteps.to_string()])

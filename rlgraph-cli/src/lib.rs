@@ -19,6 +19,7 @@ pub mod output_files;
 pub mod profile_command;
 mod program;
 mod run_outputs;
+mod slurm_script;
 pub mod space_command;
 pub mod train_args;
 pub mod train_command;

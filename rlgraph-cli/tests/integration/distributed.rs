@@ -454,3 +454,91 @@ fn recurrent_impala_with_two_actor_processes_learns_the_grid_world() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A Slurm batch script from `rlgraph launch --emit slurm`, run as sbatch would run it on a
+/// one-node allocation: Slurm's variables set by the test, `scontrol` and `srun` stood in for
+/// by small scripts (srun starts its command once per task with SLURM_PROCID set). The roles
+/// find each other through the cluster spec the script writes, and the run learns from
+/// what the actors sent.
+#[test]
+fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("rlgraph-slurm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let write_exe = |name: &str, text: &str| {
+        let path = bin.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write_exe(
+        "scontrol",
+        "#!/usr/bin/env bash\n[[ \"$1 $2 $3\" == \"show hostnames localhost\" ]] && echo localhost\n",
+    );
+    write_exe(
+        "srun",
+        "#!/usr/bin/env bash\nn=\"${1#--ntasks=}\"; shift\nfor ((i = 0; i < n; i++)); do SLURM_PROCID=$i \"$@\" & done\nwait\n",
+    );
+    let token = dir.join("token");
+    std::fs::write(&token, "slurm-test-token\n").unwrap();
+    // Two ports in a row, free when asked.
+    let base = (0..50)
+        .map(|_| free_port())
+        .find(|p| TcpListener::bind(("127.0.0.1", p + 1)).is_ok())
+        .unwrap();
+    let emitted = Command::new(RLGRAPH)
+        .current_dir(ROOT)
+        .args([
+            "launch",
+            "configs/apex-cartpole.json",
+            "--env",
+            "CartPole-v1",
+            "--emit",
+            "slurm",
+        ])
+        .args([
+            "--actors",
+            "2",
+            "--replay-shards",
+            "1",
+            "--timesteps",
+            "2000",
+            "--seed",
+            "3",
+        ])
+        .args(["--base-port", &base.to_string()])
+        .arg("--token-file")
+        .arg(&token)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(emitted.status.success(), "{}", String::from_utf8_lossy(&emitted.stderr));
+    let script = dir.join("run.sbatch");
+    std::fs::write(&script, &emitted.stdout).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let child = Command::new("bash")
+        .arg(&script)
+        .current_dir(&dir)
+        .env("PATH", path)
+        .env("RLGRAPH", RLGRAPH)
+        .env("SLURM_JOB_NODELIST", "localhost")
+        .env("SLURM_JOB_ID", "42")
+        .env("SLURM_SUBMIT_DIR", &dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let summary: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(summary["timesteps_executed"].as_u64().unwrap() >= 2000, "{summary}");
+    assert!(summary["updates"].as_u64().unwrap() > 0, "{summary}");
+    let shard = &summary["distributed"]["shards"][0];
+    assert!(shard["records_inserted"].as_u64().unwrap() >= 1500, "{summary}");
+    let cluster = std::fs::read_to_string(dir.join("rlgraph-cluster-42.json")).unwrap();
+    assert!(cluster.contains(&format!("127.0.0.1:{base}")), "{cluster}");
+    assert!(dir.join("out/checkpoint.safetensors").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

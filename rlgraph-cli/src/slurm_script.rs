@@ -1,0 +1,147 @@
+//! `rlgraph launch --emit slurm`: a batch script that runs a distributed Ape-X or IMPALA run
+//! under Slurm. The learner and the replay shards run on the job's first node, in the batch
+//! step; the actors run as one `srun` step across the allocation, each taking its index from
+//! `SLURM_PROCID`. The cluster spec is written when the job starts, from the first node's
+//! address as the node list names it, and every role runs the same `rlgraph serve`.
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use crate::distributed_command::{pass_run_options, RunOptions};
+
+/// The script, for `actors` actors and `shards` replay shards, the learner on `base_port`
+/// of the first node and the shards on the ports after it.
+pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u16) -> Result<String, String> {
+    if run.token_file.is_none() {
+        return Err(
+            "--emit slurm: the roles listen on the first node's address, which other nodes reach; \
+                    give --token-file FILE (on a file system every node shares)"
+                .into(),
+        );
+    }
+    let last_port = usize::from(base_port) + shards;
+    if last_port > usize::from(u16::MAX) {
+        return Err(format!(
+            "--base-port {base_port}: the shards' ports would run past 65535"
+        ));
+    }
+    let absolute = |p: &Path| std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()));
+    let config = absolute(&run.config)?;
+    // Every path a role reads or writes, as the other nodes see it.
+    let mut run = run.clone();
+    for path in [
+        &mut run.token_file,
+        &mut run.out,
+        &mut run.resume,
+        &mut run.tls_cert,
+        &mut run.tls_key,
+        &mut run.tls_ca,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *path = absolute(path)?;
+    }
+    // The words of `rlgraph serve` after the program, with `--index` where given.
+    let serve = |role: &str, index: Option<usize>| -> String {
+        let mut cmd = Command::new("rlgraph");
+        pass_run_options(&mut cmd, &run, role);
+        let options: Vec<String> = cmd.get_args().map(quote).collect();
+        let index = index.map(|i| format!(" --index {i}")).unwrap_or_default();
+        format!(
+            "serve {} --role {role}{index} --cluster \"$cluster\" {}",
+            quote(config.as_os_str()),
+            options.join(" ")
+        )
+    };
+    let address = |port: usize| format!("\\\"$head_ip:{port}\\\"");
+    let replay: Vec<String> = (1..=shards).map(|i| address(usize::from(base_port) + i)).collect();
+    let actor_names: Vec<String> = (0..actors).map(|i| format!("\\\"actor-{i}\\\"")).collect();
+
+    let mut s = String::new();
+    let _ = writeln!(s, "#!/usr/bin/env bash");
+    let _ = writeln!(
+        s,
+        "# A distributed run of {} under Slurm, written by `rlgraph launch --emit slurm`.",
+        config.display()
+    );
+    let _ = writeln!(
+        s,
+        "# The learner and {shards} replay shard(s) run on the job's first node; {actors} actor(s) run as one srun"
+    );
+    let _ = writeln!(
+        s,
+        "# step, SLURM_PROCID being each actor's index. Submit it with sbatch; set RLGRAPH to the"
+    );
+    let _ = writeln!(
+        s,
+        "# program where `rlgraph` is not on the PATH. Give the first node cores for the learner."
+    );
+    let _ = writeln!(s, "#SBATCH --job-name=rlgraph");
+    let _ = writeln!(s, "#SBATCH --ntasks={actors}");
+    let _ = writeln!(s, "#SBATCH --cpus-per-task=1");
+    let _ = writeln!(s, "set -euo pipefail");
+    let _ = writeln!(s, "rlgraph=\"${{RLGRAPH:-rlgraph}}\"");
+    let _ = writeln!(
+        s,
+        "head_node=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\""
+    );
+    let _ = writeln!(
+        s,
+        "head_ip=\"$(getent ahostsv4 \"$head_node\" | awk 'NR == 1 {{ print $1 }}')\""
+    );
+    let _ = writeln!(
+        s,
+        "[[ -n \"$head_ip\" ]] || {{ echo \"cannot resolve the first node $head_node\" >&2; exit 1; }}"
+    );
+    let _ = writeln!(
+        s,
+        "cluster=\"${{SLURM_SUBMIT_DIR:-$PWD}}/rlgraph-cluster-${{SLURM_JOB_ID:-0}}.json\""
+    );
+    let _ = writeln!(
+        s,
+        "printf '%s\\n' \"{{\\\"learner\\\": [{}], \\\"replay\\\": [{}], \\\"actor\\\": [{}]}}\" > \"$cluster\"",
+        address(usize::from(base_port)),
+        replay.join(", "),
+        actor_names.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "# The learner's summary is the job's standard output; the other roles write to its errors."
+    );
+    let _ = writeln!(s, "pids=()");
+    let _ = writeln!(
+        s,
+        "# Whatever ends the job (the learner done, a failure, scancel) ends every role."
+    );
+    let _ = writeln!(s, "trap 'kill \"${{pids[@]}}\" 2>/dev/null || true' EXIT");
+    for i in 0..shards {
+        let _ = writeln!(s, "\"$rlgraph\" {} >&2 &", serve("replay", Some(i)));
+        let _ = writeln!(s, "pids+=($!)");
+    }
+    let _ = writeln!(s, "\"$rlgraph\" {} &", serve("learner", Some(0)));
+    let _ = writeln!(s, "learner=$!");
+    let _ = writeln!(
+        s,
+        "srun --ntasks={actors} bash -c 'exec \"$0\" \"$@\" --index \"$SLURM_PROCID\"' \"$rlgraph\" {} >&2 &",
+        serve("actor", None)
+    );
+    let _ = writeln!(s, "pids+=($!)");
+    let _ = writeln!(s, "wait \"$learner\"");
+    Ok(s)
+}
+
+/// `arg` as one shell word.
+fn quote(arg: &OsStr) -> String {
+    let text = arg.to_string_lossy();
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+".contains(c))
+    {
+        return text.into_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
