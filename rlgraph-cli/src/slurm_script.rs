@@ -1,8 +1,9 @@
 //! `rlgraph launch --emit slurm`: a batch script that runs a distributed Ape-X or IMPALA run
 //! under Slurm. The learner and the replay shards run on the job's first node, in the batch
 //! step; the actors run as one `srun` step across the allocation, each taking its index from
-//! `SLURM_PROCID`. The cluster spec is written when the job starts, from the first node's
-//! address as the node list names it, and every role runs the same `rlgraph serve`.
+//! `SLURM_PROCID`. The cluster spec is written when the job starts, with the first node's
+//! name as the node list gives it (the learner and shards listen on every interface of that
+//! node; peers resolve the name), and every role runs the same `rlgraph serve`.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -56,7 +57,7 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
             options.join(" ")
         )
     };
-    let address = |port: usize| format!("\\\"$head_ip:{port}\\\"");
+    let address = |port: usize| format!("\\\"$head_node:{port}\\\"");
     let replay: Vec<String> = (1..=shards).map(|i| address(usize::from(base_port) + i)).collect();
     let actor_names: Vec<String> = (0..actors).map(|i| format!("\\\"actor-{i}\\\"")).collect();
 
@@ -90,11 +91,7 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
     );
     let _ = writeln!(
         s,
-        "head_ip=\"$(getent ahostsv4 \"$head_node\" | awk 'NR == 1 {{ print $1 }}')\""
-    );
-    let _ = writeln!(
-        s,
-        "[[ -n \"$head_ip\" ]] || {{ echo \"cannot resolve the first node $head_node\" >&2; exit 1; }}"
+        "[[ -n \"$head_node\" ]] || {{ echo \"no node in SLURM_JOB_NODELIST\" >&2; exit 1; }}"
     );
     let _ = writeln!(
         s,

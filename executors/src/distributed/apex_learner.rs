@@ -7,7 +7,6 @@
 //! `update_interval` frames after `steps_before_update`, counted over all actors, so a run
 //! learns as the single-process agent with the same config does, however fast the machine.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -290,14 +289,14 @@ pub(crate) fn learn_apex<B: Backend>(
         .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", config.update.batch_size)))?;
     let depth = options.prefetch_depth.max(1) * cluster.replay.len().max(1);
     let (tx, mut rx) = mpsc::channel::<Fetched>(depth);
-    let mut shards: Vec<(SocketAddr, ReplayClient)> = Vec::new();
+    let mut shards: Vec<(String, ReplayClient)> = Vec::new();
     let mut priority_tx = Vec::new();
     let mut priority_tasks = Vec::new();
     {
         let _inside = run.runtime.enter();
         for i in 0..cluster.replay.len() {
-            let shard_addr = cluster.address(Role::Replay, i)?;
-            let client = replay_client(shard_addr, access)?;
+            let shard_addr = cluster.endpoint(Role::Replay, i)?;
+            let client = replay_client(&shard_addr, access)?;
             for _ in 0..options.prefetch_depth.max(1) {
                 run.runtime
                     .spawn(prefetch(i, client.clone(), batch_size, records.clone(), tx.clone()));

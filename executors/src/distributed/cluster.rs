@@ -1,8 +1,11 @@
 //! The cluster spec: which address each role serves on, in the shape of TensorFlow's
 //! ClusterSpec (`{"learner": ["10.0.0.1:7100"], "replay": [...], "actor": [...]}`), as
-//! RLgraph's `impala_distributed_clusterspec.json` writes it.
+//! RLgraph's `impala_distributed_clusterspec.json` writes it. An address is an IP address or
+//! a DNS name with a port (`learner-0.rlgraph:7100`, as Kubernetes names a StatefulSet's
+//! pods): peers dial the name, resolved on every connection, and the role named listens on
+//! every interface at its port.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
@@ -82,18 +85,25 @@ impl ClusterSpec {
         }
         for (role, list) in [("learner", &self.learner), ("replay", &self.replay)] {
             for (i, a) in list.iter().enumerate() {
-                a.parse::<SocketAddr>().map_err(|e| {
-                    DistributedError::Setup(format!(
-                        "cluster spec at '{role}[{i}]': {a:?} is not an IP address with a port ({e})"
-                    ))
-                })?;
+                host_and_port(a)
+                    .map_err(|why| DistributedError::Setup(format!("cluster spec at '{role}[{i}]': {a:?} {why}")))?;
             }
         }
         Ok(())
     }
 
-    /// The address role `role` number `index` serves on.
+    /// The address role `role` number `index` listens on: its IP address, or for a DNS
+    /// name every interface (`0.0.0.0`) at its port.
     pub fn address(&self, role: Role, index: usize) -> Result<SocketAddr, DistributedError> {
+        let entry = self.endpoint(role, index)?;
+        let (host, port) = host_and_port(&entry)
+            .map_err(|why| DistributedError::Setup(format!("{} address {entry:?} {why}", role.name())))?;
+        let ip = host.parse::<IpAddr>().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        Ok(SocketAddr::new(ip, port))
+    }
+
+    /// The address peers dial for role `role` number `index`, as the spec writes it.
+    pub fn endpoint(&self, role: Role, index: usize) -> Result<String, DistributedError> {
         let list = match role {
             Role::Learner => &self.learner,
             Role::Replay => &self.replay,
@@ -110,14 +120,41 @@ impl ClusterSpec {
                 role.name()
             ))
         })?;
-        text.parse()
-            .map_err(|e| DistributedError::Setup(format!("{} address {text:?}: {e}", role.name())))
+        Ok(text.clone())
     }
 
     /// The number of actors.
     pub fn actors(&self) -> usize {
         self.actor.len()
     }
+}
+
+/// `HOST:PORT` (an IPv6 host in brackets) split, or why it is not one.
+fn host_and_port(entry: &str) -> Result<(&str, u16), String> {
+    if let Ok(addr) = entry.parse::<SocketAddr>() {
+        let host = entry.rsplit_once(':').map_or(entry, |(h, _)| h);
+        return Ok((host.trim_start_matches('[').trim_end_matches(']'), addr.port()));
+    }
+    let (host, port) = entry
+        .rsplit_once(':')
+        .ok_or("is not HOST:PORT (an IP address or DNS name, and a port)")?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("has no port from 0 to 65535 after its ':' ({port:?})"))?;
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    let numeric = host.split('.').all(|l| l.chars().all(|c| c.is_ascii_digit()));
+    if host.len() > 253 || numeric || !host.split('.').all(label_ok) {
+        return Err(format!(
+            "has a host {host:?} that is neither an IP address nor a DNS name"
+        ));
+    }
+    Ok((host, port))
 }
 
 #[cfg(test)]
@@ -130,6 +167,33 @@ mod tests {
         let spec = ClusterSpec::parse(text).unwrap();
         assert_eq!(spec.address(Role::Learner, 0).unwrap().port(), 8000);
         assert_eq!(spec.actors(), 2);
+    }
+
+    #[test]
+    fn hosts_may_be_dns_names_which_their_roles_listen_for_on_every_interface() {
+        let spec = ClusterSpec::parse(
+            r#"{"learner": ["learner-0.rlgraph.default.svc:7100"], "replay": ["10.0.0.2:7101", "[::1]:7102"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            spec.endpoint(Role::Learner, 0).unwrap(),
+            "learner-0.rlgraph.default.svc:7100"
+        );
+        assert_eq!(spec.address(Role::Learner, 0).unwrap(), "0.0.0.0:7100".parse().unwrap());
+        assert_eq!(spec.address(Role::Replay, 0).unwrap(), "10.0.0.2:7101".parse().unwrap());
+        assert_eq!(spec.address(Role::Replay, 1).unwrap(), "[::1]:7102".parse().unwrap());
+        for (entry, why) in [
+            ("learner-0:70000", "port"),
+            ("bad_host:1", "neither an IP address nor a DNS name"),
+            ("10.0.0.300:1", "neither an IP address nor a DNS name"),
+            ("-lead.example:1", "neither"),
+            ("no-port", "HOST:PORT"),
+        ] {
+            let err = ClusterSpec::parse(&format!(r#"{{"learner": ["{entry}"]}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("learner[0]") && err.contains(why), "{entry}: {err}");
+        }
     }
 
     #[test]

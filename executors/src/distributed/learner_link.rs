@@ -2,7 +2,6 @@
 //! actor while it is ahead of the learner), and IMPALA's rollouts, each call with a deadline,
 //! retried with backoff while the learner is away, until it has been silent for `give_up`.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use agents::{Actor, WeightSnapshot};
@@ -19,7 +18,7 @@ use super::{ActorOptions, ActorSummary};
 /// The actor's client of the learner and the runtime its calls run on.
 pub(crate) struct LearnerLink {
     pub(crate) runtime: tokio::runtime::Runtime,
-    addr: SocketAddr,
+    addr: String,
     client: LearnerClient,
     /// When the learner last answered.
     last_answer: Instant,
@@ -59,10 +58,10 @@ impl LearnerLink {
             .enable_all()
             .build()
             .map_err(|e| DistributedError::Setup(format!("cannot start the actor's runtime: {e}")))?;
-        let addr = cluster.address(Role::Learner, 0)?;
+        let addr = cluster.endpoint(Role::Learner, 0)?;
         let client = {
             let _inside = runtime.enter();
-            learner_client(addr, access)?
+            learner_client(&addr, access)?
         };
         Ok(LearnerLink {
             runtime,
@@ -118,7 +117,7 @@ impl LearnerLink {
         let reply = self
             .runtime
             .block_on(self.client.get_weights(request))
-            .map_err(|s| call_failed(self.addr, "GetWeights", s))?
+            .map_err(|s| call_failed(&self.addr, "GetWeights", s))?
             .into_inner();
         self.answered();
         match reply.weights {
@@ -185,7 +184,7 @@ impl LearnerLink {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err(status) => {
-                    let e = self.unanswered(call_failed(self.addr, "Report", status))?;
+                    let e = self.unanswered(call_failed(&self.addr, "Report", status))?;
                     super::log(&format!("{}: {e}", self.tag));
                     if !counted {
                         return Ok(None);
@@ -261,7 +260,7 @@ impl LearnerLink {
                 Ok(Pushed::QueueFull)
             }
             Err(status) => {
-                let e = call_failed(self.addr, "PushRollout", status);
+                let e = call_failed(&self.addr, "PushRollout", status);
                 if e.is_message_refusal() {
                     self.answered();
                     return Ok(Pushed::Refused(e));

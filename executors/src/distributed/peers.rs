@@ -29,7 +29,7 @@ pub type LearnerClient = learner_client::LearnerClient<InterceptedService<Channe
 
 /// A channel to `addr` that connects on first use (and again after the peer comes back), so
 /// a role can start before its peers.
-fn channel(addr: SocketAddr, access: &Access) -> Result<Channel, DistributedError> {
+fn channel(addr: &str, access: &Access) -> Result<Channel, DistributedError> {
     let scheme = if access.tls.is_some() { "https" } else { "http" };
     let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
         .map_err(|e| DistributedError::Setup(format!("address {addr}: {e}")))?
@@ -43,19 +43,21 @@ fn channel(addr: SocketAddr, access: &Access) -> Result<Channel, DistributedErro
     Ok(endpoint.connect_lazy())
 }
 
-/// A client of the replay shard at `addr`. Must be called inside a tokio runtime.
-pub fn replay_client(addr: SocketAddr, access: &Access) -> Result<ReplayClient, DistributedError> {
+/// A client of the replay shard at `addr` (`HOST:PORT`, the host an IP address or a DNS name
+/// resolved on every connection). Must be called inside a tokio runtime.
+pub fn replay_client(addr: impl std::fmt::Display, access: &Access) -> Result<ReplayClient, DistributedError> {
     Ok(
-        replay_client::ReplayClient::with_interceptor(channel(addr, access)?, access.stamp())
+        replay_client::ReplayClient::with_interceptor(channel(&addr.to_string(), access)?, access.stamp())
             .max_decoding_message_size(access.max_message_bytes)
             .max_encoding_message_size(access.max_message_bytes),
     )
 }
 
-/// A client of the learner at `addr`. Must be called inside a tokio runtime.
-pub fn learner_client(addr: SocketAddr, access: &Access) -> Result<LearnerClient, DistributedError> {
+/// A client of the learner at `addr` (as [`replay_client`]). Must be called inside a tokio
+/// runtime.
+pub fn learner_client(addr: impl std::fmt::Display, access: &Access) -> Result<LearnerClient, DistributedError> {
     Ok(
-        learner_client::LearnerClient::with_interceptor(channel(addr, access)?, access.stamp())
+        learner_client::LearnerClient::with_interceptor(channel(&addr.to_string(), access)?, access.stamp())
             .max_decoding_message_size(access.max_message_bytes)
             .max_encoding_message_size(access.max_message_bytes),
     )
@@ -208,7 +210,7 @@ pub async fn serve_learner(
 }
 
 /// A failed call, with the peer and method named.
-pub(crate) fn call_failed(peer: SocketAddr, method: &'static str, status: tonic::Status) -> DistributedError {
+pub(crate) fn call_failed(peer: &str, method: &'static str, status: tonic::Status) -> DistributedError {
     DistributedError::Call {
         peer: peer.to_string(),
         method,

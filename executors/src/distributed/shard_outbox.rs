@@ -4,7 +4,6 @@
 //! may be waiting for exactly these records before it can learn and let the actor go on.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 
 use tokio::runtime::Runtime;
 
@@ -17,7 +16,7 @@ use super::proto::InsertRequest;
 
 /// Insert batches waiting for a shard, and what became of those already handled.
 pub(crate) struct ShardOutbox {
-    shards: Vec<(SocketAddr, ReplayClient)>,
+    shards: Vec<(String, ReplayClient)>,
     next_shard: usize,
     queue: VecDeque<InsertRequest>,
     limit: usize,
@@ -42,8 +41,9 @@ impl ShardOutbox {
         let _inside = runtime.enter();
         let shards = (0..cluster.replay.len())
             .map(|i| {
-                let addr = cluster.address(Role::Replay, i)?;
-                Ok((addr, replay_client(addr, access)?))
+                let addr = cluster.endpoint(Role::Replay, i)?;
+                let client = replay_client(&addr, access)?;
+                Ok((addr, client))
             })
             .collect::<Result<Vec<_>, DistributedError>>()?;
         if shards.is_empty() {
@@ -112,7 +112,7 @@ impl ShardOutbox {
             match runtime.block_on(client.insert(batch.clone())) {
                 Ok(_) => return Ok(()),
                 Err(status) => {
-                    let e = call_failed(*addr, "Insert", status);
+                    let e = call_failed(addr, "Insert", status);
                     // A refused token or refused records: another shard would refuse them too.
                     if e.is_token_refusal() || e.is_message_refusal() {
                         return Err(e);
