@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Gymnasium bridge's Python side (gymnasium, ale-py with its Atari ROMs, opencv,
-# onnxruntime for the ONNX export's tests, and grpcio for the distributed roles' tests)
+# onnxruntime for the ONNX export's tests, grpcio for the distributed roles' tests, and
+# kubernetes-validate for the emitted manifests' test)
 # into the ignored folder .gym-venv/, from PyPI, at the versions in gym-requirements.txt.
 # Idempotent: when the venv already imports them at those versions it does nothing.
 # With --bench it also adds the benchmark suites' packages (Box2D, MuJoCo) from
@@ -26,7 +27,7 @@ bench() {
 }
 
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$requirements" \
-    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health" 2>/dev/null; then
+    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml" 2>/dev/null; then
     [[ "${1:-}" == "--bench" ]] && bench
     echo "$venv/bin/python"
     exit 0
@@ -38,7 +39,7 @@ echo "installing gymnasium and ale-py into $venv (from PyPI, once)" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2
-"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health"
+"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml"
 cp "$requirements" "$stamp"
 [[ "${1:-}" == "--bench" ]] && bench
 echo "$venv/bin/python"

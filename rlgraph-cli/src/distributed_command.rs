@@ -121,8 +121,9 @@ pub struct ServeArgs {
     /// The cluster spec (JSON): `{"learner": ["HOST:PORT"], "replay": [...], "actor": [...]}`.
     #[arg(long)]
     pub cluster: PathBuf,
-    /// Which of the role's entries in the cluster spec this process is.
-    #[arg(long, default_value_t = 0)]
+    /// Which of the role's entries in the cluster spec this process is (from
+    /// `RLGRAPH_INDEX` when not given: a Kubernetes pod's ordinal).
+    #[arg(long, env = "RLGRAPH_INDEX", default_value_t = 0)]
     pub index: usize,
     /// The learner leaves the replay shards running at the end (they serve other runs).
     #[arg(long)]
@@ -144,10 +145,14 @@ pub struct LaunchArgs {
     /// emitted script).
     #[arg(long)]
     pub base_port: Option<u16>,
-    /// Print a script that runs the roles under a cluster manager instead of starting them
-    /// here: `slurm` (a batch script for sbatch).
+    /// Print what runs the roles under a cluster manager instead of starting them here:
+    /// `slurm` (a batch script for sbatch) or `kubernetes` (manifests for kubectl apply).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
+    /// The container image of every role in emitted Kubernetes manifests (it must have
+    /// `rlgraph` on its PATH).
+    #[arg(long, default_value = "rlgraph:latest")]
+    pub image: String,
 }
 
 /// What `rlgraph launch --emit` writes.
@@ -155,6 +160,8 @@ pub struct LaunchArgs {
 pub enum Emit {
     /// A Slurm batch script.
     Slurm,
+    /// Kubernetes manifests.
+    Kubernetes,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -479,8 +486,16 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
         }
         DistributedAlgorithm::Impala(_) => 0,
     };
-    if let Some(Emit::Slurm) = args.emit {
-        return crate::slurm_script::slurm_script(run, actors, shards, args.base_port.unwrap_or(7100));
+    match args.emit {
+        Some(Emit::Slurm) => {
+            return crate::slurm_script::slurm_script(run, actors, shards, args.base_port.unwrap_or(7100))
+        }
+        Some(Emit::Kubernetes) => {
+            let text = std::fs::read_to_string(&run.config)
+                .map_err(|e| format!("cannot read {}: {e}", run.config.display()))?;
+            return crate::kubernetes_manifests::kubernetes_manifests(run, &text, actors, shards, &args.image);
+        }
+        None => {}
     }
     let cluster = match args.base_port {
         Some(port) => ClusterSpec::local(port, shards, actors).map_err(|e| e.to_string())?,

@@ -15,6 +15,7 @@ pub mod certs_command;
 pub mod distributed_command;
 pub mod env_command;
 pub mod export_command;
+mod kubernetes_manifests;
 pub mod output_files;
 pub mod profile_command;
 mod program;

@@ -53,7 +53,7 @@ pub fn replay_client(addr: impl std::fmt::Display, access: &Access) -> Result<Re
     )
 }
 
-/// A client of the learner at `addr` (as [`replay_client`]). Must be called inside a tokio
+/// A client of the learner at `addr` (as [`replay_client()`]). Must be called inside a tokio
 /// runtime.
 pub fn learner_client(addr: impl std::fmt::Display, access: &Access) -> Result<LearnerClient, DistributedError> {
     Ok(

@@ -543,3 +543,147 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
     assert!(dir.join("out/checkpoint.safetensors").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `rlgraph launch --emit kubernetes`: manifests that Kubernetes' own schemas accept (checked
+/// strictly with `kubernetes-validate`), one StatefulSet per role under a headless Service
+/// whose DNS names make the cluster spec, gRPC probes on the servers, every role's index from
+/// its pod's ordinal, and the token and TLS files from Secrets.
+#[test]
+fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
+    let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("rlgraph-k8s-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = dir.join("token");
+    std::fs::write(&token, "k8s-test-token\n").unwrap();
+    let emit = |extra: &[&str]| {
+        Command::new(RLGRAPH)
+            .current_dir(ROOT)
+            .args([
+                "launch",
+                "configs/apex-cartpole.json",
+                "--env",
+                "CartPole-v1",
+                "--emit",
+                "kubernetes",
+            ])
+            .args([
+                "--actors",
+                "3",
+                "--replay-shards",
+                "2",
+                "--timesteps",
+                "5000",
+                "--image",
+                "registry.example/rlgraph:1",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without a token: refused, saying how to make the Secret.
+    let refused = emit(&[]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("kubectl create secret generic rlgraph-token"));
+
+    // The TLS files must exist: they go into the Secret rlgraph-tls.
+    let certs = dir.join("tls");
+    let made = Command::new(RLGRAPH)
+        .args(["certs", "--out"])
+        .arg(&certs)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let file = |name: &str| certs.join(name).to_string_lossy().into_owned();
+    let (cert, key, ca) = (file("cert.pem"), file("key.pem"), file("ca.pem"));
+    let tls = ["--tls-cert", &cert, "--tls-key", &key, "--tls-ca", &ca];
+    let emitted = emit(&[&["--token-file", token.to_str().unwrap()][..], &tls[..]].concat());
+    assert!(emitted.status.success(), "{}", String::from_utf8_lossy(&emitted.stderr));
+    let manifests = dir.join("rlgraph.yaml");
+    std::fs::write(&manifests, &emitted.stdout).unwrap();
+    let validator = std::path::Path::new(&python).with_file_name("kubernetes-validate");
+    let validated = Command::new(&validator)
+        .arg("--strict")
+        .arg(&manifests)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&validated.stdout);
+    assert!(
+        validated.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&validated.stderr)
+    );
+    assert_eq!(report.matches("passed").count(), 5, "{report}");
+
+    let summary = Command::new(&python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/manifests_summary.py"
+        ))
+        .arg(&manifests)
+        .output()
+        .unwrap();
+    assert!(summary.status.success(), "{}", String::from_utf8_lossy(&summary.stderr));
+    let m: Json = serde_json::from_slice(&summary.stdout).unwrap();
+    assert_eq!(
+        m["objects"],
+        serde_json::json!([
+            ["Service", "rlgraph"],
+            ["ConfigMap", "rlgraph-config"],
+            ["StatefulSet", "rlgraph-learner"],
+            ["StatefulSet", "rlgraph-replay"],
+            ["StatefulSet", "rlgraph-actor"]
+        ])
+    );
+    assert_eq!(m["service"], serde_json::json!({"clusterIP": "None", "ports": [7100]}));
+    // Pod N of StatefulSet S under Service rlgraph is S-N.rlgraph: the names the spec gives.
+    assert_eq!(
+        m["cluster"],
+        serde_json::json!({
+            "learner": ["rlgraph-learner-0.rlgraph:7100"],
+            "replay": ["rlgraph-replay-0.rlgraph:7100", "rlgraph-replay-1.rlgraph:7100"],
+            "actor": ["rlgraph-actor-0", "rlgraph-actor-1", "rlgraph-actor-2"]
+        })
+    );
+    let config: Json =
+        serde_json::from_str(&std::fs::read_to_string(format!("{ROOT}/configs/apex-cartpole.json")).unwrap()).unwrap();
+    assert_eq!(m["config"], config);
+    for (set, replicas, role) in [
+        ("rlgraph-learner", 1, "learner"),
+        ("rlgraph-replay", 2, "replay"),
+        ("rlgraph-actor", 3, "actor"),
+    ] {
+        let s = &m["sets"][set];
+        assert_eq!(
+            (s["replicas"].as_u64(), s["serviceName"].as_str()),
+            (Some(replicas), Some("rlgraph")),
+            "{s}"
+        );
+        let command: Vec<&str> = s["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            command[..5],
+            ["rlgraph", "serve", "/etc/rlgraph/config.json", "--role", role],
+            "{s}"
+        );
+        let flag = |f: &str| command.iter().position(|w| *w == f).map(|i| command[i + 1]);
+        assert_eq!(flag("--cluster"), Some("/etc/rlgraph/cluster.json"));
+        assert_eq!(flag("--token-file"), Some("/etc/rlgraph-token/token"));
+        assert_eq!(flag("--tls-ca"), Some("/etc/rlgraph-tls/ca.pem"));
+        assert_eq!(flag("--timesteps"), Some("5000"));
+        assert_eq!(flag("--index"), None, "the index comes from RLGRAPH_INDEX");
+        assert_eq!(s["index_from"], "metadata.labels['apps.kubernetes.io/pod-index']");
+        assert_eq!(s["secrets"], serde_json::json!(["rlgraph-tls", "rlgraph-token"]));
+        let serves = role != "actor";
+        let probe = serde_json::json!({"port": 7100});
+        assert_eq!(s["readiness"] == probe && s["liveness"] == probe, serves, "{s}");
+        assert_eq!(s["ports"] == serde_json::json!([7100]), serves, "{s}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
