@@ -132,12 +132,10 @@ impl<B: Backend, A: Algorithm<B>> AgentBuilder<B, A> {
         }
         // The config readers require these sections where the algorithm needs them; the
         // given layers take the stand-in's place before anything is built.
-        let given_layers = [
-            (self.parts.network.is_some(), "network_spec"),
-            (self.parts.value_network.is_some(), "value_function_spec"),
-        ];
-        for (_, key) in given_layers.iter().filter(|(given, _)| *given) {
-            object.insert((*key).into(), json!([{"type": "dense", "units": 1}]));
+        for (part, key) in [("network", "network_spec"), ("value_network", "value_function_spec")] {
+            if given.contains(&part) {
+                object.insert(key.into(), json!([{"type": "dense", "units": 1}]));
+            }
         }
         let config = A::parse(&spec)?;
         ComposedAgent::from_parts(config, self.parts, state_space, action_space, seed)

@@ -1,12 +1,15 @@
 //! `AgentParts`: the parts of an agent given as Rust values (a user's own components among
 //! them), each taking the place of its JSON section when the algorithm builds its roles.
 
+use rlgraph_components::spec::normalize_type;
 use rlgraph_components::{layers_from_spec, OptimizerSpec, TimeDependent};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Component, CoreError, Result};
 use serde_json::Value as Json;
 
 use crate::dqn::config::MemoryKind;
+use crate::preprocessing::is_stateful_kind;
+use crate::recurrence::is_lstm_kind;
 use crate::replay::Replay;
 
 /// Parts of an agent given as values rather than JSON; `None` keeps the config's section.
@@ -134,15 +137,16 @@ impl<B: Backend> AgentParts<B> {
 fn checked_layers<B: Backend>(layers: &[Component<B>], at: &str, what: &str) -> Result<Vec<Component<B>>> {
     for (i, layer) in layers.iter().enumerate() {
         // Kinds as a spec's `type` names them (`moving_standardize`) or as constructors do.
-        let stateful = match layer.kind().to_lowercase().replace(['-', '_'], "").as_str() {
-            "lstm" | "lstmlayer" => {
-                Some("a recurrent network must come from `network_spec`, which carries the LSTM's memory")
-            }
-            "sequence" | "movingstandardize" => Some(
+        let kind = normalize_type(layer.kind());
+        let stateful = if is_lstm_kind(&kind) {
+            Some("a recurrent network must come from `network_spec`, which carries the LSTM's memory")
+        } else if is_stateful_kind(&kind) {
+            Some(
                 "a preprocessor that keeps state must come from `preprocessing_spec` through `build_agent`, \
                  which runs it per environment copy; inside the graph it would also run on replayed batches",
-            ),
-            _ => None,
+            )
+        } else {
+            None
         };
         if let Some(advice) = stateful {
             return Err(CoreError::Config {

@@ -4,6 +4,7 @@
 
 use rlgraph_components::action_mask::{check_mask, has_mask, mask_fn, observation_fn};
 use rlgraph_components::preprocessor_stack;
+use rlgraph_components::spec::normalize_type;
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{ApiCtx, Backend, Component, CoreError, Op, Result};
 
@@ -109,17 +110,18 @@ fn with_stack<B: Backend>(root: Component<B>, members: Vec<Component<B>>) -> Com
 
 /// A preprocessor spec's `type`, normalized (lower case, no `-` or `_`).
 pub fn preprocessor_kind(spec: &Json) -> String {
-    spec.get("type")
-        .and_then(Json::as_str)
-        .unwrap_or("")
-        .to_lowercase()
-        .replace(['-', '_'], "")
+    normalize_type(spec.get("type").and_then(Json::as_str).unwrap_or(""))
 }
 
 /// Whether the preprocessor `spec` keeps state between calls (frame stacks, running
 /// statistics).
 pub fn is_stateful(spec: &Json) -> bool {
-    matches!(preprocessor_kind(spec).as_str(), "sequence" | "movingstandardize")
+    is_stateful_kind(&preprocessor_kind(spec))
+}
+
+/// Whether a preprocessor of this normalized kind keeps state between calls.
+pub(crate) fn is_stateful_kind(kind: &str) -> bool {
+    matches!(kind, "sequence" | "movingstandardize")
 }
 
 /// The components of a stack built from `specs`, each named apart (two preprocessors of one

@@ -24,7 +24,12 @@ pub struct Recurrence {
 }
 
 fn is_lstm(layer: &Json) -> bool {
-    matches!(preprocessor_kind(layer).as_str(), "lstm" | "lstmlayer")
+    is_lstm_kind(&preprocessor_kind(layer))
+}
+
+/// Whether a layer of this normalized kind is an LSTM.
+pub(crate) fn is_lstm_kind(kind: &str) -> bool {
+    matches!(kind, "lstm" | "lstmlayer")
 }
 
 /// The split of `network` (the config's `network_spec`, named `at` in messages) around its
