@@ -127,40 +127,54 @@ impl ReplayShard {
     /// The shard's metrics now, for a Prometheus scrape: records held, inserted, sampled
     /// batches and the time spent sampling, priority updates, refusals, stale updates.
     pub fn metrics(&self) -> Vec<Metric> {
-        let count = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+        let s = self.stats_at(self.size() as u64);
         vec![
-            Metric::gauge("rlgraph_replay_records", "Records the shard holds.", self.size() as f64),
+            Metric::gauge("rlgraph_replay_records", "Records the shard holds.", s.size as f64),
             Metric::counter(
                 "rlgraph_replay_records_inserted_total",
                 "Records inserted since the shard started.",
-                count(&self.inserted),
+                s.records_inserted as f64,
             ),
             Metric::counter(
                 "rlgraph_replay_batches_sampled_total",
                 "Batches sampled since the shard started.",
-                count(&self.sampled),
+                s.batches_sampled as f64,
             ),
             Metric::counter(
                 "rlgraph_replay_sample_seconds_total",
                 "Seconds spent drawing and encoding sampled batches (divide by the batches for the mean).",
-                count(&self.sample_nanos) / 1e9,
+                self.sample_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             ),
             Metric::counter(
                 "rlgraph_replay_priority_updates_total",
                 "Priority updates applied.",
-                count(&self.updates),
+                s.priority_updates as f64,
             ),
             Metric::counter(
                 "rlgraph_replay_refused_total",
                 "Messages refused (wrong space, shape or size).",
-                count(&self.refused),
+                s.refused as f64,
             ),
             Metric::counter(
                 "rlgraph_replay_stale_updates_total",
                 "Priority updates for an earlier incarnation, ignored.",
-                count(&self.stale),
+                s.stale_updates as f64,
             ),
         ]
+    }
+
+    /// The shard's counters now, holding `size` records: what `Stats` answers and the
+    /// metrics show.
+    fn stats_at(&self, size: u64) -> ShardStats {
+        ShardStats {
+            size,
+            records_inserted: self.inserted.load(Ordering::Relaxed),
+            batches_sampled: self.sampled.load(Ordering::Relaxed),
+            priority_updates: self.updates.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+            stale_updates: self.stale.load(Ordering::Relaxed),
+            generation: self.generation,
+        }
     }
 
     /// Shows the shard's metrics on `board` while it serves.
@@ -284,15 +298,7 @@ impl replay_server::Replay for ReplayShard {
 
     async fn stats(&self, _: Request<StatsRequest>) -> Result<Response<ShardStats>, Status> {
         let size = self.held()?.replay.size() as u64;
-        Ok(Response::new(ShardStats {
-            size,
-            records_inserted: self.inserted.load(Ordering::Relaxed),
-            batches_sampled: self.sampled.load(Ordering::Relaxed),
-            priority_updates: self.updates.load(Ordering::Relaxed),
-            refused: self.refused.load(Ordering::Relaxed),
-            stale_updates: self.stale.load(Ordering::Relaxed),
-            generation: self.generation,
-        }))
+        Ok(Response::new(self.stats_at(size)))
     }
 
     async fn stop(&self, _: Request<StopRequest>) -> Result<Response<Ack>, Status> {
