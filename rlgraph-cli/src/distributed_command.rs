@@ -518,14 +518,11 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
 
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the rlgraph program: {e}"))?;
     let spawn = |role: &str, index: usize, stdout: Stdio| -> Result<Child, String> {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("serve")
-            .arg(&run.config)
-            .args(["--role", role, "--index", &index.to_string()])
+        Command::new(&exe)
+            .args(serve_args(run, role, Some(index)))
             .arg("--cluster")
-            .arg(&cluster_path);
-        pass_run_options(&mut cmd, run, role);
-        cmd.stdout(stdout)
+            .arg(&cluster_path)
+            .stdout(stdout)
             .stderr(Stdio::inherit())
             .stdin(Stdio::null())
             .spawn()
@@ -572,8 +569,20 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     Ok(summary.to_string())
 }
 
+/// The words after the program of `rlgraph serve` for `role` of `run` (number `index`, where
+/// given), all but `--cluster`: what `launch` starts and the emitted scripts and manifests run.
+pub(crate) fn serve_args(run: &RunOptions, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
+    let mut cmd = Command::new("rlgraph");
+    cmd.arg("serve").arg(&run.config).args(["--role", role]);
+    if let Some(i) = index {
+        cmd.args(["--index", &i.to_string()]);
+    }
+    pass_run_options(&mut cmd, run, role);
+    cmd.get_args().map(|a| a.to_os_string()).collect()
+}
+
 /// The options of `run` on a `serve` command line for `role` (each role gets its own).
-pub(crate) fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
+fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
     cmd.args(["--env", &run.env, "--backend", &run.backend])
         .args(["--seed", &run.seed.to_string()])
         .args(["--timesteps", &run.timesteps.to_string()])

@@ -6,11 +6,9 @@
 //! health service backs their readiness and liveness probes; the token (and TLS files) come
 //! from Secrets the user creates.
 
-use std::process::Command;
-
 use serde_json::{json, Value as Json};
 
-use crate::distributed_command::{pass_run_options, RunOptions};
+use crate::distributed_command::{serve_args, RunOptions};
 
 /// The port every learner and replay shard pod serves on.
 const PORT: u16 = 7100;
@@ -57,13 +55,13 @@ pub fn kubernetes_manifests(
     run.out = Some(DATA_DIR.into());
     run.resume = None;
     let command = |role: &str| -> Json {
-        let mut cmd = Command::new("rlgraph");
-        pass_run_options(&mut cmd, &run, role);
-        let mut words: Vec<String> = ["rlgraph", "serve", &format!("{CONFIG_DIR}/config.json"), "--role", role]
-            .map(String::from)
-            .to_vec();
+        let mut words = vec!["rlgraph".to_string()];
+        words.extend(
+            serve_args(&run, role, None)
+                .iter()
+                .map(|w| w.to_string_lossy().into_owned()),
+        );
         words.extend(["--cluster".into(), format!("{CONFIG_DIR}/cluster.json")]);
-        words.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
         json!(words)
     };
     let mut docs = vec![

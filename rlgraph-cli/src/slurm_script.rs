@@ -8,9 +8,8 @@
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
-use crate::distributed_command::{pass_run_options, RunOptions};
+use crate::distributed_command::{serve_args, RunOptions};
 
 /// The script, for `actors` actors and `shards` replay shards, the learner on `base_port`
 /// of the first node and the shards on the ports after it.
@@ -32,6 +31,7 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
     let config = absolute(&run.config)?;
     // Every path a role reads or writes, as the other nodes see it.
     let mut run = run.clone();
+    run.config.clone_from(&config);
     for path in [
         &mut run.token_file,
         &mut run.out,
@@ -47,15 +47,8 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
     }
     // The words of `rlgraph serve` after the program, with `--index` where given.
     let serve = |role: &str, index: Option<usize>| -> String {
-        let mut cmd = Command::new("rlgraph");
-        pass_run_options(&mut cmd, &run, role);
-        let options: Vec<String> = cmd.get_args().map(quote).collect();
-        let index = index.map(|i| format!(" --index {i}")).unwrap_or_default();
-        format!(
-            "serve {} --role {role}{index} --cluster \"$cluster\" {}",
-            quote(config.as_os_str()),
-            options.join(" ")
-        )
+        let words: Vec<String> = serve_args(&run, role, index).iter().map(|w| quote(w)).collect();
+        format!("{} --cluster \"$cluster\"", words.join(" "))
     };
     let address = |port: usize| format!("\\\"$head_node:{port}\\\"");
     let replay: Vec<String> = (1..=shards).map(|i| address(usize::from(base_port) + i)).collect();
