@@ -3,7 +3,7 @@
 //! RLgraph's `impala_distributed_clusterspec.json` writes it. An address is an IP address or
 //! a DNS name with a port (`learner-0.rlgraph:7100`, as Kubernetes names a StatefulSet's
 //! pods): peers dial the name, resolved on every connection, and the role named listens on
-//! every interface at its port.
+//! every interface at its port (loopback for `localhost`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -92,13 +92,19 @@ impl ClusterSpec {
         Ok(())
     }
 
-    /// The address role `role` number `index` listens on: its IP address, or for a DNS
-    /// name every interface (`0.0.0.0`) at its port.
+    /// The address role `role` number `index` listens on: its IP address; for a DNS name
+    /// every interface (`0.0.0.0`) at its port, but loopback for `localhost` (and names
+    /// under it, RFC 6761), which must not be reachable from elsewhere.
     pub fn address(&self, role: Role, index: usize) -> Result<SocketAddr, DistributedError> {
         let entry = self.endpoint(role, index)?;
         let (host, port) = host_and_port(&entry)
             .map_err(|why| DistributedError::Setup(format!("{} address {entry:?} {why}", role.name())))?;
-        let ip = host.parse::<IpAddr>().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let host = host.to_ascii_lowercase();
+        let ip = match host.parse::<IpAddr>() {
+            Ok(ip) => ip,
+            Err(_) if host == "localhost" || host.ends_with(".localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            Err(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        };
         Ok(SocketAddr::new(ip, port))
     }
 
@@ -180,6 +186,12 @@ mod tests {
             "learner-0.rlgraph.default.svc:7100"
         );
         assert_eq!(spec.address(Role::Learner, 0).unwrap(), "0.0.0.0:7100".parse().unwrap());
+        // `localhost` stays on the loopback interface.
+        let local = ClusterSpec::parse(r#"{"learner": ["LocalHost:7100"]}"#).unwrap();
+        assert_eq!(
+            local.address(Role::Learner, 0).unwrap(),
+            "127.0.0.1:7100".parse().unwrap()
+        );
         assert_eq!(spec.address(Role::Replay, 0).unwrap(), "10.0.0.2:7101".parse().unwrap());
         assert_eq!(spec.address(Role::Replay, 1).unwrap(), "[::1]:7102".parse().unwrap());
         for (entry, why) in [
