@@ -518,6 +518,9 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
     let script = dir.join("run.sbatch");
     std::fs::write(&script, &emitted.stdout).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    // The script and every role it starts in one process group, killed when the test ends,
+    // pass or fail (a killed bash runs no EXIT trap).
+    use std::os::unix::process::CommandExt;
     let child = Command::new("bash")
         .arg(&script)
         .current_dir(&dir)
@@ -526,10 +529,21 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
         .env("SLURM_JOB_NODELIST", "localhost")
         .env("SLURM_JOB_ID", "42")
         .env("SLURM_SUBMIT_DIR", &dir)
+        .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    struct Group(u32);
+    impl Drop for Group {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0)])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+    let _group = Group(child.id());
     let out = finish(child, Duration::from_secs(300));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let summary: Json = serde_json::from_slice(&out.stdout).unwrap();
