@@ -50,6 +50,11 @@ pub struct RunOptions {
     /// shard I from `replay-I.safetensors`.
     #[arg(long)]
     pub resume: Option<PathBuf>,
+    /// Resume from `--out` where this role's file is already there (a restarted pod, a
+    /// requeued job, a killed process started again) and start afresh where it is not: the
+    /// learner from `checkpoint.safetensors`, replay shard I from `replay-I.safetensors`.
+    #[arg(long, requires = "out", conflicts_with = "resume")]
+    pub resume_if_present: bool,
     /// Replay shards save their memory every this many seconds (with `--out`), and when
     /// stopped.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -174,6 +179,15 @@ fn role(text: &str) -> Result<Role, String> {
 }
 
 impl RunOptions {
+    /// The directory a role resumes from: `--resume`, or `--out` with `--resume-if-present`.
+    fn resume_dir(&self) -> Option<PathBuf> {
+        match (&self.resume, self.resume_if_present) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, true) => self.out.clone(),
+            (None, false) => None,
+        }
+    }
+
     fn access(&self) -> Result<Access, String> {
         let token = match &self.token_file {
             Some(path) => Some(Access::token_from_file(path).map_err(|e| e.to_string())?),
@@ -334,8 +348,8 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             }
             .map_err(|e| e.to_string())?;
             Ok(json!({
-                "role": "actor", "index": index, "frames": s.frames, "records_sent": s.records_sent,
-                "records_dropped": s.records_dropped, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version, "reconnects": s.reconnects,
+                "role": "actor", "index": index, "frames": s.frames, "records_made": s.records_made, "records_sent": s.records_sent,
+                "records_dropped": s.records_dropped, "records_unsent": s.records_unsent, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version, "reconnects": s.reconnects,
             })
             .to_string())
         }
@@ -346,7 +360,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
             let (s, a) = spaces()?;
             let files = ShardFiles {
-                resume: run.resume.clone(),
+                resume: run.resume_dir(),
                 out: run.out.clone(),
                 every: Duration::from_secs(run.shard_checkpoint_secs),
             };
@@ -398,8 +412,19 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             if let Some(dir) = &run.out {
                 std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             }
+            let resume = run.resume_dir().map(|d| d.join(CHECKPOINT_FILE));
+            let resume = match resume {
+                Some(path) if run.resume_if_present && !path.exists() => {
+                    stderr_line(&format!(
+                        "learner: no checkpoint at {} yet: starting the run",
+                        path.display()
+                    ));
+                    None
+                }
+                other => other,
+            };
             let drive = DriveOptions {
-                resume: run.resume.as_ref().map(|d| d.join(CHECKPOINT_FILE)),
+                resume,
                 out: run.out.clone(),
                 checkpoint,
                 ..DriveOptions::new(RunLength {
@@ -607,6 +632,9 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
             if let Some(p) = path {
                 cmd.arg(flag).arg(p);
             }
+        }
+        if run.resume_if_present {
+            cmd.arg("--resume-if-present");
         }
         cmd.args(["--shard-checkpoint-secs", &run.shard_checkpoint_secs.to_string()]);
     }

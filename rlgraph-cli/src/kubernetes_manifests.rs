@@ -53,7 +53,10 @@ pub fn kubernetes_manifests(
         run.tls_ca = Some(format!("{TLS_DIR}/ca.pem").into());
     }
     run.out = Some(DATA_DIR.into());
+    // A pod comes back after a crash, an eviction or a rolling update: its learner and shards
+    // go on from what they saved on their volume.
     run.resume = None;
+    run.resume_if_present = true;
     let command = |role: &str| -> Json {
         let mut words = vec!["rlgraph".to_string()];
         words.extend(

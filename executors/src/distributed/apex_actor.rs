@@ -73,6 +73,13 @@ impl ActorOptions {
 pub struct ActorSummary {
     /// Environment frames stepped.
     pub frames: u64,
+    /// Records (Ape-X's n-step transitions, IMPALA's rollouts) made from those frames: each one
+    /// ends sent, dropped or unsent, so `records_made = records_sent + records_dropped +
+    /// records_unsent`.
+    pub records_made: u64,
+    /// Records still on hand when the run ended (a partial insert batch, an outbox no shard
+    /// took before the end).
+    pub records_unsent: u64,
     /// Records the shards accepted (Ape-X), or rollouts the learner queued (IMPALA).
     pub records_sent: u64,
     /// Records (or rollouts) dropped from a full outbox or refused.
@@ -127,7 +134,9 @@ pub fn run_apex_actor<B: Backend>(
                 Some(streams) => streams.observe(i, t)?,
                 None => t,
             };
-            pending.extend(adder.push(i, t));
+            let records = adder.push(i, t);
+            summary.records_made += records.len() as u64;
+            pending.extend(records);
         }
         since_sync += envs.states().len() as u64;
 
@@ -162,6 +171,7 @@ pub fn run_apex_actor<B: Backend>(
         )?;
         if stop {
             (summary.records_sent, summary.records_dropped) = (outbox.sent, outbox.dropped);
+            summary.records_unsent = pending.len() as u64 + outbox.queued_records();
             return Ok(summary);
         }
     }

@@ -118,6 +118,9 @@ pub struct DistributedStats {
     pub shards: Vec<ShardStats>,
     /// Rollouts the learner refused as malformed (IMPALA).
     pub rollouts_refused: u64,
+    /// Whether the learner was asked to end (SIGTERM) before the run was over: it saved and
+    /// left the actors and shards running for the learner that resumes it.
+    pub preempted: bool,
 }
 
 impl DistributedStats {
@@ -132,6 +135,7 @@ impl DistributedStats {
             "priority_updates_dropped": self.priority_updates_dropped,
             "resumed_at_update": self.resumed_at_update,
             "rollouts_refused": self.rollouts_refused,
+            "preempted": self.preempted,
             "shards": self.shards.iter().map(|s| json!({
                 "records": s.size,
                 "records_inserted": s.records_inserted,
@@ -358,6 +362,8 @@ pub(crate) fn learn_apex<B: Backend>(
     })();
 
     let mut shard_stats = Vec::new();
+    // A preempted learner leaves the shards to the learner that takes over.
+    let stop_shards = options.stop_shards && !run.preempted();
     let finished = run.finish(learner, options, result, |runtime| {
         // The priorities still queued reach their shards before the shards are asked for
         // their stats (and told to stop).
@@ -373,7 +379,7 @@ pub(crate) fn learn_apex<B: Backend>(
                     status.message()
                 )),
             }
-            if options.stop_shards {
+            if stop_shards {
                 let _ = runtime.block_on(client.stop(StopRequest {}));
             }
         }
@@ -392,6 +398,7 @@ pub(crate) fn learn_apex<B: Backend>(
         actors: finished.actors,
         shards: shard_stats,
         rollouts_refused: 0,
+        preempted: finished.preempted,
     };
     Ok((stats, finished.counters))
 }

@@ -61,6 +61,7 @@ pub fn run_impala_actor<B: Backend>(
                 None => None,
             };
             if let Some(rollout) = adder.push(i, t, f64::from(log_prob), acted_from)? {
+                summary.records_made += 1;
                 outbox.push_back(RolloutRequest {
                     actor: options.index,
                     weight_version: summary.version,
@@ -90,6 +91,7 @@ pub fn run_impala_actor<B: Backend>(
                         &mut time_percentage,
                         &mut |_| Ok(()),
                     )? {
+                        summary.records_unsent = outbox.len() as u64;
                         return Ok(summary);
                     }
                 }
@@ -112,6 +114,7 @@ pub fn run_impala_actor<B: Backend>(
             &mut time_percentage,
             &mut |_| Ok(()),
         )? {
+            summary.records_unsent = outbox.len() as u64;
             return Ok(summary);
         }
     }

@@ -61,6 +61,7 @@ pub(crate) fn learn_impala<B: Backend>(
         actors: finished.actors,
         shards: vec![],
         rollouts_refused: refused,
+        preempted: finished.preempted,
     };
     Ok((stats, finished.counters))
 }

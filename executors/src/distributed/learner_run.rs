@@ -4,6 +4,8 @@
 //! that every actor hears it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agents::{GraphActor, GraphLearner};
@@ -103,6 +105,10 @@ pub(crate) struct LearnerRun<B: Backend> {
     evaluated_to: u64,
     /// Rounds already shown to the progress callback.
     rounds_shown: usize,
+    /// Set when the process is asked to end (SIGTERM or Ctrl-C).
+    terminated: Arc<AtomicBool>,
+    /// Whether this leg ended because the process was asked to, not because the run is over.
+    preempted: bool,
 }
 
 impl<B: Backend> LearnerRun<B> {
@@ -151,7 +157,19 @@ impl<B: Backend> LearnerRun<B> {
                 .await
             })
         };
+        // A learner asked to end (a pod deleted, a job preempted) stops learning, saves and
+        // leaves the run to the next learner: the actors and shards go on and wait for it.
+        let terminated = Arc::new(AtomicBool::new(false));
+        {
+            let terminated = terminated.clone();
+            runtime.spawn(async move {
+                super::role_health::termination().await;
+                terminated.store(true, Ordering::SeqCst);
+            });
+        }
         Ok(LearnerRun {
+            terminated,
+            preempted: false,
             runtime,
             hub,
             last_checkpoint: learner.updates(),
@@ -184,6 +202,16 @@ impl<B: Backend> LearnerRun<B> {
         queue_depth: usize,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Option<f64> {
+        if self.terminated.load(Ordering::SeqCst) {
+            if !self.preempted {
+                super::log(
+                    "learner: asked to end (SIGTERM or Ctrl-C): saving and leaving the run, its actors and shards to \
+                     the next learner (start it with --resume-if-present)",
+                );
+            }
+            self.preempted = true;
+            return None;
+        }
         let reports = self.hub.drain();
         let run = &mut self.counters;
         run.frames = run.frames.saturating_add(reports.frames);
@@ -274,7 +302,13 @@ impl<B: Backend> LearnerRun<B> {
         Ok(())
     }
 
-    /// Ends the run: tells the actors, runs `wind_down` (the shards' last calls) while the
+    /// Whether the process was asked to end before the run was over (the leg ends, the run
+    /// does not: actors are not told, shards are not stopped).
+    pub(crate) fn preempted(&self) -> bool {
+        self.preempted
+    }
+
+    /// Ends the run (or, when [`LearnerRun::preempted`], only this leg): tells the actors, runs `wind_down` (the shards' last calls) while the
     /// hub still answers, stops serving and returns the run's statistics with this leg's
     /// seconds, the weight lag, the actors heard from and the run's counters. `result` is the
     /// learning loop's outcome, returned if it failed.
@@ -285,7 +319,9 @@ impl<B: Backend> LearnerRun<B> {
         result: Result<(), DistributedError>,
         wind_down: impl FnOnce(&Runtime),
     ) -> Result<Finished, DistributedError> {
-        self.hub.stop();
+        if !self.preempted {
+            self.hub.stop();
+        }
         let runtime_s = self.start.elapsed().as_secs_f64();
         wind_down(&self.runtime);
         // Keep answering a moment so every actor hears the run is over.
@@ -315,6 +351,7 @@ impl<B: Backend> LearnerRun<B> {
             weight_lag,
             actors: self.actors.len(),
             counters: self.counters,
+            preempted: self.preempted,
         })
     }
 }
@@ -335,4 +372,5 @@ pub(crate) struct Finished {
     pub(crate) weight_lag: f64,
     pub(crate) actors: usize,
     pub(crate) counters: RunCounters,
+    pub(crate) preempted: bool,
 }

@@ -12,6 +12,7 @@ use agents::Replay;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::Space;
+use rlgraph_core::{HostState, SavedState};
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
@@ -28,6 +29,62 @@ use super::wire::{decode_value, describe, encode_value};
 struct Held {
     replay: Box<dyn Replay>,
     rng: ChaCha8Rng,
+}
+
+/// The name of the counters' part in a shard's file.
+const COUNTERS: &str = "counters";
+
+/// A shard's counters as its file keeps them, so a restarted shard counts on: records
+/// inserted, batches sampled, priority updates, refusals, stale updates.
+#[derive(Default)]
+struct ShardCounters([u64; 5]);
+
+const COUNTER_NAMES: [&str; 5] = [
+    "records_inserted",
+    "batches_sampled",
+    "priority_updates",
+    "refused",
+    "stale_updates",
+];
+
+impl ShardCounters {
+    fn parse(state: &SavedState) -> rlgraph_core::Result<Self> {
+        let mut values = [0u64; 5];
+        for (value, name) in values.iter_mut().zip(COUNTER_NAMES) {
+            *value = state
+                .meta
+                .get(name)
+                .and_then(serde_json::Value::as_u64)
+                .ok_or_else(|| rlgraph_core::CoreError::Checkpoint {
+                    path: "(replay shard counters)".into(),
+                    reason: format!("{name} is missing or not a count"),
+                })?;
+        }
+        Ok(ShardCounters(values))
+    }
+}
+
+impl HostState for ShardCounters {
+    fn save_state(&self) -> rlgraph_core::Result<SavedState> {
+        let meta: serde_json::Map<String, serde_json::Value> = COUNTER_NAMES
+            .iter()
+            .zip(self.0)
+            .map(|(n, v)| (n.to_string(), v.into()))
+            .collect();
+        Ok(SavedState {
+            tensors: Default::default(),
+            meta: meta.into(),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> rlgraph_core::Result<()> {
+        Self::parse(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> rlgraph_core::Result<()> {
+        *self = Self::parse(&state)?;
+        Ok(())
+    }
 }
 
 /// The replay shard service.
@@ -94,8 +151,9 @@ impl ReplayShard {
         self.checkpoint.as_ref().map(|(p, d)| (p.as_path(), *d))
     }
 
-    /// Loads the memory saved at `path`; `false` (and an empty memory) when there is no file
-    /// there. A damaged file is an error and leaves the memory as it was.
+    /// Loads the memory and the counters saved at `path`; `false` (and an empty memory) when
+    /// there is no file there. A damaged file is an error and leaves the memory as it was. A
+    /// file from before the counters were saved loads its memory, the counters at zero.
     pub fn restore(&mut self, path: &Path) -> Result<bool, DistributedError> {
         if !path.exists() {
             return Ok(false);
@@ -104,19 +162,51 @@ impl ReplayShard {
             .held
             .get_mut()
             .map_err(|_| DistributedError::Setup("the replay memory's lock was poisoned".into()))?;
-        rlgraph_core::checkpoint::restore_host_states(path, &mut [("memory", held.replay.state_mut())])?;
+        let mut counters = ShardCounters::default();
+        let with_counters = rlgraph_core::checkpoint::restore_host_states(
+            path,
+            &mut [("memory", held.replay.state_mut()), (COUNTERS, &mut counters)],
+        );
+        if let Err(e) = with_counters {
+            // Retried without the counters, so an older file still loads; its own error is
+            // the one to report when that fails too.
+            rlgraph_core::checkpoint::restore_host_states(path, &mut [("memory", held.replay.state_mut())])
+                .map_err(|_| e)?;
+        }
+        let [inserted, sampled, updates, refused, stale] = counters.0;
+        for (atomic, value) in [
+            (&self.inserted, inserted),
+            (&self.sampled, sampled),
+            (&self.updates, updates),
+            (&self.refused, refused),
+            (&self.stale, stale),
+        ] {
+            atomic.store(value, Ordering::Relaxed);
+        }
         Ok(true)
     }
 
-    /// Saves the memory to `path` (atomically: a shard killed while saving keeps its last
-    /// good file).
+    /// Saves the memory and the counters to `path` (atomically: a shard killed while saving
+    /// keeps its last good file).
     pub fn save(&self, path: &Path) -> Result<(), DistributedError> {
         let held = self
             .held
             .lock()
             .map_err(|_| DistributedError::Setup("the replay memory's lock was poisoned".into()))?;
-        rlgraph_core::checkpoint::save_host_states(path, &[("memory", held.replay.state())])?;
+        // Read under the memory's lock, as inserts count there: the file's count of records
+        // inserted matches the records it holds.
+        let counters = ShardCounters(
+            [&self.inserted, &self.sampled, &self.updates, &self.refused, &self.stale]
+                .map(|a| a.load(Ordering::Relaxed)),
+        );
+        rlgraph_core::checkpoint::save_host_states(path, &[("memory", held.replay.state()), (COUNTERS, &counters)])?;
         Ok(())
+    }
+
+    /// Records inserted over the shard's life, its earlier incarnations' included where it
+    /// was restored.
+    pub fn records_inserted(&self) -> u64 {
+        self.inserted.load(Ordering::Relaxed)
     }
 
     /// The records held.
@@ -132,12 +222,12 @@ impl ReplayShard {
             Metric::gauge("rlgraph_replay_records", "Records the shard holds.", s.size as f64),
             Metric::counter(
                 "rlgraph_replay_records_inserted_total",
-                "Records inserted since the shard started.",
+                "Records inserted over the shard's life (a restored shard counts on from its file).",
                 s.records_inserted as f64,
             ),
             Metric::counter(
                 "rlgraph_replay_batches_sampled_total",
-                "Batches sampled since the shard started.",
+                "Batches sampled over the shard's life.",
                 s.batches_sampled as f64,
             ),
             Metric::counter(
@@ -224,6 +314,8 @@ impl ReplayShard {
         held.replay
             .insert(&records, priorities)
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        // Counted under the lock, so a save sees the records and their count together.
+        self.inserted.fetch_add(n as u64, Ordering::Relaxed);
         Ok((held.replay.size() as u64, n as u64))
     }
 }
@@ -232,8 +324,7 @@ impl ReplayShard {
 impl replay_server::Replay for ReplayShard {
     async fn insert(&self, request: Request<InsertRequest>) -> Result<Response<InsertReply>, Status> {
         let req = request.into_inner();
-        let (size, n) = self.insert_checked(&req).map_err(|s| self.refuse("Insert", s))?;
-        self.inserted.fetch_add(n, Ordering::Relaxed);
+        let (size, _) = self.insert_checked(&req).map_err(|s| self.refuse("Insert", s))?;
         Ok(Response::new(InsertReply { size }))
     }
 

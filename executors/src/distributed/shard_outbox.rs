@@ -63,6 +63,11 @@ impl ShardOutbox {
         })
     }
 
+    /// Records queued and not yet taken by a shard.
+    pub(crate) fn queued_records(&self) -> u64 {
+        self.queue.iter().map(records_in).sum()
+    }
+
     /// Queues `batch`, dropping the oldest batches beyond the limit.
     pub(crate) fn push(&mut self, batch: InsertRequest) {
         self.queue.push_back(batch);

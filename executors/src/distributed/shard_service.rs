@@ -65,8 +65,9 @@ pub fn run_replay_shard(
         let path = shard_file(dir, index);
         if shard.restore(&path)? {
             super::log(&format!(
-                "{name}: resumed {} records from {}",
+                "{name}: resumed {} records ({} inserted so far) from {}",
                 shard.size(),
+                shard.records_inserted(),
                 path.display()
             ));
         }

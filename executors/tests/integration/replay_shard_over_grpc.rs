@@ -282,18 +282,37 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
     let mut second = new_shard();
     assert!(second.restore(&path).unwrap());
     assert_eq!(second.size(), 3);
+    // Its counters come back with the records and count on: 3 inserted before, 2 now.
+    assert_eq!(second.records_inserted(), 3);
     let (rt, mut c, _) = serve(second, Access::default(), &Access::default());
+    rt.block_on(c.insert(insert(2, vec![1.0, 1.0]))).unwrap();
+    let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
+    assert_eq!((stats.size, stats.records_inserted), (5, 5));
     let s = rt
         .block_on(c.sample(SampleRequest { batch_size: 3 }))
         .unwrap()
         .into_inner();
     let states = leaf(s.records, "/states");
-    // Each sampled state is one of the records inserted: 4 equal floats 0, 1 or 2.
+    // Each sampled state is one of the records inserted (both inserts count from 0): 4 equal
+    // floats 0, 1 or 2.
     for row in states.data.chunks(16) {
         let x = f32::from_le_bytes(row[..4].try_into().unwrap());
         assert!([0.0, 1.0, 2.0].contains(&x), "{x}");
         assert!(row.chunks(4).all(|b| f32::from_le_bytes(b.try_into().unwrap()) == x));
     }
+
+    // A file written before shards saved their counters (the memory alone) still loads, its
+    // counters at zero.
+    let old = dir.join("replay-old.safetensors");
+    let mut memory = {
+        let space = transition_space(&state_space(), &Space::from(IntBox::new(2).unwrap())).unwrap();
+        PrioritizedReplay::new("prioritized-replay", &space, 100, 0.6, 0.4).unwrap()
+    };
+    agents::Replay::insert(&mut memory, &records(4), None).unwrap();
+    rlgraph_core::checkpoint::save_host_states(&old, &[("memory", agents::Replay::state(&memory))]).unwrap();
+    let mut from_old = new_shard();
+    assert!(from_old.restore(&old).unwrap());
+    assert_eq!((from_old.size(), from_old.records_inserted()), (4, 0));
 
     // A damaged file is refused, and the shard stays as it was.
     let mut bytes = std::fs::read(&path).unwrap();

@@ -11,40 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::common::roles::{finish, serve_command, Guard, Progress};
+use crate::common::cluster::{assert_learned, free_port, summary_of, Cluster};
+use crate::common::roles::{finish, Guard};
 
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-/// The returns of `episodes.csv` in `dir`.
-fn returns(dir: &Path) -> Vec<f64> {
-    std::fs::read_to_string(dir.join("episodes.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
-        .collect()
-}
-
-/// DQN's CartPole threshold for a distributed run: RLgraph's best episode of at least 100,
-/// and some 20 consecutive episodes in the run's second half averaging at least 50. A random
-/// policy averages about 22 (a 20-episode mean of 50 is some ten standard deviations above
-/// it), and DQN's curve on CartPole dips and recovers, so one window at the very end is a
-/// single noisy sample: in CI a run that reached 102 once ended on a dip of 45 over its last
-/// 20 episodes and 53 over its last 10.
-fn assert_learned(dir: &Path, summary: &Json) {
-    let r = returns(dir);
-    let second_half = &r[r.len() / 2..];
-    let best = second_half
-        .windows(20)
-        .map(|w| w.iter().sum::<f64>() / 20.0)
-        .fold(f64::NEG_INFINITY, f64::max);
-    assert!(summary["max_episode_reward"].as_f64().unwrap() >= 100.0, "{summary}");
-    assert!(
-        best >= 50.0,
-        "the best 20 episodes of the second half average {best}: {summary}"
-    );
-}
 
 /// Runs `rlgraph launch CONFIG --env ENV ARGS --out DIR` (at most 300 s), asserts every
 /// process it started ended well, and returns the learner's summary.
@@ -180,118 +151,6 @@ fn a_launch_over_mutual_tls_runs_on_the_files_rlgraph_certs_makes() {
     std::fs::remove_dir_all(&certs).unwrap();
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A cluster of one learner, `shards` replay shards and two actors on free loopback ports,
-/// whose roles a test starts and kills one by one with `rlgraph serve`. Its runs take 40,000
-/// frames: long enough that a test acts on a role while the run is under way (one run takes
-/// a few seconds on two cores).
-struct Cluster {
-    dir: std::path::PathBuf,
-    spec: std::path::PathBuf,
-    seed: u64,
-    /// Processes started so far (numbers each one's log).
-    started: std::cell::Cell<usize>,
-}
-
-const CLUSTER_FRAMES: &str = "40000";
-
-impl Cluster {
-    fn new(name: &str, shards: usize, seed: u64) -> Self {
-        let dir = std::env::temp_dir().join(format!("rlgraph-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let spec = dir.join("cluster.json");
-        let replay: Vec<String> = (0..shards).map(|_| format!("\"127.0.0.1:{}\"", free_port())).collect();
-        std::fs::write(
-            &spec,
-            format!(
-                r#"{{"learner": ["127.0.0.1:{}"], "replay": [{}], "actor": ["a", "b"]}}"#,
-                free_port(),
-                replay.join(", ")
-            ),
-        )
-        .unwrap();
-        Cluster {
-            dir,
-            spec,
-            seed,
-            started: std::cell::Cell::new(0),
-        }
-    }
-
-    /// A new file in the cluster's directory for the stderr of `role` number `index`,
-    /// printed if the test fails.
-    fn log(&self, role: &str, index: usize) -> std::fs::File {
-        let n = self.started.get();
-        self.started.set(n + 1);
-        std::fs::File::create(self.dir.join(format!("{n:02}-{role}-{index}.log"))).unwrap()
-    }
-
-    /// `rlgraph serve` as `role` number `index`, with `extra` options.
-    fn command(&self, role: &str, index: usize, extra: &[&str]) -> Command {
-        let seed = self.seed.to_string();
-        let mut cmd = serve_command(
-            &[],
-            &self.spec,
-            role,
-            index,
-            &["--seed", &seed, "--timesteps", CLUSTER_FRAMES],
-        );
-        cmd.args(extra).stderr(self.log(role, index));
-        cmd
-    }
-
-    /// Starts `role` number `index` with `extra` options.
-    fn serve(&self, role: &str, index: usize, extra: &[&str]) -> Guard {
-        Guard::new(self.command(role, index, extra).spawn().unwrap())
-    }
-
-    /// Starts the learner with `extra` options, its progress followed.
-    fn learner(&self, extra: &[&str]) -> (Guard, Progress) {
-        let mut learner = self
-            .command("learner", 0, extra)
-            .args(["--log-every-secs", "1"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let progress = Progress::follow(&mut learner);
-        (Guard::new(learner), progress)
-    }
-}
-
-/// The learner's summary once it has ended well.
-fn summary_of(learner: Guard) -> Json {
-    let out = finish(learner.into_child(), Duration::from_secs(300));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let mut logs: Vec<_> = std::fs::read_dir(&self.dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                .collect();
-            logs.sort();
-            for log in logs {
-                eprintln!(
-                    "--- {}:\n{}",
-                    log.display(),
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 #[test]
 fn an_actor_killed_with_sigkill_rejoins_from_the_current_weights_and_the_run_still_learns() {
     let cluster = Cluster::new("actor-kill", 1, 2);
@@ -414,6 +273,50 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     for actor in actors {
         assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());
     }
+}
+
+#[test]
+fn a_learner_given_sigterm_saves_leaves_actors_and_shards_running_and_its_successor_resumes() {
+    let cluster = Cluster::new("learner-term", 1, 3);
+    let out = cluster.dir.join("out");
+    let out_arg = out.to_str().unwrap();
+    let options = ["--out", out_arg, "--resume-if-present", "--checkpoint-every", "100000"];
+    let mut replay = cluster.serve("replay", 0, &[]);
+    let mut actors = [cluster.serve("actor", 0, &[]), cluster.serve("actor", 1, &[])];
+    // No checkpoint yet: --resume-if-present starts the run afresh.
+    let (learner, progress) = cluster.learner(&options);
+    progress.wait_for_frames(4000);
+    learner.terminate();
+    let first = summary_of(learner);
+    assert_eq!(first["distributed"]["preempted"], true, "{first}");
+    assert_eq!(first["distributed"]["resumed_at_update"], Json::Null, "{first}");
+    let (frames, updates) = (
+        first["timesteps_executed"].as_u64().unwrap(),
+        first["updates"].as_u64().unwrap(),
+    );
+    assert!((4000..40_000).contains(&frames) && updates > 0, "{first}");
+    // The run is not over: the shard and the actors wait for the next learner.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(replay.running(), "the shard was left running");
+    assert!(actors.iter_mut().all(Guard::running), "the actors were left running");
+
+    // It saved where it stopped (no periodic checkpoint came before: every 100,000 updates),
+    // and the next learner, with the same command line, goes on from there.
+    let (learner, _) = cluster.learner(&options);
+    let summary = summary_of(learner);
+    assert_eq!(
+        summary["distributed"]["resumed_at_update"].as_u64(),
+        Some(updates),
+        "{summary}"
+    );
+    assert_eq!(summary["resumed_at_timestep"].as_u64(), Some(frames), "{summary}");
+    assert_eq!(summary["distributed"]["preempted"], false, "{summary}");
+    assert!(summary["timesteps_executed"].as_u64().unwrap() >= 40_000, "{summary}");
+    assert_learned(&out, &summary);
+    for actor in actors {
+        assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());
+    }
+    assert!(finish(replay.into_child(), Duration::from_secs(30)).status.success());
 }
 
 #[test]
@@ -698,6 +601,8 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
         let probe = serde_json::json!({"port": 7100});
         assert_eq!(s["readiness"] == probe && s["liveness"] == probe, serves, "{s}");
         assert_eq!(s["ports"] == serde_json::json!([7100]), serves, "{s}");
+        // A restarted learner or shard pod goes on from what it saved on its volume.
+        assert_eq!(command.contains(&"--resume-if-present"), serves, "{command:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,6 +6,7 @@ mod across_hosts;
 mod act_command;
 mod bench_command;
 mod call_command;
+mod chaos_soak;
 mod common;
 mod distributed;
 mod env_command;

@@ -35,6 +35,7 @@ pub fn train_into(config: &str, env: &str, timesteps: u64, seed: u64, out: &str)
     assert_eq!(code, 0, "{stderr}");
 }
 
+pub mod cluster;
 pub mod roles;
 
 /// The TensorBoard event file in `dir`, if there is one.

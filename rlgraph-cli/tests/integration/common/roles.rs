@@ -48,6 +48,22 @@ impl Guard {
         }
     }
 
+    /// Sends the process SIGTERM, as Kubernetes and Slurm do before they kill it.
+    pub fn terminate(&self) {
+        if let Some(c) = &self.0 {
+            let sent = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success(), "kill -TERM {}", c.id());
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.0.as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
+    }
+
     /// The process, no longer guarded (to wait for it with [`finish`]).
     pub fn into_child(mut self) -> Child {
         self.0.take().expect("guarded once")
