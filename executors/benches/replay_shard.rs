@@ -115,7 +115,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("grpc_loopback_and_decode", |b| {
         b.iter(|| {
             let reply = clients
-                .block_on(client.sample(SampleRequest { batch_size: 32 }))
+                .block_on(client.sample(SampleRequest {
+                    batch_size: 32,
+                    batches: 1,
+                }))
                 .unwrap()
                 .into_inner();
             decode_value(reply.records.as_ref().unwrap(), &space).unwrap()
@@ -188,7 +191,14 @@ fn bench(c: &mut Criterion) {
                         let (mut c, space) = (client.clone(), space.clone());
                         tokio::spawn(async move {
                             for _ in 0..per_task {
-                                let reply = c.sample(SampleRequest { batch_size: 32 }).await.unwrap().into_inner();
+                                let reply = c
+                                    .sample(SampleRequest {
+                                        batch_size: 32,
+                                        batches: 1,
+                                    })
+                                    .await
+                                    .unwrap()
+                                    .into_inner();
                                 decode_value(reply.records.as_ref().unwrap(), &space).unwrap();
                             }
                         })

@@ -1,6 +1,7 @@
 //! The Ape-X learner: samples batches from every replay shard with prefetching (a few
-//! requests in flight per shard, so it never waits on one round trip per batch), learns,
-//! sends new priorities back, publishes a versioned snapshot after every update, counts the
+//! requests in flight per shard, each for several batches, so it never waits on one round
+//! trip per batch), learns,
+//! sends new priorities back, publishes a versioned snapshot whenever an actor asks, counts the
 //! actors' frames and episodes, saves checkpoints and ends the run.
 //!
 //! It keeps the config's replay ratio: no more than `update_steps` updates per
@@ -22,8 +23,8 @@ use super::learner_hub::LearnerHub;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::peers::{replay_client, ReplayClient};
-use super::proto::{PriorityUpdate, SampleRequest, ShardStats, StatsRequest, StopRequest};
-use super::wire::decode_value;
+use super::proto::{PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest};
+use super::wire::{decode_value, split_rows};
 use crate::worker_stats::{Progress, RunLength, WorkerStats};
 
 /// How the learner runs.
@@ -39,6 +40,8 @@ pub struct LearnerOptions {
     pub checkpoint_every: u64,
     /// Sample requests in flight per shard (RLgraph's `replay_sampling_task_depth`).
     pub prefetch_depth: usize,
+    /// Batches each sample request draws at once (one round trip for several updates).
+    pub sample_batches: usize,
     /// How long the learner keeps answering after the run ends, so every actor hears it.
     pub stop_grace: Duration,
     /// How many frames the actors may run ahead of the learner's replay ratio before they
@@ -88,6 +91,7 @@ impl LearnerOptions {
             checkpoint: None,
             checkpoint_every: 0,
             prefetch_depth: 2,
+            sample_batches: 4,
             stop_grace: Duration::from_secs(1),
             max_frames_ahead: 1000,
             stop_shards: true,
@@ -106,7 +110,8 @@ pub struct DistributedStats {
     pub updates_per_second: f64,
     /// Mean time from a sample request to its batch arriving, in milliseconds.
     pub mean_sample_latency_ms: f64,
-    /// Mean weight lag in versions over the actors' reports.
+    /// Mean weight lag over the actors' reports, in the learner's updates since the weights
+    /// they acted with were published.
     pub mean_weight_lag: f64,
     /// Priority updates dropped because a shard's queue was full.
     pub priority_updates_dropped: u64,
@@ -131,7 +136,7 @@ impl DistributedStats {
             "actors": self.actors,
             "updates_per_second": self.updates_per_second,
             "mean_sample_latency_ms": self.mean_sample_latency_ms,
-            "mean_weight_lag_versions": self.mean_weight_lag,
+            "mean_weight_lag_updates": self.mean_weight_lag,
             "priority_updates_dropped": self.priority_updates_dropped,
             "resumed_at_update": self.resumed_at_update,
             "rollouts_refused": self.rollouts_refused,
@@ -158,38 +163,41 @@ struct Fetched {
     latency: Duration,
 }
 
-/// Keeps `depth` batches fetched ahead from shard `shard`.
-async fn prefetch(shard: usize, mut client: ReplayClient, batch_size: u32, records: Space, tx: mpsc::Sender<Fetched>) {
+/// What one sample request asks of a shard: `batches` batches of `batch_size` records.
+#[derive(Clone, Copy)]
+struct Ask {
+    batch_size: u32,
+    batches: u32,
+}
+
+/// Keeps a request for `ask` in flight to shard `shard`, and hands each batch of its replies
+/// to `tx`.
+async fn prefetch(shard: usize, mut client: ReplayClient, ask: Ask, records: Space, tx: mpsc::Sender<Fetched>) {
     let mut delay = Duration::from_millis(20);
     let mut failing = false;
     while !tx.is_closed() {
         let start = Instant::now();
-        match client.sample(SampleRequest { batch_size }).await {
+        let request = SampleRequest {
+            batch_size: ask.batch_size,
+            batches: ask.batches,
+        };
+        match client.sample(request).await {
             Ok(reply) => {
                 failing = false;
                 delay = Duration::from_millis(20);
                 let reply = reply.into_inner();
-                let Some(nest) = reply.records else {
+                if reply.records.is_none() {
                     // Too few records yet.
                     tokio::time::sleep(delay).await;
                     continue;
-                };
-                let sample = decode_value(&nest, &records).map(|records| ReplaySample {
-                    records,
-                    indices: None,
-                    weights: (!reply.weights.is_empty()).then_some(reply.weights),
-                });
-                match sample.and_then(|s| Ok(s.batch()?)) {
-                    Ok(batch) => {
-                        let fetched = Fetched {
-                            shard,
-                            generation: reply.generation,
-                            batch,
-                            indices: reply.indices,
-                            latency: start.elapsed(),
-                        };
-                        if tx.send(fetched).await.is_err() {
-                            return;
+                }
+                let latency = start.elapsed();
+                match split_reply(shard, reply, ask, &records, latency) {
+                    Ok(batches) => {
+                        for fetched in batches {
+                            if tx.send(fetched).await.is_err() {
+                                return;
+                            }
                         }
                     }
                     Err(e) => {
@@ -222,11 +230,73 @@ async fn prefetch(shard: usize, mut client: ReplayClient, batch_size: u32, recor
     }
 }
 
-/// Sends priority updates to one shard; a failed one is dropped (the records keep their old
-/// priorities), never retried into a shard that has moved on.
+/// A reply of `ask.batches` batches as one learner batch each, checked against `records`.
+fn split_reply(
+    shard: usize,
+    reply: SampleReply,
+    ask: Ask,
+    records: &Space,
+    latency: Duration,
+) -> Result<Vec<Fetched>, DistributedError> {
+    let k = ask.batches.max(1) as usize;
+    let n = ask.batch_size as usize * k;
+    let nest = reply.records.unwrap_or_default();
+    if reply.indices.len() != n || !(reply.weights.is_empty() || reply.weights.len() == n) {
+        return Err(DistributedError::wire(
+            "indices",
+            format!(
+                "{} indices and {} weights for {n} records",
+                reply.indices.len(),
+                reply.weights.len()
+            ),
+        ));
+    }
+    let size = ask.batch_size as usize;
+    split_rows(nest, k)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let rows = i * size..(i + 1) * size;
+            let sample = ReplaySample {
+                records: decode_value(&part, records)?,
+                indices: None,
+                weights: (!reply.weights.is_empty()).then(|| reply.weights[rows.clone()].to_vec()),
+            };
+            Ok(Fetched {
+                shard,
+                generation: reply.generation,
+                batch: sample.batch()?,
+                indices: reply.indices[rows].to_vec(),
+                latency,
+            })
+        })
+        .collect()
+}
+
+/// Sends priority updates to one shard, those queued meanwhile for the same incarnation in
+/// one call (in order, so a slot updated twice keeps the later priority); a failed one is
+/// dropped (the records keep their old priorities), never retried into a shard that has
+/// moved on.
 async fn send_priorities(shard: usize, mut client: ReplayClient, mut rx: mpsc::Receiver<PriorityUpdate>) {
     let mut failing = false;
-    while let Some(update) = rx.recv().await {
+    let mut held: Option<PriorityUpdate> = None;
+    loop {
+        let next = match held.take() {
+            Some(update) => Some(update),
+            None => rx.recv().await,
+        };
+        let Some(mut update) = next else {
+            return;
+        };
+        while let Ok(next) = rx.try_recv() {
+            if next.generation != update.generation {
+                held = Some(next);
+                break;
+            }
+            update.indices.extend(next.indices);
+            update.priorities.extend(next.priorities);
+            update.updates = update.updates.max(1) + next.updates.max(1);
+        }
         match client.update_priorities(update).await {
             Ok(_) => failing = false,
             // Logged once per outage: a dead shard would otherwise log every update.
@@ -291,7 +361,12 @@ pub(crate) fn learn_apex<B: Backend>(
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)
         .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", config.update.batch_size)))?;
-    let depth = options.prefetch_depth.max(1) * cluster.replay.len().max(1);
+    let ask = Ask {
+        batch_size,
+        batches: u32::try_from(options.sample_batches.max(1))
+            .map_err(|_| DistributedError::Setup(format!("{} batches per sample", options.sample_batches)))?,
+    };
+    let depth = options.prefetch_depth.max(1) * cluster.replay.len().max(1) * ask.batches as usize;
     let (tx, mut rx) = mpsc::channel::<Fetched>(depth);
     let mut shards: Vec<(String, ReplayClient)> = Vec::new();
     let mut priority_tx = Vec::new();
@@ -303,7 +378,7 @@ pub(crate) fn learn_apex<B: Backend>(
             let client = replay_client(&shard_addr, access)?;
             for _ in 0..options.prefetch_depth.max(1) {
                 run.runtime
-                    .spawn(prefetch(i, client.clone(), batch_size, records.clone(), tx.clone()));
+                    .spawn(prefetch(i, client.clone(), ask, records.clone(), tx.clone()));
             }
             let (ptx, prx) = mpsc::channel(64);
             priority_tasks.push(run.runtime.spawn(send_priorities(i, client.clone(), prx)));
@@ -316,6 +391,7 @@ pub(crate) fn learn_apex<B: Backend>(
     let (mut latency_sum, mut fetched_n) = (0.0, 0u64);
     let mut priorities_dropped = 0u64;
     let result: Result<(), DistributedError> = (|| loop {
+        run.publish_if_wanted(learner)?;
         let Some(t) = run.tick(options, learner.updates(), rx.len(), progress) else {
             return Ok(());
         };
@@ -351,6 +427,7 @@ pub(crate) fn learn_apex<B: Backend>(
                 indices: fetched.indices,
                 priorities,
                 generation: fetched.generation,
+                updates: 1,
             };
             // A full queue means the shard is slow: these priorities are dropped (and counted),
             // not waited on.

@@ -16,6 +16,11 @@ use super::proto::{
 };
 use super::wire::{decode_value, describe, encode_weights};
 
+/// How long an actor's pull waits for the learner to publish fresher weights; after it, the
+/// pull gets the latest published (a learner busy saving a checkpoint or playing an
+/// evaluation round does not hold actors up).
+const PULL_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// IMPALA's bounded queue of rollouts at the learner.
 #[derive(Debug)]
 struct Inbox {
@@ -71,6 +76,8 @@ pub struct LearnerHub {
     shared: Arc<Mutex<Shared>>,
     /// An actor asked for weights since the last publication.
     wanted: Arc<AtomicBool>,
+    /// Woken at every publication (actors' pulls wait on it for fresher weights).
+    published: Arc<tokio::sync::Notify>,
     /// The run is over: actors are told to stop.
     stopping: Arc<AtomicBool>,
     /// The largest message the server takes or sends (set when it starts serving).
@@ -111,10 +118,29 @@ impl LearnerHub {
         self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Makes `snapshot` the one actors receive.
+    /// Makes `snapshot` the one actors receive, and hands it to the pulls waiting for it.
     pub fn publish(&self, snapshot: &WeightSnapshot) {
         let encoded = Arc::new((snapshot.version, encode_weights(&snapshot.weights)));
         self.lock().snapshot = Some(encoded);
+        self.published.notify_waiters();
+    }
+
+    /// Waits until a version newer than `seen` is published, the run stops or `limit`
+    /// passes, whichever comes first.
+    async fn newer_than(&self, seen: u64, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.published.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a publication between the two is not missed.
+            notified.as_mut().enable();
+            if self.version() > seen || self.stopping.load(Ordering::Relaxed) {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Whether an actor asked for weights since the last call (and clears the request).
@@ -160,7 +186,11 @@ impl LearnerHub {
 impl learner_server::Learner for LearnerHub {
     async fn get_weights(&self, request: Request<WeightsRequest>) -> Result<Response<WeightsReply>, Status> {
         let have = request.into_inner().have_version;
+        // The learner publishes when asked, after the update it is doing: wait for that, so
+        // the weights sent are at most one update old.
+        let seen = self.version();
         self.wanted.store(true, Ordering::Relaxed);
+        self.newer_than(seen, PULL_WAIT).await;
         let snapshot = self.lock().snapshot.clone();
         let Some(snapshot) = snapshot else {
             return Err(Status::unavailable("the learner has published no weights yet"));
@@ -250,5 +280,71 @@ impl learner_server::Learner for LearnerHub {
                 Err(status)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::{Duration, Instant};
+
+    use agents::WeightSnapshot;
+    use rlgraph_core::{HostData, HostTensor};
+    use tonic::Request;
+
+    use super::super::proto::learner_server::Learner;
+    use super::super::proto::WeightsRequest;
+    use super::{LearnerHub, PULL_WAIT};
+
+    fn snapshot(version: u64) -> WeightSnapshot {
+        let w = HostTensor {
+            shape: vec![1],
+            data: HostData::F32(vec![version as f32]),
+        };
+        WeightSnapshot {
+            version,
+            weights: BTreeMap::from([("w".to_string(), w)]),
+        }
+    }
+
+    fn pull(hub: &LearnerHub, have: u64) -> u64 {
+        let request = Request::new(WeightsRequest {
+            have_version: have,
+            actor: 0,
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(hub.get_weights(request)).unwrap().into_inner().version
+    }
+
+    #[test]
+    fn a_pull_waits_for_the_publication_it_asked_for_and_no_longer_than_its_limit() {
+        let hub = LearnerHub::default();
+        hub.publish(&snapshot(1));
+        // A learner that publishes whenever it is asked, 20 ms after (its update in progress).
+        let learner = {
+            let hub = hub.clone();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_secs(2) {
+                    if hub.take_wanted() {
+                        std::thread::sleep(Duration::from_millis(20));
+                        hub.publish(&snapshot(hub.version() + 1));
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+        };
+        // The pull gets the version published after it asked, not the one there when it asked.
+        assert_eq!(pull(&hub, 1), 2);
+        learner.join().unwrap();
+        // With nobody publishing, the pull gives up after its limit (not before) and takes
+        // what there is.
+        let started = Instant::now();
+        assert_eq!(pull(&hub, 2), 2);
+        assert!(started.elapsed() >= PULL_WAIT, "{:?}", started.elapsed());
     }
 }

@@ -1,6 +1,6 @@
 //! What every distributed learner does around its updates: serve the hub on its cluster
 //! address, resume from a checkpoint, count the actors' frames and episodes, show progress,
-//! decide when the run is over, publish and checkpoint after updates, and end the run so
+//! decide when the run is over, publish when actors ask, checkpoint after updates, and end the run so
 //! that every actor hears it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,6 +105,8 @@ pub(crate) struct LearnerRun<B: Backend> {
     evaluated_to: u64,
     /// Rounds already shown to the progress callback.
     rounds_shown: usize,
+    /// The learner's updates at each recent publication, by version.
+    published_at: BTreeMap<u64, u64>,
     /// Set when the process is asked to end (SIGTERM or Ctrl-C).
     terminated: Arc<AtomicBool>,
     /// Whether this leg ended because the process was asked to, not because the run is over.
@@ -145,7 +147,8 @@ impl<B: Backend> LearnerRun<B> {
             }
             None => None,
         };
-        hub.publish(&learner.publish()?);
+        let first = learner.publish()?;
+        hub.publish(&first);
         let addr = cluster.address(Role::Learner, 0)?;
         let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
         let server = {
@@ -168,6 +171,7 @@ impl<B: Backend> LearnerRun<B> {
             });
         }
         Ok(LearnerRun {
+            published_at: BTreeMap::from([(first.version, learner.updates())]),
             terminated,
             preempted: false,
             runtime,
@@ -216,11 +220,13 @@ impl<B: Backend> LearnerRun<B> {
         let run = &mut self.counters;
         run.frames = run.frames.saturating_add(reports.frames);
         run.episode_returns.extend(&reports.episode_returns);
-        let version = self.hub.version();
         for (actor, v) in &reports.actor_versions {
             self.actors.insert(*actor);
-            self.lag_sum += version.saturating_sub(*v) as f64;
-            self.lag_n += 1;
+            // In updates, not versions: weights are published when asked, not every update.
+            if let Some(at) = self.published_at.get(v) {
+                self.lag_sum += updates.saturating_sub(*at) as f64;
+                self.lag_n += 1;
+            }
         }
         let length = self.length;
         let t = (run.frames as f64 / length.timesteps.max(1) as f64).min(1.0);
@@ -247,7 +253,7 @@ impl<B: Backend> LearnerRun<B> {
                         updates.saturating_sub(updates_from) as f64 / seconds,
                     ),
                     ("distributed/updates", updates as f64),
-                    ("distributed/weight_lag_versions", weight_lag(self.lag_sum, self.lag_n)),
+                    ("distributed/weight_lag_updates", weight_lag(self.lag_sum, self.lag_n)),
                     ("distributed/queue_depth", queue_depth as f64),
                 ],
             });
@@ -266,8 +272,24 @@ impl<B: Backend> LearnerRun<B> {
         (run.frames < stop && !episodes_done).then_some(t)
     }
 
-    /// After an update with this `loss`: stops on divergence, publishes the new weights and
-    /// saves the periodic checkpoint.
+    /// Publishes the learner's weights if an actor asked for them since the last publication:
+    /// on demand rather than after every update, which cost the update thread a copy of the
+    /// weights each time. Called between updates, so an actor's pull waits one update at most.
+    pub(crate) fn publish_if_wanted(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
+        if self.hub.take_wanted() {
+            let snapshot = learner.publish()?;
+            self.hub.publish(&snapshot);
+            self.published_at.insert(snapshot.version, learner.updates());
+            // The lag of reports older than this many publications is not measured.
+            while self.published_at.len() > 4096 {
+                self.published_at.pop_first();
+            }
+        }
+        Ok(())
+    }
+
+    /// After an update with this `loss`: stops on divergence, plays a greedy round if one is
+    /// due and saves the periodic checkpoint.
     pub(crate) fn updated(
         &mut self,
         learner: &mut impl GraphLearner<B>,
@@ -282,12 +304,10 @@ impl<B: Backend> LearnerRun<B> {
             }
             .into());
         }
-        let snapshot = learner.publish()?;
-        self.hub.publish(&snapshot);
         if let Some(rounds) = self.rounds.as_mut() {
             let frames = self.counters.frames;
-            // Between updates, so a round plays the weights just published.
-            rounds.play_if_due(|| Ok(&snapshot), self.evaluated_to, frames)?;
+            // Between updates, so a round plays the weights just learned.
+            rounds.play_if_due(|| learner.publish().map(Box::new), self.evaluated_to, frames)?;
             self.evaluated_to = frames;
             if rounds.done.len() != self.counters.evaluations.len() {
                 self.counters.evaluations.clone_from(&rounds.done);

@@ -329,11 +329,22 @@ impl replay_server::Replay for ReplayShard {
     }
 
     async fn sample(&self, request: Request<SampleRequest>) -> Result<Response<SampleReply>, Status> {
-        let n = request.into_inner().batch_size as usize;
-        if n == 0 || n > self.max_batch {
+        let request = request.into_inner();
+        let (batch_size, batches) = (request.batch_size as usize, request.batches.max(1) as usize);
+        if batch_size == 0 || batch_size > self.max_batch {
             return Err(self.refuse(
                 "Sample",
-                Status::invalid_argument(format!("batch_size must be 1 to {}, got {n}", self.max_batch)),
+                Status::invalid_argument(format!("batch_size must be 1 to {}, got {batch_size}", self.max_batch)),
+            ));
+        }
+        let n = batch_size.saturating_mul(batches);
+        if n > self.max_batch {
+            return Err(self.refuse(
+                "Sample",
+                Status::invalid_argument(format!(
+                    "batch_size * batches must be at most {}, got {batch_size} * {batches}",
+                    self.max_batch
+                )),
             ));
         }
         let started = std::time::Instant::now();
@@ -361,7 +372,7 @@ impl replay_server::Replay for ReplayShard {
             generation: self.generation,
             size: size as u64,
         };
-        self.sampled.fetch_add(1, Ordering::Relaxed);
+        self.sampled.fetch_add(batches as u64, Ordering::Relaxed);
         let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.sample_nanos.fetch_add(nanos, Ordering::Relaxed);
         Ok(Response::new(reply))
@@ -383,7 +394,7 @@ impl replay_server::Replay for ReplayShard {
             .replay
             .update_priorities(&indices, &req.priorities)
             .map_err(|e| self.refuse("UpdatePriorities", Status::invalid_argument(e.to_string())))?;
-        self.updates.fetch_add(1, Ordering::Relaxed);
+        self.updates.fetch_add(u64::from(req.updates.max(1)), Ordering::Relaxed);
         Ok(Response::new(Ack {}))
     }
 

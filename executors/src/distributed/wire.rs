@@ -50,6 +50,38 @@ fn wire_dtype(dtype: rlgraph_core::spaces::Dtype) -> Dtype {
     }
 }
 
+/// Splits a nest whose leaves all hold `parts * k` rows into `parts` nests of `k` rows each,
+/// in order (a reply of several sampled batches into its batches).
+pub fn split_rows(nest: Nest, parts: usize) -> Result<Vec<Nest>, DistributedError> {
+    let parts = parts.max(1);
+    let mut out = vec![Nest { leaves: vec![] }; parts];
+    for leaf in nest.leaves {
+        let bad = |reason: String| DistributedError::wire(&leaf.key, reason);
+        let rows = *leaf
+            .shape
+            .first()
+            .ok_or_else(|| bad("a scalar has no rows to split".into()))?;
+        if rows % parts as u64 != 0 || leaf.data.len() % parts != 0 {
+            return Err(bad(format!(
+                "{rows} rows ({} bytes) do not split into {parts} equal batches",
+                leaf.data.len()
+            )));
+        }
+        let chunk = leaf.data.len() / parts;
+        let mut shape = leaf.shape.clone();
+        shape[0] = rows / parts as u64;
+        for (i, part) in out.iter_mut().enumerate() {
+            part.leaves.push(Tensor {
+                key: leaf.key.clone(),
+                dtype: leaf.dtype,
+                shape: shape.clone(),
+                data: leaf.data[i * chunk..(i + 1) * chunk].to_vec(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Encodes a nested value as its leaves, keyed by flat key. Text leaves have no wire form.
 pub fn encode_value(value: &Value) -> Result<Nest, DistributedError> {
     let leaves = value
@@ -277,6 +309,42 @@ mod tests {
         };
         let err = decode_value(&nest, &records_space()).unwrap_err().to_string();
         assert!(err.contains("more elements than"), "{err}");
+    }
+
+    #[test]
+    fn a_reply_of_two_batches_splits_into_each_batch_row_for_row() {
+        let nest = encode_value(&records()).unwrap();
+        let halves = split_rows(nest, 2).unwrap();
+        // Row 0 is the first batch, row 1 the second, in every leaf.
+        let row = |states: [f32; 2], action: i32, terminal: bool| {
+            Value::Dict(BTreeMap::from([
+                (
+                    "states".to_string(),
+                    Value::Float32(Array::new([1, 2], states.to_vec()).unwrap()),
+                ),
+                (
+                    "actions".to_string(),
+                    Value::Int32(Array::new([1], vec![action]).unwrap()),
+                ),
+                (
+                    "terminals".to_string(),
+                    Value::Bool(Array::new([1], vec![terminal]).unwrap()),
+                ),
+            ]))
+        };
+        assert_eq!(
+            decode_value(&halves[0], &records_space()).unwrap(),
+            row([0.5, -1.0], 2, false)
+        );
+        assert_eq!(
+            decode_value(&halves[1], &records_space()).unwrap(),
+            row([2.0, 3.25], 0, true)
+        );
+        // Rows that do not split evenly are refused by key.
+        let err = split_rows(encode_value(&records()).unwrap(), 3)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("do not split into 3"), "{err}");
     }
 
     #[test]

@@ -133,36 +133,88 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
         .size;
     assert_eq!(size, 3);
     let s = rt
-        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .block_on(c.sample(SampleRequest {
+            batch_size: 3,
+            batches: 1,
+        }))
         .unwrap()
         .into_inner();
     assert_eq!((s.indices.len(), s.weights.len(), s.generation, s.size), (3, 3, 7, 3));
     let states = leaf(s.records, "/states");
     assert_eq!(states.shape, vec![3, 4]);
+    // Two batches of 1 in one call: 2 records, batch after batch, counted as two batches.
+    let two = rt
+        .block_on(c.sample(SampleRequest {
+            batch_size: 1,
+            batches: 2,
+        }))
+        .unwrap()
+        .into_inner();
+    assert_eq!((two.indices.len(), two.weights.len()), (2, 2));
+    assert_eq!(leaf(two.records, "/states").shape, vec![2, 4]);
+    // More than 65,536 records in all is refused by name, though each batch would fit.
+    let over = rt
+        .block_on(c.sample(SampleRequest {
+            batch_size: 40_000,
+            batches: 2,
+        }))
+        .unwrap_err();
+    assert_eq!(over.code(), tonic::Code::InvalidArgument);
+    assert!(over.message().contains("batch_size * batches"), "{}", over.message());
     // Asking for more than the shard holds gives an empty batch, not an error.
     let empty_shard_asks = rt
-        .block_on(c.sample(SampleRequest { batch_size: 4 }))
+        .block_on(c.sample(SampleRequest {
+            batch_size: 4,
+            batches: 1,
+        }))
         .unwrap()
         .into_inner();
     assert!(empty_shard_asks.records.is_none());
-    // Priorities for this incarnation are applied; for another one, counted as stale.
+    // Priorities for this incarnation are applied; for another one, counted as stale. The
+    // first message carries 3 of the learner's updates merged; a slot given twice keeps the
+    // later priority.
     for generation in [7, 6] {
         rt.block_on(c.update_priorities(PriorityUpdate {
-            indices: vec![0, 1],
-            priorities: vec![0.5, 0.5],
+            indices: vec![0, 1, 0],
+            priorities: vec![0.5, 0.5, 4.0],
             generation,
+            updates: 3,
         }))
         .unwrap();
+    }
+    // The importance weight of a drawn slot is (p_i / p_min)^(-alpha * beta) (alpha 0.6,
+    // beta 0.4): with slot 0 at 4.0 (the later of its two), slot 1 at 0.5 and slot 2 at the
+    // insert's 3.0, slot 0 weighs 8^-0.24, slot 1 1, slot 2 6^-0.24.
+    let expected = [8f64.powf(-0.24), 1.0, 6f64.powf(-0.24)];
+    // Drawn until slot 0, whose priority the merge decides, comes up (the draws are seeded).
+    let mut draws = 0;
+    loop {
+        let s = rt
+            .block_on(c.sample(SampleRequest {
+                batch_size: 3,
+                batches: 1,
+            }))
+            .unwrap()
+            .into_inner();
+        draws += 1;
+        for (i, w) in s.indices.iter().zip(&s.weights) {
+            assert!((w - expected[*i as usize]).abs() < 1e-9, "slot {i} weighs {w}");
+        }
+        if s.indices.contains(&0) {
+            break;
+        }
+        assert!(draws < 50, "slot 0 never drawn");
     }
     let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
     assert_eq!(
         (
             stats.records_inserted,
+            stats.batches_sampled,
             stats.priority_updates,
             stats.stale_updates,
             stats.refused
         ),
-        (3, 1, 1, 0)
+        (3, 3 + draws, 3, 1, 1)
     );
 }
 
@@ -225,6 +277,7 @@ fn malformed_and_oversized_messages_are_refused_and_nothing_stored_is_lost() {
             indices: vec![99],
             priorities: vec![1.0],
             generation: 7,
+            updates: 1,
         }))
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
@@ -234,7 +287,10 @@ fn malformed_and_oversized_messages_are_refused_and_nothing_stored_is_lost() {
     // Refused by the shard itself (the oversized message never reached it).
     assert_eq!(stats.refused, 4);
     let s = rt
-        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .block_on(c.sample(SampleRequest {
+            batch_size: 3,
+            batches: 1,
+        }))
         .unwrap()
         .into_inner();
     assert!(s.records.is_some());
@@ -289,7 +345,10 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
     let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
     assert_eq!((stats.size, stats.records_inserted), (5, 5));
     let s = rt
-        .block_on(c.sample(SampleRequest { batch_size: 3 }))
+        .block_on(c.sample(SampleRequest {
+            batch_size: 3,
+            batches: 1,
+        }))
         .unwrap()
         .into_inner();
     let states = leaf(s.records, "/states");

@@ -145,7 +145,11 @@ fn a_shards_metrics_are_scraped_in_prometheus_text_format() {
     let mut c = client_of(&rt, addr, &Access::default());
     rt.block_on(c.insert(insert(3, vec![1.0; 3]))).unwrap();
     rt.block_on(c.insert(insert(2, vec![1.0; 2]))).unwrap();
-    rt.block_on(c.sample(SampleRequest { batch_size: 4 })).unwrap();
+    rt.block_on(c.sample(SampleRequest {
+        batch_size: 4,
+        batches: 1,
+    }))
+    .unwrap();
     // One priority for two records: refused, and counted.
     rt.block_on(c.insert(insert(2, vec![1.0]))).unwrap_err();
 

@@ -76,7 +76,7 @@ fn ape_x_with_two_actor_processes_and_a_replay_shard_learns_cartpole() {
         "eval/return",
         "episode/return",
         "train/loss",
-        "distributed/weight_lag_versions",
+        "distributed/weight_lag_updates",
     ] {
         assert!(crate::common::events_have(&dir, tag), "{tag} is in TensorBoard");
     }
@@ -317,6 +317,66 @@ fn a_learner_given_sigterm_saves_leaves_actors_and_shards_running_and_its_succes
         assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());
     }
     assert!(finish(replay.into_child(), Duration::from_secs(30)).status.success());
+}
+
+#[test]
+fn sixty_four_actor_processes_keep_the_replay_ratio_learn_cartpole_and_hold_their_memory() {
+    // 64 actors, one shard and a learner: 66 processes on loopback. The shard fills its
+    // 10,000 records by about 12,000 frames; from 25,000 frames on every role's memory stays
+    // where it is.
+    const ACTORS: usize = 64;
+    let cluster = Cluster::new("sixty-four", 1, 13)
+        .with_actors(ACTORS)
+        .with_frames(60_000);
+    let out = cluster.dir.join("out");
+    let mut roles = vec![cluster.serve("replay", 0, &[])];
+    let (learner, progress) = cluster.learner(&["--out", out.to_str().unwrap()]);
+    roles.extend((0..ACTORS).map(|i| cluster.serve("actor", i, &[])));
+    progress.wait_for_frames(25_000);
+    let middle: Vec<u64> = std::iter::once(&learner)
+        .chain(&roles)
+        .map(Guard::resident_kib)
+        .collect();
+    progress.wait_for_frames(55_000);
+    let late: Vec<u64> = std::iter::once(&learner)
+        .chain(&roles)
+        .map(Guard::resident_kib)
+        .collect();
+    for (i, (m, l)) in middle.iter().zip(&late).enumerate() {
+        // 8 MiB of slack for the allocator's own variation.
+        assert!(*l <= m + m / 4 + 8 * 1024, "process {i} grew from {m} KiB to {l} KiB");
+    }
+
+    let summary = summary_of(learner);
+    assert_eq!(
+        summary["distributed"]["actors"], ACTORS,
+        "every actor reported: {summary}"
+    );
+    // The config's replay ratio (one update per 4 frames after the first 500) held: never
+    // more updates than it allows, and the learner kept up with at least 90% of them.
+    let frames = summary["timesteps_executed"].as_u64().unwrap();
+    let updates = summary["updates"].as_u64().unwrap();
+    let due = (frames - 500) / 4 + 1;
+    assert!(
+        updates <= due && updates * 10 >= due * 9,
+        "{updates} updates for {due} due: {summary}"
+    );
+    assert_learned(&out, &summary);
+    eprintln!(
+        "64 actors: {frames} frames at {:.0}/s, {updates} of {due} updates due, best return {}, \
+         resident KiB at 25,000 and 55,000 frames: learner {} -> {}, shard {} -> {}, largest actor {} -> {}",
+        summary["env_frames_per_second"].as_f64().unwrap(),
+        summary["max_episode_reward"],
+        middle[0],
+        late[0],
+        middle[1],
+        late[1],
+        middle[2..].iter().max().unwrap(),
+        late[2..].iter().max().unwrap(),
+    );
+    for role in roles {
+        assert!(finish(role.into_child(), Duration::from_secs(60)).status.success());
+    }
 }
 
 #[test]

@@ -84,6 +84,14 @@ impl Cluster {
         }
     }
 
+    /// The same cluster with `n` actors in its spec (two unless told).
+    pub fn with_actors(self, n: usize) -> Self {
+        let mut spec: Json = serde_json::from_str(&std::fs::read_to_string(&self.spec).unwrap()).unwrap();
+        spec["actor"] = (0..n).map(|i| format!("a{i}")).collect();
+        std::fs::write(&self.spec, spec.to_string()).unwrap();
+        self
+    }
+
     /// The same cluster with runs of `frames` frames.
     pub fn with_frames(mut self, frames: u64) -> Self {
         self.frames = frames.to_string();

@@ -59,6 +59,14 @@ impl Guard {
         }
     }
 
+    /// The process's resident memory in KiB (from `/proc`), while it runs.
+    pub fn resident_kib(&self) -> u64 {
+        let c = self.0.as_ref().expect("a guarded process");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", c.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("a VmRSS line");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
     /// Whether the process is still running.
     pub fn running(&mut self) -> bool {
         self.0.as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
