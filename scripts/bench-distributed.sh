@@ -9,27 +9,35 @@
 # "free" (--max-frames-ahead 0, as RLgraph's Ape-X on Ray) lets actors run ahead, and the
 # learner then does fewer updates per frame.
 #
-#   scripts/bench-distributed.sh [FRAMES] [CONFIG]
+# Each figure is the median of RUNS runs (3 by default): one run of a few seconds on a shared
+# machine varies by a quarter.
+#
+#   scripts/bench-distributed.sh [FRAMES] [CONFIG]      (RLGRAPH_BIN=... runs another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-frames=${1:-20000}
+frames=${1:-40000}
 config=${2:-configs/apex-cartpole.json}
+runs=${RUNS:-3}
 cores=$(nproc)
-cargo build --release -q -p rlgraph-cli
-bin=target/release/rlgraph
+bin=${RLGRAPH_BIN:-target/release/rlgraph}
+[ -n "${RLGRAPH_BIN:-}" ] || cargo build --release -q -p rlgraph-cli
 figures() {
   python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["env_frames_per_second"], d["updates"] / d["runtime_seconds"])'
 }
+# The median run (by frames/s) of RUNS runs of the command given.
+median() {
+  for _ in $(seq "$runs"); do "$@" 2>/dev/null | figures; done | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
+}
 
-read -r single single_ups < <("$bin" train "$config" --env CartPole-v1 --timesteps "$frames" --seed 1 2>/dev/null | figures)
+read -r single single_ups < <(median "$bin" train "$config" --env CartPole-v1 --timesteps "$frames" --seed 1)
 printf '%-26s %12s %10s %6s %14s\n' run frames/s updates/s cores per-core-ratio
 printf '%-26s %12.0f %10.0f %6d %14.2f\n' single-process "$single" "$single_ups" 1 1.00
 for mode in held free; do
   ahead=1000
   [ "$mode" = free ] && ahead=0
   for actors in 1 2 4; do
-    read -r fps ups < <("$bin" launch "$config" --env CartPole-v1 --actors "$actors" --replay-shards 1 \
-          --timesteps "$frames" --seed 1 --max-frames-ahead "$ahead" 2>/dev/null | figures)
+    read -r fps ups < <(median "$bin" launch "$config" --env CartPole-v1 --actors "$actors" --replay-shards 1 \
+          --timesteps "$frames" --seed 1 --max-frames-ahead "$ahead")
     used=$(( actors + 2 < cores ? actors + 2 : cores ))
     ratio=$(python3 -c "print($fps / $used / $single)")
     printf '%-26s %12.0f %10.0f %6d %14.2f\n' "launch, $mode, $actors actor(s)" "$fps" "$ups" "$used" "$ratio"
