@@ -105,13 +105,15 @@ pub fn kubernetes_manifests(
             image,
             command(role),
             tls,
+            run.drain_secs + 60,
         ));
     }
     Ok(docs.iter().map(|d| format!("---\n{}", yaml(d, 0))).collect())
 }
 
 /// The StatefulSet of one role: `replicas` pods running `command`, each told its index by
-/// its ordinal; servers get a port, gRPC probes and a volume for `--out`.
+/// its ordinal, given `grace_secs` between SIGTERM and SIGKILL; servers get a port, gRPC
+/// probes and a volume for `--out`.
 #[allow(clippy::too_many_arguments)] // One manifest's settings, each used once.
 fn stateful_set(
     service: &str,
@@ -122,6 +124,7 @@ fn stateful_set(
     image: &str,
     command: Json,
     tls: bool,
+    grace_secs: u64,
 ) -> Json {
     let name = format!("{service}-{role}");
     let labels = json!({"app.kubernetes.io/part-of": service, "app.kubernetes.io/component": role});
@@ -160,8 +163,9 @@ fn stateful_set(
             "spec": {
                 "containers": [],
                 "volumes": volumes,
-                // SIGTERM first: a shard drains and saves before the pod goes.
-                "terminationGracePeriodSeconds": 60,
+                // SIGTERM first: a shard or the learner drains (--drain-secs) and saves
+                // before the pod goes.
+                "terminationGracePeriodSeconds": grace_secs,
             },
         },
     });

@@ -576,7 +576,13 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
     let file = |name: &str| certs.join(name).to_string_lossy().into_owned();
     let (cert, key, ca) = (file("cert.pem"), file("key.pem"), file("ca.pem"));
     let tls = ["--tls-cert", &cert, "--tls-key", &key, "--tls-ca", &ca];
-    let emitted = emit(&[&["--token-file", token.to_str().unwrap()][..], &tls[..]].concat());
+    let emitted = emit(
+        &[
+            &["--token-file", token.to_str().unwrap(), "--drain-secs", "30"][..],
+            &tls[..],
+        ]
+        .concat(),
+    );
     assert!(emitted.status.success(), "{}", String::from_utf8_lossy(&emitted.stderr));
     let manifests = dir.join("rlgraph.yaml");
     std::fs::write(&manifests, &emitted.stdout).unwrap();
@@ -661,6 +667,9 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
         let probe = serde_json::json!({"port": 7100});
         assert_eq!(s["readiness"] == probe && s["liveness"] == probe, serves, "{s}");
         assert_eq!(s["ports"] == serde_json::json!([7100]), serves, "{s}");
+        // Kubernetes waits the drain and a minute to save before it kills a pod.
+        assert_eq!(flag("--drain-secs"), Some("30"));
+        assert_eq!(s["grace"], 90, "{s}");
         // A restarted learner or shard pod goes on from what it saved on its volume.
         assert_eq!(command.contains(&"--resume-if-present"), serves, "{command:?}");
     }

@@ -1,6 +1,6 @@
 """Reads a YAML stream of Kubernetes manifests and prints, as one JSON object, what a test
 checks of them: each object's kind and name, each StatefulSet's replicas, service name,
-container command, probes and ports, and the ConfigMap's cluster spec and config.
+container command, probes, ports and termination grace, and the ConfigMap's cluster spec and config.
 
 Usage: manifests_summary.py FILE
 """
@@ -31,5 +31,6 @@ for d in docs:
             "ports": [p["containerPort"] for p in c.get("ports", [])],
             "index_from": c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
             "secrets": sorted(v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v),
+            "grace": pod["terminationGracePeriodSeconds"],
         }
 print(json.dumps(out))
