@@ -9,7 +9,7 @@ use std::time::Duration;
 use agents::{transition_space, transitions_batch, Transition};
 use executors::distributed::peers::{replay_client, serve_replay, ReplayClient};
 use executors::distributed::proto::{
-    InsertRequest, Nest, PriorityUpdate, SampleRequest, StatsRequest, StopRequest, Tensor,
+    InsertRequest, Nest, PriorityUpdate, SampleReply, SampleRequest, StatsRequest, StopRequest, Tensor,
 };
 use executors::distributed::replay_shard::ReplayShard;
 use executors::distributed::wire::encode_value;
@@ -110,6 +110,12 @@ pub(super) fn client_of(runtime: &Runtime, addr: SocketAddr, access: &Access) ->
 }
 
 /// The tensor at flat key `key` of sampled records.
+/// Asks the shard behind `c` for `batches` batches of `batch_size` records.
+fn sample(rt: &Runtime, c: &mut ReplayClient, batch_size: u32, batches: u32) -> Result<SampleReply, tonic::Status> {
+    rt.block_on(c.sample(SampleRequest { batch_size, batches }))
+        .map(tonic::Response::into_inner)
+}
+
 fn leaf(records: Option<Nest>, key: &str) -> Tensor {
     records.unwrap().leaves.into_iter().find(|t| t.key == key).unwrap()
 }
@@ -132,43 +138,20 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
         .into_inner()
         .size;
     assert_eq!(size, 3);
-    let s = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 3,
-            batches: 1,
-        }))
-        .unwrap()
-        .into_inner();
+    let s = sample(&rt, &mut c, 3, 1).unwrap();
     assert_eq!((s.indices.len(), s.weights.len(), s.generation, s.size), (3, 3, 7, 3));
     let states = leaf(s.records, "/states");
     assert_eq!(states.shape, vec![3, 4]);
     // Two batches of 1 in one call: 2 records, batch after batch, counted as two batches.
-    let two = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 1,
-            batches: 2,
-        }))
-        .unwrap()
-        .into_inner();
+    let two = sample(&rt, &mut c, 1, 2).unwrap();
     assert_eq!((two.indices.len(), two.weights.len()), (2, 2));
     assert_eq!(leaf(two.records, "/states").shape, vec![2, 4]);
     // More than 65,536 records in all is refused by name, though each batch would fit.
-    let over = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 40_000,
-            batches: 2,
-        }))
-        .unwrap_err();
+    let over = sample(&rt, &mut c, 40_000, 2).unwrap_err();
     assert_eq!(over.code(), tonic::Code::InvalidArgument);
     assert!(over.message().contains("batch_size * batches"), "{}", over.message());
     // Asking for more than the shard holds gives an empty batch, not an error.
-    let empty_shard_asks = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 4,
-            batches: 1,
-        }))
-        .unwrap()
-        .into_inner();
+    let empty_shard_asks = sample(&rt, &mut c, 4, 1).unwrap();
     assert!(empty_shard_asks.records.is_none());
     // Priorities for this incarnation are applied; for another one, counted as stale. The
     // first message carries 3 of the learner's updates merged; a slot given twice keeps the
@@ -189,13 +172,7 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
     // Drawn until slot 0, whose priority the merge decides, comes up (the draws are seeded).
     let mut draws = 0;
     loop {
-        let s = rt
-            .block_on(c.sample(SampleRequest {
-                batch_size: 3,
-                batches: 1,
-            }))
-            .unwrap()
-            .into_inner();
+        let s = sample(&rt, &mut c, 3, 1).unwrap();
         draws += 1;
         for (i, w) in s.indices.iter().zip(&s.weights) {
             assert!((w - expected[*i as usize]).abs() < 1e-9, "slot {i} weighs {w}");
@@ -286,13 +263,7 @@ fn malformed_and_oversized_messages_are_refused_and_nothing_stored_is_lost() {
     assert_eq!(stats.size, 3, "the records stored before are all still there");
     // Refused by the shard itself (the oversized message never reached it).
     assert_eq!(stats.refused, 4);
-    let s = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 3,
-            batches: 1,
-        }))
-        .unwrap()
-        .into_inner();
+    let s = sample(&rt, &mut c, 3, 1).unwrap();
     assert!(s.records.is_some());
 }
 
@@ -344,13 +315,7 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
     rt.block_on(c.insert(insert(2, vec![1.0, 1.0]))).unwrap();
     let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
     assert_eq!((stats.size, stats.records_inserted), (5, 5));
-    let s = rt
-        .block_on(c.sample(SampleRequest {
-            batch_size: 3,
-            batches: 1,
-        }))
-        .unwrap()
-        .into_inner();
+    let s = sample(&rt, &mut c, 3, 1).unwrap();
     let states = leaf(s.records, "/states");
     // Each sampled state is one of the records inserted (both inserts count from 0): 4 equal
     // floats 0, 1 or 2.
