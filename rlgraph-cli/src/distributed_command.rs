@@ -76,6 +76,10 @@ pub struct RunOptions {
     /// for the learner (0: no limit, as RLgraph's Ape-X on Ray).
     #[arg(long, default_value_t = 1000)]
     pub max_frames_ahead: u64,
+    /// Batches the Ape-X learner asks of a replay shard in one call (one round trip for
+    /// several updates; fewer while the shard holds too few records).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub sample_batches: u64,
     /// A file holding the cluster's shared token; required to serve on a non-loopback address.
     #[arg(long)]
     pub token_file: Option<PathBuf>,
@@ -403,6 +407,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 checkpoint: checkpoint.clone(),
                 checkpoint_every: run.checkpoint_every,
                 prefetch_depth: apex.prefetch_depth,
+                sample_batches: run.sample_batches as usize,
                 stop_shards: !args.keep_shards,
                 max_frames_ahead: run.max_frames_ahead,
                 ..LearnerOptions::new(run.seed)
@@ -573,6 +578,16 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     }
     let mut summary: Json =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("the learner's summary is not JSON: {e}"))?;
+    if summary["distributed"]["preempted"] == true {
+        return Err(format!(
+            "the learner was asked to end (SIGTERM or Ctrl-C) before the run was over; it saved its \
+             checkpoint{}: launch again with --resume-if-present and the same --out to go on",
+            run.out
+                .as_ref()
+                .map(|d| format!(" in {}", d.display()))
+                .unwrap_or_default()
+        ));
+    }
     // The actors and shards end when the learner tells them; give them a moment, then stop
     // any that did not.
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -641,6 +656,7 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
     if role == "learner" {
         cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
             .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()])
+            .args(["--sample-batches", &run.sample_batches.to_string()])
             .args(["--log-every-secs", &run.log_every_secs.to_string()]);
         if let Some(t) = run.target_return {
             cmd.args(["--target-return", &t.to_string()]);

@@ -171,28 +171,36 @@ struct Ask {
 }
 
 /// Keeps a request for `ask` in flight to shard `shard`, and hands each batch of its replies
-/// to `tx`.
+/// to `tx`. A shard that holds fewer records than `ask` draws at once (one smaller than
+/// `batch_size * batches`) is asked for as many batches as it holds.
 async fn prefetch(shard: usize, mut client: ReplayClient, ask: Ask, records: Space, tx: mpsc::Sender<Fetched>) {
     let mut delay = Duration::from_millis(20);
     let mut failing = false;
+    let mut batches = ask.batches;
     while !tx.is_closed() {
         let start = Instant::now();
+        let this = Ask { batches, ..ask };
         let request = SampleRequest {
-            batch_size: ask.batch_size,
-            batches: ask.batches,
+            batch_size: this.batch_size,
+            batches: this.batches,
         };
         match client.sample(request).await {
             Ok(reply) => {
                 failing = false;
                 delay = Duration::from_millis(20);
                 let reply = reply.into_inner();
+                let held = u32::try_from(reply.size / u64::from(ask.batch_size.max(1))).unwrap_or(u32::MAX);
+                batches = held.clamp(1, ask.batches.max(1));
                 if reply.records.is_none() {
-                    // Too few records yet.
-                    tokio::time::sleep(delay).await;
+                    // Too few records for one batch yet, or for the batches asked (asked again
+                    // for fewer at once).
+                    if held == 0 || batches == this.batches {
+                        tokio::time::sleep(delay).await;
+                    }
                     continue;
                 }
                 let latency = start.elapsed();
-                match split_reply(shard, reply, ask, &records, latency) {
+                match split_reply(shard, reply, this, &records, latency) {
                     Ok(batches) => {
                         for fetched in batches {
                             if tx.send(fetched).await.is_err() {
@@ -252,7 +260,7 @@ fn split_reply(
         ));
     }
     let size = ask.batch_size as usize;
-    split_rows(nest, k)?
+    split_rows(nest, k, n as u64)?
         .into_iter()
         .enumerate()
         .map(|(i, part)| {

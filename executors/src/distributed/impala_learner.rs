@@ -1,6 +1,6 @@
 //! The IMPALA learner: actors push rollouts into a bounded queue at the learner (a full
 //! queue refuses them, so actors wait); the learner takes `batch_size` rollouts at a time,
-//! learns on them time-major with V-trace, and publishes a new version whenever an actor asks.
+//! learns on them time-major with V-trace, and publishes a new version after every update.
 
 use std::time::Duration;
 
@@ -38,7 +38,6 @@ pub(crate) fn learn_impala<B: Backend>(
     let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor)?;
     let batch_size = config.update.batch_size.max(1);
     let result: Result<(), DistributedError> = (|| loop {
-        run.publish_if_wanted(learner)?;
         let (queued, _) = run.hub.rollout_counts();
         let Some(t) = run.tick(options, learner.updates(), queued, progress) else {
             return Ok(());
@@ -49,6 +48,8 @@ pub(crate) fn learn_impala<B: Backend>(
         };
         let learned = learner.learn(&stack(&rollouts)?, t)?;
         run.updated(learner, learned.loss, options)?;
+        // Every update, as IMPALA's actors take the newest weights before each rollout.
+        run.publish(learner)?;
     })();
     let refused = run.hub.rollout_counts().1;
     let finished = run.finish(learner, options, result, |_| {})?;

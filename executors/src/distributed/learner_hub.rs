@@ -16,10 +16,10 @@ use super::proto::{
 };
 use super::wire::{decode_value, describe, encode_weights};
 
-/// How long an actor's pull waits for the learner to publish fresher weights; after it, the
-/// pull gets the latest published (a learner busy saving a checkpoint or playing an
+/// How long an Ape-X actor's pull waits for the learner to publish fresher weights; after
+/// it, the pull gets the latest published (a learner busy saving a checkpoint or playing an
 /// evaluation round does not hold actors up).
-const PULL_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+pub const PULL_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// IMPALA's bounded queue of rollouts at the learner.
 #[derive(Debug)]
@@ -71,23 +71,48 @@ impl Default for Shared {
 }
 
 /// The shared state between the learning thread and the learner's gRPC service.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct LearnerHub {
     shared: Arc<Mutex<Shared>>,
     /// An actor asked for weights since the last publication.
     wanted: Arc<AtomicBool>,
-    /// Woken at every publication (actors' pulls wait on it for fresher weights).
+    /// Woken at every publication, when the learner has nothing newer, and when the run
+    /// stops (actors' pulls wait on it for fresher weights).
     published: Arc<tokio::sync::Notify>,
+    /// How long a pull waits for the learner's answer to it ([`PULL_WAIT`] for Ape-X; none
+    /// for IMPALA, whose learner publishes after every update).
+    pull_wait: std::time::Duration,
     /// The run is over: actors are told to stop.
     stopping: Arc<AtomicBool>,
     /// The largest message the server takes or sends (set when it starts serving).
     pub(crate) max_message_bytes: usize,
 }
 
+impl Default for LearnerHub {
+    /// Ape-X's hub: pulls wait up to [`PULL_WAIT`] for the learner to publish.
+    fn default() -> Self {
+        LearnerHub {
+            shared: Arc::default(),
+            wanted: Arc::default(),
+            published: Arc::default(),
+            pull_wait: PULL_WAIT,
+            stopping: Arc::default(),
+            max_message_bytes: 0,
+        }
+    }
+}
+
 impl LearnerHub {
-    /// A hub that queues up to `capacity` rollouts of `rollout_space` (IMPALA's learner).
+    /// The same hub with pulls that wait up to `wait` for the learner's answer.
+    pub fn with_pull_wait(mut self, wait: std::time::Duration) -> Self {
+        self.pull_wait = wait;
+        self
+    }
+
+    /// A hub that queues up to `capacity` rollouts of `rollout_space` (IMPALA's learner,
+    /// which publishes after every update: its pulls take what is there and do not wait).
     pub fn with_rollouts(rollout_space: &Space, capacity: usize) -> Self {
-        let hub = LearnerHub::default();
+        let hub = LearnerHub::default().with_pull_wait(std::time::Duration::ZERO);
         hub.lock().inbox = Some(Inbox {
             space: rollout_space.clone(),
             queue: VecDeque::new(),
@@ -125,22 +150,26 @@ impl LearnerHub {
         self.published.notify_waiters();
     }
 
-    /// Waits until a version newer than `seen` is published, the run stops or `limit`
+    /// Wakes the pulls waiting for the learner without a new version: it has learned
+    /// nothing since its last publication, so the version there is the freshest.
+    pub fn answer_pulls(&self) {
+        self.published.notify_waiters();
+    }
+
+    /// Asks the learner for weights and waits until it answers (a version newer than the one
+    /// there now, or word that there is nothing newer), the run stops, or the hub's pull wait
     /// passes, whichever comes first.
-    async fn newer_than(&self, seen: u64, limit: std::time::Duration) {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let notified = self.published.notified();
-            tokio::pin!(notified);
-            // Registered before the check, so a publication between the two is not missed.
-            notified.as_mut().enable();
-            if self.version() > seen || self.stopping.load(Ordering::Relaxed) {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return;
-            }
+    async fn ask_learner(&self) {
+        let seen = self.version();
+        let notified = self.published.notified();
+        tokio::pin!(notified);
+        // Registered before asking, so an answer that comes at once is not missed.
+        notified.as_mut().enable();
+        self.wanted.store(true, Ordering::Relaxed);
+        if self.pull_wait.is_zero() || self.version() > seen || self.stopping.load(Ordering::Relaxed) {
+            return;
         }
+        let _ = tokio::time::timeout(self.pull_wait, notified).await;
     }
 
     /// Whether an actor asked for weights since the last call (and clears the request).
@@ -174,6 +203,7 @@ impl LearnerHub {
     /// Tells actors, from their next call on, that the run is over.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::Relaxed);
+        self.published.notify_waiters();
     }
 
     /// The last published version (0 before the first).
@@ -188,9 +218,7 @@ impl learner_server::Learner for LearnerHub {
         let have = request.into_inner().have_version;
         // The learner publishes when asked, after the update it is doing: wait for that, so
         // the weights sent are at most one update old.
-        let seen = self.version();
-        self.wanted.store(true, Ordering::Relaxed);
-        self.newer_than(seen, PULL_WAIT).await;
+        self.ask_learner().await;
         let snapshot = self.lock().snapshot.clone();
         let Some(snapshot) = snapshot else {
             return Err(Status::unavailable("the learner has published no weights yet"));
@@ -319,32 +347,55 @@ mod tests {
         runtime.block_on(hub.get_weights(request)).unwrap().into_inner().version
     }
 
-    #[test]
-    fn a_pull_waits_for_the_publication_it_asked_for_and_no_longer_than_its_limit() {
-        let hub = LearnerHub::default();
-        hub.publish(&snapshot(1));
-        // A learner that publishes whenever it is asked, 20 ms after (its update in progress).
-        let learner = {
-            let hub = hub.clone();
-            std::thread::spawn(move || {
-                let started = Instant::now();
-                while started.elapsed() < Duration::from_secs(2) {
-                    if hub.take_wanted() {
-                        std::thread::sleep(Duration::from_millis(20));
-                        hub.publish(&snapshot(hub.version() + 1));
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
+    /// A learner on a thread of its own that answers the first pull it sees by `answer`.
+    fn learner(hub: &LearnerHub, answer: fn(&LearnerHub)) -> std::thread::JoinHandle<()> {
+        let hub = hub.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(60) {
+                if hub.take_wanted() {
+                    // The update in progress.
+                    std::thread::sleep(Duration::from_millis(20));
+                    answer(&hub);
+                    return;
                 }
-            })
-        };
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    }
+
+    #[test]
+    fn a_pull_waits_for_the_learners_answer_to_it() {
+        // A long wait, so only the learner's answer ends these pulls.
+        let hub = LearnerHub::default().with_pull_wait(Duration::from_secs(60));
+        hub.publish(&snapshot(1));
         // The pull gets the version published after it asked, not the one there when it asked.
+        let publishing = learner(&hub, |hub| hub.publish(&snapshot(hub.version() + 1)));
         assert_eq!(pull(&hub, 1), 2);
-        learner.join().unwrap();
-        // With nobody publishing, the pull gives up after its limit (not before) and takes
-        // what there is.
-        let started = Instant::now();
+        publishing.join().unwrap();
+        // A learner with nothing newer says so, and the pull takes the version there.
+        let answering = learner(&hub, LearnerHub::answer_pulls);
         assert_eq!(pull(&hub, 2), 2);
-        assert!(started.elapsed() >= PULL_WAIT, "{:?}", started.elapsed());
+        answering.join().unwrap();
+        // The run's end ends a waiting pull too.
+        let stopping = learner(&hub, LearnerHub::stop);
+        assert_eq!(pull(&hub, 2), 2);
+        stopping.join().unwrap();
+    }
+
+    #[test]
+    fn a_pull_nobody_answers_gives_up_after_its_wait_and_impalas_do_not_wait() {
+        let hub = LearnerHub::default().with_pull_wait(Duration::from_millis(50));
+        hub.publish(&snapshot(1));
+        let started = Instant::now();
+        assert_eq!(pull(&hub, 1), 1);
+        assert!(
+            started.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(LearnerHub::default().pull_wait, PULL_WAIT);
+        let space = rlgraph_core::spaces::Space::from(rlgraph_core::spaces::FloatBox::new([1]));
+        assert!(LearnerHub::with_rollouts(&space, 4).pull_wait.is_zero());
     }
 }

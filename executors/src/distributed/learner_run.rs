@@ -272,18 +272,30 @@ impl<B: Backend> LearnerRun<B> {
         (run.frames < stop && !episodes_done).then_some(t)
     }
 
-    /// Publishes the learner's weights if an actor asked for them since the last publication:
-    /// on demand rather than after every update, which cost the update thread a copy of the
-    /// weights each time. Called between updates, so an actor's pull waits one update at most.
+    /// Answers the actors' pulls since the last call: publishes the learner's weights if it
+    /// has learned since its last publication, and otherwise tells the waiting pulls that the
+    /// version there is the freshest. Ape-X publishes this way, on demand rather than after
+    /// every update, which cost the update thread a copy of the weights each time; called
+    /// between updates, so a pull waits one update at most.
     pub(crate) fn publish_if_wanted(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
         if self.hub.take_wanted() {
-            let snapshot = learner.publish()?;
-            self.hub.publish(&snapshot);
-            self.published_at.insert(snapshot.version, learner.updates());
-            // The lag of reports older than this many publications is not measured.
-            while self.published_at.len() > 4096 {
-                self.published_at.pop_first();
+            if self.published_at.last_key_value().map(|(_, &u)| u) == Some(learner.updates()) {
+                self.hub.answer_pulls();
+            } else {
+                self.publish(learner)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Publishes the learner's weights to the actors (IMPALA's learner after every update).
+    pub(crate) fn publish(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
+        let snapshot = learner.publish()?;
+        self.hub.publish(&snapshot);
+        self.published_at.insert(snapshot.version, learner.updates());
+        // The lag of reports older than this many publications is not measured.
+        while self.published_at.len() > 4096 {
+            self.published_at.pop_first();
         }
         Ok(())
     }
@@ -344,8 +356,10 @@ impl<B: Backend> LearnerRun<B> {
         }
         let runtime_s = self.start.elapsed().as_secs_f64();
         wind_down(&self.runtime);
-        // Keep answering a moment so every actor hears the run is over.
-        std::thread::sleep(options.stop_grace);
+        if !self.preempted {
+            // Keep answering a moment so every actor hears the run is over.
+            std::thread::sleep(options.stop_grace);
+        }
         let _ = self.stop_server.send(());
         match self.runtime.block_on(self.server) {
             Ok(Err(e)) => return Err(e),
@@ -353,30 +367,38 @@ impl<B: Backend> LearnerRun<B> {
             Ok(Ok(())) => {}
         }
         result?;
+        let mut counters = self.counters;
+        if self.preempted {
+            // What the actors reported after the last tick, until the server closed: they count
+            // it delivered, so it goes into the checkpoint the next learner resumes from.
+            let late = self.hub.drain();
+            counters.frames = counters.frames.saturating_add(late.frames);
+            counters.episode_returns.extend(late.episode_returns);
+        }
         let weight_lag = weight_lag(self.lag_sum, self.lag_n);
         let updates = learner.updates();
         let mut worker = WorkerStats::from_returns(
-            self.counters.frames,
-            self.counters.episode_returns.clone(),
+            counters.frames,
+            counters.episode_returns.clone(),
             updates,
             runtime_s,
             self.solved_at,
         );
         // This leg's speed.
-        worker.env_frames_per_second = self.counters.frames.saturating_sub(self.from.0) as f64 / runtime_s.max(1e-9);
-        worker.evaluations = self.counters.evaluations.clone();
+        worker.env_frames_per_second = counters.frames.saturating_sub(self.from.0) as f64 / runtime_s.max(1e-9);
+        worker.evaluations = counters.evaluations.clone();
         Ok(Finished {
             worker,
             updates_per_second: updates.saturating_sub(self.from.2) as f64 / runtime_s.max(1e-9),
             weight_lag,
             actors: self.actors.len(),
-            counters: self.counters,
+            counters,
             preempted: self.preempted,
         })
     }
 }
 
-/// Mean over the actors' reports of how many versions behind the learner they acted.
+/// Mean over the actors' reports of how many updates behind the learner they acted.
 fn weight_lag(sum: f64, n: u64) -> f64 {
     if n == 0 {
         0.0

@@ -35,21 +35,23 @@ struct Held {
 const COUNTERS: &str = "counters";
 
 /// A shard's counters as its file keeps them, so a restarted shard counts on: records
-/// inserted, batches sampled, priority updates, refusals, stale updates.
+/// inserted, batches sampled, priority updates, refusals, stale updates, and nanoseconds
+/// spent sampling.
 #[derive(Default)]
-struct ShardCounters([u64; 5]);
+struct ShardCounters([u64; 6]);
 
-const COUNTER_NAMES: [&str; 5] = [
+const COUNTER_NAMES: [&str; 6] = [
     "records_inserted",
     "batches_sampled",
     "priority_updates",
     "refused",
     "stale_updates",
+    "sample_nanos",
 ];
 
 impl ShardCounters {
     fn parse(state: &SavedState) -> rlgraph_core::Result<Self> {
-        let mut values = [0u64; 5];
+        let mut values = [0u64; 6];
         for (value, name) in values.iter_mut().zip(COUNTER_NAMES) {
             *value = state
                 .meta
@@ -167,20 +169,16 @@ impl ReplayShard {
             path,
             &mut [("memory", held.replay.state_mut()), (COUNTERS, &mut counters)],
         );
-        if let Err(e) = with_counters {
-            // Retried without the counters, so an older file still loads; its own error is
-            // the one to report when that fails too.
-            rlgraph_core::checkpoint::restore_host_states(path, &mut [("memory", held.replay.state_mut())])
-                .map_err(|_| e)?;
+        match with_counters {
+            Ok(()) => {}
+            // A file from before shards saved their counters: its memory alone. Any other
+            // fault (a damaged counters part included) is the file's error.
+            Err(e) if e.to_string().contains(&format!("no host state named {COUNTERS:?}")) => {
+                rlgraph_core::checkpoint::restore_host_states(path, &mut [("memory", held.replay.state_mut())])?;
+            }
+            Err(e) => return Err(e.into()),
         }
-        let [inserted, sampled, updates, refused, stale] = counters.0;
-        for (atomic, value) in [
-            (&self.inserted, inserted),
-            (&self.sampled, sampled),
-            (&self.updates, updates),
-            (&self.refused, refused),
-            (&self.stale, stale),
-        ] {
+        for (atomic, value) in self.counters().into_iter().zip(counters.0) {
             atomic.store(value, Ordering::Relaxed);
         }
         Ok(true)
@@ -195,12 +193,21 @@ impl ReplayShard {
             .map_err(|_| DistributedError::Setup("the replay memory's lock was poisoned".into()))?;
         // Read under the memory's lock, as inserts count there: the file's count of records
         // inserted matches the records it holds.
-        let counters = ShardCounters(
-            [&self.inserted, &self.sampled, &self.updates, &self.refused, &self.stale]
-                .map(|a| a.load(Ordering::Relaxed)),
-        );
+        let counters = ShardCounters(self.counters().map(|a| a.load(Ordering::Relaxed)));
         rlgraph_core::checkpoint::save_host_states(path, &[("memory", held.replay.state()), (COUNTERS, &counters)])?;
         Ok(())
+    }
+
+    /// The counters its file keeps, in [`COUNTER_NAMES`]' order.
+    fn counters(&self) -> [&AtomicU64; 6] {
+        [
+            &self.inserted,
+            &self.sampled,
+            &self.updates,
+            &self.refused,
+            &self.stale,
+            &self.sample_nanos,
+        ]
     }
 
     /// Records inserted over the shard's life, its earlier incarnations' included where it
@@ -382,7 +389,7 @@ impl replay_server::Replay for ReplayShard {
         let req = request.into_inner();
         if req.generation != self.generation {
             // Sampled from an earlier incarnation: its slots mean other records now.
-            self.stale.fetch_add(1, Ordering::Relaxed);
+            self.stale.fetch_add(u64::from(req.updates.max(1)), Ordering::Relaxed);
             return Ok(Response::new(Ack {}));
         }
         let indices: Vec<usize> = req

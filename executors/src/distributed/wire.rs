@@ -50,18 +50,22 @@ fn wire_dtype(dtype: rlgraph_core::spaces::Dtype) -> Dtype {
     }
 }
 
-/// Splits a nest whose leaves all hold `parts * k` rows into `parts` nests of `k` rows each,
-/// in order (a reply of several sampled batches into its batches).
-pub fn split_rows(nest: Nest, parts: usize) -> Result<Vec<Nest>, DistributedError> {
+/// Splits a nest whose leaves all hold `rows` rows into `parts` nests of `rows / parts` rows
+/// each, in order (a reply of several sampled batches into its batches); a leaf with another
+/// number of rows, or rows that do not split evenly, is refused by key.
+pub fn split_rows(nest: Nest, parts: usize, rows: u64) -> Result<Vec<Nest>, DistributedError> {
     let parts = parts.max(1);
     let mut out = vec![Nest { leaves: vec![] }; parts];
     for leaf in nest.leaves {
         let bad = |reason: String| DistributedError::wire(&leaf.key, reason);
-        let rows = *leaf
+        let held = *leaf
             .shape
             .first()
             .ok_or_else(|| bad("a scalar has no rows to split".into()))?;
-        if rows % parts as u64 != 0 || leaf.data.len() % parts != 0 {
+        if held != rows {
+            return Err(bad(format!("{held} rows, expected {rows}")));
+        }
+        if !rows.is_multiple_of(parts as u64) || !leaf.data.len().is_multiple_of(parts) {
             return Err(bad(format!(
                 "{rows} rows ({} bytes) do not split into {parts} equal batches",
                 leaf.data.len()
@@ -314,7 +318,7 @@ mod tests {
     #[test]
     fn a_reply_of_two_batches_splits_into_each_batch_row_for_row() {
         let nest = encode_value(&records()).unwrap();
-        let halves = split_rows(nest, 2).unwrap();
+        let halves = split_rows(nest, 2, 2).unwrap();
         // Row 0 is the first batch, row 1 the second, in every leaf.
         let row = |states: [f32; 2], action: i32, terminal: bool| {
             Value::Dict(BTreeMap::from([
@@ -340,11 +344,17 @@ mod tests {
             decode_value(&halves[1], &records_space()).unwrap(),
             row([2.0, 3.25], 0, true)
         );
-        // Rows that do not split evenly are refused by key.
-        let err = split_rows(encode_value(&records()).unwrap(), 3)
+        // Rows that do not split evenly, or are not the rows asked for, are refused by key.
+        let err = split_rows(encode_value(&records()).unwrap(), 2, 4)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("do not split into 3"), "{err}");
+        assert!(err.contains("2 rows, expected 4"), "{err}");
+        let mut odd = encode_value(&records()).unwrap();
+        for leaf in &mut odd.leaves {
+            leaf.shape[0] = 3;
+        }
+        let err = split_rows(odd, 2, 3).unwrap_err().to_string();
+        assert!(err.contains("do not split into 2"), "{err}");
     }
 
     #[test]

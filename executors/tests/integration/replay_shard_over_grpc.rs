@@ -182,6 +182,7 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
         }
         assert!(draws < 50, "slot 0 never drawn");
     }
+    // Both messages carried 3 updates: 3 applied, 3 stale.
     let stats = rt.block_on(c.stats(StatsRequest {})).unwrap().into_inner();
     assert_eq!(
         (
@@ -191,7 +192,7 @@ fn records_go_in_and_come_back_with_their_slots_and_weights() {
             stats.stale_updates,
             stats.refused
         ),
-        (3, 3 + draws, 3, 1, 1)
+        (3, 3 + draws, 3, 3, 1)
     );
 }
 
@@ -337,6 +338,32 @@ fn a_restarted_shard_comes_back_with_what_it_held_at_its_last_save() {
     let mut from_old = new_shard();
     assert!(from_old.restore(&old).unwrap());
     assert_eq!((from_old.size(), from_old.records_inserted()), (4, 0));
+    // A counters part that is there but wrong is the file's error, not a silent zero.
+    struct Wrong;
+    impl rlgraph_core::HostState for Wrong {
+        fn save_state(&self) -> rlgraph_core::Result<rlgraph_core::SavedState> {
+            Ok(rlgraph_core::SavedState {
+                tensors: Default::default(),
+                meta: serde_json::json!({"records_inserted": "many"}),
+            })
+        }
+        fn check_state(&self, _: &rlgraph_core::SavedState) -> rlgraph_core::Result<()> {
+            Ok(())
+        }
+        fn load_state(&mut self, _: rlgraph_core::SavedState) -> rlgraph_core::Result<()> {
+            Ok(())
+        }
+    }
+    let wrong = dir.join("replay-wrong.safetensors");
+    rlgraph_core::checkpoint::save_host_states(
+        &wrong,
+        &[("memory", agents::Replay::state(&memory)), ("counters", &Wrong)],
+    )
+    .unwrap();
+    let mut from_wrong = new_shard();
+    let err = from_wrong.restore(&wrong).unwrap_err().to_string();
+    assert!(err.contains("records_inserted"), "{err}");
+    assert_eq!(from_wrong.size(), 0);
 
     // A damaged file is refused, and the shard stays as it was.
     let mut bytes = std::fs::read(&path).unwrap();
