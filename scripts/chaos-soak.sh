@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RLGRAPH_SOAK_SECS="${1:-600}" RLGRAPH_SOAK_KILL_SECS="${2:-20-40}"
+# Frames enough to outlast the soak on two cores (about 16,000/s with kills here; a run of
+# 9M frames ended at 8 min): the run ends itself after the last kill.
+export RLGRAPH_SOAK_FRAMES="${RLGRAPH_SOAK_FRAMES:-$(( RLGRAPH_SOAK_SECS * 20000 ))}"
 export RLGRAPH_SOAK_REPORT="${RLGRAPH_SOAK_REPORT:-$PWD/target/chaos-soak.json}"
 cargo test --locked -p rlgraph-cli --test integration -- chaos_soak --nocapture
 echo "report: $RLGRAPH_SOAK_REPORT"
