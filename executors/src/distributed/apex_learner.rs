@@ -1,8 +1,8 @@
 //! The Ape-X learner: samples batches from every replay shard with prefetching (a few
 //! requests in flight per shard, each for several batches, so it never waits on one round
-//! trip per batch), learns,
-//! sends new priorities back, publishes a versioned snapshot whenever an actor asks, counts the
-//! actors' frames and episodes, saves checkpoints and ends the run.
+//! trip per batch), learns, sends new priorities back, publishes a versioned snapshot
+//! whenever an actor asks, counts the actors' frames and episodes, saves checkpoints and ends
+//! the run.
 //!
 //! It keeps the config's replay ratio: no more than `update_steps` updates per
 //! `update_interval` frames after `steps_before_update`, counted over all actors, so a run
@@ -163,28 +163,23 @@ struct Fetched {
     latency: Duration,
 }
 
-/// What one sample request asks of a shard: `batches` batches of `batch_size` records.
-#[derive(Clone, Copy)]
-struct Ask {
-    batch_size: u32,
-    batches: u32,
-}
-
 /// Keeps a request for `ask` in flight to shard `shard`, and hands each batch of its replies
 /// to `tx`. A shard that holds fewer records than `ask` draws at once (one smaller than
 /// `batch_size * batches`) is asked for as many batches as it holds.
-async fn prefetch(shard: usize, mut client: ReplayClient, ask: Ask, records: Space, tx: mpsc::Sender<Fetched>) {
+async fn prefetch(
+    shard: usize,
+    mut client: ReplayClient,
+    ask: SampleRequest,
+    records: Space,
+    tx: mpsc::Sender<Fetched>,
+) {
     let mut delay = Duration::from_millis(20);
     let mut failing = false;
     let mut batches = ask.batches;
     while !tx.is_closed() {
         let start = Instant::now();
-        let this = Ask { batches, ..ask };
-        let request = SampleRequest {
-            batch_size: this.batch_size,
-            batches: this.batches,
-        };
-        match client.sample(request).await {
+        let this = SampleRequest { batches, ..ask };
+        match client.sample(this).await {
             Ok(reply) => {
                 failing = false;
                 delay = Duration::from_millis(20);
@@ -242,7 +237,7 @@ async fn prefetch(shard: usize, mut client: ReplayClient, ask: Ask, records: Spa
 fn split_reply(
     shard: usize,
     reply: SampleReply,
-    ask: Ask,
+    ask: SampleRequest,
     records: &Space,
     latency: Duration,
 ) -> Result<Vec<Fetched>, DistributedError> {
@@ -369,7 +364,7 @@ pub(crate) fn learn_apex<B: Backend>(
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)
         .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", config.update.batch_size)))?;
-    let ask = Ask {
+    let ask = SampleRequest {
         batch_size,
         batches: u32::try_from(options.sample_batches.max(1))
             .map_err(|_| DistributedError::Setup(format!("{} batches per sample", options.sample_batches)))?,

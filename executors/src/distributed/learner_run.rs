@@ -1,7 +1,7 @@
 //! What every distributed learner does around its updates: serve the hub on its cluster
 //! address, resume from a checkpoint, count the actors' frames and episodes, show progress,
-//! decide when the run is over, publish when actors ask, checkpoint after updates, and end the run so
-//! that every actor hears it.
+//! decide when the run is over, publish when actors ask, checkpoint after updates, and end the
+//! run so that every actor hears it (or, asked to end, only the leg).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -340,10 +340,12 @@ impl<B: Backend> LearnerRun<B> {
         self.preempted
     }
 
-    /// Ends the run (or, when [`LearnerRun::preempted`], only this leg): tells the actors, runs `wind_down` (the shards' last calls) while the
-    /// hub still answers, stops serving and returns the run's statistics with this leg's
-    /// seconds, the weight lag, the actors heard from and the run's counters. `result` is the
-    /// learning loop's outcome, returned if it failed.
+    /// Ends the run, or only this leg when [`LearnerRun::preempted`]: tells the actors the run
+    /// is over (unless preempted), runs `wind_down` (the shards' last calls) while the hub
+    /// still answers, stops serving and returns the run's statistics with this leg's seconds,
+    /// the weight lag, the actors heard from and the run's counters (a preempted leg's with
+    /// what the actors reported while it drained). `result` is the learning loop's outcome,
+    /// returned if it failed.
     pub(crate) fn finish(
         self,
         learner: &mut impl GraphLearner<B>,

@@ -303,8 +303,8 @@ impl ReplayShard {
             .map_err(|_| Status::internal("the replay memory's lock was poisoned by an earlier failure"))
     }
 
-    /// Stores the request's records; the memory's size after it and the records stored.
-    fn insert_checked(&self, req: &InsertRequest) -> Result<(u64, u64), Status> {
+    /// Stores the request's records and counts them; the memory's size after it.
+    fn insert_checked(&self, req: &InsertRequest) -> Result<u64, Status> {
         let nest = req
             .records
             .as_ref()
@@ -323,7 +323,7 @@ impl ReplayShard {
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
         // Counted under the lock, so a save sees the records and their count together.
         self.inserted.fetch_add(n as u64, Ordering::Relaxed);
-        Ok((held.replay.size() as u64, n as u64))
+        Ok(held.replay.size() as u64)
     }
 }
 
@@ -331,7 +331,7 @@ impl ReplayShard {
 impl replay_server::Replay for ReplayShard {
     async fn insert(&self, request: Request<InsertRequest>) -> Result<Response<InsertReply>, Status> {
         let req = request.into_inner();
-        let (size, _) = self.insert_checked(&req).map_err(|s| self.refuse("Insert", s))?;
+        let size = self.insert_checked(&req).map_err(|s| self.refuse("Insert", s))?;
         Ok(Response::new(InsertReply { size }))
     }
 

@@ -32,8 +32,8 @@ pub fn shard_file(dir: &Path, index: usize) -> PathBuf {
 
 /// Runs replay shard `index` of an Ape-X run on `addr`: the memory `config` asks for, over
 /// transitions of these spaces, sampling from `seed` (offset by the index); resumed and saved
-/// as `files` says, its metrics on `metrics` where given; until a peer calls `Stop` or the process gets SIGTERM (or Ctrl-C), then
-/// drained and saved.
+/// as `files` says, its metrics on `metrics` where given; until a peer calls `Stop` or the
+/// process gets SIGTERM (or Ctrl-C), then drained and saved.
 #[allow(clippy::too_many_arguments)] // Each is one setting of the role, as the command line gives them.
 pub fn run_replay_shard(
     config: &DqnConfig,

@@ -23,6 +23,7 @@ use serde_json::{json, Value as Json};
 
 use crate::common::cluster::{assert_learned, Cluster};
 use crate::common::roles::{finish, Guard};
+use crate::common::safetensors_header;
 
 /// The roles of the soak's cluster, each a process the soak may kill.
 const ROLES: [(&str, usize); 5] = [("learner", 0), ("replay", 0), ("replay", 1), ("actor", 0), ("actor", 1)];
@@ -47,17 +48,16 @@ fn next(state: &mut u64) -> u64 {
 /// `None` when there is no file; panics when the file is torn: its header unreadable, or its
 /// tensors not ending where the file does.
 fn saved_meta(path: &Path) -> Option<Json> {
-    let bytes = std::fs::read(path).ok()?;
-    let n = u64::from_le_bytes(bytes[..8].try_into().expect("an 8-byte header length")) as usize;
-    let header: Json = serde_json::from_slice(&bytes[8..8 + n]).expect("a JSON header");
+    if !path.exists() {
+        return None;
+    }
+    let (header, data) = safetensors_header(path);
     let end = header
-        .as_object()
-        .unwrap()
         .values()
         .filter_map(|t| t["data_offsets"][1].as_u64())
         .max()
         .unwrap_or(0) as usize;
-    assert_eq!(8 + n + end, bytes.len(), "{} is torn", path.display());
+    assert_eq!(end, data, "{} is torn", path.display());
     Some(serde_json::from_str(header["__metadata__"]["rlgraph"].as_str().unwrap()).unwrap())
 }
 

@@ -138,17 +138,6 @@ fn rlgraphs_dqn_pong_config_runs_on_atari_pong() {
     assert!(learning["diverged_at_timestep"].is_null(), "{learning}");
 }
 
-/// The tensors a safetensors file holds: name, dtype and shape, from its JSON header.
-fn safetensors_header(path: &std::path::Path) -> serde_json::Map<String, serde_json::Value> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    serde_json::from_slice::<serde_json::Value>(&bytes[8..8 + n])
-        .unwrap()
-        .as_object()
-        .unwrap()
-        .clone()
-}
-
 #[test]
 fn rlgraphs_ape_x_pong_config_launches_with_byte_records_stored_once() {
     let Some(python) = python() else { return };
@@ -199,7 +188,7 @@ fn rlgraphs_ape_x_pong_config_launches_with_byte_records_stored_once() {
     assert!(shard["records_inserted"].as_u64().unwrap() >= 500, "{summary}");
     assert_eq!(shard["refused"], 0, "{summary}");
     // The shard stored the actor's 84x84 byte frames once each, and stacks as frame numbers.
-    let header = safetensors_header(&dir.join("run/replay-0.safetensors"));
+    let (header, _) = crate::common::safetensors_header(&dir.join("run/replay-0.safetensors"));
     let find = |suffix: &str| {
         header
             .iter()

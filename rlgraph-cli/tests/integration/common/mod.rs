@@ -61,3 +61,16 @@ pub fn events_have(dir: &std::path::Path, tag: &str) -> bool {
                 .any(|w| w == tag.as_bytes())
     })
 }
+
+/// A safetensors file's JSON header (each tensor's name, dtype, shape and data offsets, and
+/// its `__metadata__`) and the number of bytes that follow the header.
+pub fn safetensors_header(path: &std::path::Path) -> (serde_json::Map<String, serde_json::Value>, usize) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("an 8-byte header length")) as usize;
+    let header = serde_json::from_slice::<serde_json::Value>(&bytes[8..8 + n])
+        .expect("a JSON header")
+        .as_object()
+        .expect("a JSON object")
+        .clone();
+    (header, bytes.len() - 8 - n)
+}
