@@ -17,6 +17,18 @@ use crate::common::roles::{finish, Guard};
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
+/// The short Ape-X run the TLS and Slurm tests launch: two actors, one shard, 2,000 frames.
+const SHORT_RUN: [&str; 8] = [
+    "--actors",
+    "2",
+    "--replay-shards",
+    "1",
+    "--timesteps",
+    "2000",
+    "--seed",
+    "3",
+];
+
 /// Runs `rlgraph launch CONFIG --env ENV ARGS --out DIR` (at most 300 s), asserts every
 /// process it started ended well, and returns the learner's summary.
 fn launch(config: &str, env: &str, args: &[&str], dir: &Path) -> Json {
@@ -126,23 +138,13 @@ fn a_launch_over_mutual_tls_runs_on_the_files_rlgraph_certs_makes() {
 
     let path = |key: &str| files[key].as_str().unwrap().to_string();
     let (cert, key, ca) = (path("tls_cert"), path("tls_key"), path("tls_ca"));
-    let args = [
-        "--actors",
-        "2",
-        "--replay-shards",
-        "1",
-        "--timesteps",
-        "2000",
-        "--seed",
-        "3",
-        "--tls-cert",
-        &cert,
-        "--tls-key",
-        &key,
-        "--tls-ca",
-        &ca,
-    ];
-    let summary = launch("configs/apex-cartpole.json", "CartPole-v1", &args, &dir);
+    let tls = ["--tls-cert", &cert, "--tls-key", &key, "--tls-ca", &ca];
+    let summary = launch(
+        "configs/apex-cartpole.json",
+        "CartPole-v1",
+        &[&SHORT_RUN[..], &tls[..]].concat(),
+        &dir,
+    );
     assert!(summary["timesteps_executed"].as_u64().unwrap() >= 2000, "{summary}");
     assert!(summary["updates"].as_u64().unwrap() > 0, "{summary}");
     let shard = &summary["distributed"]["shards"][0];
@@ -462,16 +464,7 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
             "--emit",
             "slurm",
         ])
-        .args([
-            "--actors",
-            "2",
-            "--replay-shards",
-            "1",
-            "--timesteps",
-            "2000",
-            "--seed",
-            "3",
-        ])
+        .args(SHORT_RUN)
         .args(["--base-port", &base.to_string()])
         .arg("--token-file")
         .arg(&token)
