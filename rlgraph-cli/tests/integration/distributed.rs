@@ -17,6 +17,20 @@ use crate::common::roles::{finish, Guard};
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
+/// `rlgraph launch` of the CartPole Ape-X config with `--emit kind`, to be given its options.
+fn emit_command(kind: &str) -> Command {
+    let mut cmd = Command::new(RLGRAPH);
+    cmd.current_dir(ROOT).args([
+        "launch",
+        "configs/apex-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--emit",
+        kind,
+    ]);
+    cmd
+}
+
 /// The short Ape-X run the TLS and Slurm tests launch: two actors, one shard, 2,000 frames.
 const SHORT_RUN: [&str; 8] = [
     "--actors",
@@ -454,16 +468,7 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
         .map(|_| free_port())
         .find(|p| TcpListener::bind(("127.0.0.1", p + 1)).is_ok())
         .unwrap();
-    let emitted = Command::new(RLGRAPH)
-        .current_dir(ROOT)
-        .args([
-            "launch",
-            "configs/apex-cartpole.json",
-            "--env",
-            "CartPole-v1",
-            "--emit",
-            "slurm",
-        ])
+    let emitted = emit_command("slurm")
         .args(SHORT_RUN)
         .args(["--base-port", &base.to_string()])
         .arg("--token-file")
@@ -531,16 +536,7 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
     let token = dir.join("token");
     std::fs::write(&token, "k8s-test-token\n").unwrap();
     let emit = |extra: &[&str]| {
-        Command::new(RLGRAPH)
-            .current_dir(ROOT)
-            .args([
-                "launch",
-                "configs/apex-cartpole.json",
-                "--env",
-                "CartPole-v1",
-                "--emit",
-                "kubernetes",
-            ])
+        emit_command("kubernetes")
             .args([
                 "--actors",
                 "3",
