@@ -5,6 +5,9 @@
 # batch 32 and 256) against cpprb, acting at batch 1 through the DQN agent on tch against
 # PyTorch in Python, and (unless BENCH_SOLVE=0) steps and seconds to solve CartPole-v1 with
 # DQN and PPO against Stable-Baselines3's zoo hyperparameters, five seeds each (minutes).
+# BENCH_LUNAR=1 adds PPO on LunarLander-v3 through the bridge against SB3's zoo PPO
+# (BENCH_LUNAR_SEEDS seeds, default 1; about five minutes a seed for SB3), and BENCH_MICRO=0
+# skips the hot-path benches.
 #
 # The peers go into the ignored folder .bench-venv/ from PyPI (once), at the versions in
 # scripts/bench-peers-requirements.txt; PyTorch's wheel brings about 3 GB of CUDA
@@ -12,7 +15,7 @@
 # project's criterion benches and the release `rlgraph` binary, run first; the Python side
 # is timed right after, on the same machine.
 #
-# Usage: [BENCH_SOLVE=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
+# Usage: [BENCH_SOLVE=0] [BENCH_LUNAR=1] [BENCH_MICRO=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
@@ -27,13 +30,18 @@ export LD_LIBRARY_PATH="$PWD/.libtorch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # One thread on each side: the peers are measured on one thread too.
 export RAYON_NUM_THREADS=1 OMP_NUM_THREADS=1
 criterion=(--measurement-time "$seconds" --warm-up-time 1)
-cargo bench -p rlgraph-envs --bench vector_env --locked -- "${criterion[@]}" "/256" >&2
-cargo bench -p rlgraph-memories --bench replay_throughput --locked -- "${criterion[@]}" \
-  "replay/cartpole/(insert|sample|update)/prioritized" >&2
-cargo bench -p rlgraph-tests --bench agent_act --locked -- "${criterion[@]}" "tch/" >&2
-solve=()
-if [[ "${BENCH_SOLVE:-1}" != 0 ]]; then
-  cargo build --release -p rlgraph-cli --locked >&2
-  solve=(--solve)
+flags=()
+if [[ "${BENCH_MICRO:-1}" != 0 ]]; then
+  cargo bench -p rlgraph-envs --bench vector_env --locked -- "${criterion[@]}" "/256" >&2
+  cargo bench -p rlgraph-memories --bench replay_throughput --locked -- "${criterion[@]}" \
+    "replay/cartpole/(insert|sample|update)/prioritized" >&2
+  cargo bench -p rlgraph-tests --bench agent_act --locked -- "${criterion[@]}" "tch/" >&2
+else
+  flags+=(--no-micro)
 fi
-"$python" -W ignore scripts/bench_peers.py "${solve[@]}"
+[[ "${BENCH_SOLVE:-1}" != 0 ]] && flags+=(--solve)
+[[ "${BENCH_LUNAR:-0}" != 0 ]] && flags+=(--lunar)
+if [[ " ${flags[*]} " == *" --solve "* || " ${flags[*]} " == *" --lunar "* ]]; then
+  cargo build --release -p rlgraph-cli --locked >&2
+fi
+"$python" -W ignore scripts/bench_peers.py "${flags[@]}"

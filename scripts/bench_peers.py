@@ -6,7 +6,9 @@ Run through scripts/bench-peers.sh, which makes the virtual environment, runs th
 benches first and builds the `rlgraph` binary. Each hot-path peer figure is the median of
 several timed repeats on one thread, as criterion's figures are medians. With `--solve` it
 also trains DQN and PPO on CartPole-v1 with this project's shipped configs and with the SB3
-zoo's tuned hyperparameters, five seeds each, one thread each side.
+zoo's tuned hyperparameters, five seeds each, one thread each side; with `--lunar`, PPO on
+LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); `--no-micro` skips the
+hot-path table.
 """
 
 import json
@@ -233,7 +235,88 @@ def solve_table():
     return "\n".join(lines)
 
 
+# LunarLander-v3 with PPO at rl-baselines3-zoo's hyperparameters on both sides (16 copies of
+# 1,024 steps, minibatches of 64, 4 epochs, gamma 0.999, lambda 0.98, entropy 0.01): solved
+# at the first greedy round (20 episodes, every 25,000 steps) with a mean of at least 200.
+LUNAR_EVERY = 25_000
+LUNAR_EPISODES = 20
+LUNAR_TARGET = 200.0
+LUNAR_BUDGET = 1_000_000
+
+
+def ours_lunar(seed):
+    """(steps, seconds) to solve LunarLander-v3 with this project's box2d config, on one
+    bridge process (seconds include the evaluation rounds)."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    args = [binary, "train", os.path.join(ROOT, "configs", "benchmarks", "box2d", "ppo-lunarlander.json"),
+            "--env", "gym:LunarLander-v3", "--num-envs", "16", "--bridge-processes", "1",
+            "--timesteps", str(LUNAR_BUDGET), "--target-return", str(LUNAR_TARGET), "--seed", str(seed),
+            "--eval-every", str(LUNAR_EVERY), "--eval-episodes", str(LUNAR_EPISODES)]
+    env = dict(os.environ, RLGRAPH_PYTHON=sys.executable)
+    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, env=env).stdout)
+    return summary["solved_at_timestep"], summary["wall_clock_seconds"]
+
+
+def sb3_lunar(seed):
+    """(steps, seconds) to solve LunarLander-v3 with the SB3 zoo's PPO; seconds exclude the
+    evaluation rounds."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    torch.set_num_threads(1)
+
+    class Solved(BaseCallback):
+        def __init__(self, eval_env):
+            super().__init__()
+            self.eval_env, self.start, self.eval_seconds, self.solved = eval_env, time.perf_counter(), 0.0, None
+
+        def _on_step(self):
+            steps = self.model.num_timesteps
+            if steps // LUNAR_EVERY > (steps - self.training_env.num_envs) // LUNAR_EVERY:
+                began = time.perf_counter()
+                mean, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=LUNAR_EPISODES,
+                                          deterministic=True)
+                self.eval_seconds += time.perf_counter() - began
+                if mean >= LUNAR_TARGET:
+                    self.solved = steps
+            return self.solved is None
+
+    eval_env = make_vec_env("LunarLander-v3", n_envs=1, seed=10_000 + seed)
+    model = PPO("MlpPolicy", make_vec_env("LunarLander-v3", n_envs=16, seed=seed), seed=seed, n_steps=1024,
+                batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01)
+    callback = Solved(eval_env)
+    model.learn(LUNAR_BUDGET, callback=callback)
+    return callback.solved, time.perf_counter() - callback.start - callback.eval_seconds
+
+
+def lunar_table():
+    seeds = range(int(os.environ.get("BENCH_LUNAR_SEEDS", "1")))
+    mine = [ours_lunar(seed) for seed in seeds]
+    peer = [sb3_lunar(seed) for seed in seeds]
+    return "\n".join([
+        f"| LunarLander-v3 PPO, {len(mine)} seed(s), one thread each | criterion | rlgraph-rs | SB3 zoo "
+        "| ours faster by (median seconds) |",
+        "| --- | --- | --- | --- | --- |",
+        f"| PPO | greedy eval of 20 episodes >= 200 | {solve_cell(mine)} | {solve_cell(peer)} "
+        f"| {solve_ratio(mine, peer)} |",
+    ])
+
+
 def main():
+    if "--no-micro" not in sys.argv[1:]:
+        micro_table()
+    if "--solve" in sys.argv[1:]:
+        print()
+        print(solve_table())
+    if "--lunar" in sys.argv[1:]:
+        print()
+        print(lunar_table())
+
+
+def micro_table():
     lines = ["| what | rlgraph-rs | peer | ours is better by |", "| --- | --- | --- | --- |"]
 
     vector = ours("cartpole-steps", "vector-env", "256")
@@ -271,9 +354,6 @@ def main():
         f"| {1 / mine / 1e3:.0f}k/s | {1 / python_act / 1e3:.0f}k/s | {python_act / mine:.2f}x |"
     )
     print("\n".join(lines))
-    if "--solve" in sys.argv[1:]:
-        print()
-        print(solve_table())
 
 
 if __name__ == "__main__":

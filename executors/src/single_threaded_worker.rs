@@ -32,7 +32,7 @@ pub struct SingleThreadedWorker<A: Agent> {
 impl<A: Agent> SingleThreadedWorker<A> {
     /// A worker; environments are reset with `seed` (copy `i` with `seed + i`) on first use.
     pub fn new(agent: A, envs: VectorEnv, seed: u64) -> Self {
-        let run = RunState::new(envs.first().id(), envs.first().state_space(), envs.len());
+        let run = RunState::new(envs.id(), envs.state_space(), envs.len());
         SingleThreadedWorker {
             agent,
             envs,
@@ -128,7 +128,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
     /// run's counters, and a resumed run starts every copy on a new episode.
     pub fn save_checkpoint(&mut self, path: &std::path::Path) -> Result<()> {
         if !self.run.states.is_empty() {
-            if self.envs.first().snapshot().is_none() {
+            if !self.envs.can_snapshot() {
                 let mut run = self.run.clone();
                 run.states.clear();
                 run.envs.clear();

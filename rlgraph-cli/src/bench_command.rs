@@ -37,6 +37,10 @@ pub struct BenchArgs {
     /// The backend: candle (default) or tch (needs the `tch` feature).
     #[arg(long, default_value = "candle")]
     backend: String,
+    /// Python processes for each run's bridged Gymnasium copies (`gym:` ids), each stepping
+    /// its share with one message (default: one per core, at most one per copy).
+    #[arg(long, value_parser = crate::train_args::env_count)]
+    bridge_processes: Option<usize>,
 }
 
 fn share(text: &str) -> Result<f64, String> {
@@ -104,7 +108,7 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
                 row.name, row.env
             ));
             let dir = out.join(&row.name).join(format!("seed-{seed}"));
-            let outcome = run_one::<B>(row, seed, args.budget, &dir);
+            let outcome = run_one::<B>(row, seed, args, &dir);
             if let Err(e) = &outcome {
                 stderr_line(&format!("[{done}/{total}] {} seed {seed} failed: {e}", row.name));
             }
@@ -166,12 +170,12 @@ fn preflight<B: Backend>(row: &Row) -> Result<(), String> {
 
 /// Trains `row` from `seed`, with a greedy evaluation round every `eval_every` steps;
 /// writes `curve.csv` and `summary.json` into `dir`; returns the curve.
-fn run_one<B: Backend>(row: &Row, seed: u64, budget: Option<f64>, dir: &Path) -> Result<Vec<CurvePoint>, String> {
-    let (steps, every) = scaled(row, budget);
+fn run_one<B: Backend>(row: &Row, seed: u64, args: &BenchArgs, dir: &Path) -> Result<Vec<CurvePoint>, String> {
+    let (steps, every) = scaled(row, args.budget);
     let json = crate::agent_commands::read_config(&row.config, None)?;
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
-    let envs = crate::run_outputs::vector_env(&row.env, row.num_envs, seed)?;
-    let eval_envs = crate::run_outputs::vector_env(&row.env, row.eval_episodes, seed)?;
+    let envs = crate::run_outputs::vector_env(&row.env, row.num_envs, seed, args.bridge_processes)?;
+    let eval_envs = crate::run_outputs::vector_env(&row.env, row.eval_episodes, seed, args.bridge_processes)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, seed).with_evaluation(Evaluation::new(every, eval_envs));
     let bar = crate::run_outputs::progress_bar(steps);
     let mut curve: Vec<CurvePoint> = vec![];

@@ -4,7 +4,7 @@
 use executors::{DriveOptions, RunLength, RunProgress, Worker};
 use indicatif::{ProgressBar, ProgressStyle};
 use rlgraph_core::Backend;
-use rlgraph_envs::{make, Stepping, VectorEnv};
+use rlgraph_envs::VectorEnv;
 use serde_json::Value as Json;
 
 use crate::output_files::write_file;
@@ -30,18 +30,16 @@ pub(crate) fn warn_if_diverged(stats: &executors::WorkerStats) {
     }
 }
 
-/// `copies` copies of `env`, copy `i` seeded `seed + i`, stepped one after another; bridged
-/// Gymnasium copies (a Python process each) are stepped in parallel.
-pub(crate) fn vector_env(env: &str, copies: usize, seed: u64) -> Result<VectorEnv, String> {
-    let envs = (0..copies.max(1))
-        .map(|i| make(env, seed + i as u64))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let stepping = match env.starts_with(rlgraph_envs::gym::GYM_PREFIX) {
-        true => Stepping::Threaded,
-        false => Stepping::Sequential,
-    };
-    VectorEnv::new(envs, stepping).map_err(|e| e.to_string())
+/// `copies` copies of `env`, copy `i` seeded `seed + i`, as [`VectorEnv::make`] makes them:
+/// bridged Gymnasium copies run in `bridge_processes` processes (default: one per core), each
+/// stepping its share with one message.
+pub(crate) fn vector_env(
+    env: &str,
+    copies: usize,
+    seed: u64,
+    bridge_processes: Option<usize>,
+) -> Result<VectorEnv, String> {
+    VectorEnv::make(env, copies, seed, bridge_processes).map_err(|e| e.to_string())
 }
 
 /// With `--out`: creates the directory and copies the config into it, so that the directory

@@ -40,6 +40,10 @@ pub struct TrainArgs {
     /// Parallel environment copies.
     #[arg(long, default_value_t = 1, value_parser = env_count)]
     pub(crate) num_envs: usize,
+    /// Python processes for bridged Gymnasium copies (`gym:` ids), each stepping its share of
+    /// the copies with one message (default: one per core, at most one per copy).
+    #[arg(long, value_parser = env_count)]
+    pub(crate) bridge_processes: Option<usize>,
     /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
     /// `summary.json`, a TensorBoard event file (`events.out.tfevents.*`) and, where the agent
     /// can be exported, its acting graph as `model.onnx`.
@@ -100,7 +104,7 @@ fn count_in(text: &str, max: usize) -> Result<usize, String> {
     }
 }
 
-fn env_count(text: &str) -> Result<usize, String> {
+pub(crate) fn env_count(text: &str) -> Result<usize, String> {
     count_in(text, MAX_ENVS)
 }
 

@@ -71,7 +71,7 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         worker = worker.with_target_return(target);
     }
     if let Some(every) = args.eval_every {
-        let envs = vector_env(&args.env, args.eval_episodes, args.seed)
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed, args.bridge_processes)
             .map_err(|e| format!("--eval-every plays host copies of {}: {e}", args.env))?;
         worker = worker.with_evaluation(executors::Evaluation::new(every, envs), args.seed);
     }
@@ -100,10 +100,10 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
         return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
-    let envs = vector_env(&args.env, args.num_envs, args.seed)?;
+    let envs = vector_env(&args.env, args.num_envs, args.seed, args.bridge_processes)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
     if let Some(every) = args.eval_every {
-        let envs = vector_env(&args.env, args.eval_episodes, args.seed)?;
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed, args.bridge_processes)?;
         worker = worker.with_evaluation(executors::Evaluation::new(every, envs));
     }
     if let (Some(every), Some(dir)) = (args.video_every, &args.out) {

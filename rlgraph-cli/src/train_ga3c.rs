@@ -27,7 +27,7 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         executor = executor.with_target_return(target);
     }
     if let Some(every) = args.eval_every {
-        let envs = vector_env(&args.env, args.eval_episodes, args.seed)?;
+        let envs = vector_env(&args.env, args.eval_episodes, args.seed, args.bridge_processes)?;
         executor = executor.with_evaluation(executors::Evaluation::new(every, envs));
     }
     if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {

@@ -18,6 +18,7 @@ pub mod cartpole;
 mod cartpole_no_vel;
 mod env;
 mod env_check;
+mod env_group;
 mod env_registry;
 mod grid_world;
 pub mod gym;
@@ -34,6 +35,7 @@ pub use env::{
     bad_action, discrete_action, float_action, observation, Env, EnvError, EnvSnapshot, EpisodeClock, Result, Step,
 };
 pub use env_check::check_env;
+pub use env_group::EnvGroup;
 pub use env_registry::{register_env, registered_envs};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,

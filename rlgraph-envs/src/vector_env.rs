@@ -2,9 +2,10 @@
 //! pool, resetting each copy as its episode ends.
 
 use rayon::prelude::*;
-use rlgraph_spaces::Value;
+use rlgraph_spaces::{Space, Value};
 
 use crate::env::{Env, EnvError, EnvSnapshot, Result, Step};
+use crate::env_group::EnvGroup;
 
 /// One environment's transition in a vector step.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,9 +33,12 @@ pub enum Stepping {
     Threaded,
 }
 
-/// Copies of an environment stepped together with auto-reset.
+/// Copies of an environment stepped together with auto-reset, in groups: a group is one
+/// environment, or many copies behind one call (the Gymnasium bridge's [`crate::gym::GymBatch`]).
 pub struct VectorEnv {
-    envs: Vec<Box<dyn Env>>,
+    groups: Vec<Box<dyn EnvGroup>>,
+    /// The number of copies over all groups.
+    copies: usize,
     stepping: Stepping,
     /// The threaded mode's pool: its own, so that `RAYON_NUM_THREADS=1` (which keeps
     /// candle's small matrix products on one thread, where they are fastest) does not
@@ -45,18 +49,30 @@ pub struct VectorEnv {
 impl VectorEnv {
     /// A vector of the given environments (at least one, all with equal spaces).
     pub fn new(envs: Vec<Box<dyn Env>>, stepping: Stepping) -> Result<Self> {
-        let first = envs.first().ok_or_else(|| EnvError::Unknown {
+        let groups = envs.into_iter().map(|e| Box::new(e) as Box<dyn EnvGroup>).collect();
+        VectorEnv::from_groups(groups, stepping)
+    }
+
+    /// A vector of the given groups of copies (at least one copy, all with equal spaces);
+    /// threaded stepping runs the groups in parallel.
+    pub fn from_groups(groups: Vec<Box<dyn EnvGroup>>, stepping: Stepping) -> Result<Self> {
+        let nothing = || EnvError::Unknown {
             id: "VectorEnv".into(),
             reason: "needs at least one environment".into(),
-        })?;
-        if let Some(other) = envs
+        };
+        let first = groups.first().ok_or_else(nothing)?;
+        if let Some(other) = groups
             .iter()
-            .find(|e| e.state_space() != first.state_space() || e.action_space() != first.action_space())
+            .find(|g| g.state_space() != first.state_space() || g.action_space() != first.action_space())
         {
             return Err(EnvError::Unknown {
                 id: "VectorEnv".into(),
                 reason: format!("{} and {} have different spaces", first.id(), other.id()),
             });
+        }
+        let copies = groups.iter().map(|g| g.len()).sum();
+        if copies == 0 {
+            return Err(nothing());
         }
         let pool = match stepping {
             Stepping::Sequential => None,
@@ -70,106 +86,167 @@ impl VectorEnv {
                     })?,
             ),
         };
-        Ok(VectorEnv { envs, stepping, pool })
+        Ok(VectorEnv {
+            groups,
+            copies,
+            stepping,
+            pool,
+        })
+    }
+
+    /// `copies` copies of the environment `id` ([`crate::make`]'s ids), copy `i` seeded
+    /// `seed + i`. In-process environments step one after another on the caller's thread.
+    /// Gymnasium's (`gym:` ids) run in `bridge_processes` bridge processes (by default one
+    /// per core, never more than one per copy), each stepping its share of the copies with
+    /// one message, the processes in parallel.
+    pub fn make(id: &str, copies: usize, seed: u64, bridge_processes: Option<usize>) -> Result<Self> {
+        let copies = copies.max(1);
+        if !id.starts_with(crate::gym::GYM_PREFIX) {
+            let envs = (0..copies)
+                .map(|i| crate::make(id, seed.wrapping_add(i as u64)))
+                .collect::<Result<Vec<_>>>()?;
+            return VectorEnv::new(envs, Stepping::Sequential);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let processes = bridge_processes.unwrap_or(cores).clamp(1, copies);
+        let mut groups: Vec<Box<dyn EnvGroup>> = Vec::with_capacity(processes);
+        let mut first = 0;
+        for p in 0..processes {
+            // As even a split as there is: the first `copies % processes` take one more.
+            let share = copies / processes + usize::from(p < copies % processes);
+            let batch = crate::gym::GymBatch::from_id(id, share, seed.wrapping_add(first as u64))?;
+            groups.push(Box::new(batch));
+            first += share;
+        }
+        VectorEnv::from_groups(groups, Stepping::Threaded)
     }
 
     /// The number of copies.
     pub fn len(&self) -> usize {
-        self.envs.len()
+        self.copies
     }
 
     /// Whether there are no copies (never, by construction).
     pub fn is_empty(&self) -> bool {
-        self.envs.is_empty()
+        self.copies == 0
     }
 
-    /// The first copy (for its spaces and id).
-    pub fn first(&self) -> &dyn Env {
-        self.envs[0].as_ref()
+    /// The environment's id.
+    pub fn id(&self) -> &str {
+        self.groups[0].id()
+    }
+
+    /// The space of observations.
+    pub fn state_space(&self) -> &Space {
+        self.groups[0].state_space()
+    }
+
+    /// The space of actions.
+    pub fn action_space(&self) -> &Space {
+        self.groups[0].action_space()
+    }
+
+    /// Whether every copy can give its exact position for a checkpoint.
+    pub fn can_snapshot(&self) -> bool {
+        self.groups.iter().all(|g| g.snapshots().is_some())
     }
 
     /// Resets every copy; copy `i` is seeded with `seed + i`.
     pub fn reset_all(&mut self, seed: Option<u64>) -> Result<Vec<Value>> {
-        self.envs
-            .iter_mut()
-            .enumerate()
-            .map(|(i, e)| e.reset(seed.map(|s| s.wrapping_add(i as u64))))
-            .collect()
+        let mut out = Vec::with_capacity(self.copies);
+        let mut first = 0u64;
+        for group in &mut self.groups {
+            out.extend(group.reset_all(seed.map(|s| s.wrapping_add(first)))?);
+            first += group.len() as u64;
+        }
+        Ok(out)
     }
 
     /// Every copy's exact position, for a checkpoint; an error names the first copy that
     /// cannot give one.
     pub fn snapshots(&self) -> Result<Vec<EnvSnapshot>> {
-        self.envs
-            .iter()
-            .map(|e| {
-                e.snapshot().ok_or_else(|| EnvError::BadState {
-                    env: e.id().to_string(),
-                    reason: "this environment cannot be checkpointed, so a run on it cannot resume exactly".into(),
-                })
-            })
-            .collect()
+        let mut out = Vec::with_capacity(self.copies);
+        for group in &self.groups {
+            out.extend(group.snapshots().ok_or_else(|| EnvError::BadState {
+                env: group.id().to_string(),
+                reason: "this environment cannot be checkpointed, so a run on it cannot resume exactly".into(),
+            })?);
+        }
+        Ok(out)
     }
 
     /// Puts every copy back where `snapshots` found it; all or nothing: on error, the copies
     /// already restored are put back as they were.
     pub fn restore_snapshots(&mut self, snapshots: &[EnvSnapshot]) -> Result<()> {
-        if snapshots.len() != self.envs.len() {
+        if snapshots.len() != self.copies {
             return Err(EnvError::BadState {
                 env: "VectorEnv".into(),
-                reason: format!("{} snapshots for {} copies", snapshots.len(), self.envs.len()),
+                reason: format!("{} snapshots for {} copies", snapshots.len(), self.copies),
             });
         }
         let before = self.snapshots()?;
-        for (i, snapshot) in snapshots.iter().enumerate() {
-            if let Err(e) = self.envs[i].restore_snapshot(snapshot) {
-                for (env, old) in self.envs.iter_mut().zip(&before).take(i) {
-                    // Each was taken from this very environment, so it restores.
-                    let _ = env.restore_snapshot(old);
+        let mut first = 0;
+        for i in 0..self.groups.len() {
+            let n = self.groups[i].len();
+            if let Err(e) = self.groups[i].restore_snapshots(&snapshots[first..first + n]) {
+                let mut at = 0;
+                for group in self.groups.iter_mut().take(i) {
+                    // Each was taken from this very group, so it restores.
+                    let _ = group.restore_snapshots(&before[at..at + group.len()]);
+                    at += group.len();
                 }
                 return Err(e);
             }
+            first += n;
         }
         Ok(())
     }
 
     /// Steps copy `i` with `actions[i]`; a copy whose episode ends is reset at once.
     pub fn step(&mut self, actions: &[Value]) -> Result<Vec<VectorStep>> {
-        if actions.len() != self.envs.len() {
+        if actions.len() != self.copies {
             return Err(EnvError::BadAction {
                 env: "VectorEnv".into(),
                 action: format!("{} actions", actions.len()),
-                expected: format!("one action for each of {} environments", self.envs.len()),
+                expected: format!("one action for each of {} environments", self.copies),
             });
         }
-        let one = |(env, action): (&mut Box<dyn Env>, &Value)| -> Result<VectorStep> {
-            let step = env.step(action)?;
-            let reset_observation = match step.terminated || step.truncated {
-                true => Some(env.reset(None)?),
-                false => None,
-            };
-            Ok(VectorStep {
-                step,
-                reset_observation,
-            })
-        };
-        match self.stepping {
-            Stepping::Sequential => {
-                // An explicit loop into a vector of the right size: collecting into a
-                // `Result<Vec<_>>` cannot know the length and regrows the vector 8 times
-                // at 256 copies.
-                let mut out = Vec::with_capacity(self.envs.len());
-                for pair in self.envs.iter_mut().zip(actions) {
-                    out.push(one(pair)?);
+        // Each group's share of the actions, in order.
+        let mut shares = Vec::with_capacity(self.groups.len());
+        let mut rest = actions;
+        for group in &self.groups {
+            let (mine, tail) = rest.split_at(group.len());
+            shares.push(mine);
+            rest = tail;
+        }
+        match (self.stepping, &self.pool) {
+            (Stepping::Threaded, Some(pool)) if self.groups.len() > 1 => {
+                let groups = &mut self.groups;
+                let parts: Vec<Result<Vec<VectorStep>>> = pool.install(|| {
+                    groups
+                        .par_iter_mut()
+                        .zip(shares.par_iter())
+                        .map(|(group, share)| {
+                            let mut out = Vec::with_capacity(group.len());
+                            group.step_into(share, &mut out).map(|()| out)
+                        })
+                        .collect()
+                });
+                let mut out = Vec::with_capacity(self.copies);
+                for part in parts {
+                    out.extend(part?);
                 }
                 Ok(out)
             }
-            Stepping::Threaded => {
-                let envs = &mut self.envs;
-                match &self.pool {
-                    Some(pool) => pool.install(|| envs.par_iter_mut().zip(actions.par_iter()).map(one).collect()),
-                    None => envs.par_iter_mut().zip(actions.par_iter()).map(one).collect(),
+            // An explicit loop into a vector of the right size: collecting into a
+            // `Result<Vec<_>>` cannot know the length and regrows the vector 8 times at 256
+            // copies.
+            _ => {
+                let mut out = Vec::with_capacity(self.copies);
+                for (group, share) in self.groups.iter_mut().zip(shares) {
+                    group.step_into(share, &mut out)?;
                 }
+                Ok(out)
             }
         }
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use agents::Transition;
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_envs::{make, Stepping, VectorEnv};
+use rlgraph_envs::VectorEnv;
 
 use super::error::DistributedError;
 use super::proto::ActorReport;
@@ -32,11 +32,9 @@ impl ActorEnvs {
     pub(crate) fn new(env: &str, copies: usize, seed: u64, index: u32) -> Result<Self, DistributedError> {
         // Each actor explores its own episodes: its copies are seeded apart from every other's.
         let seed = seed.wrapping_add(1 + u64::from(index).wrapping_mul(10_007));
-        let envs = (0..copies.max(1))
-            .map(|i| make(env, seed.wrapping_add(i as u64)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let spaces = (envs[0].state_space().clone(), envs[0].action_space().clone());
-        let mut envs = VectorEnv::new(envs, Stepping::Sequential)?;
+        // An actor is one core's work: its bridged Gymnasium copies share one process.
+        let mut envs = VectorEnv::make(env, copies, seed, Some(1))?;
+        let spaces = (envs.state_space().clone(), envs.action_space().clone());
         let states = envs.reset_all(Some(seed))?;
         Ok(ActorEnvs {
             returns_now: vec![0.0; states.len()],

@@ -71,12 +71,8 @@ pub struct LearnerEvaluation {
 impl LearnerEvaluation {
     /// The rounds' environment copies, seeded from `seed`.
     pub(crate) fn build(&self, seed: u64) -> rlgraph_core::Result<crate::Evaluation> {
-        let envs = (0..self.episodes.max(1))
-            .map(|i| rlgraph_envs::make(&self.env, seed.wrapping_add(i as u64)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(crate::env_error::env_error)?;
-        let envs = rlgraph_envs::VectorEnv::new(envs, rlgraph_envs::Stepping::Sequential)
-            .map_err(crate::env_error::env_error)?;
+        let envs =
+            rlgraph_envs::VectorEnv::make(&self.env, self.episodes, seed, None).map_err(crate::env_error::env_error)?;
         Ok(crate::Evaluation::new(self.every, envs))
     }
 }

@@ -1,5 +1,6 @@
-# The Python side of rlgraph-envs' Gymnasium bridge: one Gymnasium environment per process,
-# driven over stdin/stdout. Rust starts it as `python -u -c <this file> <json args>`.
+# The Python side of rlgraph-envs' Gymnasium bridge: one Gymnasium environment per process
+# (or, with "copies", that many copies stepped by one request), driven over stdin/stdout.
+# Rust starts it as `python -u -c <this file> <json args>`.
 #
 # Requests are JSON lines. Every reply is one JSON line; replies that carry an observation
 # say `nbytes` and are followed by exactly that many raw bytes: the observation's leaves in
@@ -261,15 +262,40 @@ def make(env_id, kwargs):
     return env, float32
 
 
+def step_many(envs, obs_space, obs_leaves, actions):
+    """Steps copy i with actions[i], resetting each copy whose episode ends. The payload is
+    every copy's observation after its step, then the first observation of the next episode
+    of each copy that ended, in copy order."""
+    if not isinstance(actions, list) or len(actions) != len(envs):
+        raise ValueError(f"expected a list of {len(envs)} actions, got {actions!r:.200}")
+    rewards, terminated, truncated, after, restarts = [], [], [], [], []
+    for env, a in zip(envs, actions):
+        obs, reward, term, trunc, _ = env.step(action(env.action_space, a))
+        rewards.append(float(reward))
+        terminated.append(bool(term))
+        truncated.append(bool(trunc))
+        after.append(encode(obs_space, obs_leaves, obs))
+        if term or trunc:
+            first, _ = env.reset()
+            restarts.append(encode(obs_space, obs_leaves, first))
+    send({"ok": True, "rewards": rewards, "terminated": terminated, "truncated": truncated},
+         b"".join(after + restarts))
+
+
 def main():
     args = json.loads(sys.argv[1])
     env_id = args["id"]
+    copies = args.get("copies", 1)
     try:
+        if not isinstance(copies, int) or isinstance(copies, bool) or copies < 1:
+            raise ValueError(f"copies must be a whole number >= 1, got {copies!r}")
         if env_id.startswith("ALE/") or "NoFrameskip" in env_id:
             import ale_py
 
             gym.register_envs(ale_py)
-        env, float32 = make(env_id, args.get("kwargs", {}))
+        made = [make(env_id, args.get("kwargs", {})) for _ in range(copies)]
+        env, float32 = made[0]
+        envs = [e for e, _ in made]
     except Exception as e:  # noqa: BLE001
         fail(f"gymnasium.make({env_id!r}) failed: {type(e).__name__}: {e}")
         return
@@ -295,6 +321,14 @@ def main():
                 obs, reward, terminated, truncated, _ = env.step(action(env.action_space, req["action"]))
                 send({"ok": True, "reward": float(reward), "terminated": bool(terminated),
                       "truncated": bool(truncated)}, encode(obs_space, obs_leaves, obs))
+            elif op == "reset_many":
+                seeds = req.get("seeds") or [None] * len(envs)
+                if len(seeds) != len(envs):
+                    fail(f"expected {len(envs)} seeds, got {len(seeds)}")
+                    continue
+                send({"ok": True}, b"".join(encode(obs_space, obs_leaves, e.reset(seed=s)[0]) for e, s in zip(envs, seeds)))
+            elif op == "step_many":
+                step_many(envs, obs_space, obs_leaves, req["actions"])
             elif op == "render":
                 if env.render_mode != "rgb_array":
                     fail(f"{env_id} renders only when made with render_mode=rgb_array "
@@ -320,7 +354,8 @@ def main():
                 env.unwrapped.state = new.reshape(np.shape(old))
                 send({"ok": True})
             elif op == "close":
-                env.close()
+                for e in envs:
+                    e.close()
                 send({"ok": True})
                 return
             else:

@@ -38,19 +38,12 @@ impl GymEnv {
 
     /// [`GymEnv::new`] with the Python interpreter `python` (a path, or a name on the `PATH`).
     pub fn with_python(python: &str, gym_id: &str, kwargs: Map<String, Json>, seed: u64) -> Result<Self> {
-        let id = format!("{GYM_PREFIX}{gym_id}");
-        let unknown = |reason: String| EnvError::Unknown { id: id.clone(), reason };
-        let (process, spaces) = Process::start(python, &json!({"id": gym_id, "kwargs": kwargs})).map_err(&unknown)?;
-        let space = |key: &str| -> Result<Space> {
-            let spec = spaces.get(key).unwrap_or(&Json::Null);
-            Space::from_json(spec)
-                .map_err(|e| unknown(format!("the bridge declared an {key} rlgraph cannot read: {e}")))
-        };
+        let started = Started::new(python, gym_id, kwargs, 1)?;
         Ok(GymEnv {
-            state_space: space("observation_space")?,
-            action_space: space("action_space")?,
-            id,
-            process: Mutex::new(process),
+            id: started.id,
+            state_space: started.state_space,
+            action_space: started.action_space,
+            process: Mutex::new(started.process),
             pending_seed: Some(seed),
             episode_over: true,
         })
@@ -67,26 +60,8 @@ impl GymEnv {
 
     /// [`GymEnv::from_id`] with the Python interpreter `python`.
     pub fn from_id_with_python(python: &str, id: &str, seed: u64) -> Result<Self> {
-        let rest = id.strip_prefix(GYM_PREFIX).unwrap_or(id);
-        let (gym_id, query) = rest.split_once('?').unwrap_or((rest, ""));
-        if gym_id.trim().is_empty() {
-            return Err(EnvError::Unknown {
-                id: id.into(),
-                reason: "no Gymnasium id after `gym:` (for example gym:CartPole-v1)".into(),
-            });
-        }
-        let mut kwargs = Map::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let Some((key, value)) = pair.split_once('=') else {
-                return Err(EnvError::Unknown {
-                    id: id.into(),
-                    reason: format!("{pair:?} is not key=value"),
-                });
-            };
-            let value = serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.into()));
-            kwargs.insert(key.into(), value);
-        }
-        GymEnv::with_python(python, gym_id, kwargs, seed)
+        let (gym_id, kwargs) = parse_id(id)?;
+        GymEnv::with_python(python, &gym_id, kwargs, seed)
     }
 
     fn call(&self, request: Json) -> std::result::Result<crate::gym::process::Reply, String> {
@@ -212,21 +187,90 @@ impl Env for GymEnv {
     }
 }
 
+/// A bridge process that has declared its spaces.
+pub(crate) struct Started {
+    /// `gym:ID`, for messages.
+    pub(crate) id: String,
+    pub(crate) state_space: Space,
+    pub(crate) action_space: Space,
+    pub(crate) process: Process,
+}
+
+impl Started {
+    /// Starts `copies` copies of `gymnasium.make(gym_id, **kwargs)` in one process of
+    /// `python` and reads the spaces it declares.
+    pub(crate) fn new(python: &str, gym_id: &str, kwargs: Map<String, Json>, copies: usize) -> Result<Self> {
+        let id = format!("{GYM_PREFIX}{gym_id}");
+        let unknown = |reason: String| EnvError::Unknown { id: id.clone(), reason };
+        let args = json!({"id": gym_id, "kwargs": kwargs, "copies": copies});
+        let (process, spaces) = Process::start(python, &args).map_err(&unknown)?;
+        let space = |key: &str| -> Result<Space> {
+            let spec = spaces.get(key).unwrap_or(&Json::Null);
+            Space::from_json(spec)
+                .map_err(|e| unknown(format!("the bridge declared an {key} rlgraph cannot read: {e}")))
+        };
+        Ok(Started {
+            state_space: space("observation_space")?,
+            action_space: space("action_space")?,
+            id,
+            process,
+        })
+    }
+}
+
+/// The Gymnasium id and `gymnasium.make` keywords of `gym:ID?key=value&...` (each value
+/// JSON where it parses as JSON, a string otherwise).
+pub(crate) fn parse_id(id: &str) -> Result<(String, Map<String, Json>)> {
+    let rest = id.strip_prefix(GYM_PREFIX).unwrap_or(id);
+    let (gym_id, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if gym_id.trim().is_empty() {
+        return Err(EnvError::Unknown {
+            id: id.into(),
+            reason: "no Gymnasium id after `gym:` (for example gym:CartPole-v1)".into(),
+        });
+    }
+    let mut kwargs = Map::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(EnvError::Unknown {
+                id: id.into(),
+                reason: format!("{pair:?} is not key=value"),
+            });
+        };
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.into()));
+        kwargs.insert(key.into(), value);
+    }
+    Ok((gym_id.to_string(), kwargs))
+}
+
+/// The bytes one observation of `space` takes on the bridge (its leaves back to back).
+pub(crate) fn observation_bytes(space: &Space) -> std::result::Result<usize, String> {
+    space.flatten().into_iter().try_fold(0, |total, (key, leaf)| {
+        let n: usize = leaf.shape().unwrap_or(&[]).iter().product();
+        Ok(total + n * leaf_bytes(&key, leaf.dtype().unwrap_or(Dtype::Float32))?)
+    })
+}
+
+/// The bytes of one element of `dtype` on the bridge.
+fn leaf_bytes(key: &str, dtype: Dtype) -> std::result::Result<usize, String> {
+    match dtype {
+        Dtype::Bool | Dtype::Uint8 => Ok(1),
+        Dtype::Int32 | Dtype::Float32 => Ok(4),
+        Dtype::Int64 | Dtype::Float64 => Ok(8),
+        Dtype::Text => Err(format!("{key}: text observations cannot cross the bridge")),
+    }
+}
+
 /// The value of `space` whose leaves are `bytes`, back to back in flat order, each
 /// little-endian.
-fn decode(space: &Space, bytes: &[u8]) -> std::result::Result<Value, String> {
+pub(crate) fn decode(space: &Space, bytes: &[u8]) -> std::result::Result<Value, String> {
     let mut rest = bytes;
     let mut leaves = vec![];
     for (key, leaf) in space.flatten() {
         let shape = leaf.shape().unwrap_or(&[]).to_vec();
         let n: usize = shape.iter().product();
         let dtype = leaf.dtype().unwrap_or(Dtype::Float32);
-        let size = match dtype {
-            Dtype::Bool | Dtype::Uint8 => 1,
-            Dtype::Int32 | Dtype::Float32 => 4,
-            Dtype::Int64 | Dtype::Float64 => 8,
-            Dtype::Text => return Err(format!("{key}: text observations cannot cross the bridge")),
-        };
+        let size = leaf_bytes(&key, dtype)?;
         if rest.len() < n * size {
             return Err(format!(
                 "the observation has {} bytes; the space {} needs more",

@@ -1,5 +1,6 @@
 //! The Gymnasium bridge against Gymnasium itself: CartPole-v1 through the bridge equals the
-//! native CartPole step by step from the same state, Pong's spaces convert as declared, and
+//! native CartPole step by step from the same state, Pong's spaces convert as declared, many
+//! copies in one process step as one process per copy does, and
 //! every failure (no Python, an unknown id, a bad action or state, a step after the end) is
 //! an error that names it.
 //!
@@ -9,9 +10,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rlgraph_envs::gym::GymEnv;
-use rlgraph_envs::{CartPole, Env, EnvError, Stepping, VectorEnv};
-use rlgraph_spaces::{Dtype, FloatBox, IntBox, Space, Value};
+use rlgraph_envs::gym::{GymBatch, GymEnv};
+use rlgraph_envs::{CartPole, Env, EnvError, EnvGroup, Stepping, VectorEnv};
+use rlgraph_spaces::{Array, Dtype, FloatBox, IntBox, Space, Value};
 use serde_json::Map;
 
 /// The Python to test with, or `None` to skip.
@@ -201,4 +202,99 @@ fn bridged_environments_render_with_render_mode_rgb_array() {
     plain.reset(None).unwrap();
     let err = plain.render().unwrap_err().to_string();
     assert!(err.contains("render") && err.contains("render_mode=rgb_array"), "{err}");
+}
+
+/// A vector of one bridge process per copy, copy `i` seeded `seed + i`: the reference a
+/// batch must equal.
+fn one_process_per_copy(python: &str, id: &str, copies: u64, seed: u64) -> VectorEnv {
+    let envs: Vec<Box<dyn Env>> = (0..copies)
+        .map(|i| Box::new(GymEnv::from_id_with_python(python, id, seed + i).unwrap()) as Box<dyn Env>)
+        .collect();
+    VectorEnv::new(envs, Stepping::Sequential).unwrap()
+}
+
+#[test]
+fn batches_of_copies_in_one_process_step_as_one_process_per_copy() {
+    let Some(python) = python() else { return };
+    // A 15-step limit makes truncations as well as CartPole's terminations; Pendulum has float
+    // actions and ends only by truncation (at Gymnasium's 200 steps).
+    for (id, random_action) in [
+        (
+            "gym:CartPole-v1?max_episode_steps=15",
+            (|rng: &mut ChaCha8Rng| Value::i32(rng.random_range(0..2))) as fn(&mut ChaCha8Rng) -> Value,
+        ),
+        ("gym:Pendulum-v1", |rng| {
+            Value::Float32(Array::new(vec![1], vec![rng.random_range(-2.0f32..2.0)]).unwrap())
+        }),
+    ] {
+        // Five copies as batches of two and three, seeded as five separate copies are.
+        let batch = |copies, seed| {
+            Box::new(GymBatch::from_id_with_python(&python, id, copies, seed).unwrap()) as Box<dyn EnvGroup>
+        };
+        let mut batched = VectorEnv::from_groups(vec![batch(2, 10), batch(3, 12)], Stepping::Threaded).unwrap();
+        let mut reference = one_process_per_copy(&python, id, 5, 10);
+        assert_eq!(batched.len(), 5);
+        assert_eq!(batched.state_space(), reference.state_space(), "{id}");
+        assert_eq!(batched.action_space(), reference.action_space(), "{id}");
+        assert!(!batched.can_snapshot(), "bridged copies cannot be checkpointed");
+        // The first reset takes each copy's own seed; a later one reseeds copy i with 3 + i.
+        assert_eq!(
+            batched.reset_all(None).unwrap(),
+            reference.reset_all(None).unwrap(),
+            "{id}"
+        );
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let (mut ends, mut truncations) = (0, 0);
+        for t in 0..420 {
+            if t == 210 {
+                assert_eq!(
+                    batched.reset_all(Some(3)).unwrap(),
+                    reference.reset_all(Some(3)).unwrap(),
+                    "{id}"
+                );
+            }
+            let actions: Vec<Value> = (0..5).map(|_| random_action(&mut rng)).collect();
+            let (a, b) = (batched.step(&actions).unwrap(), reference.step(&actions).unwrap());
+            assert_eq!(a, b, "{id}, step {t}");
+            ends += a.iter().filter(|s| s.reset_observation.is_some()).count();
+            truncations += a.iter().filter(|s| s.step.truncated).count();
+        }
+        assert!(
+            ends >= 10 && truncations >= 5,
+            "{id}: {ends} episode ends, {truncations} truncations"
+        );
+    }
+}
+
+#[test]
+fn a_batch_refuses_bad_input_by_name_and_steps_on() {
+    let Some(python) = python() else { return };
+    let err = GymBatch::from_id_with_python(&python, "gym:CartPole-v1", 0, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("at least one copy"), "{err}");
+    let err = GymBatch::from_id_with_python(&python, "gym:NoSuchEnv-v9", 2, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("gymnasium.make('NoSuchEnv-v9')"), "{err}");
+    let mut batch = GymBatch::from_id_with_python(&python, "gym:CartPole-v1", 2, 0).unwrap();
+    let mut out = vec![];
+    let two = [Value::i32(0), Value::i32(1)];
+    assert!(
+        matches!(batch.step_into(&two, &mut out), Err(EnvError::EpisodeOver { .. })),
+        "no reset yet"
+    );
+    batch.reset_all(Some(0)).unwrap();
+    let err = batch.step_into(&two[..1], &mut out).unwrap_err().to_string();
+    assert!(err.contains("1 actions") && err.contains("each of 2 copies"), "{err}");
+    let err = batch
+        .step_into(&[Value::i32(0), Value::i32(2)], &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("action 2") && err.contains("gym:CartPole-v1"), "{err}");
+    assert!(out.is_empty(), "a refused step adds nothing");
+    batch.step_into(&two, &mut out).unwrap();
+    assert_eq!(out.len(), 2, "the batch is unharmed by the refusals");
 }
