@@ -1,6 +1,6 @@
 //! `build_agent`: any agent from its RLgraph config, chosen by the config's `type`.
 
-use rlgraph_core::spaces::Space;
+use rlgraph_core::spaces::{FloatBox, Space};
 use rlgraph_core::{Backend, Result};
 use serde_json::Value as Json;
 
@@ -21,6 +21,7 @@ pub fn build_agent<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>> {
+    let state_space = &observed_space(state_space);
     let family = agent_family(spec)?;
     if family != AgentFamily::Random {
         if let Some(layout) = WorkerLayout::plan::<B>(spec, state_space, seed)? {
@@ -32,6 +33,22 @@ pub fn build_agent<B: Backend>(
         }
     }
     build_family::<B>(family, spec, state_space, action_space, seed)
+}
+
+/// The space an agent checks its states against: `space` with its float bounds dropped.
+/// An environment's float bounds describe typical observations rather than promise them
+/// (Gymnasium's LunarLander-v3 reports heights above its 2.5), and one value beyond them must
+/// not end a run; dtypes, shapes, integer ranges and NaN are still checked.
+pub fn observed_space(space: &Space) -> Space {
+    space.map(|_, leaf| match leaf {
+        Space::Float(_) => {
+            let ranks = leaf.ranks().unwrap_or_default();
+            let dtype = leaf.dtype().unwrap_or(rlgraph_core::spaces::Dtype::Float32);
+            let open = FloatBox::new(leaf.shape().unwrap_or(&[]).to_vec()).with_dtype(dtype);
+            open.map_or_else(|_| leaf.clone(), |open| Space::from(open).with_ranks(ranks))
+        }
+        other => other.clone(),
+    })
 }
 
 fn build_family<B: Backend>(

@@ -87,7 +87,7 @@ pub use dqn::builder::{dqn_replay, Dqn, DqnAgent};
 pub use dqn::config::{DqnConfig, MemoryKind};
 pub use dqn::learner::DqnLearner;
 pub use frame_storage::{FrameStorage, WorkerLayout};
-pub use from_config::build_agent;
+pub use from_config::{build_agent, observed_space};
 pub use impala::actor::impala_actor;
 pub use impala::builder::{Impala, ImpalaAgent};
 pub use impala::config::ImpalaConfig;

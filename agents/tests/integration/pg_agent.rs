@@ -328,3 +328,27 @@ fn an_external_batch_updates_ppo_and_bad_lengths_are_named() {
     let s = Value::Float32(rlgraph_core::spaces::Array::new(vec![4], vec![0.01, 0.02, 0.03, 0.04]).unwrap());
     assert_eq!(stacked.get_actions(&[s], true, 0.0).unwrap().len(), 1);
 }
+
+fn floats(x: &[f32]) -> Value {
+    Value::Float32(rlgraph_core::spaces::Array::new(vec![x.len()], x.to_vec()).unwrap())
+}
+
+#[test]
+fn observations_beyond_the_float_bounds_are_acted_on_and_nan_is_refused() {
+    // CartPole's box (±4.8, ±0.42 rad); 9.0 is far outside it, as LunarLander-v3's heights
+    // leave its declared ±2.5.
+    let env = CartPole::new(0);
+    let mut agent = build_agent::<Candle>(&ppo_spec(), env.state_space(), env.action_space(), 0).unwrap();
+    let outside = floats(&[9.0, 0.0, -3.0, 0.0]);
+    let actions = agent.get_actions(&[outside.clone()], true, 0.0).unwrap();
+    assert!(env.action_space().contains(&actions[0]), "{actions:?}");
+    let nan = floats(&[f32::NAN, 0.0, 0.0, 0.0]);
+    let err = agent.get_actions(&[nan], true, 0.0).unwrap_err().to_string();
+    assert!(err.contains("NaN") && err.contains("states"), "{err}");
+    // Integer ranges and shapes are still the environment's.
+    let grid = Space::from_json_str(r#"{"type": "int-box", "low": 0, "high": 4}"#).unwrap();
+    assert_eq!(agents::observed_space(&grid), grid);
+    let open = agents::observed_space(env.state_space());
+    assert!(open.contains(&floats(&[9.0, 0.0, -3.0, 1e30])));
+    assert_eq!(open.shape(), env.state_space().shape());
+}
