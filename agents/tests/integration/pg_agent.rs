@@ -340,7 +340,7 @@ fn observations_beyond_the_float_bounds_are_acted_on_and_nan_is_refused() {
     let env = CartPole::new(0);
     let mut agent = build_agent::<Candle>(&ppo_spec(), env.state_space(), env.action_space(), 0).unwrap();
     let outside = floats(&[9.0, 0.0, -3.0, 0.0]);
-    let actions = agent.get_actions(&[outside.clone()], true, 0.0).unwrap();
+    let actions = agent.get_actions(&[outside], true, 0.0).unwrap();
     assert!(env.action_space().contains(&actions[0]), "{actions:?}");
     let nan = floats(&[f32::NAN, 0.0, 0.0, 0.0]);
     let err = agent.get_actions(&[nan], true, 0.0).unwrap_err().to_string();
