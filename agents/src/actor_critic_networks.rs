@@ -3,7 +3,8 @@
 
 use rlgraph_components::layers::{lstm_unroll, memory_space};
 use rlgraph_components::{
-    neural_network, optimizer, policy_with, shared_value_function_policy, value_function, OptimizerSpec, PolicyOptions,
+    neural_network, optimizer, policy_with, shared_value_function_policy, value_function, BoundedDistribution,
+    OptimizerSpec, PolicyOptions,
 };
 use std::collections::BTreeMap;
 
@@ -44,6 +45,8 @@ pub(crate) fn actor_critic_networks<B: Backend>(
     }
     let options = PolicyOptions {
         action_adapter: crate::agent_spec::adapter_spec(action_adapter),
+        bounded: spec.bounded,
+        state_independent_log_std: spec.log_std_init,
         ..PolicyOptions::default()
     };
     let separate = spec.parts.separate_value_function(spec.value_function);
@@ -163,6 +166,10 @@ pub(crate) struct ActorCriticSpec<'a, B: Backend> {
     pub value_function: &'a [Json],
     /// `policy_spec.action_adapter_spec`.
     pub action_adapter: Option<&'a Json>,
+    /// `policy_spec.bounded_distribution_type`.
+    pub bounded: BoundedDistribution,
+    /// `policy_spec.log_std_init`: a state-independent log-std starting there.
+    pub log_std_init: Option<f64>,
     /// `preprocessing_spec`.
     pub preprocessing: &'a [Json],
     /// `action_mask_key`: where states carry their action mask (if they are a Dict with it).

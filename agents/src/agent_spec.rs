@@ -62,6 +62,9 @@ pub(crate) struct SharedSpec {
     /// [`crate::WorkerLayout::plan`].
     #[allow(dead_code)] // Read for its keys here; `WorkerLayout::plan` reads the value.
     pub frame_storage: Option<crate::FrameStorage>,
+    /// Running observation and reward normalization (SB3's `VecNormalize`).
+    #[allow(dead_code)] // Read for its keys here; `build_agent` reads the value.
+    pub normalize_spec: Option<crate::NormalizeSpec>,
 }
 
 impl SharedSpec {

@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 use crate::agent::Agent;
 use crate::agent_family::{agent_family, AgentFamily};
 use crate::frame_storage::WorkerLayout;
+use crate::normalizer::NormalizeSpec;
 use crate::worker_preprocessing::PreprocessedAgent;
 use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
@@ -21,25 +22,45 @@ pub fn build_agent<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>> {
-    let state_space = &observed_space(state_space);
+    // An environment's float bounds describe typical observations rather than promise them
+    // (Gymnasium's LunarLander-v3 reports heights above its 2.5), and one value beyond them
+    // must not end a run.
+    let state_space = &without_float_bounds(state_space);
     let family = agent_family(spec)?;
-    if family != AgentFamily::Random {
-        if let Some(layout) = WorkerLayout::plan::<B>(spec, state_space, seed)? {
-            let inner = layout.inner_spec;
-            let agent = PreprocessedAgent::<B>::new(layout.worker_specs, state_space, seed, |preprocessed| {
-                build_family::<B>(family, &inner, preprocessed, action_space, seed)
-            })?;
-            return Ok(Box::new(agent));
-        }
+    if family == AgentFamily::Random {
+        return build_family::<B>(family, spec, state_space, action_space, seed);
     }
-    build_family::<B>(family, spec, state_space, action_space, seed)
+    let normalize = normalize_spec(spec)?;
+    let layout = WorkerLayout::plan::<B>(spec, state_space, seed)?;
+    if layout.is_none() && normalize.is_none() {
+        return build_family::<B>(family, spec, state_space, action_space, seed);
+    }
+    let (specs, inner) = match layout {
+        Some(layout) => (Some(layout.worker_specs), layout.inner_spec),
+        None => (None, spec.clone()),
+    };
+    let normalize = normalize.as_ref().map(|(n, gamma)| (n, *gamma));
+    let agent = PreprocessedAgent::<B>::with_normalizer(specs, normalize, state_space, seed, |preprocessed| {
+        build_family::<B>(family, &inner, preprocessed, action_space, seed)
+    })?;
+    Ok(Box::new(agent))
 }
 
-/// The space an agent checks its states against: `space` with its float bounds dropped.
-/// An environment's float bounds describe typical observations rather than promise them
-/// (Gymnasium's LunarLander-v3 reports heights above its 2.5), and one value beyond them must
-/// not end a run; dtypes, shapes, integer ranges and NaN are still checked.
-pub fn observed_space(space: &Space) -> Space {
+/// The config's `normalize_spec`, with the discount its reward scaling uses (the config's
+/// `discount`, 0.99 when absent, as SB3's `VecNormalize`).
+fn normalize_spec(spec: &Json) -> Result<Option<(NormalizeSpec, f64)>> {
+    let Some(n) = spec.get("normalize_spec") else {
+        return Ok(None);
+    };
+    let parsed: NormalizeSpec = serde_json::from_value(n.clone())
+        .map_err(|e| crate::agent_spec::config("config.normalize_spec", e.to_string()))?;
+    let gamma = spec.get("discount").and_then(Json::as_f64).unwrap_or(0.99);
+    Ok(Some((parsed, gamma)))
+}
+
+/// `space` with its float bounds dropped: what an agent checks its states against, and a
+/// plain Normal policy's actions. Dtypes, shapes, integer ranges and NaN are still checked.
+pub fn without_float_bounds(space: &Space) -> Space {
     space.map(|_, leaf| match leaf {
         Space::Float(_) => {
             let ranks = leaf.ranks().unwrap_or_default();

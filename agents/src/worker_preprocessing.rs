@@ -18,6 +18,7 @@ use serde_json::{json, Value as Json};
 
 use crate::agent::{Agent, Transition};
 use crate::agent_graph::build_graph;
+use crate::normalizer::{NormalizeSpec, Normalizer};
 use crate::preprocessing::{preprocessor_kind, stack_members};
 use crate::update_spec::UpdateSpec;
 
@@ -145,12 +146,14 @@ impl<B: Backend> WorkerStreams<B> {
 }
 
 /// An agent whose states pass through a stateful preprocessor stack per environment copy
-/// before it sees them ([`WorkerStreams`]). Build it with [`crate::build_agent`], which uses it
-/// whenever a `preprocessing_spec` keeps state. `observe` stores preprocessed states; updates
-/// from external batches take preprocessed states.
+/// ([`WorkerStreams`]) and then, with a `normalize_spec`, the running normalizer
+/// ([`Normalizer`]) before it sees them. Build it with [`crate::build_agent`], which uses it
+/// whenever a `preprocessing_spec` keeps state or a config normalizes. `observe` stores
+/// preprocessed states; updates from external batches take preprocessed states.
 pub struct PreprocessedAgent<B: Backend> {
     inner: Box<dyn Agent + Send>,
-    streams: WorkerStreams<B>,
+    streams: Option<WorkerStreams<B>>,
+    normalizer: Option<Normalizer>,
     preprocessed_space: Space,
 }
 
@@ -163,12 +166,33 @@ impl<B: Backend> PreprocessedAgent<B> {
         seed: u64,
         build: impl FnOnce(&Space) -> Result<Box<dyn Agent + Send>>,
     ) -> Result<Self> {
-        let streams = WorkerStreams::<B>::new(specs, state_space, seed)?;
-        let preprocessed_space = streams.state_space()?;
+        PreprocessedAgent::with_normalizer(Some(specs), None, state_space, seed, build)
+    }
+
+    /// [`PreprocessedAgent::new`] with the stack optional and, after it, the normalizer
+    /// `normalize` describes (its spec and the discount of the returns it scales rewards by).
+    pub fn with_normalizer(
+        specs: Option<Vec<Json>>,
+        normalize: Option<(&NormalizeSpec, f64)>,
+        state_space: &Space,
+        seed: u64,
+        build: impl FnOnce(&Space) -> Result<Box<dyn Agent + Send>>,
+    ) -> Result<Self> {
+        let streams = specs
+            .map(|specs| WorkerStreams::<B>::new(specs, state_space, seed))
+            .transpose()?;
+        let preprocessed_space = match &streams {
+            Some(streams) => streams.state_space()?,
+            None => state_space.clone(),
+        };
+        let normalizer = normalize
+            .map(|(spec, gamma)| Normalizer::new(spec, &preprocessed_space, gamma))
+            .transpose()?;
         let inner = build(&preprocessed_space)?;
         Ok(PreprocessedAgent {
             inner,
             streams,
+            normalizer,
             preprocessed_space,
         })
     }
@@ -232,12 +256,23 @@ fn output_space<B: Backend>(exec: &GraphExecutor<B>) -> Result<Space> {
 
 impl<B: Backend> Agent for PreprocessedAgent<B> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
-        let pre = self.streams.act_states(states)?;
+        let mut pre = match &mut self.streams {
+            Some(streams) => streams.act_states(states)?,
+            None => states.to_vec(),
+        };
+        if let Some(normalizer) = &mut self.normalizer {
+            pre = normalizer.act_states(&pre, explore)?;
+        }
         self.inner.get_actions(&pre, explore, time_percentage)
     }
 
-    fn observe(&mut self, env_id: usize, transition: Transition) -> Result<()> {
-        let transition = self.streams.observe(env_id, transition)?;
+    fn observe(&mut self, env_id: usize, mut transition: Transition) -> Result<()> {
+        if let Some(streams) = &mut self.streams {
+            transition = streams.observe(env_id, transition)?;
+        }
+        if let Some(normalizer) = &mut self.normalizer {
+            transition = normalizer.observe(env_id, transition)?;
+        }
         self.inner.observe(env_id, transition)
     }
 
@@ -254,41 +289,56 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
     }
 
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        let streams = SavedStreams {
-            state: Some(self.streams.streams_state()?),
-            var_shapes: BTreeMap::new(),
-            last_space: None,
+        let streams = match &self.streams {
+            Some(streams) => Some(SavedStreams {
+                state: Some(streams.streams_state()?),
+                var_shapes: BTreeMap::new(),
+                last_space: None,
+            }),
+            None => None,
         };
         let mut all: Vec<(&str, &dyn HostState)> = extra.to_vec();
-        all.push((STATE_NAME, &streams));
+        if let Some(streams) = &streams {
+            all.push((STATE_NAME, streams));
+        }
+        if let Some(normalizer) = &self.normalizer {
+            all.push((crate::normalizer::STATE_NAME, normalizer));
+        }
         self.inner.save_checkpoint_with(path, &all)
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        // Every copy's stack has the variables of the first.
-        let var_shapes = self.streams.streams[0]
-            .exec
-            .variables()?
-            .into_iter()
-            .map(|(path, t)| (path, t.shape))
-            .collect();
-        let mut loaded = SavedStreams {
-            state: None,
-            var_shapes,
-            last_space: Some(self.preprocessed_space.clone()),
+        let mut loaded = match &self.streams {
+            // Every copy's stack has the variables of the first.
+            Some(streams) => Some(SavedStreams {
+                state: None,
+                var_shapes: streams.streams[0]
+                    .exec
+                    .variables()?
+                    .into_iter()
+                    .map(|(path, t)| (path, t.shape))
+                    .collect(),
+                last_space: Some(self.preprocessed_space.clone()),
+            }),
+            None => None,
         };
         {
-            let mut all: Vec<(&str, &mut dyn HostState)> = Vec::with_capacity(extra.len() + 1);
+            let mut all: Vec<(&str, &mut dyn HostState)> = Vec::with_capacity(extra.len() + 2);
             for (name, state) in extra.iter_mut() {
                 let state: &mut dyn HostState = &mut **state;
                 all.push((name, state));
             }
-            all.push((STATE_NAME, &mut loaded));
+            if let Some(loaded) = &mut loaded {
+                all.push((STATE_NAME, loaded));
+            }
+            if let Some(normalizer) = &mut self.normalizer {
+                all.push((crate::normalizer::STATE_NAME, normalizer));
+            }
             self.inner.restore_checkpoint_with(path, &mut all)?;
         }
-        match loaded.state {
-            Some(state) => self.streams.load_streams(state),
-            None => Ok(()),
+        match (&mut self.streams, loaded.and_then(|l| l.state)) {
+            (Some(streams), Some(state)) => streams.load_streams(state),
+            _ => Ok(()),
         }
     }
 
@@ -305,7 +355,12 @@ impl<B: Backend> Agent for PreprocessedAgent<B> {
     }
 
     fn reset(&mut self) -> Result<()> {
-        self.streams.reset()?;
+        if let Some(streams) = &mut self.streams {
+            streams.reset()?;
+        }
+        if let Some(normalizer) = &mut self.normalizer {
+            normalizer.reset();
+        }
         self.inner.reset()
     }
 

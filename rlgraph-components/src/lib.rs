@@ -71,7 +71,10 @@ pub use memory_component::{memory_component, MemoryKind};
 pub use nest::join_like;
 pub use network::{batch_apply, neural_network, stack, stack_with_inputs};
 pub use optimizer::{optimizer, OptimizerSpec, Rule};
-pub use policy::{policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, PolicyOptions};
+pub use policy::{
+    policy, policy_with, shared_value_function_policy, sum_item_dims, value_function, BoundedDistribution,
+    PolicyOptions,
+};
 pub use preprocessors::preprocessor_stack;
 pub use registry::{from_spec, from_spec_with};
 pub use synchronizable::synchronizable;

@@ -5,13 +5,16 @@
 //! [`mod@crate::dueling_policy`].
 
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result, Tree};
+use rlgraph_core::{Backend, Component, CoreError, GraphFn, Initializer, Param, Result, Tree, VarDecl};
 
 use crate::action_adapter::{action_adapter, AdapterSpec};
 use crate::distributions::{distribution, Kind};
 use crate::layers::{dense, DenseSpec};
 use crate::nest::join_like;
 use crate::network::neural_network;
+
+/// The policy variable that holds a state-independent log-std.
+const LOG_STD: &str = "log-std";
 
 /// How the adapter's outputs become distribution parameters for an action space.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,15 +24,49 @@ struct ActionShape {
     shape: Vec<usize>,
     /// Categories per action element (Categorical only).
     categories: usize,
+    /// The Normal's log-std is the policy's variable `log-std`, starting at this value, rather
+    /// than half the adapter's outputs.
+    free_log_std: Option<f64>,
+}
+
+/// The distribution a policy puts on FloatBox actions with finite bounds shared by every
+/// element (RLgraph's `bounded_distribution_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BoundedDistribution {
+    /// A Normal squashed into the bounds by `tanh` (SAC's).
+    #[default]
+    Squashed,
+    /// A Beta scaled to the bounds.
+    Beta,
+    /// A plain Normal, whose samples may leave the bounds: environments then clip them
+    /// (Gymnasium's `ClipAction`, as SB3's and CleanRL's continuous PPO do), and the agent
+    /// learns from what it sampled.
+    Normal,
+}
+
+impl BoundedDistribution {
+    /// The distribution RLgraph's `bounded_distribution_type` names: `squashed` (or
+    /// `squashed-normal`), `beta` or `normal`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "squashed" | "squashed-normal" | "squashed_normal" => Some(BoundedDistribution::Squashed),
+            "beta" => Some(BoundedDistribution::Beta),
+            "normal" => Some(BoundedDistribution::Normal),
+            _ => None,
+        }
+    }
 }
 
 /// Which distribution a policy puts on bounded continuous and on discrete actions, and how
 /// its action adapter is built.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyOptions {
-    /// Bounded FloatBox actions get a Beta rather than a squashed Normal (RLgraph's
-    /// `bounded_distribution_type: "beta"`).
-    pub beta_for_bounded: bool,
+    /// The distribution of bounded FloatBox actions.
+    pub bounded: BoundedDistribution,
+    /// With a value, a Normal policy's log-std is one trainable number per action element,
+    /// starting at this value, independent of the state (SB3's `log_std_init`, CleanRL's
+    /// `actor_logstd`); without, it is half the action adapter's outputs.
+    pub state_independent_log_std: Option<f64>,
     /// IntBox actions get a Gumbel-softmax of this temperature rather than a Categorical;
     /// its actions are then probability vectors over the categories.
     pub gumbel_softmax_temperature: Option<f64>,
@@ -42,6 +79,15 @@ impl ActionShape {
     fn with_options(action_space: &Space, options: &PolicyOptions) -> Result<Self> {
         let shape = action_space.shape().unwrap_or(&[]).to_vec();
         match action_space {
+            _ if options.state_independent_log_std.is_some() && !normal_actions(action_space, options) => {
+                Err(CoreError::Config {
+                    at: "log_std_init".into(),
+                    reason: format!(
+                        "a state-independent log-std belongs to a Normal policy (FloatBox actions, unbounded or \
+                         with bounded_distribution_type \"normal\" or \"squashed\"), not to actions in {action_space}"
+                    ),
+                })
+            }
             Space::Int(_) => {
                 let n = action_space.num_categories().ok_or_else(|| unsupported(action_space))?;
                 Ok(ActionShape {
@@ -51,6 +97,7 @@ impl ActionShape {
                     },
                     shape,
                     categories: n as usize,
+                    free_log_std: None,
                 })
             }
             // RLgraph's BernoulliDistributionAdapter: one logit per element, sigmoid to a
@@ -59,15 +106,17 @@ impl ActionShape {
                 kind: Kind::Bernoulli,
                 shape,
                 categories: 0,
+                free_log_std: None,
             }),
             Space::Float(_) => Ok(ActionShape {
-                kind: match squashed_bounds(action_space) {
-                    Some((low, high)) if options.beta_for_bounded => Kind::Beta { low, high },
-                    Some((low, high)) => Kind::SquashedNormal { low, high },
-                    None => Kind::Normal,
+                kind: match (squashed_bounds(action_space), options.bounded) {
+                    (Some((low, high)), BoundedDistribution::Beta) => Kind::Beta { low, high },
+                    (Some((low, high)), BoundedDistribution::Squashed) => Kind::SquashedNormal { low, high },
+                    _ => Kind::Normal,
                 },
                 shape,
                 categories: 0,
+                free_log_std: options.state_independent_log_std,
             }),
             other => Err(unsupported(other)),
         }
@@ -80,11 +129,18 @@ impl ActionShape {
     /// The adapter's output units.
     fn units(&self) -> usize {
         match self.kind {
+            Kind::Normal | Kind::SquashedNormal { .. } if self.free_log_std.is_some() => self.elements(),
             Kind::Normal | Kind::SquashedNormal { .. } | Kind::Beta { .. } => 2 * self.elements(),
             Kind::Bernoulli => self.elements(),
             _ => self.elements() * self.categories,
         }
     }
+}
+
+/// Whether `options` put a Normal (plain or squashed) on `action_space`'s actions.
+fn normal_actions(action_space: &Space, options: &PolicyOptions) -> bool {
+    matches!(action_space, Space::Float(_))
+        && !(options.bounded == BoundedDistribution::Beta && squashed_bounds(action_space).is_some())
 }
 
 /// Finite bounds shared by every element of a FloatBox `space`, which squash the policy's
@@ -174,6 +230,13 @@ pub fn policy_with<B: Backend>(
         })
         .graph_fn(parameters_fn::<B>("parameters", a.clone()))
         .graph_fn(crate::action_mask::apply_mask_fn::<B>("mask"));
+    let c = match a.free_log_std {
+        Some(init) => {
+            let shape = a.shape.clone();
+            c.variables(move |_| Ok(vec![VarDecl::new(LOG_STD, shape.clone(), Initializer::Constant(init))]))
+        }
+        None => c,
+    };
     // The distribution parameters of `nn_inputs`, masked where the method was given a mask
     // (its input `mask_at`).
     let params = |ctx: &mut rlgraph_core::ApiCtx<'_, B>, args: &rlgraph_core::Args, mask_at: usize| {
@@ -226,7 +289,7 @@ pub fn policy_with<B: Backend>(
 /// the Beta, probabilities for the Bernoulli, logits otherwise.
 fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
     let (to_params, infer_params) = (shape.clone(), shape);
-    GraphFn::new(name, move |_, xs| {
+    GraphFn::new(name, move |ctx, xs| {
         let out = xs[0].as_leaf().ok_or_else(|| CoreError::Component {
             component: "policy".into(),
             method: None,
@@ -247,6 +310,11 @@ fn parameters_fn<B: Backend>(name: &str, shape: ActionShape) -> GraphFn<B> {
                     Tree::Leaf(positive(B::narrow(out, 1, 0, n)?)?),
                     Tree::Leaf(positive(B::narrow(out, 1, n, n)?)?),
                 ])
+            }
+            Kind::Normal | Kind::SquashedNormal { .. } if to_params.free_log_std.is_some() => {
+                let mean = B::reshape(out, &shape)?;
+                let std = B::exp(&B::clamp(ctx.var(LOG_STD)?, -20.0, 2.0)?)?;
+                Tree::Tuple(vec![Tree::Leaf(mean), Tree::Leaf(B::broadcast_to(&std, &shape)?)])
             }
             Kind::Normal | Kind::SquashedNormal { .. } => {
                 let n = to_params.elements();
@@ -290,6 +358,12 @@ fn joint_policy<B: Backend>(
     action_space: &Space,
     options: PolicyOptions,
 ) -> Result<Component<B>> {
+    if options.state_independent_log_std.is_some() {
+        return Err(CoreError::Config {
+            at: "log_std_init".into(),
+            reason: format!("a state-independent log-std is built for one FloatBox action, not for {action_space}"),
+        });
+    }
     let leaves: Vec<(String, Space)> = action_space
         .flatten()
         .into_iter()

@@ -9,7 +9,7 @@ use rlgraph_core::{Backend, Component, CoreError, Result};
 use crate::action_adapter::AdapterSpec;
 use crate::dueling_policy::dueling_policy;
 use crate::layer_registry::{component_from_spec, layers_from_spec, network_layers, with_spec_kind};
-use crate::policy::{policy_with, shared_value_function_policy, PolicyOptions};
+use crate::policy::{policy_with, shared_value_function_policy, BoundedDistribution, PolicyOptions};
 use crate::spec::{normalize_type, Spec};
 
 /// Builds a component from its RLgraph spec (`{"type": "dense", "units": 2}`); a JSON array
@@ -54,6 +54,7 @@ fn policy_from_spec<B: Backend>(
         &[
             "network_spec",
             "bounded_distribution_type",
+            "log_std_init",
             "gumbel_softmax_temperature",
             "action_adapter_spec",
             "scope",
@@ -93,16 +94,11 @@ fn policy_from_spec<B: Backend>(
             },
         ),
         _ => {
-            let beta_for_bounded = match s.str_or("bounded_distribution_type", "squashed")? {
-                "beta" => true,
-                "squashed" | "squashed-normal" | "squashed_normal" => false,
-                other => {
-                    return Err(CoreError::Config {
-                        at: s.at("bounded_distribution_type"),
-                        reason: format!("{other:?}: use \"beta\" or \"squashed\""),
-                    })
-                }
-            };
+            let bounded = bounded_distribution(&s)?;
+            let state_independent_log_std = s
+                .get("log_std_init")
+                .map(|_| checked_log_std_init(s.f64_or("log_std_init", 0.0)?, &s.at("log_std_init")))
+                .transpose()?;
             let gumbel_softmax_temperature = s
                 .get("gumbel_softmax_temperature")
                 .map(|_| s.positive_f64_or("gumbel_softmax_temperature", 1.0))
@@ -112,11 +108,32 @@ fn policy_from_spec<B: Backend>(
                 layers,
                 action_space,
                 PolicyOptions {
-                    beta_for_bounded,
+                    bounded,
+                    state_independent_log_std,
                     gumbel_softmax_temperature,
                     action_adapter: adapter,
                 },
             )
         }
+    }
+}
+
+/// The policy spec's `bounded_distribution_type` (default `squashed`).
+fn bounded_distribution(s: &Spec<'_>) -> Result<BoundedDistribution> {
+    let name = s.str_or("bounded_distribution_type", "squashed")?;
+    BoundedDistribution::parse(name).ok_or_else(|| CoreError::Config {
+        at: s.at("bounded_distribution_type"),
+        reason: format!("{name:?}: use \"squashed\", \"beta\" or \"normal\""),
+    })
+}
+
+/// `log_std_init` (written at `at`) where the log-std's clamp keeps it: -20 to 2.
+pub fn checked_log_std_init(x: f64, at: &str) -> Result<f64> {
+    match (-20.0..=2.0).contains(&x) {
+        true => Ok(x),
+        false => Err(CoreError::Config {
+            at: at.into(),
+            reason: format!("{x} is outside -20 to 2, where policies clamp a log-std"),
+        }),
     }
 }

@@ -39,6 +39,8 @@ pub struct VectorEnv {
     groups: Vec<Box<dyn EnvGroup>>,
     /// The number of copies over all groups.
     copies: usize,
+    /// Whether float actions are clipped into the action space's bounds before a step.
+    clip_actions: bool,
     stepping: Stepping,
     /// The threaded mode's pool: its own, so that `RAYON_NUM_THREADS=1` (which keeps
     /// candle's small matrix products on one thread, where they are fastest) does not
@@ -86,9 +88,11 @@ impl VectorEnv {
                     })?,
             ),
         };
+        let clip_actions = first.action_space().has_float_bounds();
         Ok(VectorEnv {
             groups,
             copies,
+            clip_actions,
             stepping,
             pool,
         })
@@ -202,7 +206,9 @@ impl VectorEnv {
         Ok(())
     }
 
-    /// Steps copy `i` with `actions[i]`; a copy whose episode ends is reset at once.
+    /// Steps copy `i` with `actions[i]`; a copy whose episode ends is reset at once. Float
+    /// actions are first clipped into the action space's bounds (Gymnasium's `ClipAction`):
+    /// a Normal policy's samples may leave them, and the agent keeps what it sampled.
     pub fn step(&mut self, actions: &[Value]) -> Result<Vec<VectorStep>> {
         if actions.len() != self.copies {
             return Err(EnvError::BadAction {
@@ -211,6 +217,15 @@ impl VectorEnv {
                 expected: format!("one action for each of {} environments", self.copies),
             });
         }
+        let clipped: Vec<Value>;
+        let actions = match self.clip_actions {
+            true => {
+                let space = self.groups[0].action_space();
+                clipped = actions.iter().map(|a| space.clip(a)).collect();
+                &clipped[..]
+            }
+            false => actions,
+        };
         // Each group's share of the actions, in order.
         let mut shares = Vec::with_capacity(self.groups.len());
         let mut rest = actions;

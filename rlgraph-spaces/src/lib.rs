@@ -40,6 +40,7 @@
 //! ```
 
 mod boxes;
+mod clip;
 mod contains;
 mod dtype;
 mod error;

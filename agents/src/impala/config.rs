@@ -95,6 +95,8 @@ impl ImpalaConfig {
             network: &self.network_spec,
             value_function: &self.value_function_spec,
             action_adapter: None,
+            bounded: Default::default(),
+            log_std_init: None,
             preprocessing: &self.preprocessing_spec,
             action_mask_key: &self.action_mask_key,
             recurrence: self.recurrence.as_ref(),

@@ -33,7 +33,7 @@ pub(crate) fn pg_actor_with<B: Backend>(
         root_name(config),
         &config.networks(parts),
         state_space,
-        action_space,
+        &config.sampled_action_space(action_space),
         "get_action",
         &[],
         seed,

@@ -87,6 +87,7 @@ impl<B: Backend> Algorithm<B> for PolicyGradient {
         seed: u64,
     ) -> Result<Roles<B, Self>> {
         parts.take_optimizer(&mut config.optimizer);
+        let action_space = &config.sampled_action_space(action_space);
         let mut learner = PgLearner::with_parts(&config, &parts, state_space, action_space, seed)?;
         let mut actor = pg_actor_with(&config, &parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;

@@ -2,7 +2,9 @@
 //! (`{"type": "actor_critic", ...}`) configs, read with RLgraph's defaults; keys not yet
 //! supported are errors that name them.
 
-use rlgraph_components::{OptimizerSpec, TimeDependent};
+use rlgraph_components::registry::checked_log_std_init;
+use rlgraph_components::{BoundedDistribution, OptimizerSpec, TimeDependent};
+use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
@@ -47,6 +49,12 @@ pub struct PgConfig {
     pub value_function_spec: Vec<Json>,
     /// `policy_spec.action_adapter_spec`: the policy's output layer and its pre-network.
     pub action_adapter: Option<Json>,
+    /// `policy_spec.bounded_distribution_type`: the distribution on bounded FloatBox actions
+    /// (`squashed` by default, `beta`, or `normal`, clipped by the environments).
+    pub bounded_distribution: BoundedDistribution,
+    /// `policy_spec.log_std_init`: given, a Normal policy's log-std is a state-independent
+    /// variable starting there (SB3's and CleanRL's continuous PPO).
+    pub log_std_init: Option<f64>,
     /// `preprocessing_spec`.
     pub preprocessing_spec: Vec<Json>,
     /// `action_mask_key`: where Dict states carry their action mask (`action_mask` by default).
@@ -103,9 +111,21 @@ struct PolicySpec {
     #[serde(rename = "type")]
     kind: Option<String>,
     action_adapter_spec: Option<Json>,
+    bounded_distribution_type: Option<String>,
+    log_std_init: Option<f64>,
 }
 
 impl PgConfig {
+    /// The actions the agent's graphs and rollout take: with a plain Normal on bounded
+    /// actions (`bounded_distribution_type: "normal"`) the float bounds are dropped, since its
+    /// samples leave them; the environments clip what they are sent.
+    pub fn sampled_action_space(&self, action_space: &Space) -> Space {
+        match self.bounded_distribution {
+            BoundedDistribution::Normal => crate::without_float_bounds(action_space),
+            _ => action_space.clone(),
+        }
+    }
+
     /// The keys that shape the actor-critic networks, for the learner and the actor.
     pub(crate) fn networks<'a, B: Backend>(&'a self, parts: &'a AgentParts<B>) -> ActorCriticSpec<'a, B> {
         ActorCriticSpec {
@@ -113,6 +133,8 @@ impl PgConfig {
             network: &self.network_spec,
             value_function: &self.value_function_spec,
             action_adapter: self.action_adapter.as_ref(),
+            bounded: self.bounded_distribution,
+            log_std_init: self.log_std_init,
             preprocessing: &self.preprocessing_spec,
             action_mask_key: &self.action_mask_key,
             recurrence: self.recurrence.as_ref(),
@@ -134,6 +156,20 @@ impl PgConfig {
                 ));
             }
         }
+        let policy = own.policy_spec.as_ref();
+        let bounded_distribution = match policy.and_then(|p| p.bounded_distribution_type.as_deref()) {
+            None => BoundedDistribution::default(),
+            Some(name) => BoundedDistribution::parse(name).ok_or_else(|| {
+                config(
+                    "config.policy_spec.bounded_distribution_type",
+                    format!("{name:?}: use \"squashed\", \"beta\" or \"normal\""),
+                )
+            })?,
+        };
+        let log_std_init = policy
+            .and_then(|p| p.log_std_init)
+            .map(|x| checked_log_std_init(x, "config.policy_spec.log_std_init"))
+            .transpose()?;
         let network_spec = shared.network("a policy needs a network")?;
         let m = own.memory_spec.unwrap_or_default();
         if !matches!(m.kind("ring_buffer").as_str(), "ringbuffer" | "ring") {
@@ -221,6 +257,8 @@ impl PgConfig {
             action_adapter: crate::agent_spec::checked_adapter(
                 own.policy_spec.as_ref().and_then(|p| p.action_adapter_spec.clone()),
             )?,
+            bounded_distribution,
+            log_std_init,
             preprocessing_spec: shared.preprocessing()?,
             action_mask_key: shared.action_mask_key(),
             discount: shared.discount.map_or(0.98, |d| d.0),

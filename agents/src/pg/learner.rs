@@ -152,6 +152,7 @@ impl<B: Backend> PgLearner<B> {
         action_space: &Space,
         seed: u64,
     ) -> Result<Self> {
+        let action_space = &config.sampled_action_space(action_space);
         let ppo = matches!(config.algorithm, PgAlgorithm::Ppo { .. });
         let loss = match &config.algorithm {
             PgAlgorithm::Ppo {

@@ -347,8 +347,97 @@ fn observations_beyond_the_float_bounds_are_acted_on_and_nan_is_refused() {
     assert!(err.contains("NaN") && err.contains("states"), "{err}");
     // Integer ranges and shapes are still the environment's.
     let grid = Space::from_json_str(r#"{"type": "int-box", "low": 0, "high": 4}"#).unwrap();
-    assert_eq!(agents::observed_space(&grid), grid);
-    let open = agents::observed_space(env.state_space());
+    assert_eq!(agents::without_float_bounds(&grid), grid);
+    let open = agents::without_float_bounds(env.state_space());
     assert!(open.contains(&floats(&[9.0, 0.0, -3.0, 1e30])));
     assert_eq!(open.shape(), env.state_space().shape());
+}
+
+/// SB3's continuous PPO in RLgraph's format: a plain Normal on Pendulum's bounded torque, a
+/// state-independent log-std, and running observation and reward normalization.
+fn sb3_style_ppo() -> serde_json::Value {
+    let mut spec = ppo_spec();
+    spec["policy_spec"] = serde_json::json!({"bounded_distribution_type": "normal", "log_std_init": -0.5});
+    spec["normalize_spec"] = serde_json::json!({"clip_observations": 5.0});
+    spec
+}
+
+/// Runs `steps` Pendulum steps from `state`, updating every 8; returns the actions and losses.
+fn pendulum_steps(
+    agent: &mut dyn Agent,
+    env: &mut Pendulum,
+    state: &mut Value,
+    steps: usize,
+) -> (Vec<Value>, Vec<f64>) {
+    let (mut actions, mut losses) = (vec![], vec![]);
+    for t in 1..=steps {
+        actions.push(act_and_observe(agent, env, state, 0).0);
+        if t % 8 == 0 {
+            losses.extend(agent.update(0.5).unwrap());
+        }
+    }
+    (actions, losses)
+}
+
+#[test]
+fn continuous_ppo_learns_its_log_std_and_resumes_with_its_normalizer() {
+    let spec = sb3_style_ppo();
+    let space = Pendulum::new(0);
+    let build = || build_agent::<Candle>(&spec, space.state_space(), space.action_space(), 3).unwrap();
+    let log_std = |a: &dyn Agent| {
+        let weights = a.get_weights().unwrap();
+        let (_, t) = weights
+            .iter()
+            .find(|(k, _)| k.ends_with("log-std"))
+            .expect("a log-std variable");
+        match &t.data {
+            rlgraph_core::HostData::F32(x) => x.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut a = build();
+    assert_eq!(log_std(a.as_ref()), vec![-0.5], "it starts at log_std_init");
+    let mut env = Pendulum::new(0);
+    let mut state = env.reset(Some(0)).unwrap();
+    let (actions, losses) = pendulum_steps(a.as_mut(), &mut env, &mut state, 64);
+    assert!(!losses.is_empty() && losses.iter().all(|l| l.is_finite()), "{losses:?}");
+    assert_ne!(log_std(a.as_ref()), vec![-0.5], "the optimizer trains the log-std");
+    // A plain Normal's samples leave the bounds (Pendulum clips them, as ClipAction would).
+    let outside = actions.iter().any(|v| !space.action_space().contains(v));
+    assert!(
+        outside || actions.len() < 64,
+        "64 samples of std 0.6 around the mean all stayed in [-2, 2]?"
+    );
+
+    let dir = std::env::temp_dir().join(format!("rlgraph-normalized-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("checkpoint.safetensors");
+    a.save_checkpoint(&file).unwrap();
+    let mut env_b = Pendulum::new(0);
+    env_b.restore_snapshot(&env.snapshot().unwrap()).unwrap();
+    let mut state_b = state.clone();
+    let continued = pendulum_steps(a.as_mut(), &mut env, &mut state, 32);
+    let mut b = build();
+    b.restore_checkpoint(&file).unwrap();
+    let resumed = pendulum_steps(b.as_mut(), &mut env_b, &mut state_b, 32);
+    assert_eq!(
+        continued, resumed,
+        "the normalizer's estimates and returns come back with the checkpoint"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+
+    let mut bad = sb3_style_ppo();
+    bad["normalize_spec"] = serde_json::json!({"observations": true, "clip": 3});
+    let err = build_agent::<Candle>(&bad, space.state_space(), space.action_space(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("config.normalize_spec") && err.contains("clip"), "{err}");
+    let mut bad = sb3_style_ppo();
+    bad["policy_spec"]["bounded_distribution_type"] = "gaussian".into();
+    let err = build_agent::<Candle>(&bad, space.state_space(), space.action_space(), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("config.policy_spec.bounded_distribution_type"), "{err}");
 }

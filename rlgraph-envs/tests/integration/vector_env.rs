@@ -83,3 +83,23 @@ fn random_env_is_seeded_and_stays_in_its_spaces() {
     assert!((140..260).contains(&terminals), "{terminals}");
     assert!(a.step(&Value::i32(3)).is_err());
 }
+
+#[test]
+fn float_actions_are_clipped_into_the_bounds_and_nan_is_still_refused() {
+    // Pendulum's torque is bounded to [-2, 2]: 5.0 through the vector acts as 2.0 does on a
+    // lone copy from the same seed (Gymnasium's ClipAction), -7.5 as -2.0.
+    let torque = |x: f32| Value::Float32(rlgraph_spaces::Array::new(vec![1], vec![x]).unwrap());
+    let mut vector = VectorEnv::make("Pendulum-v1", 2, 3, None).unwrap();
+    let mut lone = [make("Pendulum-v1", 3).unwrap(), make("Pendulum-v1", 4).unwrap()];
+    assert_eq!(
+        vector.reset_all(None).unwrap(),
+        lone.iter_mut().map(|e| e.reset(None).unwrap()).collect::<Vec<_>>()
+    );
+    for _ in 0..5 {
+        let steps = vector.step(&[torque(5.0), torque(-7.5)]).unwrap();
+        assert_eq!(steps[0].step, lone[0].step(&torque(2.0)).unwrap());
+        assert_eq!(steps[1].step, lone[1].step(&torque(-2.0)).unwrap());
+    }
+    let err = vector.step(&[torque(f32::NAN), torque(0.0)]).unwrap_err().to_string();
+    assert!(err.contains("NaN") || err.contains("action"), "{err}");
+}

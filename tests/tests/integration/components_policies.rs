@@ -269,3 +269,56 @@ both_backends! {
         assert!((total - want).abs() < 1e-5, "log-likelihood {total}, want {want}");
     }
 }
+
+both_backends! {
+    fn a_state_independent_log_std_and_a_plain_normal_on_bounded_actions<B>() {
+        // SB3's and CleanRL's continuous PPO: the adapter gives the mean only; the log-std is
+        // one variable per action element, and bounded actions get a plain (unsquashed) Normal.
+        let states = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let bounded = batch(r#"{"type": "float-box", "shape": [2], "low": -1.0, "high": 1.0}"#);
+        let spec = serde_json::json!({
+            "type": "policy", "network_spec": [], "bounded_distribution_type": "normal", "log_std_init": -0.5
+        });
+        let p = from_spec_with::<B>(&spec, "policy_spec", Some(&bounded)).unwrap();
+        // Its samples leave the bounds, so its actions come without them (as agents give them).
+        let sampled = batch(r#"{"type": "float-box", "shape": [2]}"#);
+        let mut t = ComponentTest::<B>::new(p, [("nn_inputs", states), ("actions", sampled)], 1).unwrap();
+        // mean = 0.5 x, elementwise; the second row's 2.0 is outside the bounds and stays so.
+        t.set_variable("action-adapter/kernel", &floats(&[2, 2], vec![0.5, 0.0, 0.0, 0.5])).unwrap();
+        let x = || floats(&[2, 2], vec![1.0, 4.0, 0.0, -2.0]);
+        let std0 = (-0.5f64).exp();
+        let params = Value::Tuple(vec![
+            floats(&[2, 2], vec![0.5, 2.0, 0.0, -1.0]),
+            floats(&[2, 2], vec![std0; 4]),
+        ]);
+        t.assert_call("get_adapter_outputs", &[x()], &[params], tol());
+        t.assert_call("get_deterministic_action", &[x()], &[floats(&[2, 2], vec![0.5, 2.0, 0.0, -1.0])], tol());
+        // With log-std [0, ln 2]: log N(a; m, s) = -(a - m)^2 / (2 s^2) - ln s - ln(2 pi) / 2.
+        t.set_variable("log-std", &floats(&[2], vec![0.0, 2f64.ln()])).unwrap();
+        let log_n = |a: f64, m: f64, s: f64| -(a - m).powi(2) / (2.0 * s * s) - s.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
+        let a = floats(&[2, 2], vec![1.5, 1.0, -0.5, 0.0]);
+        let expected = floats(
+            &[2, 2],
+            vec![log_n(1.5, 0.5, 1.0), log_n(1.0, 2.0, 2.0), log_n(-0.5, 0.0, 1.0), log_n(0.0, -1.0, 2.0)],
+        );
+        t.assert_call("get_log_likelihood", &[x(), a], &[expected], tol());
+        // The entropy of N(m, s) is ln(s sqrt(2 pi e)), whatever the state.
+        let h = |s: f64| (s * (2.0 * std::f64::consts::PI * std::f64::consts::E).sqrt()).ln();
+        t.assert_call("get_entropy", &[x()], &[floats(&[2, 2], vec![h(1.0), h(2.0), h(1.0), h(2.0)])], tol());
+
+        // Refused by name: a log-std for discrete or Beta actions, or beyond the clamp.
+        let discrete = batch(r#"{"type": "int-box", "high": 3}"#);
+        let with_log_std = serde_json::json!({"type": "policy", "network_spec": [], "log_std_init": 0.0});
+        let err = from_spec_with::<B>(&with_log_std, "policy_spec", Some(&discrete)).err().unwrap().to_string();
+        assert!(err.contains("log_std_init") && err.contains("Normal"), "{err}");
+        let bounded = batch(r#"{"type": "float-box", "shape": [2], "low": -1.0, "high": 1.0}"#);
+        let beta = serde_json::json!({
+            "type": "policy", "network_spec": [], "bounded_distribution_type": "beta", "log_std_init": 0.0
+        });
+        let err = from_spec_with::<B>(&beta, "policy_spec", Some(&bounded)).err().unwrap().to_string();
+        assert!(err.contains("log_std_init"), "{err}");
+        let far = serde_json::json!({"type": "policy", "network_spec": [], "log_std_init": 5.0});
+        let err = from_spec_with::<B>(&far, "policy_spec", Some(&bounded)).err().unwrap().to_string();
+        assert!(err.contains("policy_spec.log_std_init") && err.contains("-20 to 2"), "{err}");
+    }
+}
