@@ -62,9 +62,6 @@ pub(crate) struct SharedSpec {
     /// [`crate::WorkerLayout::plan`].
     #[allow(dead_code)] // Read for its keys here; `WorkerLayout::plan` reads the value.
     pub frame_storage: Option<crate::FrameStorage>,
-    /// Running observation and reward normalization (SB3's `VecNormalize`).
-    #[allow(dead_code)] // Read for its keys here; `build_agent` reads the value.
-    pub normalize_spec: Option<crate::NormalizeSpec>,
 }
 
 impl SharedSpec {
@@ -233,6 +230,14 @@ pub(crate) fn read_config<T: DeserializeOwned>(spec: &Json, kind: &AgentKind) ->
         .chain(serde_introspect::<T>())
         .copied()
         .collect();
+    if map.contains_key("normalize_spec") {
+        return Err(config(
+            "config.normalize_spec",
+            "the normalizer runs around an agent that build_agent makes (rlgraph train, bench, evaluate); \
+             this layout builds its roles itself and cannot run it yet"
+                .into(),
+        ));
+    }
     if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(config(
             &format!("config.{key}"),

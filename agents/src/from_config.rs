@@ -30,7 +30,10 @@ pub fn build_agent<B: Backend>(
     if family == AgentFamily::Random {
         return build_family::<B>(family, spec, state_space, action_space, seed);
     }
+    // The normalizer runs around the agent, so the algorithms' parsers never see its key
+    // (and the layouts that build roles without `build_agent` refuse it by name).
     let normalize = normalize_spec(spec)?;
+    let spec = &without_key(spec, "normalize_spec");
     let layout = WorkerLayout::plan::<B>(spec, state_space, seed)?;
     if layout.is_none() && normalize.is_none() {
         return build_family::<B>(family, spec, state_space, action_space, seed);
@@ -56,6 +59,15 @@ fn normalize_spec(spec: &Json) -> Result<Option<(NormalizeSpec, f64)>> {
         .map_err(|e| crate::agent_spec::config("config.normalize_spec", e.to_string()))?;
     let gamma = spec.get("discount").and_then(Json::as_f64).unwrap_or(0.99);
     Ok(Some((parsed, gamma)))
+}
+
+/// `spec` without `key` (a copy).
+fn without_key(spec: &Json, key: &str) -> Json {
+    let mut spec = spec.clone();
+    if let Some(map) = spec.as_object_mut() {
+        map.remove(key);
+    }
+    spec
 }
 
 /// `space` with its float bounds dropped: what an agent checks its states against, and a

@@ -1,5 +1,6 @@
 //! The Gymnasium bridge's cost per step: CartPole-v1 through the bridge against the native
-//! CartPole (the same dynamics, no process boundary), and Pong (`ALE/Pong-v5`, frameskip 4)
+//! CartPole (the same dynamics, no process boundary), 16 CartPole copies with a process and a
+//! message per copy against batches of copies in one or two processes, and Pong (`ALE/Pong-v5`, frameskip 4)
 //! frames per second with 1 and 8 bridged copies stepped in parallel by a threaded
 //! `VectorEnv`. Python's own per-step time, the other baseline, comes from
 //! `scripts/bench-gym-python.py` (run it with the same interpreter).
@@ -7,8 +8,8 @@
 //! Needs `$RLGRAPH_PYTHON` (or the checkout's `.gym-venv/`); without one it benches nothing.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use rlgraph_envs::gym::GymEnv;
-use rlgraph_envs::{CartPole, Env, Stepping, VectorEnv};
+use rlgraph_envs::gym::{GymBatch, GymEnv};
+use rlgraph_envs::{CartPole, Env, EnvGroup, Stepping, VectorEnv};
 use rlgraph_spaces::Value;
 use serde_json::Map;
 
@@ -40,6 +41,38 @@ fn bench(c: &mut Criterion) {
     let mut native = CartPole::new(0);
     native.reset(Some(0)).expect("resets");
     group.bench_function("native", |b| b.iter(|| step(&mut native, &action)));
+    group.finish();
+
+    // Sixteen copies per vector step (the SB3 zoo's LunarLander PPO count): a process per
+    // copy with a message each, against batches that take one message per process.
+    let mut group = c.benchmark_group("gym_bridge/cartpole_16_copies");
+    group.throughput(Throughput::Elements(16));
+    let actions: Vec<Value> = (0..16).map(|i| Value::i32(i % 2)).collect();
+    let per_copy = (0..16)
+        .map(|i| {
+            GymEnv::with_python(&python, "CartPole-v1", Map::new(), i)
+                .map(|e| Box::new(e) as Box<dyn Env>)
+                .expect("starts")
+        })
+        .collect();
+    let batches = |processes: u64| -> Vec<Box<dyn EnvGroup>> {
+        (0..processes)
+            .map(|p| {
+                let batch = GymBatch::from_id_with_python(&python, "gym:CartPole-v1", (16 / processes) as usize, p);
+                Box::new(batch.expect("starts")) as Box<dyn EnvGroup>
+            })
+            .collect()
+    };
+    let vectors = [
+        ("process-per-copy", VectorEnv::new(per_copy, Stepping::Threaded)),
+        ("one-process", VectorEnv::from_groups(batches(1), Stepping::Threaded)),
+        ("two-processes", VectorEnv::from_groups(batches(2), Stepping::Threaded)),
+    ];
+    for (name, vector) in vectors {
+        let mut vector = vector.expect("same spaces");
+        vector.reset_all(Some(0)).expect("resets");
+        group.bench_function(name, |b| b.iter(|| vector.step(&actions).expect("steps")));
+    }
     group.finish();
 
     let mut group = c.benchmark_group("gym_bridge/pong_frames");

@@ -426,6 +426,13 @@ fn continuous_ppo_learns_its_log_std_and_resumes_with_its_normalizer() {
     );
     std::fs::remove_dir_all(&dir).ok();
 
+    // Layouts that build their roles without build_agent (GA3C, distributed) say they
+    // cannot normalize, rather than drop the key.
+    let err = PgConfig::parse(&spec).err().unwrap().to_string();
+    assert!(
+        err.contains("config.normalize_spec") && err.contains("build_agent"),
+        "{err}"
+    );
     let mut bad = sb3_style_ppo();
     bad["normalize_spec"] = serde_json::json!({"observations": true, "clip": 3});
     let err = build_agent::<Candle>(&bad, space.state_space(), space.action_space(), 0)
