@@ -227,3 +227,56 @@ fn float64_observations_arrive_as_float32_and_are_otherwise_refused_when_the_age
         "{err}"
     );
 }
+
+/// The shipped DQN CartPole config (the tests run in the test environments' folder).
+const CARTPOLE_DQN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/dqn-cartpole.json");
+
+#[test]
+fn bridged_copies_train_the_same_run_in_any_number_of_processes() {
+    let Some(python) = python() else { return };
+    // Five CartPole copies in one, two or five bridge processes: each copy keeps its seed and
+    // its place in the batch, so the three runs are one run.
+    let run = |processes: &str| {
+        let (code, out, err) = rlgraph_with(
+            &python,
+            &[
+                "train",
+                CARTPOLE_DQN,
+                "--env",
+                "gym:CartPole-v1",
+                "--timesteps",
+                "600",
+                "--num-envs",
+                "5",
+                "--bridge-processes",
+                processes,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        let keys = [
+            "episodes_executed",
+            "mean_episode_reward",
+            "final_episode_reward",
+            "updates",
+        ];
+        keys.map(|k| summary[k].clone())
+    };
+    let one = run("1");
+    assert!(one[0].as_u64().unwrap() > 5, "{one:?}");
+    assert_eq!(run("2"), one);
+    assert_eq!(run("5"), one);
+    let (code, _, err) = rlgraph_with(
+        &python,
+        &[
+            "train",
+            CARTPOLE_DQN,
+            "--env",
+            "gym:CartPole-v1",
+            "--bridge-processes",
+            "0",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("--bridge-processes"), "{err}");
+}
