@@ -2,6 +2,7 @@
 //! (`{"type": "actor_critic", ...}`) configs, read with RLgraph's defaults; keys not yet
 //! supported are errors that name them.
 
+use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::registry::checked_log_std_init;
 use rlgraph_components::{BoundedDistribution, OptimizerSpec, TimeDependent};
 use rlgraph_core::spaces::Space;
@@ -116,14 +117,19 @@ struct PolicySpec {
 }
 
 impl PgConfig {
-    /// The actions the agent's graphs and rollout take: with a plain Normal on bounded
-    /// actions (`bounded_distribution_type: "normal"`) the float bounds are dropped, since its
-    /// samples leave them; the environments clip what they are sent.
+    /// The actions the agent's graphs and rollout take: a FloatBox that gets a plain Normal
+    /// (`bounded_distribution_type: "normal"`, or bounds that differ per element, which
+    /// nothing squashes into) loses its bounds, since the Normal's samples leave them; the
+    /// environments clip what they are sent.
     pub fn sampled_action_space(&self, action_space: &Space) -> Space {
-        match self.bounded_distribution {
-            BoundedDistribution::Normal => crate::without_float_bounds(action_space),
-            _ => action_space.clone(),
-        }
+        let plain = |leaf: &Space| {
+            matches!(leaf, Space::Float(_))
+                && (self.bounded_distribution == BoundedDistribution::Normal || squashed_bounds(leaf).is_none())
+        };
+        action_space.map(|_, leaf| match plain(leaf) {
+            true => crate::without_float_bounds(leaf),
+            false => leaf.clone(),
+        })
     }
 
     /// The keys that shape the actor-critic networks, for the learner and the actor.

@@ -448,3 +448,35 @@ fn continuous_ppo_learns_its_log_std_and_resumes_with_its_normalizer() {
         .to_string();
     assert!(err.contains("config.policy_spec.bounded_distribution_type"), "{err}");
 }
+
+#[test]
+fn a_normal_on_actions_bounded_per_element_learns_from_samples_beyond_the_bounds() {
+    // Bounds that differ per element have no squashing: the policy is a plain Normal, whose
+    // samples leave the box, and the learner takes them as sampled.
+    let actions = Space::from(FloatBox::per_element([2], vec![-0.01, 0.0], vec![0.01, 0.02]).unwrap());
+    let states = CartPole::new(0).state_space().clone();
+    let mut agent = build_agent::<Candle>(&ppo_spec(), &states, &actions, 0).unwrap();
+    let state = floats(&[0.1, 0.0, -0.1, 0.0]);
+    let (mut outside, mut losses) = (0, vec![]);
+    for t in 1..=64 {
+        let action = agent
+            .get_actions(std::slice::from_ref(&state), true, 0.5)
+            .unwrap()
+            .remove(0);
+        outside += usize::from(!actions.contains(&action));
+        let transition = agents::Transition {
+            state: state.clone(),
+            action,
+            reward: 1.0,
+            terminated: t % 16 == 0,
+            truncated: false,
+            next_state: state.clone(),
+        };
+        agent.observe(0, transition).unwrap();
+        if t % 8 == 0 {
+            losses.extend(agent.update(0.5).unwrap());
+        }
+    }
+    assert!(outside > 32, "a unit Normal leaves a box 0.02 wide: {outside} of 64");
+    assert!(!losses.is_empty() && losses.iter().all(|l| l.is_finite()), "{losses:?}");
+}
