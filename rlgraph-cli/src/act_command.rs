@@ -91,12 +91,14 @@ fn explain(
     line: &mut Json,
 ) -> rlgraph_core::Result<()> {
     let Some(graph) = agent.graph_mut() else { return Ok(()) };
+    // Agents take the environment's states without their float bounds.
+    let raw = agents::without_float_bounds(space).with_batch_rank(false);
     let takes_raw_states = |graph: &dyn rlgraph_core::ErasedExecutor, method: &str| {
         graph
             .api_inputs(method)
             .ok()
             .and_then(|inputs| inputs.into_iter().find(|(name, _)| name == "states"))
-            .is_some_and(|(_, s)| s.with_batch_rank(false) == space.with_batch_rank(false))
+            .is_some_and(|(_, s)| s.with_batch_rank(false) == raw)
     };
     let batch = agents::stack(std::slice::from_ref(state))?;
     if takes_raw_states(graph, "get_q_values") {
