@@ -123,11 +123,11 @@ impl Normalizer {
         if !self.observations {
             return Ok(states.to_vec());
         }
+        let rows = states.iter().map(|s| self.floats(s)).collect::<Result<Vec<_>>>()?;
         if explore {
-            let rows = states.iter().map(|s| self.floats(s)).collect::<Result<Vec<_>>>()?;
             self.obs.update(&rows);
         }
-        states.iter().map(|s| self.standardize(s)).collect()
+        states.iter().zip(&rows).map(|(s, x)| self.standardized(s, x)).collect()
     }
 
     /// The transition the agent learns from: both states standardized with the estimates it
@@ -184,7 +184,11 @@ impl Normalizer {
     }
 
     fn standardize(&self, state: &Value) -> Result<Value> {
-        let x = self.floats(state)?;
+        self.standardized(state, &self.floats(state)?)
+    }
+
+    /// `state`, whose elements are `x`, standardized (in its own dtype and shape).
+    fn standardized(&self, state: &Value, x: &[f64]) -> Result<Value> {
         let clip = self.clip_observations;
         let z = x
             .iter()

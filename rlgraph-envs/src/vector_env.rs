@@ -37,6 +37,8 @@ pub enum Stepping {
 /// environment, or many copies behind one call (the Gymnasium bridge's [`crate::gym::GymBatch`]).
 pub struct VectorEnv {
     groups: Vec<Box<dyn EnvGroup>>,
+    /// The index of each group's first copy.
+    starts: Vec<usize>,
     /// The number of copies over all groups.
     copies: usize,
     /// Whether float actions are clipped into the action space's bounds before a step.
@@ -72,6 +74,14 @@ impl VectorEnv {
                 reason: format!("{} and {} have different spaces", first.id(), other.id()),
             });
         }
+        let starts: Vec<usize> = groups
+            .iter()
+            .scan(0, |next, g| {
+                let start = *next;
+                *next += g.len();
+                Some(start)
+            })
+            .collect();
         let copies = groups.iter().map(|g| g.len()).sum();
         if copies == 0 {
             return Err(nothing());
@@ -91,6 +101,7 @@ impl VectorEnv {
         let clip_actions = first.action_space().has_float_bounds();
         Ok(VectorEnv {
             groups,
+            starts,
             copies,
             clip_actions,
             stepping,
@@ -158,10 +169,8 @@ impl VectorEnv {
     /// Resets every copy; copy `i` is seeded with `seed + i`.
     pub fn reset_all(&mut self, seed: Option<u64>) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(self.copies);
-        let mut first = 0u64;
-        for group in &mut self.groups {
-            out.extend(group.reset_all(seed.map(|s| s.wrapping_add(first)))?);
-            first += group.len() as u64;
+        for (group, &start) in self.groups.iter_mut().zip(&self.starts) {
+            out.extend(group.reset_all(seed.map(|s| s.wrapping_add(start as u64)))?);
         }
         Ok(out)
     }
@@ -189,19 +198,15 @@ impl VectorEnv {
             });
         }
         let before = self.snapshots()?;
-        let mut first = 0;
         for i in 0..self.groups.len() {
-            let n = self.groups[i].len();
-            if let Err(e) = self.groups[i].restore_snapshots(&snapshots[first..first + n]) {
-                let mut at = 0;
-                for group in self.groups.iter_mut().take(i) {
+            let range = self.starts[i]..self.starts[i] + self.groups[i].len();
+            if let Err(e) = self.groups[i].restore_snapshots(&snapshots[range]) {
+                for (group, &start) in self.groups.iter_mut().zip(&self.starts).take(i) {
                     // Each was taken from this very group, so it restores.
-                    let _ = group.restore_snapshots(&before[at..at + group.len()]);
-                    at += group.len();
+                    let _ = group.restore_snapshots(&before[start..start + group.len()]);
                 }
                 return Err(e);
             }
-            first += n;
         }
         Ok(())
     }
@@ -227,23 +232,17 @@ impl VectorEnv {
             false => actions,
         };
         // Each group's share of the actions, in order.
-        let mut shares = Vec::with_capacity(self.groups.len());
-        let mut rest = actions;
-        for group in &self.groups {
-            let (mine, tail) = rest.split_at(group.len());
-            shares.push(mine);
-            rest = tail;
-        }
+        let share = |group: &dyn EnvGroup, start: usize| &actions[start..start + group.len()];
         match (self.stepping, &self.pool) {
             (Stepping::Threaded, Some(pool)) if self.groups.len() > 1 => {
-                let groups = &mut self.groups;
+                let (groups, starts) = (&mut self.groups, &self.starts);
                 let parts: Vec<Result<Vec<VectorStep>>> = pool.install(|| {
                     groups
                         .par_iter_mut()
-                        .zip(shares.par_iter())
-                        .map(|(group, share)| {
+                        .zip(starts.par_iter())
+                        .map(|(group, &start)| {
                             let mut out = Vec::with_capacity(group.len());
-                            group.step_into(share, &mut out).map(|()| out)
+                            group.step_into(share(group.as_ref(), start), &mut out).map(|()| out)
                         })
                         .collect()
                 });
@@ -258,8 +257,8 @@ impl VectorEnv {
             // copies.
             _ => {
                 let mut out = Vec::with_capacity(self.copies);
-                for (group, share) in self.groups.iter_mut().zip(shares) {
-                    group.step_into(share, &mut out)?;
+                for (group, &start) in self.groups.iter_mut().zip(&self.starts) {
+                    group.step_into(share(group.as_ref(), start), &mut out)?;
                 }
                 Ok(out)
             }
