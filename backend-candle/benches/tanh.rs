@@ -7,7 +7,7 @@ use std::hint::black_box;
 use backend_candle::candle_core::{Device, Tensor, Var};
 use backend_candle::Candle;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rlgraph_core::Backend;
+use rlgraph_core::backend::prelude::*;
 
 fn tanh(c: &mut Criterion) {
     let mut group = c.benchmark_group("tanh");

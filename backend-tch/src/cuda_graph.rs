@@ -5,7 +5,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use rlgraph_core::{Backend, CoreError, Device, GraphCapture, Result};
+use rlgraph_core::{BackendCore, CoreError, Device, GraphCapture, Result};
 
 use crate::cuda_shim::{shim_for, Shim};
 use crate::{Tch, TchTensor};

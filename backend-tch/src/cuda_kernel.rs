@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_uint, c_void, CString};
 
-use rlgraph_core::{Backend, CoreError, DType, Device, KernelArg, Result, RuntimeKernels};
+use rlgraph_core::{BackendCore, CoreError, DType, Device, KernelArg, Result, RuntimeKernels};
 
 use crate::cuda_shim::{shim_for, Shim};
 use crate::{Tch, TchTensor};

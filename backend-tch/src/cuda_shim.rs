@@ -11,7 +11,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::OnceLock;
 
-use rlgraph_core::{Backend, CoreError, Device, Result};
+use rlgraph_core::{BackendCore, CoreError, Device, Result};
 
 use crate::Tch;
 

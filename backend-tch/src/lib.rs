@@ -7,7 +7,8 @@
 //!
 //! ```
 //! use backend_tch::Tch;
-//! use rlgraph_core::{Backend, Device, HostTensor};
+//! use rlgraph_core::backend::prelude::*;
+//! use rlgraph_core::{Device, HostTensor};
 //!
 //! let a = Tch::from_host(&HostTensor::f32([2], vec![1.0, 2.0])?, Device::Cpu)?;
 //! let b = Tch::affine(&a, 2.0, 1.0)?;
@@ -15,15 +16,23 @@
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
 
+use rlgraph_core::backend::prelude::*;
 use rlgraph_core::profiler::Category;
-use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
+use rlgraph_core::{CoreError, DType, Device, HostData, HostTensor, Result};
 use tch::{Kind, Tensor};
 
+mod autodiff;
+mod compare;
 mod cuda_graph;
 mod cuda_kernel;
 mod cuda_runtime;
 mod cuda_shim;
+mod elementwise;
+mod index;
 mod inplace_adam;
+mod module;
+mod reduce;
+mod shape;
 mod threads;
 
 pub use cuda_graph::CudaGraph;
@@ -46,7 +55,7 @@ impl Clone for TchTensor {
     }
 }
 
-fn err(op: &'static str) -> impl FnOnce(tch::TchError) -> CoreError {
+pub(crate) fn err(op: &'static str) -> impl FnOnce(tch::TchError) -> CoreError {
     move |e| backend_error(op, e)
 }
 
@@ -61,7 +70,7 @@ fn backend_error(op: &'static str, e: tch::TchError) -> CoreError {
     }
 }
 
-fn ok(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
+pub(crate) fn ok(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
     t.map(TchTensor).map_err(err(op))
 }
 
@@ -81,7 +90,7 @@ fn to_tdevice(device: Device) -> Result<tch::Device> {
     }
 }
 
-fn to_kind(dtype: DType) -> Kind {
+pub(crate) fn to_kind(dtype: DType) -> Kind {
     match dtype {
         DType::F32 => Kind::Float,
         DType::F64 => Kind::Double,
@@ -103,17 +112,16 @@ fn converted(t: &Tensor, kind: Kind) -> Result<Tensor> {
     t.f_to_kind(kind).map_err(err("to_host"))
 }
 
-fn dims(shape: &[usize]) -> Vec<i64> {
+pub(crate) fn dims(shape: &[usize]) -> Vec<i64> {
     shape.iter().map(|&d| d as i64).collect()
 }
 
-fn mask(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
+pub(crate) fn mask(t: std::result::Result<Tensor, tch::TchError>, op: &'static str) -> Result<TchTensor> {
     ok(t.and_then(|m| m.f_to_kind(Kind::Uint8)), op)
 }
 
-impl Backend for Tch {
+impl BackendCore for Tch {
     type Tensor = TchTensor;
-    type Var = TchTensor;
 
     const NAME: &'static str = "tch";
 
@@ -226,275 +234,5 @@ impl Backend for Tch {
 
     fn cast(t: &TchTensor, dtype: DType) -> Result<TchTensor> {
         ok(t.0.f_to_kind(to_kind(dtype)), "cast")
-    }
-
-    #[inline]
-    fn add(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_add(&b.0), "add")
-    }
-    #[inline]
-    fn sub(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_sub(&b.0), "sub")
-    }
-    #[inline]
-    fn mul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_mul(&b.0), "mul")
-    }
-    #[inline]
-    fn div(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        // Integer division truncates toward zero, as candle's does.
-        if a.0.is_floating_point() {
-            ok(a.0.f_div(&b.0), "div")
-        } else {
-            ok(a.0.f_div_tensor_mode(&b.0, "trunc"), "div")
-        }
-    }
-    fn maximum(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_maximum(&b.0), "maximum")
-    }
-    fn minimum(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_minimum(&b.0), "minimum")
-    }
-    fn pow(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_pow(&b.0), "pow")
-    }
-    fn affine(t: &TchTensor, mul: f64, add: f64) -> Result<TchTensor> {
-        let kind = t.0.kind();
-        ok(
-            t.0.f_mul_scalar(mul)
-                .and_then(|x| x.f_add_scalar(add))
-                .and_then(|x| x.f_to_kind(kind)),
-            "affine",
-        )
-    }
-
-    fn neg(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_neg(), "neg")
-    }
-    fn exp(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_exp(), "exp")
-    }
-    fn log(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_log(), "log")
-    }
-    fn sqrt(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_sqrt(), "sqrt")
-    }
-    fn square(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_square(), "square")
-    }
-    fn abs(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_abs(), "abs")
-    }
-    fn tanh(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_tanh(), "tanh")
-    }
-    fn sin(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_sin(), "sin")
-    }
-    fn cos(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_cos(), "cos")
-    }
-    fn floor(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_floor(), "floor")
-    }
-    fn sigmoid(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_sigmoid(), "sigmoid")
-    }
-    #[inline]
-    fn relu(t: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_relu(), "relu")
-    }
-    fn clamp(t: &TchTensor, min: f64, max: f64) -> Result<TchTensor> {
-        ok(t.0.f_clamp(min, max), "clamp")
-    }
-
-    fn eq(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        mask(a.0.f_eq_tensor(&b.0), "eq")
-    }
-    fn gt(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        mask(a.0.f_gt_tensor(&b.0), "gt")
-    }
-    fn ge(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        mask(a.0.f_ge_tensor(&b.0), "ge")
-    }
-    fn lt(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        mask(a.0.f_lt_tensor(&b.0), "lt")
-    }
-    fn le(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        mask(a.0.f_le_tensor(&b.0), "le")
-    }
-    fn where_cond(m: &TchTensor, on_true: &TchTensor, on_false: &TchTensor) -> Result<TchTensor> {
-        ok(
-            m.0.f_to_kind(Kind::Bool)
-                .and_then(|b| on_true.0.f_where_self(&b, &on_false.0)),
-            "where_cond",
-        )
-    }
-
-    fn sum(t: &TchTensor, d: &[usize], keepdim: bool) -> Result<TchTensor> {
-        let kind = t.0.kind();
-        ok(t.0.f_sum_dim_intlist(dims(d).as_slice(), keepdim, kind), "sum")
-    }
-    fn mean(t: &TchTensor, d: &[usize], keepdim: bool) -> Result<TchTensor> {
-        let kind = t.0.kind();
-        ok(t.0.f_mean_dim(dims(d).as_slice(), keepdim, kind), "mean")
-    }
-    fn max(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
-        ok(t.0.f_amax([dim as i64], keepdim), "max")
-    }
-    fn min(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
-        ok(t.0.f_amin([dim as i64], keepdim), "min")
-    }
-    fn argmax(t: &TchTensor, dim: usize, keepdim: bool) -> Result<TchTensor> {
-        ok(t.0.f_argmax(dim as i64, keepdim), "argmax")
-    }
-
-    fn reshape(t: &TchTensor, shape: &[usize]) -> Result<TchTensor> {
-        // Reshaping to the same shape (a policy's logits at a flat action) would cost a
-        // dispatch for a view of the same tensor.
-        let dims = dims(shape);
-        if t.0.size() == dims {
-            return Ok(t.clone());
-        }
-        ok(t.0.f_reshape(dims), "reshape")
-    }
-    fn transpose(t: &TchTensor, d0: usize, d1: usize) -> Result<TchTensor> {
-        ok(
-            t.0.f_transpose(d0 as i64, d1 as i64).and_then(|x| x.f_contiguous()),
-            "transpose",
-        )
-    }
-    fn permute(t: &TchTensor, dims: &[usize]) -> Result<TchTensor> {
-        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        // A view, not a copy: libtorch's kernels take strided inputs, and an NHWC image seen
-        // as NCHW is its channels-last layout, which its convolutions run on directly (a
-        // conv layer's permutes there and back then move no data).
-        ok(t.0.f_permute(&dims), "permute")
-    }
-    fn concat(ts: &[TchTensor], dim: usize) -> Result<TchTensor> {
-        let inner: Vec<&Tensor> = ts.iter().map(|t| &t.0).collect();
-        ok(Tensor::f_cat(&inner, dim as i64), "concat")
-    }
-    fn narrow(t: &TchTensor, dim: usize, start: usize, len: usize) -> Result<TchTensor> {
-        ok(t.0.f_narrow(dim as i64, start as i64, len as i64), "narrow")
-    }
-    fn broadcast_to(t: &TchTensor, shape: &[usize]) -> Result<TchTensor> {
-        ok(t.0.f_broadcast_to(dims(shape)), "broadcast_to")
-    }
-    fn unsqueeze(t: &TchTensor, dim: usize) -> Result<TchTensor> {
-        ok(t.0.f_unsqueeze(dim as i64), "unsqueeze")
-    }
-    fn squeeze(t: &TchTensor, dim: usize) -> Result<TchTensor> {
-        let shape = Self::shape(t);
-        if shape.get(dim) != Some(&1) {
-            return Err(CoreError::Backend {
-                backend: Self::NAME,
-                op: "squeeze",
-                message: format!("dimension {dim} of shape {shape:?} is not of size 1"),
-            });
-        }
-        ok(t.0.f_squeeze_dim(dim as i64), "squeeze")
-    }
-    fn pad_zeros(t: &TchTensor, dim: usize, before: usize, after: usize) -> Result<TchTensor> {
-        // constant_pad_nd lists (before, after) pairs from the last dimension backwards.
-        let rank = t.0.dim();
-        let mut pad = vec![0i64; 2 * (rank - dim)];
-        let at = 2 * (rank - 1 - dim);
-        pad[at] = before as i64;
-        pad[at + 1] = after as i64;
-        ok(t.0.f_constant_pad_nd(pad.as_slice()), "pad_zeros")
-    }
-
-    #[inline]
-    fn matmul(a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(a.0.f_matmul(&b.0), "matmul")
-    }
-    fn linear(x: &TchTensor, w: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
-        ok(b.0.f_addmm(&x.0, &w.0), "linear")
-    }
-    fn conv2d(x: &TchTensor, w: &TchTensor, stride: usize, padding: usize) -> Result<TchTensor> {
-        let (s, p) = (stride as i64, padding as i64);
-        ok(x.0.f_conv2d(&w.0, None::<&Tensor>, [s, s], [p, p], [1, 1], 1), "conv2d")
-    }
-    fn max_pool2d(x: &TchTensor, kernel: usize, stride: usize) -> Result<TchTensor> {
-        let (k, s) = (kernel as i64, stride as i64);
-        ok(x.0.f_max_pool2d([k, k], [s, s], [0, 0], [1, 1], false), "max_pool2d")
-    }
-
-    fn index_select(t: &TchTensor, dim: usize, idx: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_index_select(dim as i64, &idx.0), "index_select")
-    }
-    fn gather(t: &TchTensor, dim: usize, idx: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_gather(dim as i64, &idx.0, false), "gather")
-    }
-    fn scatter_add(t: &TchTensor, dim: usize, idx: &TchTensor, src: &TchTensor) -> Result<TchTensor> {
-        ok(t.0.f_scatter_add(dim as i64, &idx.0, &src.0), "scatter_add")
-    }
-    fn one_hot(idx: &TchTensor, depth: usize, dtype: DType) -> Result<TchTensor> {
-        ok(
-            idx.0.f_one_hot(depth as i64).and_then(|x| x.f_to_kind(to_kind(dtype))),
-            "one_hot",
-        )
-    }
-
-    fn var(t: &TchTensor) -> Result<TchTensor> {
-        threads::sync();
-        Ok(TchTensor(t.0.detach().copy().set_requires_grad(true)))
-    }
-    fn var_tensor(v: &TchTensor) -> &TchTensor {
-        v
-    }
-    fn var_set(v: &TchTensor, t: &TchTensor) -> Result<()> {
-        if v.0.size() != t.0.size() || v.0.kind() != t.0.kind() {
-            return Err(CoreError::Backend {
-                backend: Self::NAME,
-                op: "var_set",
-                message: format!(
-                    "variable is {:?} {:?}, value is {:?} {:?}",
-                    v.0.kind(),
-                    v.0.size(),
-                    t.0.kind(),
-                    t.0.size()
-                ),
-            });
-        }
-        let mut target = v.0.shallow_clone();
-        tch::no_grad(|| target.f_copy_(&t.0)).map_err(err("var_set"))
-    }
-    fn without_grad<R>(f: impl FnOnce() -> R) -> R {
-        tch::no_grad(f)
-    }
-    fn adam_step(
-        var: &TchTensor,
-        m: &TchTensor,
-        v: &TchTensor,
-        g: &TchTensor,
-        h: &rlgraph_core::AdamStep,
-    ) -> Result<()> {
-        let same = |t: &TchTensor| t.0.size() == var.0.size() && t.0.kind() == var.0.kind();
-        if !(same(m) && same(v) && same(g)) {
-            return rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h);
-        }
-        inplace_adam::step_for_device(&var.0, &m.0, &v.0, &g.0, h).map_err(err("adam_step"))
-    }
-    fn detach(t: &TchTensor) -> TchTensor {
-        TchTensor(t.0.detach())
-    }
-    fn grads(loss: &TchTensor, vars: &[&TchTensor]) -> Result<Vec<TchTensor>> {
-        let inputs: Vec<&Tensor> = vars.iter().map(|v| &v.0).collect();
-        // Variables the loss does not use come back undefined; they get zeros, as on candle.
-        let gs = Tensor::f_run_backward(&[&loss.0], &inputs, false, false).map_err(err("grads"))?;
-        Ok(gs
-            .into_iter()
-            .zip(vars)
-            .map(|(g, v)| {
-                if g.defined() {
-                    TchTensor(g)
-                } else {
-                    TchTensor(v.0.zeros_like())
-                }
-            })
-            .collect())
     }
 }

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rlgraph_core::convert::{tree_to_value, value_to_tree};
 use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
-use rlgraph_core::{stack, unstack, Backend, Component, CoreError, GraphFn, KernelCtx, Param, Result, Tree};
+use rlgraph_core::{
+    stack, unstack, Backend, BackendCore, Component, CoreError, GraphFn, KernelCtx, Param, Result, Tree,
+};
 use rlgraph_memories::{FifoQueue, PrioritizedReplay, ReplayMemory, RingBuffer};
 
 use crate::spec::{normalize_type, Spec};
@@ -224,8 +226,8 @@ type MemoryKernel<B> = fn(
     &mut KernelCtx<'_, B>,
     &mut Held,
     &Space,
-    &[Tree<<B as Backend>::Tensor>],
-) -> Result<Vec<Tree<<B as Backend>::Tensor>>>;
+    &[Tree<<B as BackendCore>::Tensor>],
+) -> Result<Vec<Tree<<B as BackendCore>::Tensor>>>;
 
 /// A graph function `name` that runs `kernel` on the memory in `slot`; the size it returns
 /// is an IntBox scalar unless the caller infers otherwise.

@@ -64,7 +64,7 @@ impl<B: Backend> GraphExecutor<B> {
         })
     }
 
-    /// [`Self::execute_owned`] without recording gradient history ([`Backend::without_grad`]),
+    /// [`Self::execute_owned`] without recording gradient history ([`AutodiffOps::without_grad`](crate::AutodiffOps::without_grad)),
     /// for calls whose outputs no gradient will flow through, such as acting.
     pub fn execute_without_grad(&mut self, method: &str, inputs: Vec<Value>) -> Result<Vec<Value>> {
         B::without_grad(|| self.execute_owned(method, inputs))

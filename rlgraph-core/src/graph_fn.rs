@@ -8,14 +8,14 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_spaces::flat_key::Nest;
 use rlgraph_spaces::Space;
 
-use crate::backend::{Backend, Device};
+use crate::backend::{Backend, BackendCore, Device};
 use crate::error::{CoreError, Result};
 use crate::tree::Tree;
 use crate::variables::{VarDecl, VariableStore};
 
 /// A kernel: input trees of tensors in, output trees out.
 pub type Kernel<B> = Arc<
-    dyn Fn(&mut KernelCtx<'_, B>, &[Tree<<B as Backend>::Tensor>]) -> Result<Vec<Tree<<B as Backend>::Tensor>>>
+    dyn Fn(&mut KernelCtx<'_, B>, &[Tree<<B as BackendCore>::Tensor>]) -> Result<Vec<Tree<<B as BackendCore>::Tensor>>>
         + Send
         + Sync,
 >;
@@ -24,7 +24,7 @@ pub type Kernel<B> = Arc<
 /// buffer given; plans call it directly when every operand is a leaf, which spares wrapping
 /// operands and results in trees, and (for kernels returning arrays) any allocation.
 pub type LeafKernel<B> = Arc<
-    dyn Fn(&mut KernelCtx<'_, B>, &[&<B as Backend>::Tensor], &mut Vec<<B as Backend>::Tensor>) -> Result<()>
+    dyn Fn(&mut KernelCtx<'_, B>, &[&<B as BackendCore>::Tensor], &mut Vec<<B as BackendCore>::Tensor>) -> Result<()>
         + Send
         + Sync,
 >;

@@ -73,7 +73,10 @@ pub mod variables;
 
 pub use assembly::{ApiCtx, Args, Op};
 pub use atomic_file::{write_atomically, write_private_atomically};
-pub use backend::{AdamStep, Backend, DType, Device, HostData, HostTensor};
+pub use backend::{
+    AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, CmpOp, CompareOps, DType, Device, ElementwiseOps, HostData,
+    HostTensor, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
+};
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
 pub use component::{ApiMethod, Component, InputSpaces, Param};

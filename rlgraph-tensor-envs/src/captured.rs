@@ -14,7 +14,8 @@ use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 ///
 /// ```no_run
 /// use backend_tch::Tch;
-/// use rlgraph_core::{Backend, Device, DType};
+/// use rlgraph_core::backend::prelude::*;
+/// use rlgraph_core::{Device, DType};
 /// use rlgraph_envs::{CartPole, Env};
 /// use rlgraph_tensor_envs::{default_depth, Batched, Captured, CartPoleDynamics};
 ///

@@ -10,7 +10,8 @@
 //!
 //! ```
 //! use backend_candle::Candle;
-//! use rlgraph_core::{Backend, DType, Device};
+//! use rlgraph_core::backend::prelude::*;
+//! use rlgraph_core::{DType, Device};
 //! use rlgraph_tensor_envs::make;
 //!
 //! let mut envs = make::<Candle>("CartPole-v1", 1024, 0, Device::Cpu)?;

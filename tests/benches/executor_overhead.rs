@@ -11,7 +11,8 @@
 //! both of its sides wait for the result (a download), so queued kernels are counted.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rlgraph_core::{test_device, Backend, DType, Device, Tree};
+use rlgraph_core::backend::prelude::*;
+use rlgraph_core::{test_device, DType, Device, Tree};
 use rlgraph_tests::overhead::{candle_forward, mlp_executor, mlp_weights, tch_forward};
 use rlgraph_tests::{finished, Candle, Tch};
 

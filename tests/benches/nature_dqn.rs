@@ -4,6 +4,7 @@
 //! With `RLGRAPH_TEST_DEVICE=cuda:0` the backends that have the GPU run there, and both sides
 //! wait for their result (a download).
 
+use rlgraph_core::backend::prelude::*;
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

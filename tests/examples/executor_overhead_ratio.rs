@@ -5,6 +5,7 @@
 //!
 //! `cargo run --release -p rlgraph-tests --example executor_overhead_ratio [seconds per case]`
 
+use rlgraph_core::backend::prelude::*;
 use std::time::{Duration, Instant};
 
 use rlgraph_core::{Backend, DType, Device, GraphExecutor, Tree};

@@ -3,6 +3,7 @@
 //! the executor's own weights. Shared by `benches/executor_overhead.rs` and
 //! `examples/executor_overhead_ratio.rs`.
 
+use rlgraph_core::backend::prelude::*;
 use std::collections::BTreeMap;
 
 use rlgraph_core::spaces::{FloatBox, Space};
@@ -33,9 +34,9 @@ pub fn mlp_weights<B: Backend>(exec: &GraphExecutor<B>) -> Vec<B::Tensor> {
 
 /// The forward pass written directly on candle.
 pub fn candle_forward(
-    x: &<Candle as Backend>::Tensor,
-    w: &[<Candle as Backend>::Tensor],
-) -> <Candle as Backend>::Tensor {
+    x: &<Candle as BackendCore>::Tensor,
+    w: &[<Candle as BackendCore>::Tensor],
+) -> <Candle as BackendCore>::Tensor {
     let h = x
         .matmul(&w[0])
         .and_then(|h| h.broadcast_add(&w[1]))
@@ -50,7 +51,10 @@ pub fn candle_forward(
 }
 
 /// The forward pass written directly on tch.
-pub fn tch_forward(x: &<Tch as Backend>::Tensor, w: &[<Tch as Backend>::Tensor]) -> <Tch as Backend>::Tensor {
+pub fn tch_forward(
+    x: &<Tch as BackendCore>::Tensor,
+    w: &[<Tch as BackendCore>::Tensor],
+) -> <Tch as BackendCore>::Tensor {
     let h = (x.0.matmul(&w[0].0) + &w[1].0).relu();
     let h = (h.matmul(&w[2].0) + &w[3].0).relu();
     backend_tch::TchTensor(h.matmul(&w[4].0) + &w[5].0)

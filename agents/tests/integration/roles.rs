@@ -1,6 +1,7 @@
 //! The roles on their own: snapshot versions (DQN, PPO, SAC), the actor's in-graph
 //! exploration, DQN's learning-rate schedule, and that every role can move to another thread.
 
+use rlgraph_core::backend::prelude::*;
 use std::collections::BTreeMap;
 
 use agents::{
@@ -339,7 +340,7 @@ fn every_role_can_move_to_another_thread() {
 
 #[test]
 fn an_actor_acts_on_a_device_batch_as_on_host_values() {
-    use rlgraph_core::{Backend, Device, Tree};
+    use rlgraph_core::{Device, Tree};
     let c = config(serde_json::json!({}));
     let (s, a) = spaces();
     let xs = states(64);

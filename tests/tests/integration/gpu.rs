@@ -3,16 +3,17 @@
 //! `RLGRAPH_TEST_DEVICE=cuda:0 cargo test -p rlgraph-tests --test integration gpu::` (with that
 //! variable set, every other test of this crate runs its tch side on the GPU too).
 
+use rlgraph_core::backend::prelude::*;
 use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::{FloatBox, Space};
-use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, HostTensor, Tree};
+use rlgraph_core::{test_device, BuildOptions, DType, Device, DeviceMap, GraphExecutor, HostTensor, Tree};
 use rlgraph_tests::dummies::mlp;
 use rlgraph_tests::Tch;
 
-type TchTensor = <Tch as Backend>::Tensor;
+type TchTensor = <Tch as BackendCore>::Tensor;
 /// A reset's observation or a step's four tensors, or why they could not be had.
 type Stepped = Result<Vec<TchTensor>, String>;
 
@@ -246,7 +247,7 @@ fn a_forward_pass_replayed_from_a_cuda_graph_gives_the_uncaptured_result() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let batch = |rng: &mut ChaCha8Rng| Tch::uniform(&[16, 8], -1.0, 1.0, DType::F32, GPU, rng).unwrap();
     let input = batch(&mut rng);
-    let run = |exec: &mut GraphExecutor<Tch>, x: &<Tch as Backend>::Tensor| {
+    let run = |exec: &mut GraphExecutor<Tch>, x: &<Tch as BackendCore>::Tensor| {
         let out = exec.execute_tensors("run", vec![Tree::Leaf(x.clone())]).unwrap();
         out[0].as_leaf().unwrap().clone()
     };

@@ -4,6 +4,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rlgraph_core::backend::prelude::*;
 use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{test_device, Backend, DType, HostTensor, Result};
 use rlgraph_envs::{CartPole, Env};

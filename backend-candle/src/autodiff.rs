@@ -1,0 +1,59 @@
+//! Variables and gradients on candle's `Var` and backprop, the fused Adam step, and host-drawn random tensors.
+
+use candle_core::{Tensor, Var};
+use rlgraph_core::backend::prelude::*;
+use rlgraph_core::{AdamStep, CoreError, Result};
+
+use crate::{err, fused_adam, threads, Candle};
+
+impl AutodiffOps for Candle {
+    type Var = Var;
+
+    fn var(t: &Tensor) -> Result<Var> {
+        threads::first_use();
+        Var::from_tensor(t).map_err(err("var"))
+    }
+    fn var_tensor(v: &Var) -> &Tensor {
+        v.as_tensor()
+    }
+    fn var_set(v: &Var, t: &Tensor) -> Result<()> {
+        if v.dims() != t.dims() || v.dtype() != t.dtype() {
+            return Err(CoreError::Backend {
+                backend: Self::NAME,
+                op: "var_set",
+                message: format!(
+                    "variable is {:?} {:?}, value is {:?} {:?}",
+                    v.dtype(),
+                    v.dims(),
+                    t.dtype(),
+                    t.dims()
+                ),
+            });
+        }
+        v.set(t).map_err(err("var_set"))
+    }
+    fn detach(t: &Tensor) -> Tensor {
+        t.detach()
+    }
+    fn grads(loss: &Tensor, vars: &[&Var]) -> Result<Vec<Tensor>> {
+        let store = loss.backward().map_err(err("grads"))?;
+        vars.iter()
+            .map(|v| match store.get(v.as_tensor()) {
+                Some(g) => Ok(g.clone()),
+                None => v.as_tensor().zeros_like().map_err(err("grads")),
+            })
+            .collect()
+    }
+}
+
+impl OptimizerOps for Candle {
+    fn adam_step(var: &Var, m: &Var, v: &Var, g: &Tensor, h: &AdamStep) -> Result<()> {
+        if fused_adam::step(var, m, v, g, h).map_err(err("adam_step"))? {
+            return Ok(());
+        }
+        rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h)
+    }
+}
+
+/// Random tensors are drawn on the host (the default), so a seed gives the same numbers as on libtorch.
+impl RandomOps for Candle {}

@@ -1,0 +1,40 @@
+//! The layer family on candle: this crate's matrix product and convolution kernels where they apply, candle's otherwise.
+
+use candle_core::Tensor;
+use rlgraph_core::backend::prelude::*;
+use rlgraph_core::Result;
+
+use crate::{bias_add, conv2d, err, matmul, Candle};
+
+impl ModuleOps for Candle {
+    #[inline]
+    fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        if let Some(product) = matmul::apply(a, b) {
+            return product.map_err(err("matmul"));
+        }
+        // candle's matmul refuses some strided layouts (transposed operands, say); only then
+        // copy the operands, so the common contiguous case pays no copy and no checks twice.
+        if let Ok(product) = a.matmul(b) {
+            return Ok(product);
+        }
+        a.contiguous()
+            .and_then(|a| a.matmul(&b.contiguous()?))
+            .map_err(err("matmul"))
+    }
+    fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
+        let y = Self::matmul(x, w)?;
+        match bias_add::apply(&y, b) {
+            Some(y) => y.map_err(err("linear")),
+            None => Self::add(&y, b),
+        }
+    }
+    fn conv2d(x: &Tensor, w: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
+        if let Some(y) = conv2d::apply(x, w, stride, padding) {
+            return y.map_err(err("conv2d"));
+        }
+        x.conv2d(w, padding, stride, 1, 1).map_err(err("conv2d"))
+    }
+    fn max_pool2d(x: &Tensor, kernel: usize, stride: usize) -> Result<Tensor> {
+        x.max_pool2d_with_stride(kernel, stride).map_err(err("max_pool2d"))
+    }
+}

@@ -1,0 +1,23 @@
+//! `ModuleOps`: the ops of network layers: matrix products, convolution and pooling.
+
+use super::{BackendCore, ElementwiseOps};
+use crate::error::Result;
+
+/// Linear algebra and convolution, the ops of network layers.
+pub trait ModuleOps: BackendCore {
+    /// Matrix product over the last two dimensions; leading dimensions must be equal.
+    fn matmul(a: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor>;
+    /// 2-D convolution of NCHW input with OIHW weights, symmetric zero padding.
+    fn conv2d(x: &Self::Tensor, w: &Self::Tensor, stride: usize, padding: usize) -> Result<Self::Tensor>;
+    /// 2-D max pooling of NCHW input, no padding.
+    fn max_pool2d(x: &Self::Tensor, kernel: usize, stride: usize) -> Result<Self::Tensor>;
+
+    /// `x @ w + b` for a matrix `x`, a matrix `w` and a vector `b` (a dense layer). A backend
+    /// with a fused kernel (libtorch's `addmm`) saves a dispatch; by default `matmul` then `add`.
+    fn linear(x: &Self::Tensor, w: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor>
+    where
+        Self: ElementwiseOps,
+    {
+        Self::add(&Self::matmul(x, w)?, b)
+    }
+}

@@ -1,0 +1,72 @@
+//! `OptimizerOps`: optimizer steps a backend may fuse into few kernels.
+
+use super::{AutodiffOps, ElementwiseOps};
+use crate::error::Result;
+
+/// Optimizer steps over variables. Each has a default as separate ops; a backend may fuse
+/// them into fewer kernels giving the same numbers.
+pub trait OptimizerOps: AutodiffOps + ElementwiseOps {
+    /// One Adam step on `var` with gradient `g` and moment variables `m` and `v` (all of one
+    /// shape): `m = β1 m + (1 - β1) g`, `v = β2 v + (1 - β2) g²`, then
+    /// `var -= lr (m · bias1) / (sqrt(v · bias2) + ε)`. By default as separate ops.
+    fn adam_step(var: &Self::Var, m: &Self::Var, v: &Self::Var, g: &Self::Tensor, h: &AdamStep) -> Result<()> {
+        adam_step_ops::<Self>(var, m, v, g, h)
+    }
+}
+
+/// [`OptimizerOps::adam_step`] as separate backend ops: the default, and the fallback of a
+/// backend whose fused step does not take some operands.
+pub fn adam_step_ops<B: AutodiffOps + ElementwiseOps>(
+    var: &B::Var,
+    m: &B::Var,
+    v: &B::Var,
+    g: &B::Tensor,
+    h: &AdamStep,
+) -> Result<()> {
+    let m_new = B::add(
+        &B::affine(B::var_tensor(m), h.beta1, 0.0)?,
+        &B::affine(g, 1.0 - h.beta1, 0.0)?,
+    )?;
+    let v_new = B::add(
+        &B::affine(B::var_tensor(v), h.beta2, 0.0)?,
+        &B::affine(&B::square(g)?, 1.0 - h.beta2, 0.0)?,
+    )?;
+    B::var_set(m, &m_new)?;
+    B::var_set(v, &v_new)?;
+    let m_hat = B::affine(&m_new, h.bias1, 0.0)?;
+    let v_hat = B::affine(&v_new, h.bias2, 0.0)?;
+    let step = B::div(&m_hat, &B::affine(&B::sqrt(&v_hat)?, 1.0, h.epsilon)?)?;
+    let w = B::detach(B::var_tensor(var));
+    B::var_set(var, &B::sub(&w, &B::affine(&step, h.lr, 0.0)?)?)
+}
+
+/// The scalars of one [`OptimizerOps::adam_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamStep {
+    /// The learning rate.
+    pub lr: f64,
+    /// The first moment's decay.
+    pub beta1: f64,
+    /// The second moment's decay.
+    pub beta2: f64,
+    /// Added to the second moment's root.
+    pub epsilon: f64,
+    /// `1 / (1 - beta1^t)` at step `t` (from 1).
+    pub bias1: f64,
+    /// `1 / (1 - beta2^t)` at step `t` (from 1).
+    pub bias2: f64,
+}
+
+impl AdamStep {
+    /// The scalars of Adam's step number `step` (from 1), bias corrections worked out.
+    pub fn at(step: f64, lr: f64, beta1: f64, beta2: f64, epsilon: f64) -> Self {
+        AdamStep {
+            lr,
+            beta1,
+            beta2,
+            epsilon,
+            bias1: 1.0 / (1.0 - beta1.powf(step)),
+            bias2: 1.0 / (1.0 - beta2.powf(step)),
+        }
+    }
+}
