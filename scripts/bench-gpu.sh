@@ -8,7 +8,8 @@
 # holding gpu_anchors.py, torch_ppo_tensor.py and jax_ppo_tensor.py (the peers' scripts). Each
 # step has its own time limit, so one that hangs costs only its own figures; the most wanted
 # figures come first (RLGRAPH_GPU_QUICK=1 leaves out the Atari benches at the end). Prints
-# criterion's lines, the CUDA tests' results and one JSON object per peer measurement.
+# criterion's lines, the CUDA tests' results (the conformance suite one op family per module)
+# and one JSON object per peer measurement.
 set -uo pipefail
 dist="$(cd "${1:?bench-gpu.sh takes the dist folder of scripts/build-cuda.sh}" && pwd)"
 anchors="${2:+$(cd "$2" && pwd)}"
@@ -34,13 +35,16 @@ fi
 
 step "the CUDA tests: GPU checks, conformance, tensor environments and components with tch on the GPU"
 if [[ -x "$dist/integration" ]]; then
-  for filter in gpu:: conformance tensor_envs components_; do
+  for filter in gpu:: conformance:: tensor_envs components_; do
     timeout 120 "$dist/run.sh" integration "$filter" --test-threads 8 2>&1 | grep -v -E "^test .* ok$|^$" | head -60
   done
 fi
 
 step "Nature-DQN forward at batch 1 and 32, tch (CUDA): executor, hand-written, executor replayed from a CUDA graph"
 timeout 90 "$dist/run.sh" nature_dqn --bench nature-dqn/tch "${short[@]}"
+
+step "MLP 4-64-64-2 greedy act at batch 1, 256 and 4,096, tch (CUDA): eager and replayed from a CUDA graph (beside gpu_anchors.py B below)"
+timeout 120 "$dist/run.sh" mlp_act --bench mlp-act/tch "${short[@]}"
 
 step "PPO on 1,024 tensor CartPoles, tch (CUDA), to a last-100 mean of 475"
 timeout 60 "$dist/run.sh" rlgraph train configs/ppo-cartpole-tensor.json --env CartPole-v1 \

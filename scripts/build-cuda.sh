@@ -119,7 +119,7 @@ for line in sys.stdin:
         shutil.copy(m["executable"], os.path.join(sys.argv[1], m["target"]["name"]))' "$dist"
 }
 if [[ "$benches" == 1 ]]; then
-  cargo "${config[@]}" bench --no-run -p rlgraph-tests --features backend-tch/cuda-shim --bench atari --bench tensor_envs --bench nature_dqn \
+  cargo "${config[@]}" bench --no-run -p rlgraph-tests --features backend-tch/cuda-shim --bench atari --bench tensor_envs --bench nature_dqn --bench mlp_act \
     --message-format=json | copy_executables
 fi
 if [[ "$tests" == 1 ]]; then

@@ -10,7 +10,8 @@ use serde_json::Value as Json;
 
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{
-    AdamStep, Backend, Component, CoreError, DType, GraphFn, Initializer, KernelCtx, Param, Result, Tree, VarDecl,
+    AdamStep, Backend, Component, CoreError, DType, Device, GraphFn, Initializer, KernelCtx, Param, Result, Tree,
+    VarDecl,
 };
 
 use crate::spec::{normalize_type, Spec};
@@ -195,6 +196,34 @@ fn global_norm<B: Backend>(grads: &[B::Tensor]) -> Result<f64> {
     Ok(total.sqrt())
 }
 
+/// `grads` scaled to a global norm of at most `max_norm`. On the CPU the norm is added on the
+/// host in f64 and the gradients scaled only when it is over. On a GPU the scale,
+/// `max_norm / max(norm, max_norm)`, stays on the device and every gradient is multiplied by
+/// it: a download would make each update wait for the device to finish the one before.
+fn clip_by_global_norm<B: Backend>(grads: Vec<B::Tensor>, max_norm: f64) -> Result<Vec<B::Tensor>> {
+    let first = match grads.first() {
+        Some(g) => g,
+        None => return Ok(grads),
+    };
+    let (device, dtype) = (B::device(first), B::dtype(first));
+    let alike = grads.iter().all(|g| B::device(g) == device && B::dtype(g) == dtype);
+    if device != Device::Cpu && alike {
+        let sums = grads
+            .iter()
+            .map(|g| B::reshape(&B::sum_all(&B::square(g)?)?, &[1]))
+            .collect::<Result<Vec<_>>>()?;
+        let norm = B::sqrt(&B::sum_all(&B::concat(&sums, 0)?)?)?;
+        let bound = B::scalar(max_norm, dtype, device)?;
+        let scale = B::div(&bound, &B::maximum(&norm, &bound)?)?;
+        return grads.iter().map(|g| B::mul(g, &scale)).collect();
+    }
+    let norm = global_norm::<B>(&grads)?;
+    if norm > max_norm {
+        return grads.iter().map(|g| B::affine(g, max_norm / norm, 0.0)).collect();
+    }
+    Ok(grads)
+}
+
 /// Applies one update of `spec` with gradients `grads` to `vars`, using the optimizer's state.
 fn apply<B: Backend>(
     ctx: &KernelCtx<'_, B>,
@@ -206,13 +235,7 @@ fn apply<B: Backend>(
     let lr = spec.learning_rate.value(t);
     let mut grads = grads;
     if let Some(max_norm) = spec.clip_grad_norm {
-        let norm = global_norm::<B>(&grads)?;
-        if norm > max_norm {
-            grads = grads
-                .iter()
-                .map(|g| B::affine(g, max_norm / norm, 0.0))
-                .collect::<Result<_>>()?;
-        }
+        grads = clip_by_global_norm::<B>(grads, max_norm)?;
     }
     let step_var = ctx.var_handle("step")?;
     let step = B::to_host(B::var_tensor(step_var))?.data.to_f64()[0] + 1.0;

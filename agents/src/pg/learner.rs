@@ -505,13 +505,29 @@ impl<B: Backend> PgLearner<B> {
             scalar(self.config.weight_entropy.value(t))?,
             scalar(t)?,
         );
+        // The minibatches' indices are drawn ahead (the same draws in the same order) and go up
+        // together, up to a million at a time: on a GPU each upload from pageable memory waits
+        // for the device to finish what is queued.
+        let iterations = self.config.update.num_iterations;
+        let per_upload = ((1usize << 20) / m.max(1)).max(1) as u64;
+        let (mut ahead, mut at) = (None, 0usize);
         let mut loss_sum: Option<B::Tensor> = None;
-        for _ in 0..self.config.update.num_iterations {
-            let idx: Vec<i64> = rand::seq::index::sample(&mut self.graph.counters.rng, total, m)
-                .into_iter()
-                .map(|i| i as i64)
-                .collect();
-            let idx = B::from_host(&HostTensor::i64([m], idx)?, device)?;
+        for i in 0..iterations {
+            if i % per_upload == 0 {
+                let count = per_upload.min(iterations - i) as usize;
+                let mut drawn = Vec::with_capacity(count * m);
+                for _ in 0..count {
+                    let sample = rand::seq::index::sample(&mut self.graph.counters.rng, total, m);
+                    drawn.extend(sample.into_iter().map(|i| i as i64));
+                }
+                ahead = Some(B::from_host(&HostTensor::i64([count * m], drawn)?, device)?);
+                at = 0;
+            }
+            let idx = match &ahead {
+                Some(all) => B::narrow(all, 0, at * m, m)?,
+                None => return Err(bad("no minibatch indices drawn".into())),
+            };
+            at += 1;
             let pick = |x: &B::Tensor| -> Result<Tree<B::Tensor>> { Ok(Tree::Leaf(B::index_select(x, 0, &idx)?)) };
             let inputs = [
                 pick(&states)?,
@@ -538,7 +554,7 @@ impl<B: Backend> PgLearner<B> {
         match loss_sum {
             Some(sum) => {
                 let sum = B::to_host(&sum)?.data.to_f64();
-                Ok(sum.first().copied().unwrap_or(f64::NAN) / self.config.update.num_iterations as f64)
+                Ok(sum.first().copied().unwrap_or(f64::NAN) / iterations as f64)
             }
             None => Ok(0.0),
         }
