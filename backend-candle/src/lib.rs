@@ -20,6 +20,7 @@
 
 mod autodiff;
 mod bias_add;
+mod bitwise;
 mod compare;
 mod conv2d;
 mod elementwise;

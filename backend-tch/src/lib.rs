@@ -22,6 +22,7 @@ use rlgraph_core::{CoreError, DType, Device, HostData, HostTensor, Result};
 use tch::{Kind, Tensor};
 
 mod autodiff;
+mod bitwise;
 mod compare;
 mod cuda_graph;
 mod cuda_kernel;

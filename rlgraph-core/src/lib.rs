@@ -74,8 +74,9 @@ pub mod variables;
 pub use assembly::{ApiCtx, Args, Op};
 pub use atomic_file::{write_atomically, write_private_atomically};
 pub use backend::{
-    AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, CmpOp, CompareOps, DType, Device, ElementwiseOps, HostData,
-    HostTensor, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
+    AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, DType, Device,
+    ElementwiseOps, HostData, HostTensor, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps,
+    UnaryOp,
 };
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};

@@ -7,7 +7,7 @@
 //! tensor returns an error saying this backend computes nothing.
 
 use crate::backend::prelude::*;
-use crate::backend::{BinaryOp, CmpOp, DType, Device, HostTensor, ReduceOp, UnaryOp};
+use crate::backend::{BinaryOp, BitOp, CmpOp, DType, Device, HostTensor, ReduceOp, UnaryOp};
 use crate::error::{CoreError, Result};
 
 /// A backend for making components without computing anything: see the module docs.
@@ -156,6 +156,18 @@ impl IndexOps for SpecOnly {
     }
     fn one_hot(idx: &Self::Tensor, _depth: usize, _dtype: DType) -> Result<Self::Tensor> {
         match *idx {}
+    }
+}
+
+impl BitwiseOps for SpecOnly {
+    fn bitwise(_op: BitOp, a: &Self::Tensor, _b: &Self::Tensor) -> Result<Self::Tensor> {
+        match *a {}
+    }
+    fn shift_left(t: &Self::Tensor, _bits: u32) -> Result<Self::Tensor> {
+        match *t {}
+    }
+    fn shift_right(t: &Self::Tensor, _bits: u32) -> Result<Self::Tensor> {
+        match *t {}
     }
 }
 

@@ -5,12 +5,12 @@
 //! - **Families.** [`BackendCore`] holds the tensor type, creation and transfer; each other
 //!   trait is one family of ops over it: [`ElementwiseOps`], [`CompareOps`], [`ReduceOps`],
 //!   [`ShapeOps`], [`ModuleOps`] (matrix products, convolution, pooling), [`IndexOps`],
-//!   [`AutodiffOps`] (variables and gradients), [`OptimizerOps`] (fused optimizer steps) and
-//!   [`RandomOps`]. [`Backend`] is every family at once, and any type that implements them
+//!   [`BitwiseOps`] (bit operations on integers), [`AutodiffOps`] (variables and gradients),
+//!   [`OptimizerOps`] (fused optimizer steps) and [`RandomOps`]. [`Backend`] is every family at once, and any type that implements them
 //!   all is one. A new op joins one family; the others, and their conformance cases, stay
 //!   as they are.
-//! - **Ops as parameters.** Elementwise, comparison and reduction ops are one required
-//!   method each, taking the op ([`BinaryOp`], [`UnaryOp`], [`CmpOp`], [`ReduceOp`]); the
+//! - **Ops as parameters.** Elementwise, comparison, reduction and bit ops are one required
+//!   method each, taking the op ([`BinaryOp`], [`UnaryOp`], [`CmpOp`], [`ReduceOp`], [`BitOp`]); the
 //!   named methods (`add`, `exp`, `gt`, `sum`, ...) are provided on top. A backend writes
 //!   one `match`, and adding an op adds a variant, not a trait method.
 //! - **Fused kernels are overridable defaults.** `linear` (matmul then add), `adam_step`
@@ -35,6 +35,7 @@
 //! family.
 
 mod autodiff;
+mod bitwise;
 mod compare;
 mod core_ops;
 mod elementwise;
@@ -47,6 +48,7 @@ mod reduce;
 mod shape;
 
 pub use autodiff::AutodiffOps;
+pub use bitwise::{BitOp, BitwiseOps};
 pub use compare::{CmpOp, CompareOps};
 pub use core_ops::BackendCore;
 pub use elementwise::{BinaryOp, ElementwiseOps, UnaryOp};
@@ -63,8 +65,8 @@ pub use shape::ShapeOps;
 /// (`Candle::add`) or ops are passed as parameters (`B::unary(UnaryOp::Exp, &x)`).
 pub mod prelude {
     pub use super::{
-        AutodiffOps, Backend, BackendCore, BinaryOp, CmpOp, CompareOps, ElementwiseOps, IndexOps, ModuleOps,
-        OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
+        AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, ElementwiseOps, IndexOps,
+        ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
     };
 }
 
@@ -78,6 +80,7 @@ pub trait Backend:
     + ShapeOps
     + ModuleOps
     + IndexOps
+    + BitwiseOps
     + AutodiffOps
     + OptimizerOps
     + RandomOps
@@ -92,6 +95,7 @@ impl<B> Backend for B where
         + ShapeOps
         + ModuleOps
         + IndexOps
+        + BitwiseOps
         + AutodiffOps
         + OptimizerOps
         + RandomOps

@@ -36,6 +36,7 @@ macro_rules! case {
 }
 
 mod autodiff;
+mod bitwise;
 mod compare;
 mod core_ops;
 mod elementwise;
