@@ -84,6 +84,11 @@ pub struct TrainArgs {
     /// `--eval-every` plays its rounds on host copies of the same environment.
     #[arg(long, conflicts_with = "num_envs", value_parser = tensor_env_count)]
     pub(crate) tensor_envs: Option<usize>,
+    /// Where `--tensor-envs` copies restart from: `stream`, a pool of start states drawn once
+    /// on the host (the host environments' own draws, cycling after 64 per copy), or
+    /// `philox`, Philox4x32-10 draws on the device (no pool, no cycle).
+    #[arg(long, value_enum, default_value = "stream", requires = "tensor_envs")]
+    pub(crate) tensor_restarts: TensorRestarts,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
     /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
     #[arg(long)]
@@ -157,4 +162,13 @@ fn config_seed(json: &Json, path: &Path) -> Result<Option<u64>, String> {
             )
         }),
     }
+}
+
+/// `--tensor-restarts`: where device-resident copies restart from.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TensorRestarts {
+    /// A pool of start states drawn once on the host.
+    Stream,
+    /// Philox4x32-10 draws on the device.
+    Philox,
 }

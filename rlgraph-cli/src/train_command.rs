@@ -63,7 +63,14 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         ));
     }
     let device = config.device;
-    let envs = rlgraph_tensor_envs::make::<B>(&args.env, copies, args.seed, device).map_err(|e| e.to_string())?;
+    let restarts = match args.tensor_restarts {
+        crate::train_args::TensorRestarts::Stream => rlgraph_tensor_envs::Restarts::Stream {
+            depth: rlgraph_tensor_envs::default_depth(copies),
+        },
+        crate::train_args::TensorRestarts::Philox => rlgraph_tensor_envs::Restarts::Philox,
+    };
+    let envs = rlgraph_tensor_envs::make_with::<B>(&args.env, copies, args.seed, device, restarts)
+        .map_err(|e| e.to_string())?;
     let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
         .map_err(|e| format!("{}: {e}", args.config.display()))?;
     let mut worker = executors::DeviceWorker::new(agent, envs).with_divergence(args.on_divergence);

@@ -93,8 +93,12 @@ impl Acrobot {
 
     /// A start state as `reset` draws it: each element uniform in [-0.1, 0.1).
     pub fn start_state(rng: &mut impl Rng) -> [f64; 4] {
-        std::array::from_fn(|_| rng.random_range(-0.1..0.1))
+        let (low, high) = Self::START_BOX;
+        std::array::from_fn(|i| rng.random_range(low[i]..high[i]))
     }
+
+    /// The box a start state is drawn uniformly from, `(low, high)`: Gymnasium's ±0.1.
+    pub const START_BOX: ([f64; 4], [f64; 4]) = ([-0.1; 4], [0.1; 4]);
 
     fn observe(&self) -> Value {
         let [t1, t2, d1, d2] = self.state;

@@ -49,8 +49,12 @@ impl CartPole {
 
     /// A start state as `reset` draws it: each element uniform in [-0.05, 0.05).
     pub fn start_state(rng: &mut impl Rng) -> [f64; 4] {
-        std::array::from_fn(|_| rng.random_range(-0.05..0.05))
+        let (low, high) = Self::START_BOX;
+        std::array::from_fn(|i| rng.random_range(low[i]..high[i]))
     }
+
+    /// The box a start state is drawn uniformly from, `(low, high)`: Gymnasium's ±0.05.
+    pub const START_BOX: ([f64; 4], [f64; 4]) = ([-0.05; 4], [0.05; 4]);
 
     /// `(x, x_dot, theta, theta_dot)`.
     pub fn state(&self) -> [f64; 4] {

@@ -41,8 +41,13 @@ impl MountainCar {
 impl MountainCar {
     /// A start state as `reset` draws it: position uniform in [-0.6, -0.4), velocity 0.
     pub fn start_state(rng: &mut impl Rng) -> [f64; 2] {
-        [rng.random_range(-0.6..-0.4), 0.0]
+        let (low, high) = Self::START_BOX;
+        [rng.random_range(low[0]..high[0]), 0.0]
     }
+
+    /// The box a start state is drawn uniformly from, `(low, high)`: a position in
+    /// `[-0.6, -0.4)` and no velocity, as Gymnasium's.
+    pub const START_BOX: ([f64; 2], [f64; 2]) = ([-0.6, 0.0], [-0.4, 0.0]);
 }
 
 impl Env for MountainCar {

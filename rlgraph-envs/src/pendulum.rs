@@ -45,8 +45,13 @@ impl Pendulum {
 
     /// A start state as `reset` draws it: angle uniform in [-pi, pi), speed in [-1, 1).
     pub fn start_state(rng: &mut impl Rng) -> [f64; 2] {
-        [rng.random_range(-PI..PI), rng.random_range(-1.0..1.0)]
+        let (low, high) = Self::START_BOX;
+        [rng.random_range(low[0]..high[0]), rng.random_range(low[1]..high[1])]
     }
+
+    /// The box a start state is drawn uniformly from, `(low, high)`: an angle in ±π and an
+    /// angular velocity in ±1, as Gymnasium's.
+    pub const START_BOX: ([f64; 2], [f64; 2]) = ([-PI, -1.0], [PI, 1.0]);
 
     fn observe(&self) -> Value {
         let [th, thdot] = self.state;

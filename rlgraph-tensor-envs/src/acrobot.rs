@@ -117,6 +117,11 @@ impl<B: Backend> Dynamics<B> for AcrobotDynamics<B> {
         Acrobot::start_state(rng).to_vec()
     }
 
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>) {
+        let (low, high) = Acrobot::START_BOX;
+        (low.to_vec(), high.to_vec())
+    }
+
     /// Torques `-1, 0, +1` for actions `0, 1, 2`.
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
         B::affine(&discrete_actions::<B>(self.id(), actions, n, 3)?, 1.0, -1.0)

@@ -6,7 +6,7 @@ use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 
 use crate::host_pass::HostCopies;
-use crate::reset_stream::ResetStream;
+use crate::reset_stream::{ResetStream, Restarts};
 use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 
 /// How one environment's state changes, written as tensor ops over all copies at once.
@@ -23,6 +23,9 @@ pub trait Dynamics<B: Backend>: Send {
     fn limit(&self) -> Option<usize>;
     /// One start state, drawn as the host environment's `reset` draws it.
     fn start_state(&self, rng: &mut ChaCha8Rng) -> Vec<f64>;
+    /// The box `start_state` draws uniformly from, `(low, high)` per state value (equal
+    /// bounds for a fixed value): where Philox restarts draw.
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>);
     /// The actions as this environment uses them, or an error naming what is wrong.
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor>;
     /// `(next_state, reward, terminated)` from `state` `[n, width]` and the prepared actions.
@@ -83,6 +86,18 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
     /// `n` copies of `dynamics` on `device`, with start states streamed from `seed` (`depth`
     /// per copy), observed in `state_space` and acting in `action_space`.
     pub fn new(dynamics: D, n: usize, device: Device, seed: u64, depth: usize, spaces: (Space, Space)) -> Result<Self> {
+        Self::with_restarts(dynamics, n, device, seed, Restarts::Stream { depth }, spaces)
+    }
+
+    /// `n` copies of `dynamics` on `device`, restarting as `restarts` says, keyed by `seed`.
+    pub fn with_restarts(
+        dynamics: D,
+        n: usize,
+        device: Device,
+        seed: u64,
+        restarts: Restarts,
+        spaces: (Space, Space),
+    ) -> Result<Self> {
         if n == 0 {
             return Err(CoreError::Config {
                 at: format!("tensor env {}", dynamics.id()),
@@ -96,15 +111,26 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
                 B::NAME
             )));
         }
-        let mut stream = ResetStream::new(
-            n,
-            depth,
-            dynamics.width(),
-            dynamics.state_dtype(),
-            device,
-            seed,
-            |rng| dynamics.start_state(rng),
-        )?;
+        let mut stream = match restarts {
+            Restarts::Stream { depth } => ResetStream::new(
+                n,
+                depth,
+                dynamics.width(),
+                dynamics.state_dtype(),
+                device,
+                seed,
+                |rng| dynamics.start_state(rng),
+            )?,
+            Restarts::Philox => {
+                let (low, high) = dynamics.start_box();
+                ResetStream::philox(n, &low, &high, dynamics.state_dtype(), device, seed).map_err(|e| {
+                    CoreError::Config {
+                        at: format!("tensor env {}: restarts", dynamics.id()),
+                        reason: e.to_string(),
+                    }
+                })?
+            }
+        };
         let state = stream.next_all()?;
         Ok(Batched {
             limit: dynamics

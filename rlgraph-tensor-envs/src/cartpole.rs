@@ -44,6 +44,11 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
         CartPole::start_state(rng).to_vec()
     }
 
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>) {
+        let (low, high) = CartPole::START_BOX;
+        (low.to_vec(), high.to_vec())
+    }
+
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
         discrete_actions::<B>(self.id(), actions, n, 2)
     }

@@ -111,6 +111,10 @@ impl<B: Backend> Dynamics<B> for GridWorldDynamics<B> {
         vec![self.start]
     }
 
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>) {
+        (vec![self.start], vec![self.start])
+    }
+
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
         let shape = B::shape(actions);
         if shape != [n] {

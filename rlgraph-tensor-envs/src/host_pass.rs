@@ -5,7 +5,7 @@
 
 use rlgraph_core::{Backend, HostData, HostTensor, Result};
 
-use crate::reset_stream::ResetStream;
+use crate::reset_stream::{HostRestarts, ResetStream};
 
 /// Every copy's state, step count and restart cursor on the host.
 pub(crate) struct HostCopies {
@@ -13,8 +13,9 @@ pub(crate) struct HostCopies {
     pub(crate) state: Vec<f32>,
     /// Steps since each copy's episode began.
     pub(crate) elapsed: Vec<u32>,
-    /// The restart pool `[rows * width]` and each copy's next row in it.
-    pool: Vec<f32>,
+    /// Where restarts come from, and each copy's cursor (its next row of a pool, or its
+    /// count of Philox restarts).
+    restarts: HostRestarts,
     cursor: Vec<usize>,
     width: usize,
 }
@@ -34,7 +35,7 @@ impl HostCopies {
         stream: &ResetStream<B>,
     ) -> Result<Self> {
         let width = B::shape(state).get(1).copied().unwrap_or(1);
-        let (pool, cursor) = stream.host_parts()?;
+        let (restarts, cursor) = (stream.host_restarts()?, stream.cursors()?);
         Ok(HostCopies {
             state: floats(B::to_host(state)?),
             elapsed: B::to_host(elapsed)?
@@ -43,7 +44,7 @@ impl HostCopies {
                 .into_iter()
                 .map(|e| e as u32)
                 .collect(),
-            pool,
+            restarts,
             cursor,
             width,
         })
@@ -51,7 +52,7 @@ impl HostCopies {
 
     /// One step of every copy: `advance` moves copy `i`'s row given its action and says its
     /// reward and termination; then the clocks tick, the time `limit` truncates, and ended
-    /// copies restart from their next pooled start state, as the tensor path does.
+    /// copies restart from their next start state, as the tensor path does.
     pub(crate) fn step(
         &mut self,
         actions: &[f64],
@@ -60,7 +61,6 @@ impl HostCopies {
     ) -> HostStep {
         let n = self.elapsed.len();
         let (mut reward, mut terminated, mut truncated) = (vec![0.0; n], vec![0u8; n], vec![0u8; n]);
-        let rows = self.pool.len() / self.width.max(1);
         for (i, row) in self.state.chunks_exact_mut(self.width).enumerate() {
             let (r, ended) = advance(row, actions[i]);
             reward[i] = r;
@@ -69,9 +69,17 @@ impl HostCopies {
             (terminated[i], truncated[i]) = (u8::from(ended), u8::from(cut));
             if ended || cut {
                 self.elapsed[i] = 0;
-                let from = self.cursor[i] * self.width;
-                row.copy_from_slice(&self.pool[from..from + self.width]);
-                self.cursor[i] = (self.cursor[i] + n) % rows.max(1);
+                match &self.restarts {
+                    HostRestarts::Pool { pool, rows } => {
+                        let from = self.cursor[i] * self.width;
+                        row.copy_from_slice(&pool[from..from + self.width]);
+                        self.cursor[i] = (self.cursor[i] + n) % rows.max(&1);
+                    }
+                    HostRestarts::Philox(start) => {
+                        start.draw(i, self.cursor[i] as u64, row);
+                        self.cursor[i] += 1;
+                    }
+                }
             }
         }
         HostStep {

@@ -1,8 +1,8 @@
 //! Device-resident environments in the spirit of CuLE (Dalton et al., NeurIPS 2020): N copies
 //! of an environment stepped as one tensor program over any [`Backend`], on the device where
 //! the network lives. Observations, rewards and episode ends never leave the device, and
-//! finished copies restart inside the step from a seeded stream of start states
-//! ([`ResetStream`]).
+//! finished copies restart inside the step, from a seeded stream of start states or from
+//! Philox draws on the device ([`Restarts`], [`ResetStream`]).
 //!
 //! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
 //! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
@@ -32,6 +32,7 @@ mod host_pass;
 mod mountain_car;
 mod one_kernel;
 mod pendulum;
+mod philox;
 mod reset_stream;
 mod tensor_env;
 
@@ -43,7 +44,8 @@ pub use grid_world::GridWorldDynamics;
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
-pub use reset_stream::{default_depth, ResetStream};
+pub use philox::{philox4x32_10, philox4x32_10_tensors, unit_float};
+pub use reset_stream::{default_depth, ResetStream, Restarts};
 pub use tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 
 use rlgraph_core::{Backend, CoreError, Device, Result};
@@ -62,6 +64,18 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
 /// `seed` ([`default_depth`] per copy).
 pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) -> Result<Box<dyn TensorEnv<B>>> {
     let depth = default_depth(num_envs);
+    make_with(id, num_envs, seed, device, Restarts::Stream { depth })
+}
+
+/// `num_envs` copies of environment `id` on `device`, restarting as `restarts` says, keyed by
+/// `seed` ([`Restarts::Philox`] draws on the device and never cycles).
+pub fn make_with<B: Backend>(
+    id: &str,
+    num_envs: usize,
+    seed: u64,
+    device: Device,
+    restarts: Restarts,
+) -> Result<Box<dyn TensorEnv<B>>> {
     let host_err = |e: rlgraph_envs::EnvError| CoreError::Config {
         at: format!("tensor env {id}"),
         reason: e.to_string(),
@@ -77,7 +91,7 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
             n,
             device,
             seed,
-            depth,
+            restarts,
             spaces()?,
         )?,
         "MountainCar-v0" | "mountaincar" => boxed(
@@ -85,16 +99,23 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
             n,
             device,
             seed,
-            depth,
+            restarts,
             spaces()?,
         )?,
-        "Acrobot-v1" | "acrobot" => boxed(AcrobotDynamics::<B>::new(n, device)?, n, device, seed, depth, spaces()?)?,
+        "Acrobot-v1" | "acrobot" => boxed(
+            AcrobotDynamics::<B>::new(n, device)?,
+            n,
+            device,
+            seed,
+            restarts,
+            spaces()?,
+        )?,
         "Pendulum-v1" | "pendulum" => boxed(
             PendulumDynamics::<B>::new(n, device)?,
             n,
             device,
             seed,
-            depth,
+            restarts,
             spaces()?,
         )?,
         _ => match id.strip_prefix("GridWorld-") {
@@ -102,12 +123,16 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
                 let world = GridWorld::from_id_suffix(rest).map_err(host_err)?;
                 let spaces = (world.state_space().clone(), world.action_space().clone());
                 // The start state is fixed, so one row per copy is the whole stream.
+                let restarts = match restarts {
+                    Restarts::Stream { .. } => Restarts::Stream { depth: 1 },
+                    Restarts::Philox => Restarts::Philox,
+                };
                 boxed(
                     GridWorldDynamics::<B>::new(id, &world, device)?,
                     n,
                     device,
                     seed,
-                    1,
+                    restarts,
                     spaces,
                 )?
             }
@@ -121,14 +146,16 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
     })
 }
 
-/// `n` copies of `dynamics` as a boxed [`TensorEnv`]: what every arm of [`make`] builds.
+/// `n` copies of `dynamics` as a boxed [`TensorEnv`]: what every arm of [`make_with`] builds.
 fn boxed<B: Backend, D: Dynamics<B> + 'static>(
     dynamics: D,
     n: usize,
     device: Device,
     seed: u64,
-    depth: usize,
+    restarts: Restarts,
     spaces: (rlgraph_core::spaces::Space, rlgraph_core::spaces::Space),
 ) -> Result<Box<dyn TensorEnv<B>>> {
-    Ok(Box::new(Batched::new(dynamics, n, device, seed, depth, spaces)?))
+    Ok(Box::new(Batched::with_restarts(
+        dynamics, n, device, seed, restarts, spaces,
+    )?))
 }

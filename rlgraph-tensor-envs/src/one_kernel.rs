@@ -35,6 +35,14 @@ impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
                 reason: "this environment has no one-kernel CUDA step; step it as tensor ops (Batched)".into(),
             });
         };
+        if env.stream.pool().is_none() {
+            return Err(CoreError::Config {
+                at: format!("tensor env {}", env.dynamics.id()),
+                reason: "the one-kernel step reads restarts from a start-state pool; build the environment \
+                         with Restarts::Stream, or step Philox restarts as tensor ops (Batched or Captured)"
+                    .into(),
+            });
+        }
         if i32::try_from(env.n).is_err() {
             return Err(CoreError::Config {
                 at: format!("tensor env {}", env.dynamics.id()),
@@ -106,6 +114,10 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
         let terminated = B::empty(&[n], DType::U8, device)?;
         let truncated = B::empty(&[n], DType::U8, device)?;
         let stream = &self.env.stream;
+        let (pool, rows) = stream.pool().ok_or_else(|| CoreError::Config {
+            at: format!("tensor env {}: step", self.env.dynamics.id()),
+            reason: "the one-kernel step needs a start-state pool".into(),
+        })?;
         B::launch(
             kernel,
             n,
@@ -117,8 +129,8 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
                 KernelArg::Tensor(&next),
                 KernelArg::Tensor(&self.env.elapsed),
                 KernelArg::Tensor(stream.cursor()),
-                KernelArg::Tensor(stream.pool()),
-                KernelArg::I64(stream.rows() as i64),
+                KernelArg::Tensor(pool),
+                KernelArg::I64(rows as i64),
                 KernelArg::F32(self.limit),
                 KernelArg::Tensor(&reward),
                 KernelArg::Tensor(&terminated),

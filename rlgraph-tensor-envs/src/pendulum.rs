@@ -47,6 +47,11 @@ impl<B: Backend> Dynamics<B> for PendulumDynamics<B> {
         Pendulum::start_state(rng).to_vec()
     }
 
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>) {
+        let (low, high) = Pendulum::START_BOX;
+        (low.to_vec(), high.to_vec())
+    }
+
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
         let shape = B::shape(actions);
         if shape != [n] && shape != [n, 1] {

@@ -1,28 +1,83 @@
-//! Start states for resets inside the step: a stream drawn once on the host from a seed.
+//! Start states for resets inside the step: a pool drawn once on the host from a seed, or
+//! Philox draws on the device.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rlgraph_core::{Backend, DType, Device, HostData, HostTensor, Result};
+use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
-/// Start states for `n` copies, `depth` per copy, drawn once from a seeded host RNG and kept
-/// on the device. Copy `i`'s `k`-th reset takes row `k * n + i` (cycling after `depth`);
-/// one `index_select` and a few integer ops per step serve every copy, and no random number
-/// crosses the bus after construction.
-///
-/// Why a stream and not a counter-based generator on the device: the `Backend` trait has no
-/// bitwise integer ops to build one from, and a stream drawn from the same ChaCha8 seed
-/// gives bit-identical start states on candle, libtorch CPU and CUDA, and on the host
-/// environments' own distributions ([`rlgraph_envs::CartPole::start_state`] and friends).
-/// The cost is memory (`depth * n * width` values) and the cycle: a copy's start states
-/// repeat after `depth` episodes, across `depth * n` distinct states in all.
+use crate::philox::{philox4x32_10, philox4x32_10_tensors, unit_float};
+
+/// Where restarts inside the step take their start states from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restarts {
+    /// A pool of `depth` start states per copy drawn once on the host (ChaCha8) with the host
+    /// environments' own draws, kept on the device and read by index. Bit-identical on every
+    /// backend and to the host environments' start states; a copy's restarts cycle after
+    /// `depth` episodes, and the pool costs `depth * n * width` values of memory.
+    Stream {
+        /// Start states per copy.
+        depth: usize,
+    },
+    /// Philox4x32-10 on the device: copy `i`'s `k`-th restart is drawn uniformly in the
+    /// environment's start box from the counter `(k, i)` under the seed. Nothing is stored and
+    /// nothing cycles; the values are the same on every backend (24-bit uniforms, worked in
+    /// f32), though not the host environments' ChaCha8 draws.
+    Philox,
+}
+
+/// Start states for `n` copies, for restarts inside the step ([`Restarts`]): either a pool
+/// read by index, where copy `i`'s `k`-th reset takes row `k * n + i` (cycling after `depth`)
+/// and the cursor is that row; or Philox draws, where the cursor is `k`. Either way one call
+/// per step serves every copy, and no random number crosses the bus after construction.
 pub struct ResetStream<B: Backend> {
-    pool: B::Tensor,
+    source: Source<B>,
     cursor: B::Tensor,
-    advance: B::Tensor,
-    wrap: B::Tensor,
     n: usize,
-    /// Rows in the pool (`depth * n`).
-    rows: usize,
+}
+
+/// What a [`ResetStream`] draws from.
+enum Source<B: Backend> {
+    Pool {
+        pool: B::Tensor,
+        advance: B::Tensor,
+        wrap: B::Tensor,
+        /// Rows in the pool (`depth * n`).
+        rows: usize,
+    },
+    Philox {
+        key: [u32; 2],
+        /// Each copy's index, the counter's second word.
+        copies: B::Tensor,
+        zeros: B::Tensor,
+        low: Vec<f64>,
+        span: Vec<f64>,
+        dtype: DType,
+    },
+}
+
+/// Start states drawn the host's way for one restart of a Philox stream: what the host pass
+/// and the tensor ops both compute.
+#[derive(Clone, Debug)]
+pub(crate) struct PhiloxBox {
+    pub(crate) key: [u32; 2],
+    pub(crate) low: Vec<f32>,
+    pub(crate) span: Vec<f32>,
+}
+
+impl PhiloxBox {
+    /// Copy `copy`'s `k`-th start state, into `row`.
+    pub(crate) fn draw(&self, copy: usize, k: u64, row: &mut [f32]) {
+        let words = philox4x32_10([k as u32, copy as u32, (k >> 32) as u32, 0], self.key);
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = unit_float(words[j]) * self.span[j] + self.low[j];
+        }
+    }
+}
+
+/// The restarts a host pass needs: the pool and its rows, or the Philox box.
+pub(crate) enum HostRestarts {
+    Pool { pool: Vec<f32>, rows: usize },
+    Philox(PhiloxBox),
 }
 
 /// The stream depth used by [`crate::make`]: 64 states per copy, fewer past 65,536 copies
@@ -54,36 +109,105 @@ impl<B: Backend> ResetStream<B> {
             device,
         )?;
         Ok(ResetStream {
-            pool,
+            source: Source::Pool {
+                pool,
+                advance: B::scalar(n as f64, DType::I64, device)?,
+                wrap: B::scalar((depth * n) as f64, DType::I64, device)?,
+                rows: depth * n,
+            },
             cursor: B::arange(n, device)?,
-            advance: B::scalar(n as f64, DType::I64, device)?,
-            wrap: B::scalar((depth * n) as f64, DType::I64, device)?,
             n,
-            rows: depth * n,
+        })
+    }
+
+    /// Philox draws for `n` copies, uniform in the box `low..high` (one bound per state value,
+    /// at most four), stored as `dtype` on `device`, keyed by `seed`.
+    pub fn philox(n: usize, low: &[f64], high: &[f64], dtype: DType, device: Device, seed: u64) -> Result<Self> {
+        if low.len() != high.len() || low.is_empty() || low.len() > 4 {
+            return Err(CoreError::Config {
+                at: "tensor env restarts".into(),
+                reason: format!(
+                    "Philox restarts draw one word per state value, at most 4; got bounds of {} and {} values",
+                    low.len(),
+                    high.len()
+                ),
+            });
+        }
+        Ok(ResetStream {
+            source: Source::Philox {
+                key: [seed as u32, (seed >> 32) as u32],
+                copies: B::arange(n, device)?,
+                zeros: B::full(&[n], 0.0, DType::I64, device)?,
+                low: low.to_vec(),
+                span: low.iter().zip(high).map(|(l, h)| h - l).collect(),
+                dtype,
+            },
+            cursor: B::full(&[n], 0.0, DType::I64, device)?,
+            n,
         })
     }
 
     /// The next start state of every copy whose `mask` (U8 `[n]`) is 1, and the current one
     /// of the others (`[n, width]`); the masked copies' cursors move on.
     pub fn next(&mut self, mask: &B::Tensor) -> Result<B::Tensor> {
-        let rows = B::index_select(&self.pool, 0, &self.cursor)?;
-        let moved = B::add(&self.cursor, &B::mul(&B::cast(mask, DType::I64)?, &self.advance)?)?;
-        self.cursor = B::where_cond(&B::ge(&moved, &self.wrap)?, &B::sub(&moved, &self.wrap)?, &moved)?;
-        Ok(rows)
+        let step = B::cast(mask, DType::I64)?;
+        match &self.source {
+            Source::Pool {
+                pool, advance, wrap, ..
+            } => {
+                let rows = B::index_select(pool, 0, &self.cursor)?;
+                let moved = B::add(&self.cursor, &B::mul(&step, advance)?)?;
+                self.cursor = B::where_cond(&B::ge(&moved, wrap)?, &B::sub(&moved, wrap)?, &moved)?;
+                Ok(rows)
+            }
+            Source::Philox {
+                key,
+                copies,
+                zeros,
+                low,
+                span,
+                dtype,
+            } => {
+                let device = B::device(&self.cursor);
+                let low32 = B::scalar(f64::from(u32::MAX), DType::I64, device)?;
+                let k = &self.cursor;
+                let counter = [
+                    B::bit_and(k, &low32)?,
+                    copies.clone(),
+                    B::shift_right(k, 32)?,
+                    zeros.clone(),
+                ];
+                let words = philox4x32_10_tensors::<B>(counter, *key)?;
+                let columns = (0..low.len())
+                    .map(|j| {
+                        let top = B::cast(&B::shift_right(&words[j], 8)?, DType::F32)?;
+                        let unit = B::affine(&top, 1.0 / f64::from(1u32 << 24), 0.0)?;
+                        B::reshape(&B::affine(&unit, span[j], low[j])?, &[self.n, 1])
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let rows = B::cast(&B::concat(&columns, 1)?, *dtype)?;
+                self.cursor = B::add(&self.cursor, &step)?;
+                Ok(rows)
+            }
+        }
     }
 
-    /// The pool as f32 rows (flat) and every copy's cursor (its next row), on the host.
-    pub(crate) fn host_parts(&self) -> Result<(Vec<f32>, Vec<usize>)> {
-        let pool = B::to_host(&self.pool)?
-            .data
-            .to_f64()
-            .into_iter()
-            .map(|x| x as f32)
-            .collect();
-        Ok((pool, self.cursors()?))
+    /// What a host pass needs to restart copies itself.
+    pub(crate) fn host_restarts(&self) -> Result<HostRestarts> {
+        Ok(match &self.source {
+            Source::Pool { pool, rows, .. } => HostRestarts::Pool {
+                pool: B::to_host(pool)?.data.to_f64().into_iter().map(|x| x as f32).collect(),
+                rows: *rows,
+            },
+            Source::Philox { key, low, span, .. } => HostRestarts::Philox(PhiloxBox {
+                key: *key,
+                low: low.iter().map(|&x| x as f32).collect(),
+                span: span.iter().map(|&x| x as f32).collect(),
+            }),
+        })
     }
 
-    /// Every copy's cursor (its next row in the pool).
+    /// Every copy's cursor (its next row in the pool, or its count of Philox restarts).
     pub(crate) fn cursors(&self) -> Result<Vec<usize>> {
         Ok(B::to_host(&self.cursor)?
             .data
@@ -93,20 +217,20 @@ impl<B: Backend> ResetStream<B> {
             .collect())
     }
 
-    /// Why `cursor` cannot be this stream's, if it cannot: copy `i` only ever reads rows
-    /// `k * n + i` of the pool.
+    /// Why `cursor` cannot be this stream's, if it cannot: in a pool, copy `i` only ever
+    /// reads rows `k * n + i`; Philox counts take any value.
     pub(crate) fn check_cursor(&self, cursor: &[usize]) -> std::result::Result<(), String> {
         if cursor.len() != self.n {
             return Err(format!("{} cursors for {} copies", cursor.len(), self.n));
         }
-        match cursor
-            .iter()
-            .enumerate()
-            .find(|(i, &c)| c >= self.rows || c % self.n != *i)
-        {
+        let Source::Pool { rows, .. } = &self.source else {
+            return Ok(());
+        };
+        match cursor.iter().enumerate().find(|(i, &c)| c >= *rows || c % self.n != *i) {
             Some((i, c)) => Err(format!(
-                "copy {i}'s cursor {c} is not one of its rows in a pool of {} (rows k * {} + {i})",
-                self.rows, self.n
+                "copy {i}'s cursor {c} is not one of its rows in a pool of {rows} (rows k * {} + {i}); \
+                 was it saved with Philox restarts?",
+                self.n
             )),
             None => Ok(()),
         }
@@ -122,14 +246,12 @@ impl<B: Backend> ResetStream<B> {
         Ok(())
     }
 
-    /// The start states, `[rows, width]`.
-    pub(crate) fn pool(&self) -> &B::Tensor {
-        &self.pool
-    }
-
-    /// Rows in the pool.
-    pub(crate) fn rows(&self) -> usize {
-        self.rows
+    /// The pool of start states (`[rows, width]`) and its rows, or `None` for Philox draws.
+    pub(crate) fn pool(&self) -> Option<(&B::Tensor, usize)> {
+        match &self.source {
+            Source::Pool { pool, rows, .. } => Some((pool, *rows)),
+            Source::Philox { .. } => None,
+        }
     }
 
     /// Every copy's cursor as the tensor steps read.
@@ -144,7 +266,7 @@ impl<B: Backend> ResetStream<B> {
 
     /// The device the stream lives on.
     pub(crate) fn device(&self) -> Device {
-        B::device(&self.pool)
+        B::device(&self.cursor)
     }
 
     /// The next start state of every copy.

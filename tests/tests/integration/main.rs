@@ -31,3 +31,4 @@ mod gae_time_major;
 mod gpu;
 mod readme_example;
 mod tensor_envs;
+mod tensor_envs_philox;
