@@ -133,11 +133,31 @@ extern "C" __global__ void cartpole_step(
   bool trunc = !term && clock >= limit;
   float* out = next_state + 4 * (long long)i;
   if (term || trunc) {{
+#ifdef RLGRAPH_PHILOX
+    // Philox4x32-10 of the counter (k, i) under the key `rows` holds; `pool` holds the start
+    // box's lows, then its spans: the tensor ops' draw, word for word and bit for bit.
+    unsigned long long k = (unsigned long long)cursor[i];
+    unsigned int c0 = (unsigned int)k, c1 = (unsigned int)i, c2 = (unsigned int)(k >> 32), c3 = 0u;
+    unsigned int k0 = (unsigned int)rows, k1 = (unsigned int)((unsigned long long)rows >> 32);
+    for (int r = 0; r < 10; ++r) {{
+      if (r > 0) {{ k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }}
+      unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+      unsigned int n0 = (unsigned int)(p1 >> 32) ^ c1 ^ k0, n2 = (unsigned int)(p0 >> 32) ^ c3 ^ k1;
+      c0 = n0; c1 = (unsigned int)p1; c2 = n2; c3 = (unsigned int)p0;
+    }}
+    unsigned int w[4] = {{c0, c1, c2, c3}};
+    for (int j = 0; j < 4; ++j) {{
+      float u = (float)(w[j] >> 8) * 5.9604644775390625e-08f + 0.0f;
+      out[j] = u * pool[4 + j] + pool[j];
+    }}
+    cursor[i] = (long long)(k + 1);
+#else
     long long row = cursor[i];
     const float* start = pool + 4 * row;
     out[0] = start[0]; out[1] = start[1]; out[2] = start[2]; out[3] = start[3];
     long long moved = row + n;
     cursor[i] = moved >= rows ? moved - rows : moved;
+#endif
     elapsed[i] = 0.0f;
   }} else {{
     out[0] = nx; out[1] = nx_dot; out[2] = ntheta; out[3] = ntheta_dot;

@@ -17,12 +17,16 @@ use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 /// in place), `long long* cursor` (`[n]`, each copy's next row of the start-state pool,
 /// updated in place), `const float* pool` (`[rows, width]`), `long long rows`, `float limit`
 /// (the time limit, infinity for none), `float* reward`, `unsigned char* terminated`,
-/// `unsigned char* truncated` (`[n]` each).
+/// `unsigned char* truncated` (`[n]` each). With Philox restarts ([`crate::Restarts`]) the
+/// source is compiled with `RLGRAPH_PHILOX` defined, `cursor` counts each copy's restarts,
+/// `pool` is the start box (`[2, width]`: lows, then spans) and `rows` the 64-bit key.
 pub struct OneKernel<B: RuntimeKernels, D: Dynamics<B>> {
     env: Batched<B, D>,
     /// The step for I64 actions and for F32 ones.
     kernels: (B::Kernel, B::Kernel),
     limit: f32,
+    /// With Philox restarts, the start box (`[2, width]`: lows, then spans) and the key.
+    restarts: Option<(B::Tensor, i64)>,
 }
 
 impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
@@ -35,14 +39,6 @@ impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
                 reason: "this environment has no one-kernel CUDA step; step it as tensor ops (Batched)".into(),
             });
         };
-        if env.stream.pool().is_none() {
-            return Err(CoreError::Config {
-                at: format!("tensor env {}", env.dynamics.id()),
-                reason: "the one-kernel step reads restarts from a start-state pool; build the environment \
-                         with Restarts::Stream, or step Philox restarts as tensor ops (Batched or Captured)"
-                    .into(),
-            });
-        }
         if i32::try_from(env.n).is_err() {
             return Err(CoreError::Config {
                 at: format!("tensor env {}", env.dynamics.id()),
@@ -51,16 +47,33 @@ impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
         }
         env.set_fused(false)?;
         let device = env.device();
+        // Philox restarts compile the kernel's own draw and hand it the box and the key in
+        // place of the pool and its rows.
+        let (restarts, prefix) = match env.stream.philox_box() {
+            None => (None, ""),
+            Some(start) => {
+                let bounds = [start.low.clone(), start.span.clone()].concat();
+                let width = start.low.len();
+                let bounds = B::from_host(&HostTensor::f32([2, width], bounds)?, device)?;
+                let key = i64::from(start.key[0]) | (i64::from(start.key[1]) << 32);
+                (Some((bounds, key)), "#define RLGRAPH_PHILOX\n")
+            }
+        };
         let kernels = (
-            B::compile(device, &step.source, step.name)?,
+            B::compile(device, &format!("{prefix}{}", step.source), step.name)?,
             B::compile(
                 device,
-                &format!("#define RLGRAPH_ACTION float\n{}", step.source),
+                &format!("{prefix}#define RLGRAPH_ACTION float\n{}", step.source),
                 step.name,
             )?,
         );
         let limit = env.dynamics.limit().map_or(f32::INFINITY, |l| l as f32);
-        Ok(OneKernel { env, kernels, limit })
+        Ok(OneKernel {
+            env,
+            kernels,
+            limit,
+            restarts,
+        })
     }
 }
 
@@ -114,10 +127,16 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
         let terminated = B::empty(&[n], DType::U8, device)?;
         let truncated = B::empty(&[n], DType::U8, device)?;
         let stream = &self.env.stream;
-        let (pool, rows) = stream.pool().ok_or_else(|| CoreError::Config {
-            at: format!("tensor env {}: step", self.env.dynamics.id()),
-            reason: "the one-kernel step needs a start-state pool".into(),
-        })?;
+        let (pool, rows) = match (&self.restarts, stream.pool()) {
+            (Some((bounds, key)), _) => (bounds, *key),
+            (None, Some((pool, rows))) => (pool, rows as i64),
+            (None, None) => {
+                return Err(CoreError::Config {
+                    at: format!("tensor env {}: step", self.env.dynamics.id()),
+                    reason: "the one-kernel step has neither a start-state pool nor Philox's box".into(),
+                })
+            }
+        };
         B::launch(
             kernel,
             n,
@@ -130,7 +149,7 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
                 KernelArg::Tensor(&self.env.elapsed),
                 KernelArg::Tensor(stream.cursor()),
                 KernelArg::Tensor(pool),
-                KernelArg::I64(rows as i64),
+                KernelArg::I64(rows),
                 KernelArg::F32(self.limit),
                 KernelArg::Tensor(&reward),
                 KernelArg::Tensor(&terminated),

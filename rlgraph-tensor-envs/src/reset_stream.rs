@@ -65,6 +65,15 @@ pub(crate) struct PhiloxBox {
 }
 
 impl PhiloxBox {
+    /// The box of a Philox source: its key, and its bounds as f32 as the tensor ops use them.
+    fn new(key: [u32; 2], low: &[f64], span: &[f64]) -> Self {
+        PhiloxBox {
+            key,
+            low: low.iter().map(|&x| x as f32).collect(),
+            span: span.iter().map(|&x| x as f32).collect(),
+        }
+    }
+
     /// Copy `copy`'s `k`-th start state, into `row`.
     pub(crate) fn draw(&self, copy: usize, k: u64, row: &mut [f32]) {
         let words = philox4x32_10([k as u32, copy as u32, (k >> 32) as u32, 0], self.key);
@@ -192,6 +201,14 @@ impl<B: Backend> ResetStream<B> {
         }
     }
 
+    /// The key and start box of Philox restarts (as f32), or `None` for a pool.
+    pub(crate) fn philox_box(&self) -> Option<PhiloxBox> {
+        match &self.source {
+            Source::Pool { .. } => None,
+            Source::Philox { key, low, span, .. } => Some(PhiloxBox::new(*key, low, span)),
+        }
+    }
+
     /// What a host pass needs to restart copies itself.
     pub(crate) fn host_restarts(&self) -> Result<HostRestarts> {
         Ok(match &self.source {
@@ -199,11 +216,7 @@ impl<B: Backend> ResetStream<B> {
                 pool: B::to_host(pool)?.data.to_f64().into_iter().map(|x| x as f32).collect(),
                 rows: *rows,
             },
-            Source::Philox { key, low, span, .. } => HostRestarts::Philox(PhiloxBox {
-                key: *key,
-                low: low.iter().map(|&x| x as f32).collect(),
-                span: span.iter().map(|&x| x as f32).collect(),
-            }),
+            Source::Philox { key, low, span, .. } => HostRestarts::Philox(PhiloxBox::new(*key, low, span)),
         })
     }
 

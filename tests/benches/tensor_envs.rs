@@ -24,12 +24,26 @@ fn copies() -> Vec<usize> {
         .unwrap_or_else(|| vec![1, 16, 256, 4096, 65536])
 }
 
+/// How the tensor copies restart (`RLGRAPH_BENCH_RESTARTS`), and the label suffix that says so.
+fn restarts(n: usize) -> (rlgraph_tensor_envs::Restarts, &'static str) {
+    match std::env::var("RLGRAPH_BENCH_RESTARTS").as_deref() {
+        Ok("philox") => (rlgraph_tensor_envs::Restarts::Philox, "-philox"),
+        _ => (
+            rlgraph_tensor_envs::Restarts::Stream {
+                depth: rlgraph_tensor_envs::default_depth(n),
+            },
+            "",
+        ),
+    }
+}
+
 fn tensor_side<B: Backend>(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
     let device = test_device::<B>();
-    let mut envs = rlgraph_tensor_envs::make::<B>("CartPole-v1", n, 0, device).expect("envs");
+    let (how, suffix) = restarts(n);
+    let mut envs = rlgraph_tensor_envs::make_with::<B>("CartPole-v1", n, 0, device, how).expect("envs");
     envs.reset().expect("reset");
     let actions = random_actions::<B>(n, device);
-    let label = format!("tensor-{}-{device}", B::NAME);
+    let label = format!("tensor-{}-{device}{suffix}", B::NAME);
     c.bench_function(BenchmarkId::new(label, n), |b| {
         b.iter_custom(|iters| steps_then_sync::<B>(iters, device, || envs.step(&actions).map(|s| s.observation)))
     });
@@ -47,11 +61,14 @@ fn captured_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::W
         Ok(captured) => captured,
         Err(e) => return eprintln!("captured tensor CartPole at {n} copies: {e}"),
     };
-    c.bench_function(BenchmarkId::new(format!("tensor-tch-{device}-captured"), n), |b| {
-        b.iter_custom(|iters| {
-            steps_then_sync::<Tch>(iters, device, || captured.step(&actions).map(|s| s.observation.clone()))
-        })
-    });
+    c.bench_function(
+        BenchmarkId::new(format!("tensor-tch-{device}-captured{}", restarts(n).1), n),
+        |b| {
+            b.iter_custom(|iters| {
+                steps_then_sync::<Tch>(iters, device, || captured.step(&actions).map(|s| s.observation.clone()))
+            })
+        },
+    );
 }
 
 /// The same steps as one kernel each (compiled at run time), on a GPU only.
@@ -67,9 +84,10 @@ fn one_kernel_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement:
     };
     envs.reset().expect("reset");
     let actions = random_actions::<Tch>(n, device);
-    c.bench_function(BenchmarkId::new(format!("tensor-tch-{device}-one-kernel"), n), |b| {
-        b.iter_custom(|iters| steps_then_sync::<Tch>(iters, device, || envs.step(&actions).map(|s| s.observation)))
-    });
+    c.bench_function(
+        BenchmarkId::new(format!("tensor-tch-{device}-one-kernel{}", restarts(n).1), n),
+        |b| b.iter_custom(|iters| steps_then_sync::<Tch>(iters, device, || envs.step(&actions).map(|s| s.observation))),
+    );
 }
 
 /// The time of `iters` steps queued back to back and one wait for the device at the end, as
@@ -102,8 +120,7 @@ fn cartpole_copies<B: Backend>(
     let host = CartPole::new(0);
     let spaces = (host.state_space().clone(), host.action_space().clone());
     let dynamics = rlgraph_tensor_envs::CartPoleDynamics::<B>::new(n, device).expect("dynamics");
-    let depth = rlgraph_tensor_envs::default_depth(n);
-    rlgraph_tensor_envs::Batched::new(dynamics, n, device, 0, depth, spaces).expect("envs")
+    rlgraph_tensor_envs::Batched::with_restarts(dynamics, n, device, 0, restarts(n).0, spaces).expect("envs")
 }
 
 /// The same CartPole copies stepped by tensor ops rather than the fused host pass.
@@ -114,9 +131,10 @@ fn tensor_ops_side<B: Backend>(c: &mut criterion::BenchmarkGroup<'_, criterion::
     envs.set_fused(false).expect("tensor ops");
     envs.reset().expect("reset");
     let actions = random_actions::<B>(n, device);
-    c.bench_function(BenchmarkId::new(format!("tensor-ops-{}-{device}", B::NAME), n), |b| {
-        b.iter_custom(|iters| steps_then_sync::<B>(iters, device, || envs.step(&actions).map(|s| s.observation)))
-    });
+    c.bench_function(
+        BenchmarkId::new(format!("tensor-ops-{}-{device}{}", B::NAME, restarts(n).1), n),
+        |b| b.iter_custom(|iters| steps_then_sync::<B>(iters, device, || envs.step(&actions).map(|s| s.observation))),
+    );
 }
 
 fn bench(c: &mut Criterion) {

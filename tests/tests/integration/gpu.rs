@@ -135,37 +135,42 @@ fn gpu_variables_survive_a_checkpoint() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// 256 CartPole copies on the GPU with 4 start states each, seeded 5: 1,000 steps of random
-/// actions cycle through that restart stream many times.
-fn gpu_cartpoles() -> rlgraph_tensor_envs::Batched<Tch, rlgraph_tensor_envs::CartPoleDynamics<Tch>> {
+/// 256 CartPole copies on the GPU seeded 5, restarting from a stream of 4 start states each
+/// (1,000 steps of random actions cycle through it many times) or from Philox draws.
+fn gpu_cartpoles(philox: bool) -> rlgraph_tensor_envs::Batched<Tch, rlgraph_tensor_envs::CartPoleDynamics<Tch>> {
     use rlgraph_envs::{CartPole, Env};
     let n = 256;
     let spaces = (
         CartPole::new(0).state_space().clone(),
         CartPole::new(0).action_space().clone(),
     );
-    rlgraph_tensor_envs::Batched::new(
+    let restarts = match philox {
+        true => rlgraph_tensor_envs::Restarts::Philox,
+        false => rlgraph_tensor_envs::Restarts::Stream { depth: 4 },
+    };
+    rlgraph_tensor_envs::Batched::with_restarts(
         rlgraph_tensor_envs::CartPoleDynamics::<Tch>::new(n, GPU).unwrap(),
         n,
         GPU,
         5,
-        4,
+        restarts,
         spaces,
     )
     .unwrap()
 }
 
-/// Steps `plain` (tensor ops) and `other` side by side for 1,000 steps of random actions (as
-/// floats on odd steps where `floats_too`), asserting every output equal to the bit; returns
-/// where the tensor ops' copies ended. `other` resets (given no actions) or steps, returning
-/// the tensors or why it failed.
+/// Steps `plain` (tensor ops, restarting from Philox draws where `philox`) and `other` side by
+/// side for 1,000 steps of random actions (as floats on odd steps where `floats_too`),
+/// asserting every output equal to the bit; returns where the tensor ops' copies ended.
+/// `other` resets (given no actions) or steps, returning the tensors or why it failed.
 fn lockstep_with_tensor_ops(
+    philox: bool,
     other: &mut dyn FnMut(Option<&TchTensor>) -> Stepped,
     floats_too: bool,
 ) -> rlgraph_tensor_envs::TensorEnvSnapshot {
     use rand::Rng;
     use rlgraph_tensor_envs::TensorEnv;
-    let mut plain = gpu_cartpoles();
+    let mut plain = gpu_cartpoles(philox);
     let n = plain.num_envs();
     let reset = other(None).unwrap_or_else(|e| panic!("reset: {e}"));
     assert_eq!(
@@ -225,16 +230,19 @@ fn a_captured_tensor_step_equals_the_uncaptured_one_over_1000_steps() {
     if !gpu_here() {
         return;
     }
-    let first = Tch::full(&[256], 0.0, DType::I64, GPU).unwrap();
-    let mut captured = Captured::new(gpu_cartpoles(), &first).unwrap_or_else(|e| panic!("{e}"));
-    let ended = lockstep_with_tensor_ops(
-        &mut |actions| match actions {
-            None => captured.reset().map(|o| vec![o]).map_err(|e| e.to_string()),
-            Some(a) => captured.step(a).map(parts).map_err(|e| e.to_string()),
-        },
-        false,
-    );
-    assert_eq!(captured.snapshot().unwrap(), ended);
+    for philox in [false, true] {
+        let first = Tch::full(&[256], 0.0, DType::I64, GPU).unwrap();
+        let mut captured = Captured::new(gpu_cartpoles(philox), &first).unwrap_or_else(|e| panic!("{e}"));
+        let ended = lockstep_with_tensor_ops(
+            philox,
+            &mut |actions| match actions {
+                None => captured.reset().map(|o| vec![o]).map_err(|e| e.to_string()),
+                Some(a) => captured.step(a).map(parts).map_err(|e| e.to_string()),
+            },
+            false,
+        );
+        assert_eq!(captured.snapshot().unwrap(), ended, "philox {philox}");
+    }
 }
 
 #[test]
@@ -275,14 +283,18 @@ fn a_one_kernel_tensor_step_matches_the_tensor_ops_over_1000_steps() {
     if !gpu_here() {
         return;
     }
-    let mut fused = OneKernel::new(gpu_cartpoles()).unwrap_or_else(|e| panic!("{e}"));
-    // Integer and float actions alternate: the kernel is compiled for each.
-    let ended = lockstep_with_tensor_ops(
-        &mut |actions| match actions {
-            None => fused.reset().map(|o| vec![o]).map_err(|e| e.to_string()),
-            Some(a) => fused.step(a).map(|s| parts(&s)).map_err(|e| e.to_string()),
-        },
-        true,
-    );
-    assert_eq!(fused.snapshot().unwrap(), ended);
+    // From the stream, and from Philox draws the kernel makes itself.
+    for philox in [false, true] {
+        let mut fused = OneKernel::new(gpu_cartpoles(philox)).unwrap_or_else(|e| panic!("{e}"));
+        // Integer and float actions alternate: the kernel is compiled for each.
+        let ended = lockstep_with_tensor_ops(
+            philox,
+            &mut |actions| match actions {
+                None => fused.reset().map(|o| vec![o]).map_err(|e| e.to_string()),
+                Some(a) => fused.step(a).map(|s| parts(&s)).map_err(|e| e.to_string()),
+            },
+            true,
+        );
+        assert_eq!(fused.snapshot().unwrap(), ended, "philox {philox}");
+    }
 }

@@ -6,11 +6,10 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::backend::prelude::*;
-use rlgraph_core::{test_device, DType, Device, HostTensor};
+use rlgraph_core::{test_device, Device, HostTensor};
 use rlgraph_envs::{Acrobot, CartPole, Env};
 use rlgraph_tensor_envs::{
-    make_with, philox4x32_10, philox4x32_10_tensors, unit_float, Batched, CartPoleDynamics, OneKernel, Restarts,
-    TensorEnv,
+    make_with, philox4x32_10, philox4x32_10_tensors, unit_float, Batched, CartPoleDynamics, Restarts, TensorEnv,
 };
 use rlgraph_tests::both_backends;
 
@@ -142,26 +141,4 @@ both_backends! {
         let err = pooled.restore(&snapshot).unwrap_err().to_string();
         assert!(err.contains("Philox"), "{err}");
     }
-}
-
-#[test]
-fn the_one_kernel_step_refuses_philox_restarts_by_name() {
-    use rlgraph_tests::Tch;
-    let n = 4;
-    let spaces = (
-        CartPole::new(0).state_space().clone(),
-        CartPole::new(0).action_space().clone(),
-    );
-    let copies = Batched::with_restarts(
-        CartPoleDynamics::<Tch>::new(n, Device::Cpu).unwrap(),
-        n,
-        Device::Cpu,
-        0,
-        Restarts::Philox,
-        spaces,
-    )
-    .unwrap();
-    let message = OneKernel::new(copies).err().expect("refused").to_string();
-    assert!(message.contains("Restarts::Stream"), "{message}");
-    let _ = DType::F32;
 }
