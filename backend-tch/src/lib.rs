@@ -228,6 +228,7 @@ impl BackendCore for Tch {
     fn sync(device: Device) -> Result<()> {
         if let Device::Cuda(i) = device {
             to_tdevice(device)?;
+            let _exclusive = cuda_graph::device_wide("sync")?;
             tch::Cuda::synchronize(i as i64);
         }
         Ok(())
