@@ -3,6 +3,7 @@
 
 use candle_core::{DType as CDType, Tensor};
 use rlgraph_core::backend::prelude::*;
+use rlgraph_core::backend::shift_in_range;
 use rlgraph_core::{CoreError, Result};
 
 use crate::{broadcast_shape, err, Candle};
@@ -25,18 +26,6 @@ fn map(op: &'static str, t: &Tensor, f: impl Fn(i64) -> i64) -> Result<Tensor> {
     Tensor::from_vec(values, t.dims(), t.device()).map_err(err(op))
 }
 
-/// A shift of `bits` if it is below 64, else an error naming `op`.
-fn shift_bits(op: &'static str, bits: u32) -> Result<u32> {
-    if bits < 64 {
-        return Ok(bits);
-    }
-    Err(CoreError::Backend {
-        backend: Candle::NAME,
-        op,
-        message: format!("a shift of {bits} bits; I64 shifts take 0 to 63"),
-    })
-}
-
 impl BitwiseOps for Candle {
     fn bitwise(op: BitOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         let shape = broadcast_shape(op.name(), a.dims(), b.dims())?;
@@ -51,11 +40,11 @@ impl BitwiseOps for Candle {
         Tensor::from_vec(values, shape, a.device()).map_err(err(op.name()))
     }
     fn shift_left(t: &Tensor, bits: u32) -> Result<Tensor> {
-        let bits = shift_bits("shift_left", bits)?;
+        let bits = shift_in_range(Candle::NAME, "shift_left", bits)?;
         map("shift_left", t, |x| x.wrapping_shl(bits))
     }
     fn shift_right(t: &Tensor, bits: u32) -> Result<Tensor> {
-        let bits = shift_bits("shift_right", bits)?;
+        let bits = shift_in_range(Candle::NAME, "shift_right", bits)?;
         map("shift_right", t, |x| x >> bits)
     }
 }

@@ -1,6 +1,7 @@
 //! The bit family on libtorch: its own bitwise and shift kernels, I64 only.
 
 use rlgraph_core::backend::prelude::*;
+use rlgraph_core::backend::shift_in_range;
 use rlgraph_core::{CoreError, Result};
 use tch::Kind;
 
@@ -18,18 +19,6 @@ fn int64<'a>(op: &'static str, t: &'a TchTensor) -> Result<&'a tch::Tensor> {
     })
 }
 
-/// A shift of `bits` if it is below 64, else an error naming `op`.
-fn shift_bits(op: &'static str, bits: u32) -> Result<i64> {
-    if bits < 64 {
-        return Ok(i64::from(bits));
-    }
-    Err(CoreError::Backend {
-        backend: Tch::NAME,
-        op,
-        message: format!("a shift of {bits} bits; I64 shifts take 0 to 63"),
-    })
-}
-
 impl BitwiseOps for Tch {
     fn bitwise(op: BitOp, a: &TchTensor, b: &TchTensor) -> Result<TchTensor> {
         let (a, b) = (int64(op.name(), a)?, int64(op.name(), b)?);
@@ -41,14 +30,14 @@ impl BitwiseOps for Tch {
         ok(out, op.name())
     }
     fn shift_left(t: &TchTensor, bits: u32) -> Result<TchTensor> {
-        let bits = shift_bits("shift_left", bits)?;
+        let bits = i64::from(shift_in_range(Tch::NAME, "shift_left", bits)?);
         ok(
             int64("shift_left", t)?.f_bitwise_left_shift_tensor_scalar(bits),
             "shift_left",
         )
     }
     fn shift_right(t: &TchTensor, bits: u32) -> Result<TchTensor> {
-        let bits = shift_bits("shift_right", bits)?;
+        let bits = i64::from(shift_in_range(Tch::NAME, "shift_right", bits)?);
         ok(
             int64("shift_right", t)?.f_bitwise_right_shift_tensor_scalar(bits),
             "shift_right",

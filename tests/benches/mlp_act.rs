@@ -5,14 +5,11 @@
 //! (`RLGRAPH_TEST_DEVICE=cuda:0`) the same forward pass and argmax also run replayed from a
 //! CUDA graph (`captured-*`), as PyTorch's `torch.cuda.graph` does. Candle runs on the CPU.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rlgraph_components::from_spec;
 use rlgraph_core::backend::prelude::*;
-use rlgraph_core::spaces::Space;
-use rlgraph_core::{test_device, BuildOptions, DType, Device, DeviceMap, GraphCapture, GraphExecutor, Tree};
+use rlgraph_core::{test_device, DType, Device, GraphCapture, GraphExecutor, Tree};
 use rlgraph_tests::{Candle, Tch};
 
 const BATCHES: [usize; 3] = [1, 256, 4096];
@@ -23,18 +20,7 @@ fn network<B: Backend>() -> GraphExecutor<B> {
         {"type": "dense", "units": 64, "activation": "tanh", "scope": "hidden2"},
         {"type": "dense", "units": 2, "scope": "logits"}
     ]);
-    let space = Space::from_json_str(r#"{"type": "float-box", "shape": [4], "add_batch_rank": true}"#).expect("space");
-    let root = from_spec::<B>(&spec, "network_spec").expect("spec");
-    GraphExecutor::build(
-        root,
-        &BTreeMap::from([("inputs".to_string(), space)]),
-        &BuildOptions {
-            device_map: DeviceMap::new(test_device::<B>()),
-            ..Default::default()
-        },
-        0,
-    )
-    .expect("builds")
+    rlgraph_tests::network_on_test_device(&spec, r#"{"type": "float-box", "shape": [4], "add_batch_rank": true}"#)
 }
 
 /// The greedy actions for `x`: the network's logits, then argmax, all on `x`'s device.

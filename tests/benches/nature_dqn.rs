@@ -5,29 +5,16 @@
 //! wait for their result (a download).
 
 use rlgraph_core::backend::prelude::*;
-use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rlgraph_components::from_spec;
-use rlgraph_core::spaces::Space;
-use rlgraph_core::{test_device, Backend, BuildOptions, DType, Device, DeviceMap, GraphExecutor, Tree};
+use rlgraph_core::{test_device, Backend, DType, Device, GraphExecutor, Tree};
 use rlgraph_tests::{finished, variable_tensors, Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
-    let spec = rlgraph_tests::dummies::nature_dqn_spec();
-    let space =
-        Space::from_json_str(r#"{"type": "float-box", "shape": [84, 84, 4], "add_batch_rank": true}"#).expect("space");
-    let root = from_spec::<B>(&spec, "network_spec").expect("spec");
-    GraphExecutor::build(
-        root,
-        &BTreeMap::from([("inputs".to_string(), space)]),
-        &BuildOptions {
-            device_map: DeviceMap::new(test_device::<B>()),
-            ..Default::default()
-        },
-        0,
+    rlgraph_tests::network_on_test_device(
+        &rlgraph_tests::dummies::nature_dqn_spec(),
+        r#"{"type": "float-box", "shape": [84, 84, 4], "add_batch_rank": true}"#,
     )
-    .expect("builds")
 }
 
 fn hand_written<B: Backend>(x: &B::Tensor, w: &[B::Tensor]) -> B::Tensor {

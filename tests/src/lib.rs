@@ -36,6 +36,24 @@ pub fn finished<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
     t
 }
 
+/// A network built from an RLgraph `network_spec` (a JSON list of layers) on the test device
+/// ([`test_device`]), its input `inputs` in the space `input_space` (JSON), seeded 0: what the
+/// forward-pass benchmarks time.
+pub fn network_on_test_device<B: Backend>(spec: &serde_json::Value, input_space: &str) -> GraphExecutor<B> {
+    let space = rlgraph_core::spaces::Space::from_json_str(input_space).expect("input space");
+    let root = rlgraph_components::from_spec::<B>(spec, "network_spec").expect("network spec");
+    GraphExecutor::build(
+        root,
+        &std::collections::BTreeMap::from([("inputs".to_string(), space)]),
+        &rlgraph_core::BuildOptions {
+            device_map: rlgraph_core::DeviceMap::new(test_device::<B>()),
+            ..Default::default()
+        },
+        0,
+    )
+    .expect("the network builds")
+}
+
 /// Handles to the variables at scope paths `paths` of `exec` (the tensors themselves, not
 /// copies), for benchmarks that compute with the executor's own weights by hand.
 pub fn variable_tensors<B: Backend>(

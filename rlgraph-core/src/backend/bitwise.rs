@@ -1,7 +1,7 @@
 //! `BitwiseOps`: bit operations on I64 tensors, for counter-based random numbers on the device.
 
 use super::BackendCore;
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 
 /// A bitwise op of two I64 tensors (numpy broadcasting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,4 +47,17 @@ pub trait BitwiseOps: BackendCore {
     fn bit_xor(a: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor> {
         Self::bitwise(BitOp::Xor, a, b)
     }
+}
+
+/// `bits` if a shift of I64 values by it is defined (0 to 63), else an error naming the
+/// backend and the op: what every backend's shifts check first.
+pub fn shift_in_range(backend: &'static str, op: &'static str, bits: u32) -> Result<u32> {
+    if bits < 64 {
+        return Ok(bits);
+    }
+    Err(CoreError::Backend {
+        backend,
+        op,
+        message: format!("a shift of {bits} bits; I64 shifts take 0 to 63"),
+    })
 }

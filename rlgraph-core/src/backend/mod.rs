@@ -48,7 +48,7 @@ mod reduce;
 mod shape;
 
 pub use autodiff::AutodiffOps;
-pub use bitwise::{BitOp, BitwiseOps};
+pub use bitwise::{shift_in_range, BitOp, BitwiseOps};
 pub use compare::{CmpOp, CompareOps};
 pub use core_ops::BackendCore;
 pub use elementwise::{BinaryOp, ElementwiseOps, UnaryOp};
