@@ -44,7 +44,7 @@ pub use grid_world::GridWorldDynamics;
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
-pub use philox::{philox4x32_10, philox4x32_10_tensors, unit_float};
+pub use philox::{philox4x32_10, philox4x32_10_tensors, unit_float, PhiloxTensors};
 pub use reset_stream::{default_depth, ResetStream, Restarts};
 pub use tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 

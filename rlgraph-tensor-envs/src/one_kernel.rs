@@ -25,8 +25,8 @@ pub struct OneKernel<B: RuntimeKernels, D: Dynamics<B>> {
     /// The step for I64 actions and for F32 ones.
     kernels: (B::Kernel, B::Kernel),
     limit: f32,
-    /// With Philox restarts, the start box (`[2, width]`: lows, then spans) and the key.
-    restarts: Option<(B::Tensor, i64)>,
+    /// The kernel's `pool` and `rows` arguments (see above).
+    restarts: (B::Tensor, i64),
 }
 
 impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
@@ -47,16 +47,22 @@ impl<B: RuntimeKernels, D: Dynamics<B>> OneKernel<B, D> {
         }
         env.set_fused(false)?;
         let device = env.device();
-        // Philox restarts compile the kernel's own draw and hand it the box and the key in
-        // place of the pool and its rows.
-        let (restarts, prefix) = match env.stream.philox_box() {
-            None => (None, ""),
-            Some(start) => {
+        // The kernel's `pool` and `rows`: the start-state pool and its rows, or for Philox
+        // restarts (drawn by the kernel itself) the start box and the key.
+        let (restarts, prefix) = match (env.stream.philox_box(), env.stream.pool()) {
+            (Some(start), _) => {
                 let bounds = [start.low.clone(), start.span.clone()].concat();
                 let width = start.low.len();
                 let bounds = B::from_host(&HostTensor::f32([2, width], bounds)?, device)?;
                 let key = i64::from(start.key[0]) | (i64::from(start.key[1]) << 32);
-                (Some((bounds, key)), "#define RLGRAPH_PHILOX\n")
+                ((bounds, key), "#define RLGRAPH_PHILOX\n")
+            }
+            (None, Some((pool, rows))) => ((pool.clone(), rows as i64), ""),
+            (None, None) => {
+                return Err(CoreError::Config {
+                    at: format!("tensor env {}", env.dynamics.id()),
+                    reason: "the one-kernel step needs a start-state pool or Philox restarts".into(),
+                })
             }
         };
         let kernels = (
@@ -127,16 +133,7 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
         let terminated = B::empty(&[n], DType::U8, device)?;
         let truncated = B::empty(&[n], DType::U8, device)?;
         let stream = &self.env.stream;
-        let (pool, rows) = match (&self.restarts, stream.pool()) {
-            (Some((bounds, key)), _) => (bounds, *key),
-            (None, Some((pool, rows))) => (pool, rows as i64),
-            (None, None) => {
-                return Err(CoreError::Config {
-                    at: format!("tensor env {}: step", self.env.dynamics.id()),
-                    reason: "the one-kernel step has neither a start-state pool nor Philox's box".into(),
-                })
-            }
-        };
+        let (pool, rows) = (&self.restarts.0, self.restarts.1);
         B::launch(
             kernel,
             n,

@@ -8,7 +8,7 @@
 //! product into 16-bit halves, so no intermediate exceeds 2^49 and nothing relies on a
 //! backend's integer overflow.
 
-use rlgraph_core::{Backend, DType, Result};
+use rlgraph_core::{Backend, DType, Device, Result};
 
 /// The round multipliers.
 const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
@@ -42,30 +42,67 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     c
 }
 
+/// Philox4x32-10's constants as I64 scalar tensors on one device, made once for one key: the
+/// masks, the multipliers' 16-bit halves and every round's key. A stepping environment
+/// applies them every step, so nothing is uploaded or filled on that path.
+pub struct PhiloxTensors<B: Backend> {
+    low16: B::Tensor,
+    low32: B::Tensor,
+    /// Each multiplier's (low, high) 16-bit halves.
+    halves: [(B::Tensor, B::Tensor); 2],
+    keys: Vec<[B::Tensor; 2]>,
+}
+
+impl<B: Backend> PhiloxTensors<B> {
+    /// The constants for `key` on `device`.
+    pub fn new(key: [u32; 2], device: Device) -> Result<Self> {
+        let int = |v: u32| B::scalar(f64::from(v), DType::I64, device);
+        let half = |m: u32| -> Result<(B::Tensor, B::Tensor)> { Ok((int(m & 0xFFFF)?, int(m >> 16)?)) };
+        Ok(PhiloxTensors {
+            low16: int(0xFFFF)?,
+            low32: int(u32::MAX)?,
+            halves: [half(M[0])?, half(M[1])?],
+            keys: round_keys(key)
+                .iter()
+                .map(|k| Ok([int(k[0])?, int(k[1])?]))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// Philox4x32-10 element by element over I64 tensors of one shape holding the counter's
+    /// four words (each in `0..2^32`): the four output words, as I64 tensors in `0..2^32`.
+    pub fn apply(&self, counter: [B::Tensor; 4]) -> Result<[B::Tensor; 4]> {
+        // The product of a word and a multiplier, as (high word, low word), from 16-bit halves
+        // of the multiplier: a * m = (a * m_hi) << 16 + a * m_lo.
+        let mulhilo = |a: &B::Tensor, (m_lo, m_hi): &(B::Tensor, B::Tensor)| -> Result<(B::Tensor, B::Tensor)> {
+            let by_low = B::mul(a, m_lo)?;
+            let by_high = B::mul(a, m_hi)?;
+            let sum = B::add(&B::shift_left(&B::bit_and(&by_high, &self.low16)?, 16)?, &by_low)?;
+            let high = B::add(&B::shift_right(&by_high, 16)?, &B::shift_right(&sum, 32)?)?;
+            Ok((high, B::bit_and(&sum, &self.low32)?))
+        };
+        let [mut c0, mut c1, mut c2, mut c3] = counter;
+        for [k0, k1] in &self.keys {
+            let (hi0, lo0) = mulhilo(&c0, &self.halves[0])?;
+            let (hi1, lo1) = mulhilo(&c2, &self.halves[1])?;
+            let n0 = B::bit_xor(&B::bit_xor(&hi1, &c1)?, k0)?;
+            let n2 = B::bit_xor(&B::bit_xor(&hi0, &c3)?, k1)?;
+            (c0, c1, c2, c3) = (n0, lo1, n2, lo0);
+        }
+        Ok([c0, c1, c2, c3])
+    }
+
+    /// The mask of a 32-bit word (`2^32 - 1`), for splitting a 64-bit count into words.
+    pub fn word_mask(&self) -> &B::Tensor {
+        &self.low32
+    }
+}
+
 /// Philox4x32-10 element by element over I64 tensors of one shape holding the counter's four
 /// words (each in `0..2^32`), under `key`: the four output words, as I64 tensors in `0..2^32`.
+/// A caller that draws repeatedly under one key keeps a [`PhiloxTensors`] instead.
 pub fn philox4x32_10_tensors<B: Backend>(counter: [B::Tensor; 4], key: [u32; 2]) -> Result<[B::Tensor; 4]> {
-    let device = B::device(&counter[0]);
-    let int = |v: u64| B::scalar(v as f64, DType::I64, device);
-    let (low16, low32) = (int(0xFFFF)?, int(0xFFFF_FFFF)?);
-    // The product of a word and a multiplier, as (high word, low word), from 16-bit halves of
-    // the multiplier: a * m = (a * m_hi) << 16 + a * m_lo.
-    let mulhilo = |a: &B::Tensor, m: u32| -> Result<(B::Tensor, B::Tensor)> {
-        let by_low = B::mul(a, &int(u64::from(m & 0xFFFF))?)?;
-        let by_high = B::mul(a, &int(u64::from(m >> 16))?)?;
-        let sum = B::add(&B::shift_left(&B::bit_and(&by_high, &low16)?, 16)?, &by_low)?;
-        let high = B::add(&B::shift_right(&by_high, 16)?, &B::shift_right(&sum, 32)?)?;
-        Ok((high, B::bit_and(&sum, &low32)?))
-    };
-    let [mut c0, mut c1, mut c2, mut c3] = counter;
-    for k in round_keys(key) {
-        let (hi0, lo0) = mulhilo(&c0, M[0])?;
-        let (hi1, lo1) = mulhilo(&c2, M[1])?;
-        let n0 = B::bit_xor(&B::bit_xor(&hi1, &c1)?, &int(u64::from(k[0]))?)?;
-        let n2 = B::bit_xor(&B::bit_xor(&hi0, &c3)?, &int(u64::from(k[1]))?)?;
-        (c0, c1, c2, c3) = (n0, lo1, n2, lo0);
-    }
-    Ok([c0, c1, c2, c3])
+    PhiloxTensors::<B>::new(key, B::device(&counter[0]))?.apply(counter)
 }
 
 /// A word's top 24 bits as a float in `[0, 1)`: exact in f32, so the host and every backend

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
-use crate::philox::{philox4x32_10, philox4x32_10_tensors, unit_float};
+use crate::philox::{philox4x32_10, unit_float, PhiloxTensors};
 
 /// Where restarts inside the step take their start states from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +46,8 @@ enum Source<B: Backend> {
     },
     Philox {
         key: [u32; 2],
+        /// The generator's constants for `key`, made once.
+        generator: PhiloxTensors<B>,
         /// Each copy's index, the counter's second word.
         copies: B::Tensor,
         zeros: B::Tensor,
@@ -142,9 +144,11 @@ impl<B: Backend> ResetStream<B> {
                 ),
             });
         }
+        let key = [seed as u32, (seed >> 32) as u32];
         Ok(ResetStream {
             source: Source::Philox {
-                key: [seed as u32, (seed >> 32) as u32],
+                key,
+                generator: PhiloxTensors::new(key, device)?,
                 copies: B::arange(n, device)?,
                 zeros: B::full(&[n], 0.0, DType::I64, device)?,
                 low: low.to_vec(),
@@ -170,23 +174,22 @@ impl<B: Backend> ResetStream<B> {
                 Ok(rows)
             }
             Source::Philox {
-                key,
+                generator,
                 copies,
                 zeros,
                 low,
                 span,
                 dtype,
+                ..
             } => {
-                let device = B::device(&self.cursor);
-                let low32 = B::scalar(f64::from(u32::MAX), DType::I64, device)?;
                 let k = &self.cursor;
                 let counter = [
-                    B::bit_and(k, &low32)?,
+                    B::bit_and(k, generator.word_mask())?,
                     copies.clone(),
                     B::shift_right(k, 32)?,
                     zeros.clone(),
                 ];
-                let words = philox4x32_10_tensors::<B>(counter, *key)?;
+                let words = generator.apply(counter)?;
                 let columns = (0..low.len())
                     .map(|j| {
                         let top = B::cast(&B::shift_right(&words[j], 8)?, DType::F32)?;

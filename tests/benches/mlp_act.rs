@@ -31,12 +31,12 @@ fn act<B: Backend>(exec: &mut GraphExecutor<B>, x: &B::Tensor) -> rlgraph_core::
 }
 
 /// `iters` runs of `f`, then one wait for the device: the time per call of calls queued back to back.
-fn queued(iters: u64, device: Device, mut f: impl FnMut()) -> Duration {
+fn queued<B: Backend>(iters: u64, device: Device, mut f: impl FnMut()) -> Duration {
     let start = Instant::now();
     for _ in 0..iters {
         f();
     }
-    Tch::sync(device).expect("sync");
+    B::sync(device).expect("sync");
     start.elapsed()
 }
 
@@ -52,12 +52,9 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
         let x = B::from_host(&host, device).expect("x");
         group.bench_with_input(BenchmarkId::new("device", batch), &x, |bch, x| {
             bch.iter_custom(|iters| {
-                let start = Instant::now();
-                for _ in 0..iters {
+                queued::<B>(iters, device, || {
                     act::<B>(&mut exec, x).expect("acts");
-                }
-                B::sync(device).expect("sync");
-                start.elapsed()
+                })
             })
         });
         group.bench_with_input(BenchmarkId::new("host-roundtrip", batch), &host, |bch, host| {
@@ -97,7 +94,7 @@ fn bench_captured(c: &mut Criterion) {
             "replayed actions differ"
         );
         group.bench_function(BenchmarkId::new("captured-device", batch), |bch| {
-            bch.iter_custom(|iters| queued(iters, device, || Tch::replay(&graph).expect("replay")))
+            bch.iter_custom(|iters| queued::<Tch>(iters, device, || Tch::replay(&graph).expect("replay")))
         });
         group.bench_function(BenchmarkId::new("captured-host-roundtrip", batch), |bch| {
             bch.iter(|| {

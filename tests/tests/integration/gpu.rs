@@ -144,9 +144,10 @@ fn gpu_cartpoles(philox: bool) -> rlgraph_tensor_envs::Batched<Tch, rlgraph_tens
         CartPole::new(0).state_space().clone(),
         CartPole::new(0).action_space().clone(),
     );
-    let restarts = match philox {
-        true => rlgraph_tensor_envs::Restarts::Philox,
-        false => rlgraph_tensor_envs::Restarts::Stream { depth: 4 },
+    let restarts = if philox {
+        rlgraph_tensor_envs::Restarts::Philox
+    } else {
+        rlgraph_tensor_envs::Restarts::Stream { depth: 4 }
     };
     rlgraph_tensor_envs::Batched::with_restarts(
         rlgraph_tensor_envs::CartPoleDynamics::<Tch>::new(n, GPU).unwrap(),
