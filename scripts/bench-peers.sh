@@ -6,8 +6,9 @@
 # PyTorch in Python, and (unless BENCH_SOLVE=0) steps and seconds to solve CartPole-v1 with
 # DQN and PPO against Stable-Baselines3's zoo hyperparameters, five seeds each (minutes).
 # BENCH_LUNAR=1 adds PPO on LunarLander-v3 through the bridge against SB3's zoo PPO
-# (BENCH_LUNAR_SEEDS seeds, default 1; about five minutes a seed for SB3), and BENCH_MICRO=0
-# skips the hot-path benches.
+# (BENCH_LUNAR_SEEDS seeds, default 1; about five minutes a seed for SB3), BENCH_HOPPER=1
+# PPO on Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1),
+# and BENCH_MICRO=0 skips the hot-path benches.
 #
 # The peers go into the ignored folder .bench-venv/ from PyPI (once), at the versions in
 # scripts/bench-peers-requirements.txt; PyTorch's wheel brings about 3 GB of CUDA
@@ -15,7 +16,7 @@
 # project's criterion benches and the release `rlgraph` binary, run first; the Python side
 # is timed right after, on the same machine.
 #
-# Usage: [BENCH_SOLVE=0] [BENCH_LUNAR=1] [BENCH_MICRO=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
+# Usage: [BENCH_SOLVE=0] [BENCH_LUNAR=1] [BENCH_HOPPER=1] [BENCH_MICRO=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
@@ -41,7 +42,8 @@ else
 fi
 [[ "${BENCH_SOLVE:-1}" != 0 ]] && flags+=(--solve)
 [[ "${BENCH_LUNAR:-0}" != 0 ]] && flags+=(--lunar)
-if [[ " ${flags[*]} " == *" --solve "* || " ${flags[*]} " == *" --lunar "* ]]; then
+[[ "${BENCH_HOPPER:-0}" != 0 ]] && flags+=(--hopper)
+if [[ " ${flags[*]} " == *" --solve "* || " ${flags[*]} " == *" --lunar "* || " ${flags[*]} " == *" --hopper "* ]]; then
   cargo build --release -p rlgraph-cli --locked >&2
 fi
 "$python" -W ignore scripts/bench_peers.py "${flags[@]}"

@@ -7,8 +7,9 @@ benches first and builds the `rlgraph` binary. Each hot-path peer figure is the 
 several timed repeats on one thread, as criterion's figures are medians. With `--solve` it
 also trains DQN and PPO on CartPole-v1 with this project's shipped configs and with the SB3
 zoo's tuned hyperparameters, five seeds each, one thread each side; with `--lunar`, PPO on
-LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); `--no-micro` skips the
-hot-path table.
+LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); with `--hopper`, PPO on
+Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1);
+`--no-micro` skips the hot-path table.
 """
 
 import json
@@ -305,6 +306,82 @@ def lunar_table():
     ])
 
 
+# Hopper-v5 with PPO at CleanRL's ppo_continuous_action settings on both sides: this
+# project's mujoco config, and SB3's PPO at its defaults (which are those settings: 2,048
+# steps, 10 epochs of minibatches of 64, gamma 0.99, lambda 0.95, clip 0.2, gradient norm 0.5)
+# with VecNormalize and the learning rate annealed from 3e-4 to 0, as the config has them.
+# Solved at the first greedy round (10 episodes, every 20,000 steps) with a mean of at least
+# 2,000, the mujoco suite's threshold.
+HOPPER_EVERY = 20_000
+HOPPER_EPISODES = 10
+HOPPER_TARGET = 2000.0
+HOPPER_BUDGET = 1_000_000
+
+
+def ours_hopper(seed):
+    """(steps, seconds) to reach the target on Hopper-v5 with the mujoco suite's PPO config,
+    one copy on one bridge process (seconds include the evaluation rounds)."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    args = [binary, "train", os.path.join(ROOT, "configs", "benchmarks", "mujoco", "ppo-hopper.json"),
+            "--env", "gym:Hopper-v5", "--bridge-processes", "1",
+            "--timesteps", str(HOPPER_BUDGET), "--target-return", str(HOPPER_TARGET), "--seed", str(seed),
+            "--eval-every", str(HOPPER_EVERY), "--eval-episodes", str(HOPPER_EPISODES)]
+    env = dict(os.environ, RLGRAPH_PYTHON=sys.executable)
+    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, env=env).stdout)
+    return summary["solved_at_timestep"], summary["wall_clock_seconds"]
+
+
+def sb3_hopper(seed):
+    """(steps, seconds) to reach the target on Hopper-v5 with SB3's PPO; seconds exclude the
+    evaluation rounds."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    torch.set_num_threads(1)
+    train_env = VecNormalize(make_vec_env("Hopper-v5", n_envs=1, seed=seed), clip_obs=10.0, clip_reward=10.0)
+    eval_env = VecNormalize(make_vec_env("Hopper-v5", n_envs=1, seed=10_000 + seed), training=False,
+                            norm_reward=False)
+
+    class Solved(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.start, self.eval_seconds, self.solved = time.perf_counter(), 0.0, None
+
+        def _on_step(self):
+            steps = self.model.num_timesteps
+            if steps % HOPPER_EVERY == 0:
+                began = time.perf_counter()
+                eval_env.obs_rms = train_env.obs_rms
+                mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=HOPPER_EPISODES,
+                                          deterministic=True)
+                self.eval_seconds += time.perf_counter() - began
+                if mean >= HOPPER_TARGET:
+                    self.solved = steps
+            return self.solved is None
+
+    model = PPO("MlpPolicy", train_env, seed=seed, learning_rate=lambda remaining: 3e-4 * remaining)
+    callback = Solved()
+    model.learn(HOPPER_BUDGET, callback=callback)
+    return callback.solved, time.perf_counter() - callback.start - callback.eval_seconds
+
+
+def hopper_table():
+    seeds = range(1, 1 + int(os.environ.get("BENCH_HOPPER_SEEDS", "1")))
+    mine = [ours_hopper(seed) for seed in seeds]
+    peer = [sb3_hopper(seed) for seed in seeds]
+    return "\n".join([
+        f"| Hopper-v5 PPO, {len(mine)} seed(s), one thread each | criterion | rlgraph-rs | SB3 "
+        "| ours faster by (median seconds) |",
+        "| --- | --- | --- | --- | --- |",
+        f"| PPO | greedy eval of 10 episodes >= 2000 | {solve_cell(mine)} | {solve_cell(peer)} "
+        f"| {solve_ratio(mine, peer)} |",
+    ])
+
+
 def main():
     if "--no-micro" not in sys.argv[1:]:
         micro_table()
@@ -314,6 +391,9 @@ def main():
     if "--lunar" in sys.argv[1:]:
         print()
         print(lunar_table())
+    if "--hopper" in sys.argv[1:]:
+        print()
+        print(hopper_table())
 
 
 def micro_table():

@@ -1,12 +1,14 @@
 //! `rlgraph bench SUITE`: trains every row of a benchmark suite once per seed, writes each
 //! run's learning curve and summary, and a report (HTML and SVG) of the suite against the
 //! published results. Every row is checked (its config builds for its environment) before
-//! any run starts; a run that fails is reported as failed and the others go on.
+//! any run starts; a run that fails is reported as failed and the others go on. A suite too
+//! long for one sitting runs in pieces: `--pause-at` checkpoints each run and stops it,
+//! `--resume` continues every unfinished run from its checkpoint and keeps the finished ones.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use executors::{Evaluation, RunLength, SingleThreadedWorker};
+use executors::{DriveOptions, Evaluation, RunLength, SingleThreadedWorker};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
@@ -41,7 +43,19 @@ pub struct BenchArgs {
     /// its share with one message (default: one per core, at most one per copy).
     #[arg(long, value_parser = crate::train_args::env_count)]
     bridge_processes: Option<usize>,
+    /// Pause every run once it reaches this many steps: its checkpoint, curve and summary are
+    /// written and the next run starts; `--resume` continues them (a suite too long for one
+    /// sitting, or a machine lent for minutes, runs in pieces).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pause_at: Option<u64>,
+    /// Continue the suite in `--out`: finished runs are kept as they are, paused ones resume
+    /// from their checkpoints, the rest start.
+    #[arg(long)]
+    resume: bool,
 }
+
+/// A paused run's checkpoint, in its run directory.
+const CHECKPOINT: &str = "checkpoint.safetensors";
 
 fn share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -108,11 +122,38 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
                 row.name, row.env
             ));
             let dir = out.join(&row.name).join(format!("seed-{seed}"));
-            let outcome = run_one::<B>(row, seed, args, &dir);
-            if let Err(e) = &outcome {
-                stderr_line(&format!("[{done}/{total}] {} seed {seed} failed: {e}", row.name));
+            let earlier = match args.resume {
+                true => Earlier::read(&dir, steps),
+                false => Earlier::None,
+            };
+            if let Earlier::Paused(_, _, at) = &earlier {
+                stderr_line(&format!(
+                    "[{done}/{total}] {} seed {seed}: resuming from its checkpoint at step {at}",
+                    row.name
+                ));
             }
-            runs.push(RunResult { seed, steps, outcome });
+            let (outcome, paused_at) = match earlier {
+                Earlier::Finished(curve) => {
+                    stderr_line(&format!(
+                        "[{done}/{total}] {} seed {seed}: finished earlier, kept",
+                        row.name
+                    ));
+                    (Ok(curve), None)
+                }
+                earlier => match run_one::<B>(row, seed, args, &dir, earlier) {
+                    Ok((curve, paused_at)) => (Ok(curve), paused_at),
+                    Err(e) => {
+                        stderr_line(&format!("[{done}/{total}] {} seed {seed} failed: {e}", row.name));
+                        (Err(e), None)
+                    }
+                },
+            };
+            runs.push(RunResult {
+                seed,
+                steps,
+                outcome,
+                paused_at,
+            });
         }
         let [by_steps, by_seconds] = row_plots(row, &runs);
         write_file(&out, &format!("{}-steps.svg", row.name), by_steps.as_bytes())?;
@@ -139,6 +180,7 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
                 "runs": m.finished.1,
                 "steps": runs.first().map_or(row.timesteps, |r| r.steps),
                 "finished": m.finished.0,
+                "paused": m.paused,
                 "final_return": m.final_return.map(|(mean, std)| json!({"mean": mean, "sample_std": std})),
                 "reached_threshold": m.solved.map(|(k, steps, seconds)| match k {
                     0 => json!({"seeds": 0}),
@@ -165,22 +207,133 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
 fn preflight<B: Backend>(row: &Row) -> Result<(), String> {
     let json = crate::agent_commands::read_config(&row.config, None)?;
     let seed = row.seeds.first().copied().unwrap_or(0);
-    crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed).map(|_| ())
+    crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
+    if let Some(eval) = &row.eval_env {
+        let made = |id: &str| rlgraph_envs::make(id, seed).map_err(|e| e.to_string());
+        let (train, eval_made) = (made(&row.env)?, made(eval)?);
+        if (train.state_space(), train.action_space()) != (eval_made.state_space(), eval_made.action_space()) {
+            return Err(format!(
+                "eval_env {eval:?} has other spaces than env {:?}: states {} against {}, actions {} against {}",
+                row.env,
+                eval_made.state_space(),
+                train.state_space(),
+                eval_made.action_space(),
+                train.action_space()
+            ));
+        }
+    }
+    Ok(())
 }
 
-/// Trains `row` from `seed`, with a greedy evaluation round every `eval_every` steps;
-/// writes `curve.csv` and `summary.json` into `dir`; returns the curve.
-fn run_one<B: Backend>(row: &Row, seed: u64, args: &BenchArgs, dir: &Path) -> Result<Vec<CurvePoint>, String> {
+/// What an earlier sitting left in a run's directory.
+enum Earlier {
+    /// Nothing usable: the run starts afresh.
+    None,
+    /// A finished run's curve.
+    Finished(Vec<CurvePoint>),
+    /// A paused run: its curve so far, the wall seconds its legs took and the step it
+    /// paused at.
+    Paused(Vec<CurvePoint>, f64, u64),
+}
+
+impl Earlier {
+    /// What `dir` holds for a run of `steps` steps. A run counts as finished when its summary
+    /// reached `steps` without pausing, and as paused when its checkpoint is there too.
+    fn read(dir: &Path, steps: u64) -> Earlier {
+        let summary: Option<Json> = std::fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let curve = std::fs::read_to_string(dir.join("curve.csv"))
+            .ok()
+            .and_then(|t| read_curve(&t));
+        let (Some(summary), Some(mut curve)) = (summary, curve) else {
+            return Earlier::None;
+        };
+        let done = summary["timesteps_executed"].as_u64().unwrap_or(0);
+        let reached = done >= steps;
+        // A leg killed after its last pause may have written rounds its checkpoint lacks.
+        curve.retain(|p| p.step <= done);
+        match (
+            summary["paused_at_timestep"].is_null() && reached,
+            dir.join(CHECKPOINT).is_file(),
+        ) {
+            (true, _) => Earlier::Finished(curve),
+            (false, true) => Earlier::Paused(curve, summary["run_seconds"].as_f64().unwrap_or(0.0), done),
+            (false, false) => Earlier::None,
+        }
+    }
+}
+
+/// `curve` as `curve.csv` holds it.
+fn curve_csv(curve: &[CurvePoint]) -> String {
+    let mut csv = String::from("step,seconds,train_return,eval_return\n");
+    for p in curve {
+        csv.push_str(&format!(
+            "{},{:.3},{},{}\n",
+            p.step, p.seconds, p.train_return, p.eval_return
+        ));
+    }
+    csv
+}
+
+/// The points of a `curve.csv` as [`run_one`] writes it; `None` if any line is not one.
+fn read_curve(text: &str) -> Option<Vec<CurvePoint>> {
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            match cells[..] {
+                [step, seconds, train, eval] => Some(CurvePoint {
+                    step: step.parse().ok()?,
+                    seconds: seconds.parse().ok()?,
+                    train_return: train.parse().ok()?,
+                    eval_return: eval.parse().ok()?,
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Trains `row` from `seed` (continuing a paused run where `earlier` is one), with a greedy
+/// evaluation round every `eval_every` steps; writes `curve.csv` and `summary.json` into
+/// `dir`, and the checkpoint where the run pauses; returns the curve and where it paused.
+fn run_one<B: Backend>(
+    row: &Row,
+    seed: u64,
+    args: &BenchArgs,
+    dir: &Path,
+    earlier: Earlier,
+) -> Result<(Vec<CurvePoint>, Option<u64>), String> {
     let (steps, every) = scaled(row, args.budget);
     let json = crate::agent_commands::read_config(&row.config, None)?;
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
     let envs = crate::run_outputs::vector_env(&row.env, row.num_envs, seed, args.bridge_processes)?;
-    let eval_envs = crate::run_outputs::vector_env(&row.env, row.eval_episodes, seed, args.bridge_processes)?;
+    let eval_envs = crate::run_outputs::vector_env(row.eval_env(), row.eval_episodes, seed, args.bridge_processes)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, seed).with_evaluation(Evaluation::new(every, eval_envs));
+    let (mut curve, seconds_before, resume) = match earlier {
+        Earlier::Paused(curve, seconds, _) => (curve, seconds, Some(dir.join(CHECKPOINT))),
+        _ => (vec![], 0.0, None),
+    };
+    let pause_at = args.pause_at.filter(|&p| p < steps);
+    let options = DriveOptions {
+        length: RunLength {
+            timesteps: steps,
+            episodes: None,
+            pause_at,
+        },
+        resume,
+        out: None,
+        checkpoint: pause_at.map(|_| dir.join(CHECKPOINT)),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let bar = crate::run_outputs::progress_bar(steps);
-    let mut curve: Vec<CurvePoint> = vec![];
-    let progress = |p: &executors::Progress<'_>| {
-        for e in &p.evaluations[curve.len()..] {
+    let mut write_error = None;
+    let mut progress = |r: &executors::RunProgress<'_>| {
+        let p = r.leg;
+        let before = curve.len();
+        // The checkpoint's rounds come first: a resumed run's curve continues its own.
+        for e in p.evaluations.get(curve.len()..).unwrap_or_default() {
             let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
             let train_return = match recent.len() {
                 0 => f64::NAN,
@@ -188,38 +341,39 @@ fn run_one<B: Backend>(row: &Row, seed: u64, args: &BenchArgs, dir: &Path) -> Re
             };
             curve.push(CurvePoint {
                 step: e.timestep,
-                seconds: p.elapsed,
+                seconds: seconds_before + p.elapsed,
                 train_return,
                 eval_return: e.mean_return,
             });
             bar.set_message(format!("| eval {:.1}", e.mean_return));
         }
-        bar.set_position(p.timesteps);
+        // Each round goes to disk as it comes: a run killed hours in keeps its curve.
+        if curve.len() > before {
+            if let Err(e) = write_file(dir, "curve.csv", curve_csv(&curve).as_bytes()) {
+                write_error.get_or_insert(e);
+            }
+        }
+        bar.set_position(r.step);
     };
-    let length = RunLength {
-        timesteps: steps,
-        episodes: None,
-        pause_at: None,
-    };
-    let stats = worker.execute_run(length, progress);
+    let driven = executors::drive(&mut worker, &options, &mut progress);
     bar.finish_and_clear();
-    let stats = stats.map_err(|e| e.to_string())?;
-    let mut csv = String::from("step,seconds,train_return,eval_return\n");
-    for p in &curve {
-        csv.push_str(&format!(
-            "{},{:.3},{},{}\n",
-            p.step, p.seconds, p.train_return, p.eval_return
-        ));
+    let driven = driven.map_err(|e| e.to_string())?;
+    if let Some(e) = write_error {
+        return Err(e);
     }
-    let mut summary = stats.to_json();
+    let mut summary = driven.summary();
+    summary["run_seconds"] = (seconds_before + driven.leg.runtime_seconds).into();
     summary["row"] = row.name.clone().into();
     summary["seed"] = seed.into();
     summary["env"] = row.env.clone().into();
     summary["backend"] = B::NAME.into();
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    write_file(dir, "curve.csv", csv.as_bytes())?;
+    write_file(dir, "curve.csv", curve_csv(&curve).as_bytes())?;
     write_file(dir, "summary.json", summary.to_string().as_bytes())?;
-    Ok(curve)
+    if driven.paused_at.is_none() {
+        // A finished run needs no checkpoint: a later `--resume` keeps it as it is.
+        let _ = std::fs::remove_file(dir.join(CHECKPOINT));
+    }
+    Ok((curve, driven.paused_at))
 }
 
 /// The machine in words: CPU model, the CPUs this process may use, the OS.

@@ -28,6 +28,8 @@ pub struct RunResult {
     pub steps: u64,
     /// The curve, or the run's error.
     pub outcome: Result<Vec<CurvePoint>, String>,
+    /// The step a `--pause-at` stopped the run at, short of `steps` (its curve so far).
+    pub paused_at: Option<u64>,
 }
 
 /// A row's numbers over its seeds, for the table.
@@ -37,6 +39,8 @@ pub struct RowSummary {
     pub name: String,
     /// Runs that finished, and runs in all.
     pub finished: (usize, usize),
+    /// Runs paused short of their steps (counted in `finished` by their curves so far).
+    pub paused: usize,
     /// The mean and sample standard deviation over seeds of the last evaluation's return.
     pub final_return: Option<(f64, f64)>,
     /// Seeds whose greedy return reached the threshold, with the mean steps and seconds they
@@ -78,6 +82,9 @@ pub fn summarize(row: &Row, runs: &[RunResult], comparable: bool) -> RowSummary 
         let seconds: Vec<f64> = hits.iter().map(|p| p.seconds).collect();
         (hits.len(), mean_std(&steps).0, mean_std(&seconds).0)
     });
+    // A paused run's last round is not its final one.
+    let paused = runs.iter().filter(|r| r.paused_at.is_some()).count();
+    let comparable = comparable && paused == 0;
     let matches = match (&row.published, final_return, comparable) {
         (Some(p), Some((mean, _)), true) => Some(mean >= p.mean - p.std),
         _ => None,
@@ -85,6 +92,7 @@ pub fn summarize(row: &Row, runs: &[RunResult], comparable: bool) -> RowSummary 
     RowSummary {
         name: row.name.clone(),
         finished: (curves.len(), runs.len()),
+        paused,
         final_return,
         solved,
         matches,
@@ -300,6 +308,13 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
             b * 100.0
         );
     }
+    let paused: usize = results.iter().flatten().filter(|r| r.paused_at.is_some()).count();
+    if paused > 0 {
+        let _ = write!(
+            s,
+            "<p><strong>{paused} run(s) paused short of their steps (<code>--pause-at</code>): their rows show the latest round, not the final one, and match nothing; <code>rlgraph bench --resume</code> continues them.</strong></p>"
+        );
+    }
     s.push_str(
         "<table><tr><th>row</th><th>environment</th><th>steps</th><th>runs</th><th>final greedy return (mean ± sample std over seeds)</th>\
          <th>threshold</th><th>reached (seeds; mean steps, seconds)</th><th>published</th><th>matches</th></tr>",
@@ -316,14 +331,17 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
             format!("{:.1} ± {:.1} ({})", p.mean, p.std, escape(&p.source))
         });
         let matches = m.matches.map_or("-", |ok| if ok { "yes" } else { "no" });
+        let runs_cell = match m.paused {
+            0 => format!("{}/{}", m.finished.0, m.finished.1),
+            k => format!("{}/{} ({k} paused)", m.finished.0, m.finished.1),
+        };
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.name),
             escape(&row.env),
             runs.first().map_or(row.timesteps, |r| r.steps),
-            m.finished.0,
-            m.finished.1,
+            runs_cell,
             fmt(m.final_return),
             row.threshold.map_or("-".into(), |t| format!("{t}")),
             reached,
@@ -341,6 +359,9 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
             if let Err(e) = &r.outcome {
                 let _ = write!(s, "<p class=\"fail\">seed {} failed: {}</p>", r.seed, escape(e));
             }
+            if let Some(at) = r.paused_at {
+                let _ = write!(s, "<p>seed {} paused at step {at} of {}.</p>", r.seed, r.steps);
+            }
         }
     }
     s.push_str("</body></html>\n");
@@ -357,6 +378,7 @@ mod tests {
             name: "r".into(),
             config: "c.json".into(),
             env: "CartPole-v1".into(),
+            eval_env: None,
             timesteps: 300,
             seeds: vec![0, 1, 2],
             num_envs: 1,
@@ -386,6 +408,7 @@ mod tests {
             seed,
             steps: 300,
             outcome: Ok(curve),
+            paused_at: None,
         }
     }
 
@@ -398,11 +421,13 @@ mod tests {
                 seed: 2,
                 steps: 300,
                 outcome: Err("diverged".into()),
+                paused_at: None,
             },
             RunResult {
                 seed: 3,
                 steps: 300,
                 outcome: Ok(vec![]),
+                paused_at: None,
             },
         ];
         let m = summarize(&row(), &runs, true);
@@ -422,6 +447,11 @@ mod tests {
             source: String::new(),
         });
         assert_eq!(summarize(&strict, &runs, true).matches, Some(false));
+        // A paused run's last round is not final: the row matches nothing until it resumes.
+        let mut paused = runs.clone();
+        paused[1].paused_at = Some(300);
+        let m = summarize(&row(), &paused, true);
+        assert_eq!((m.paused, m.matches), (1, None));
     }
 
     #[test]
@@ -430,6 +460,7 @@ mod tests {
             seed: 2,
             steps: 300,
             outcome: Ok(vec![]),
+            paused_at: None,
         };
         let runs = vec![run(0, &[10.0, 100.0]), run(1, &[30.0, 50.0]), empty];
         let b = band(&runs, |p| p[0].step as f64);

@@ -32,6 +32,11 @@ pub struct Row {
     pub config: PathBuf,
     /// The environment id.
     pub env: String,
+    /// The environment the greedy rounds play, where it differs from the training one (Atari
+    /// trains with a life lost ending the episode and clipped rewards, and is scored on whole
+    /// games); it must have the same spaces.
+    #[serde(default)]
+    pub eval_env: Option<String>,
     /// Environment steps per run.
     pub timesteps: u64,
     /// One run per seed.
@@ -48,6 +53,13 @@ pub struct Row {
     pub threshold: Option<f64>,
     /// The published result this row is held against.
     pub published: Option<Published>,
+}
+
+impl Row {
+    /// The environment the greedy rounds play.
+    pub fn eval_env(&self) -> &str {
+        self.eval_env.as_deref().unwrap_or(&self.env)
+    }
 }
 
 /// A published result: the mean and standard deviation of the return, and where it is from.

@@ -39,6 +39,14 @@ pub enum TimeDependent {
         /// The factor left of `from - to` at `t = 1`.
         decay_rate: f64,
     },
+    /// `schedule` run over the first `end` of training (`t / end`), then held at its last
+    /// value: SB3's `exploration_fraction`, spelled `end_time_percentage` in a decay spec.
+    EndsAt {
+        /// The time percentage at which `schedule` reaches its end (in `(0, 1]`).
+        end: f64,
+        /// The schedule, over `[0, end]`.
+        schedule: Box<TimeDependent>,
+    },
 }
 
 impl TimeDependent {
@@ -46,6 +54,7 @@ impl TimeDependent {
     pub fn value(&self, t: f64) -> f64 {
         let t = t.clamp(0.0, 1.0);
         match *self {
+            TimeDependent::EndsAt { end, ref schedule } => schedule.value(t / end),
             TimeDependent::Constant(v) => v,
             TimeDependent::Linear { from, to } => from - (from - to) * t,
             TimeDependent::Polynomial { from, to, power } => (from - to) * (1.0 - t).powf(power) + to,
@@ -81,7 +90,9 @@ impl TimeDependent {
     /// `exponential`/`exp` (extra: decay_rate, 0.1 by default) or `constant`; and the dict form
     /// `{"type": "linear_decay", "from": .., "to": ..}` (`from_`/`to_` too; `constant_decay` with
     /// `constant_value`, `polynomial_decay` with `power`, `exponential_decay` with `decay_rate`).
-    /// `from` defaults to 1 and `to` to 0, as in RLgraph.
+    /// `from` defaults to 1 and `to` to 0, as in RLgraph. The dict form may add
+    /// `end_time_percentage` (this project's key, not RLgraph's): the schedule reaches `to` at
+    /// that share of training and holds it, as SB3's `exploration_fraction` decays epsilon.
     pub fn parse(spec: &Json, at: &str) -> Result<Self> {
         let bad = |reason: String| CoreError::Config { at: at.into(), reason };
         let num = |j: Option<&Json>, what: &str| {
@@ -135,6 +146,7 @@ impl TimeDependent {
                     "value",
                     "max_time_steps",
                     "resolution",
+                    "end_time_percentage",
                 ])?;
                 let written = s.str_or("type", "constant")?;
                 let kind = normalize_type(written);
@@ -154,7 +166,26 @@ impl TimeDependent {
                 };
                 wrong_for("power", &["polynomial", "poly"])?;
                 wrong_for("decay_rate", &["exponential", "exp"])?;
-                Self::build(written, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?).map_err(&bad)
+                let schedule = Self::build(written, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?)
+                    .map_err(&bad)?;
+                match s.get("end_time_percentage") {
+                    None => Ok(schedule),
+                    Some(_) => {
+                        let end = s.f64_or("end_time_percentage", 1.0)?;
+                        if !(end > 0.0 && end <= 1.0) {
+                            return Err(CoreError::Config {
+                                at: s.at("end_time_percentage"),
+                                reason: format!(
+                                    "expected a share of training above 0 and at most 1 (0.1: the schedule ends a tenth of the way in), got {end}"
+                                ),
+                            });
+                        }
+                        Ok(TimeDependent::EndsAt {
+                            end,
+                            schedule: Box::new(schedule),
+                        })
+                    }
+                }
             }
             other => Err(bad(format!("expected a number, an array or an object, got {other}"))),
         }
@@ -194,27 +225,32 @@ impl TimeDependent {
                 None => Ok(()),
             })
             .graph_fn(
-                GraphFn::tensors("value", move |_, xs| {
-                    let t = B::clamp(xs[0], 0.0, 1.0)?;
-                    Ok(vec![match schedule {
-                        TimeDependent::Constant(v) => B::affine(&t, 0.0, v)?,
-                        TimeDependent::Linear { from, to } => B::affine(&t, -(from - to), from)?,
-                        TimeDependent::Polynomial { from, to, power } => {
-                            let one_minus = B::affine(&t, -1.0, 1.0)?;
-                            let p = B::full(&B::shape(&t), power, B::dtype(&t), B::device(&t))?;
-                            B::affine(&B::pow(&one_minus, &p)?, from - to, to)?
-                        }
-                        TimeDependent::Exponential { from, to, decay_rate } => {
-                            B::affine(&B::exp(&B::affine(&t, decay_rate.ln(), 0.0)?)?, from - to, to)?
-                        }
-                    }])
-                })
-                .infer(|_, spaces| {
-                    Ok(vec![Space::from(FloatBox::new(
-                        spaces[0].shape().unwrap_or(&[]).to_vec(),
-                    ))
-                    .with_ranks(spaces[0].ranks().unwrap_or_default())])
-                }),
+                GraphFn::tensors("value", move |_, xs| Ok(vec![on_tensor::<B>(&schedule, xs[0])?])).infer(
+                    |_, spaces| {
+                        Ok(vec![Space::from(FloatBox::new(
+                            spaces[0].shape().unwrap_or(&[]).to_vec(),
+                        ))
+                        .with_ranks(spaces[0].ranks().unwrap_or_default())])
+                    },
+                ),
             )
+    }
+}
+
+/// `schedule`'s value for each element of the time percentages `t` (clamped into `[0, 1]`).
+fn on_tensor<B: Backend>(schedule: &TimeDependent, t: &B::Tensor) -> Result<B::Tensor> {
+    let t = B::clamp(t, 0.0, 1.0)?;
+    match *schedule {
+        TimeDependent::EndsAt { end, ref schedule } => on_tensor::<B>(schedule, &B::affine(&t, 1.0 / end, 0.0)?),
+        TimeDependent::Constant(v) => B::affine(&t, 0.0, v),
+        TimeDependent::Linear { from, to } => B::affine(&t, -(from - to), from),
+        TimeDependent::Polynomial { from, to, power } => {
+            let one_minus = B::affine(&t, -1.0, 1.0)?;
+            let p = B::full(&B::shape(&t), power, B::dtype(&t), B::device(&t))?;
+            B::affine(&B::pow(&one_minus, &p)?, from - to, to)
+        }
+        TimeDependent::Exponential { from, to, decay_rate } => {
+            B::affine(&B::exp(&B::affine(&t, decay_rate.ln(), 0.0)?)?, from - to, to)
+        }
     }
 }

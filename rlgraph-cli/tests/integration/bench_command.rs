@@ -90,7 +90,7 @@ fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
     let (code, _, stderr) = rlgraph(&["bench", "atari-everything"]);
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("no suite \"atari-everything\"") && stderr.contains("box2d, classic, mujoco, tiny"),
+        stderr.contains("no suite \"atari-everything\"") && stderr.contains("atari, box2d, classic, mujoco, tiny"),
         "{stderr}"
     );
     let (code, _, stderr) = rlgraph(&["bench", "tiny", "--rows", "sac-cartpole"]);
@@ -151,6 +151,20 @@ fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
     );
     assert!(!out.exists(), "a refused suite wrote {}", out.display());
 
+    // Greedy rounds on an environment of other spaces are refused by both ids.
+    let suite = write(
+        "eval.json",
+        r#"{"name": "eval", "rows": [
+            {"name": "mixed", "config": "configs/benchmarks/classic/dqn-cartpole.json", "env": "CartPole-v1",
+             "eval_env": "MountainCar-v0", "timesteps": 100, "seeds": [0], "eval_every": 100}]}"#,
+    );
+    let (code, _, stderr) = rlgraph(&["bench", &suite, "--out", &dir.join("eval-out").to_string_lossy()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("row mixed: eval_env \"MountainCar-v0\" has other spaces than env \"CartPole-v1\""),
+        "{stderr}"
+    );
+
     // Adam at learning rate 1e300 diverges at its first update: that run fails, is reported
     // with its error, and the next row still runs.
     let shipped = concat!(
@@ -180,4 +194,138 @@ fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
         "{report}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The rows of a `curve.csv`: (step, seconds).
+fn seconds(path: &Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            (cells[0].parse().unwrap(), cells[1].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_suite_runs_in_pieces_and_a_resumed_run_equals_a_straight_one() {
+    let root = std::env::temp_dir().join(format!("rlgraph-bench-pieces-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (pieces, straight) = (root.join("pieces"), root.join("straight"));
+    let bench = |out: &Path, extra: &[&str]| {
+        let mut args = vec!["bench", "tiny", "--rows", "dqn-cartpole", "--out"];
+        let out = out.to_string_lossy().to_string();
+        args.push(&out);
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = rlgraph(&args);
+        assert_eq!(code, 0, "{stderr}");
+        (serde_json::from_str::<serde_json::Value>(&stdout).unwrap(), stderr)
+    };
+    let run = |dir: &Path| dir.join("dqn-cartpole/seed-0");
+
+    // The first piece stops at step 1,000 of 2,000: one round, a checkpoint, and a row that
+    // says it is paused and matches nothing.
+    let (summary, _) = bench(&pieces, &["--pause-at", "1000"]);
+    let row = &summary["rows"][0];
+    assert!(row["paused"] == 1 && row["matches"].is_null(), "{row}");
+    assert_eq!(curve(&run(&pieces).join("curve.csv")).len(), 1);
+    assert!(run(&pieces).join("checkpoint.safetensors").is_file());
+    let report = std::fs::read_to_string(pieces.join("report.html")).unwrap();
+    assert!(
+        report.contains("(1 paused)") && report.contains("seed 0 paused at step 1000 of 2000"),
+        "{report}"
+    );
+    let first = seconds(&run(&pieces).join("curve.csv"));
+
+    // The second piece continues from the checkpoint to the end and drops it.
+    let (summary, stderr) = bench(&pieces, &["--resume"]);
+    assert!(
+        stderr.contains("dqn-cartpole seed 0: resuming from its checkpoint at step 1000"),
+        "{stderr}"
+    );
+    assert_eq!(summary["rows"][0]["paused"], 0);
+    assert!(!run(&pieces).join("checkpoint.safetensors").exists());
+    let resumed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run(&pieces).join("summary.json")).unwrap()).unwrap();
+    assert_eq!(resumed["resumed_at_timestep"], 1000);
+    // The first round is kept as it was; wall seconds count on from it.
+    let both = seconds(&run(&pieces).join("curve.csv"));
+    assert_eq!((both.len(), both[0]), (2, first[0]));
+    assert!(both[1].1 >= both[0].1, "{both:?}");
+
+    // Paused and resumed, the run plays the same rounds as one run straight through (the
+    // checkpoint holds the agent, its replay, the environments and the RNGs).
+    bench(&straight, &[]);
+    assert_eq!(
+        curve(&run(&pieces).join("curve.csv")),
+        curve(&run(&straight).join("curve.csv"))
+    );
+
+    // A third sitting keeps the finished run as it is.
+    let (_, stderr) = bench(&pieces, &["--resume"]);
+    assert!(stderr.contains("finished earlier, kept"), "{stderr}");
+    assert_eq!(seconds(&run(&pieces).join("curve.csv")), both);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
+    // Every suite in configs/benchmarks/ reads, and every row's config is there.
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let suites = root.join("configs/benchmarks");
+    let mut names = vec![];
+    for entry in std::fs::read_dir(&suites).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let suite: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for row in suite["rows"].as_array().unwrap() {
+                let config = root.join(row["config"].as_str().unwrap());
+                assert!(config.is_file(), "{}: no {}", path.display(), config.display());
+            }
+            names.push(suite["name"].as_str().unwrap().to_string());
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["atari", "box2d", "classic", "mujoco", "tiny"]);
+
+    // The Atari rows (ale-py through the bridge) build for their games, step 16 times each
+    // and pause with a checkpoint: what a GPU machine's first piece starts from.
+    let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let out = std::env::temp_dir().join(format!("rlgraph-bench-atari-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args([
+            "bench",
+            "atari",
+            "--seeds",
+            "1",
+            "--pause-at",
+            "16",
+            "--bridge-processes",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(root)
+        .env("RLGRAPH_PYTHON", python)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{summary}");
+    for row in rows {
+        assert!(row["paused"] == 1 && row["matches"].is_null(), "{row}");
+        let run = out.join(row["row"].as_str().unwrap()).join("seed-1");
+        assert!(run.join("checkpoint.safetensors").is_file(), "{}", run.display());
+        let steps: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(steps["paused_at_timestep"], 16, "{steps}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
 }

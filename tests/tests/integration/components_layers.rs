@@ -160,6 +160,16 @@ both_backends! {
             ),
             // RLgraph's test_linear_parameter: 2.0 - t * (2.0 - 0.5).
             (json!([2.0, 0.5]), [2.0, 1.625, 1.25, 0.5]),
+            // Over the first half, then held: at t = 0.25 the linear schedule is halfway
+            // (1.0 - 0.5 * 0.8), the polynomial one at (1 - 0.5)^2; from t = 0.5 on, `to`.
+            (
+                json!({"type": "linear_decay", "from": 1.0, "to": 0.2, "end_time_percentage": 0.5}),
+                [1.0, 0.6, 0.2, 0.2],
+            ),
+            (
+                json!({"type": "polynomial_decay", "from": 1.0, "to": 0.0, "end_time_percentage": 0.5}),
+                [1.0, 0.25, 0.0, 0.0],
+            ),
         ];
         for (spec, want) in cases {
             let schedule = TimeDependent::parse(&spec, "decay_spec").unwrap();
@@ -248,6 +258,15 @@ fn time_dependent_spellings_parse_and_bad_ones_are_named() {
             power: 3.0
         }
     );
+    for bad in [0.0, 1.5, -0.1] {
+        let err = p(json!({"type": "linear_decay", "end_time_percentage": bad}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("decay_spec.end_time_percentage") && err.contains(&format!("got {bad}")),
+            "{err}"
+        );
+    }
     let err = p(json!({"type": "linear_decay", "decay_rate": 0.5}))
         .unwrap_err()
         .to_string();
