@@ -68,6 +68,7 @@ impl RunTally {
             leg.solved_at_timestep,
         );
         run.env_frames_per_second = leg.env_frames_per_second;
+        run.evaluation_seconds = leg.evaluation_seconds;
         run.diverged_at_timestep = leg.diverged_at_timestep;
         run.evaluations = self.evaluations.clone();
         run
@@ -90,6 +91,7 @@ impl RunTally {
             run.solved_at_timestep,
         );
         leg.env_frames_per_second = run.env_frames_per_second;
+        leg.evaluation_seconds = run.evaluation_seconds;
         leg.diverged_at_timestep = run.diverged_at_timestep;
         leg.evaluations.clone_from(&run.evaluations);
         leg

@@ -215,6 +215,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let mut loss = None;
         let mut solved_at = None;
         let evaluations_before = self.run.tally.evaluations.len();
+        let mut evaluation_seconds = 0.0;
         let mut guard = DivergenceGuard::new(self.on_divergence);
         loop {
             if max_steps.is_some_and(|m| steps >= m) || max_episodes.is_some_and(|m| episode_rewards.len() as u64 >= m)
@@ -294,8 +295,10 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 .filter(|e| e.due(before, self.run.tally.timesteps))
             {
                 let _op = profiler::operation("evaluation");
+                let began = std::time::Instant::now();
                 let round = self.run.tally.timesteps / evaluation.every();
                 let mean_return = evaluation.play(&mut self.agent, self.seed, round, t)?;
+                evaluation_seconds += began.elapsed().as_secs_f64();
                 self.run.tally.evaluations.push(Evaluated {
                     timestep: self.run.tally.timesteps,
                     mean_return,
@@ -337,6 +340,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             solved_at,
         );
         stats.diverged_at_timestep = guard.diverged_at;
+        stats.evaluation_seconds = evaluation_seconds;
         stats.evaluations = self.run.tally.evaluations[evaluations_before..].to_vec();
         Ok(stats)
     }

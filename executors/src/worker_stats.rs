@@ -28,6 +28,10 @@ pub struct WorkerStats {
     pub updates: u64,
     /// Wall-clock seconds.
     pub runtime_seconds: f64,
+    /// Of `runtime_seconds`, those the single-threaded worker spent in greedy evaluation
+    /// rounds (0 in the other layouts, which play theirs beside training), so that a
+    /// comparison with a peer whose clock stops during its evaluations can stop ours too.
+    pub evaluation_seconds: f64,
     /// The step at which the target return, if one was set, was reached (the run stops
     /// there): by the mean return of the last 100 training episodes, or, when the run
     /// evaluates, by an evaluation round's mean.
@@ -88,6 +92,7 @@ impl WorkerStats {
             episode_rewards,
             updates,
             runtime_seconds: runtime,
+            evaluation_seconds: 0.0,
             solved_at_timestep,
             evaluations: vec![],
             diverged_at_timestep: None,
@@ -106,6 +111,7 @@ impl WorkerStats {
             "final_episode_reward": self.final_episode_reward,
             "updates": self.updates,
             "runtime_seconds": self.runtime_seconds,
+            "evaluation_seconds": self.evaluation_seconds,
             "solved_at_timestep": self.solved_at_timestep,
             "diverged_at_timestep": self.diverged_at_timestep,
             "evaluations": self

@@ -98,7 +98,7 @@ fn round_mean(seed: u64, round: u64, copies: u64) -> f64 {
 fn rounds_play_one_greedy_episode_per_copy_and_leave_training_alone() {
     let (seed, every, copies) = (3, 100, 5);
     let mut plain = SingleThreadedWorker::new(agent(), cartpoles(1), seed);
-    plain.execute_timesteps(350, |_| {}).unwrap();
+    let plain_stats = plain.execute_timesteps(350, |_| {}).unwrap();
     let mut w = SingleThreadedWorker::new(agent(), cartpoles(1), seed)
         .with_evaluation(Evaluation::new(every, cartpoles(copies)));
     let stats = w.execute_timesteps(350, |_| {}).unwrap();
@@ -124,6 +124,15 @@ fn rounds_play_one_greedy_episode_per_copy_and_leave_training_alone() {
         "every round acts greedily"
     );
     assert_eq!(stats.to_json()["evaluations"][2]["timestep"], 300);
+    // The rounds' own seconds are counted apart, within the run's.
+    assert_eq!(plain_stats.evaluation_seconds, 0.0);
+    assert!(
+        stats.evaluation_seconds > 0.0 && stats.evaluation_seconds <= stats.runtime_seconds,
+        "{} of {}",
+        stats.evaluation_seconds,
+        stats.runtime_seconds
+    );
+    assert_eq!(stats.to_json()["evaluation_seconds"], stats.evaluation_seconds);
 }
 
 #[test]
