@@ -293,17 +293,21 @@ def sb3_lunar(seed):
     return callback.solved, time.perf_counter() - callback.start - callback.eval_seconds
 
 
+def peer_table(title, peer_name, target, mine, peer):
+    """A one-row table of steps and seconds to `target` over the seeds, with the ratio."""
+    return "\n".join([
+        f"| {title}, {len(mine)} seed(s), one thread each | criterion | rlgraph-rs | {peer_name} "
+        "| ours faster by (median seconds) |",
+        "| --- | --- | --- | --- | --- |",
+        f"| PPO | {target} | {solve_cell(mine)} | {solve_cell(peer)} | {solve_ratio(mine, peer)} |",
+    ])
+
+
 def lunar_table():
     seeds = range(int(os.environ.get("BENCH_LUNAR_SEEDS", "1")))
     mine = [ours_lunar(seed) for seed in seeds]
     peer = [sb3_lunar(seed) for seed in seeds]
-    return "\n".join([
-        f"| LunarLander-v3 PPO, {len(mine)} seed(s), one thread each | criterion | rlgraph-rs | SB3 zoo "
-        "| ours faster by (median seconds) |",
-        "| --- | --- | --- | --- | --- |",
-        f"| PPO | greedy eval of 20 episodes >= 200 | {solve_cell(mine)} | {solve_cell(peer)} "
-        f"| {solve_ratio(mine, peer)} |",
-    ])
+    return peer_table("LunarLander-v3 PPO", "SB3 zoo", "greedy eval of 20 episodes >= 200", mine, peer)
 
 
 # Hopper-v5 with PPO at CleanRL's ppo_continuous_action settings on both sides: this
@@ -373,13 +377,7 @@ def hopper_table():
     seeds = range(1, 1 + int(os.environ.get("BENCH_HOPPER_SEEDS", "1")))
     mine = [ours_hopper(seed) for seed in seeds]
     peer = [sb3_hopper(seed) for seed in seeds]
-    return "\n".join([
-        f"| Hopper-v5 PPO, {len(mine)} seed(s), one thread each | criterion | rlgraph-rs | SB3 "
-        "| ours faster by (median seconds) |",
-        "| --- | --- | --- | --- | --- |",
-        f"| PPO | greedy eval of 10 episodes >= 2000 | {solve_cell(mine)} | {solve_cell(peer)} "
-        f"| {solve_ratio(mine, peer)} |",
-    ])
+    return peer_table("Hopper-v5 PPO", "SB3", "greedy eval of 10 episodes >= 2000", mine, peer)
 
 
 def main():

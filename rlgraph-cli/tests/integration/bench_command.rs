@@ -6,17 +6,27 @@ use std::path::Path;
 
 use crate::common::rlgraph;
 
-/// The rows of a `curve.csv`: (step, eval return).
-fn curve(path: &Path) -> Vec<(u64, f64)> {
+/// One column of a `curve.csv` against its steps (1: seconds, 3: the greedy return).
+fn column(path: &Path, index: usize) -> Vec<(u64, f64)> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .skip(1)
         .map(|l| {
             let cells: Vec<&str> = l.split(',').collect();
-            (cells[0].parse().unwrap(), cells[3].parse().unwrap())
+            (cells[0].parse().unwrap(), cells[index].parse().unwrap())
         })
         .collect()
+}
+
+/// The rows of a `curve.csv`: (step, eval return).
+fn curve(path: &Path) -> Vec<(u64, f64)> {
+    column(path, 3)
+}
+
+/// The rows of a `curve.csv`: (step, seconds).
+fn seconds(path: &Path) -> Vec<(u64, f64)> {
+    column(path, 1)
 }
 
 #[test]
@@ -194,19 +204,6 @@ fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
         "{report}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// The rows of a `curve.csv`: (step, seconds).
-fn seconds(path: &Path) -> Vec<(u64, f64)> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let cells: Vec<&str> = l.split(',').collect();
-            (cells[0].parse().unwrap(), cells[1].parse().unwrap())
-        })
-        .collect()
 }
 
 #[test]
