@@ -1,9 +1,14 @@
-//! Transitions held outside the graph (rollouts, IMPALA's partial rollouts) as JSON in agent
-//! checkpoints: f32 values survive the trip exactly, and a bad entry is named by its place
+//! Transitions held outside the graph (rollouts, IMPALA's partial rollouts) in agent
+//! checkpoints: the small fields as JSON, the states as tensors beside it (an Atari stack as
+//! JSON numbers is some 300 KB, and a few hundred held steps overflowed the file's header);
+//! values survive the trip exactly, and a bad entry is named by its place
 //! (`per_env[0][3].reward`).
 
+use std::collections::BTreeMap;
+
+use rlgraph_core::convert::{host_to_value, value_to_host};
 use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{CoreError, Result};
+use rlgraph_core::{CoreError, HostTensor, Result};
 use serde_json::{json, Map, Value as Json};
 
 use crate::agent::Transition;
@@ -17,17 +22,41 @@ pub(crate) struct Reader<'a> {
     pub state_space: &'a Space,
     /// The space of actions.
     pub action_space: &'a Space,
+    /// The participant's saved tensors, where [`value_to_saved`] put values.
+    pub tensors: &'a BTreeMap<String, HostTensor>,
 }
 
-/// `t` as a JSON object; callers add their own fields to it.
-pub(crate) fn transition_to_json(t: &Transition) -> Map<String, Json> {
+/// `value` for a checkpoint: each leaf a tensor in `tensors` named `name` and its flat key,
+/// and in the JSON only `{"tensors": name}`. A value with a text leaf stays JSON.
+pub(crate) fn value_to_saved(value: &Value, name: &str, tensors: &mut BTreeMap<String, HostTensor>) -> Json {
+    let leaves: Result<Vec<(String, HostTensor)>> = value
+        .flatten()
+        .into_iter()
+        .map(|(key, leaf)| Ok((format!("{name}{key}"), value_to_host(leaf)?)))
+        .collect();
+    match leaves {
+        Ok(leaves) => {
+            tensors.extend(leaves);
+            json!({ "tensors": name })
+        }
+        Err(_) => value.to_json(),
+    }
+}
+
+/// `t` as a JSON object whose states are tensors in `tensors`, named from its place `at`;
+/// callers add their own fields to it.
+pub(crate) fn transition_to_json(
+    t: &Transition,
+    at: &str,
+    tensors: &mut BTreeMap<String, HostTensor>,
+) -> Map<String, Json> {
     let j = json!({
-        "state": t.state.to_json(),
+        "state": value_to_saved(&t.state, &format!("{at}.state"), tensors),
         "action": t.action.to_json(),
         "reward": t.reward,
         "terminated": t.terminated,
         "truncated": t.truncated,
-        "next_state": t.next_state.to_json(),
+        "next_state": value_to_saved(&t.next_state, &format!("{at}.next_state"), tensors),
     });
     match j {
         Json::Object(m) => m,
@@ -75,9 +104,29 @@ impl Reader<'_> {
             .ok_or_else(|| self.error(format!("{at} is missing or not a list")))
     }
 
-    /// A value of `space` at `j`, named `at` in the error.
+    /// A value of `space` at `j` (JSON, or the marker [`value_to_saved`] wrote), named `at`
+    /// in the error.
     pub fn value(&self, space: &Space, j: &Json, at: &str) -> Result<Value> {
-        space.value_from_json(j).map_err(|e| self.error(format!("{at}: {e}")))
+        let Some(name) = j.get("tensors").and_then(Json::as_str) else {
+            return space.value_from_json(j).map_err(|e| self.error(format!("{at}: {e}")));
+        };
+        let leaves = space
+            .flatten()
+            .into_iter()
+            .map(|(key, leaf)| {
+                let tensor = self
+                    .tensors
+                    .get(&format!("{name}{key}"))
+                    .ok_or_else(|| self.error(format!("{at}: no tensor {name}{key} in the checkpoint")))?;
+                let value =
+                    host_to_value(tensor.clone(), leaf.dtype()).map_err(|e| self.error(format!("{at}: {e}")))?;
+                Ok((key, value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let value = Value::unflatten(leaves).map_err(|e| self.error(format!("{at}: {e}")))?;
+        // The check a JSON value gets: a tensor of the wrong shape or range is refused.
+        space.check(&value).map_err(|e| self.error(format!("{at}: {e}")))?;
+        Ok(value)
     }
 
     /// A transition written by [`transition_to_json`]; `at` prefixes the fields' names.

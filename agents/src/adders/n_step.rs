@@ -77,17 +77,22 @@ impl NStepBuffer {
     }
 }
 
-/// Pending steps ride in agent checkpoints as JSON, so that a resumed run completes the same
+/// Pending steps ride in agent checkpoints (states as tensors), so that a resumed run completes the same
 /// n-step transitions as the uninterrupted one.
 impl HostState for NStepBuffer {
     fn save_state(&self) -> Result<SavedState> {
-        let pending: Vec<Json> = self
-            .pending
-            .iter()
-            .map(|queue| queue.iter().map(|t| Json::Object(transition_to_json(t))).collect())
-            .collect();
+        let mut tensors = BTreeMap::new();
+        let mut pending = Vec::with_capacity(self.pending.len());
+        for (e, queue) in self.pending.iter().enumerate() {
+            let steps: Vec<Json> = queue
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Json::Object(transition_to_json(t, &format!("pending[{e}][{i}]"), &mut tensors)))
+                .collect();
+            pending.push(Json::Array(steps));
+        }
         Ok(SavedState {
-            tensors: BTreeMap::new(),
+            tensors,
             meta: json!({ "pending": pending }),
         })
     }
@@ -108,6 +113,7 @@ impl NStepBuffer {
             label: "(n-step buffer)",
             state_space: &self.state_space,
             action_space: &self.action_space,
+            tensors: &state.tensors,
         };
         let per_env = r.per_env(&state.meta, "pending", |j, at| r.transition(j, at))?;
         // A full queue is completed on the push that fills it, so none holds n steps.

@@ -309,6 +309,7 @@ impl Rollout {
             label: "(rollout)",
             state_space: &self.state_space,
             action_space: &self.action_space,
+            tensors: &state.tensors,
         };
         let per_env = r.per_env(&state.meta, "per_env", |j, at| {
             let step = j["step"]
@@ -336,32 +337,28 @@ impl Rollout {
     }
 }
 
-/// The held steps ride in agent checkpoints as JSON (f32 values survive the trip exactly),
-/// so a resumed run updates on the same batches as the uninterrupted one.
+/// The held steps ride in agent checkpoints (their states as tensors, the rest as JSON; f32
+/// values survive the trip exactly), so a resumed run updates on the same batches as the
+/// uninterrupted one.
 impl HostState for Rollout {
     fn save_state(&self) -> Result<SavedState> {
-        let per_env: Vec<Json> = self
-            .per_env
-            .iter()
-            .enumerate()
-            .map(|(copy, steps)| {
-                let memories = self.memory.get(copy).filter(|m| m.len() == steps.len());
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (n, t))| {
-                        let mut j = transition_to_json(t);
-                        j.insert("step".into(), (*n).into());
-                        if let Some(m) = memories.and_then(|m| m.get(i)) {
-                            insert_step_memory(&mut j, m);
-                        }
-                        Json::Object(j)
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut tensors = BTreeMap::new();
+        let mut per_env = Vec::with_capacity(self.per_env.len());
+        for (copy, steps) in self.per_env.iter().enumerate() {
+            let memories = self.memory.get(copy).filter(|m| m.len() == steps.len());
+            let mut held = Vec::with_capacity(steps.len());
+            for (i, (n, t)) in steps.iter().enumerate() {
+                let mut j = transition_to_json(t, &format!("per_env[{copy}][{i}]"), &mut tensors);
+                j.insert("step".into(), (*n).into());
+                if let Some(m) = memories.and_then(|m| m.get(i)) {
+                    insert_step_memory(&mut j, m);
+                }
+                held.push(Json::Object(j));
+            }
+            per_env.push(Json::Array(held));
+        }
         Ok(SavedState {
-            tensors: BTreeMap::new(),
+            tensors,
             meta: json!({ "next_step": self.next_step, "per_env": per_env }),
         })
     }
@@ -437,6 +434,54 @@ mod tests {
         let err = back.load_state(broken).unwrap_err().to_string();
         assert!(err.contains("per_env[0][1].reward"), "{err}");
         assert_eq!(back.recent_steps(10), r.recent_steps(10));
+    }
+
+    #[test]
+    fn held_frame_stacks_ride_as_tensors_and_restore_exactly() {
+        // 300 held Atari stacks: as JSON numbers they were some 180 MB, past the 100 MB a
+        // checkpoint's header may hold; as tensors the JSON keeps only their names.
+        let shape = [84usize, 84, 4];
+        let frames = Space::from(rlgraph_core::spaces::FloatBox::new(shape.to_vec()));
+        let ints = Space::from(rlgraph_core::spaces::IntBox::new(2).unwrap());
+        let mut r = Rollout::new(1000, &frames, &ints);
+        let stack = |k: usize| {
+            let data = (0..84 * 84 * 4).map(|i| ((i + k) % 256) as f32 / 255.0).collect();
+            Value::Float32(rlgraph_core::spaces::Array::new(shape.to_vec(), data).unwrap())
+        };
+        for k in 0..300 {
+            let t = Transition {
+                state: stack(k),
+                action: Value::i32((k % 2) as i32),
+                reward: k as f64,
+                terminated: false,
+                truncated: false,
+                next_state: stack(k + 1),
+            };
+            r.push(k % 2, t);
+        }
+        let saved = r.save_state().unwrap();
+        assert_eq!(saved.tensors.len(), 600);
+        assert!(
+            saved.meta.to_string().len() < 100_000,
+            "{} bytes of JSON",
+            saved.meta.to_string().len()
+        );
+        let mut back = Rollout::new(1000, &frames, &ints);
+        back.load_state(saved.clone()).unwrap();
+        assert_eq!(back.per_env, r.per_env);
+        // A stack of the wrong shape, or none, is refused by its place; nothing changes.
+        let mut wrong = saved.clone();
+        let name = "per_env[1][4].state";
+        let short = rlgraph_core::HostTensor::new(vec![84, 84, 3], rlgraph_core::HostData::F32(vec![0.0; 84 * 84 * 3]))
+            .unwrap();
+        wrong.tensors.insert(name.into(), short);
+        let err = back.load_state(wrong).unwrap_err().to_string();
+        assert!(err.contains(name) && err.contains("shape"), "{err}");
+        let mut missing = saved;
+        missing.tensors.remove(name);
+        let err = back.load_state(missing).unwrap_err().to_string();
+        assert!(err.contains(&format!("no tensor {name}")), "{err}");
+        assert_eq!(back.per_env, r.per_env);
     }
 
     #[test]

@@ -200,20 +200,25 @@ pub fn rollout_record<T: Borrow<Transition>>(
     Ok(Value::Dict(record))
 }
 
-/// Partial rollouts ride in checkpoints as JSON.
+/// Partial rollouts ride in checkpoints (states as tensors, the rest as JSON).
 impl HostState for RolloutAdder {
     fn save_state(&self) -> Result<SavedState> {
-        let step = |s: &ActedStep| {
-            let mut j = transition_to_json(&s.transition);
-            j.insert("log_prob".into(), s.log_prob.into());
-            if let Some(m) = &s.memory {
-                insert_step_memory(&mut j, m);
+        let mut tensors = BTreeMap::new();
+        let mut partial = Vec::with_capacity(self.partial.len());
+        for (e, steps) in self.partial.iter().enumerate() {
+            let mut held = Vec::with_capacity(steps.len());
+            for (i, s) in steps.iter().enumerate() {
+                let mut j = transition_to_json(&s.transition, &format!("partial[{e}][{i}]"), &mut tensors);
+                j.insert("log_prob".into(), s.log_prob.into());
+                if let Some(m) = &s.memory {
+                    insert_step_memory(&mut j, m);
+                }
+                held.push(Json::Object(j));
             }
-            Json::Object(j)
-        };
-        let partial: Vec<Json> = self.partial.iter().map(|p| p.iter().map(step).collect()).collect();
+            partial.push(Json::Array(held));
+        }
         Ok(SavedState {
-            tensors: BTreeMap::new(),
+            tensors,
             meta: json!({ "partial": partial }),
         })
     }
@@ -234,6 +239,7 @@ impl RolloutAdder {
             label: "(rollout adder)",
             state_space: &self.state_space,
             action_space: &self.action_space,
+            tensors: &state.tensors,
         };
         r.per_env(&state.meta, "partial", |j, at| {
             let memory = r.step_memory(j, at)?;

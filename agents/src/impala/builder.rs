@@ -28,7 +28,7 @@ use crate::impala::actor::impala_actor_with;
 use crate::impala::config::ImpalaConfig;
 use crate::impala::learner::ImpalaLearner;
 use crate::learner::{GraphLearner, Learner};
-use crate::transition_json::Reader;
+use crate::transition_json::{value_to_saved, Reader};
 use crate::update_spec::UpdateSpec;
 
 /// The log-likelihoods of the actions just handed out, and the queue of finished rollouts.
@@ -191,12 +191,20 @@ impl<B: Backend> ComposedAgent<B, Impala> {
     }
 }
 
-/// Pending log-likelihoods and queued rollouts ride in checkpoints as JSON.
+/// Pending log-likelihoods and queued rollouts ride in checkpoints (the rollouts' leaves as
+/// tensors).
 impl HostState for Inbox {
     fn save_state(&self) -> Result<SavedState> {
-        let queue: Vec<Json> = self.queue.records().iter().map(Value::to_json).collect();
+        let mut tensors = BTreeMap::new();
+        let queue: Vec<Json> = self
+            .queue
+            .records()
+            .iter()
+            .enumerate()
+            .map(|(i, record)| value_to_saved(record, &format!("queue[{i}]"), &mut tensors))
+            .collect();
         Ok(SavedState {
-            tensors: BTreeMap::new(),
+            tensors,
             meta: json!({ "pending_log_probs": self.pending_log_probs, "queue": queue }),
         })
     }
@@ -235,6 +243,7 @@ impl Inbox {
             label: "(impala inbox)",
             state_space: &self.state_space,
             action_space: &self.action_space,
+            tensors: &state.tensors,
         };
         let m = &state.meta;
         let pending = r

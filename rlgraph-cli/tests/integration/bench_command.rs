@@ -287,8 +287,9 @@ fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
     names.sort();
     assert_eq!(names, ["atari", "box2d", "classic", "mujoco", "tiny"]);
 
-    // The Atari rows (ale-py through the bridge) build for their games, step 16 times each
-    // and pause with a checkpoint: what a GPU machine's first piece starts from.
+    // The Atari rows (ale-py through the bridge) build for their games, step 304 times each
+    // and pause with a checkpoint: what a GPU machine's first piece starts from. PPO then
+    // holds 304 frame stacks, which as JSON overflowed the checkpoint's header.
     let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
         return;
     };
@@ -301,7 +302,7 @@ fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
             "--seeds",
             "1",
             "--pause-at",
-            "16",
+            "304",
             "--bridge-processes",
             "1",
             "--out",
@@ -322,7 +323,7 @@ fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
         assert!(run.join("checkpoint.safetensors").is_file(), "{}", run.display());
         let steps: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
-        assert_eq!(steps["paused_at_timestep"], 16, "{steps}");
+        assert_eq!(steps["paused_at_timestep"], 304, "{steps}");
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
