@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::{test_device, DType, Device, GraphCapture, GraphExecutor, Tree};
-use rlgraph_tests::{Candle, Tch};
+use rlgraph_tests::{gpu_test_device, Candle, Tch};
 
 const BATCHES: [usize; 3] = [1, 256, 4096];
 
@@ -69,10 +69,9 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
 
 /// The same forward pass and argmax replayed from a CUDA graph (tch on a GPU only).
 fn bench_captured(c: &mut Criterion) {
-    let device = test_device::<Tch>();
-    if device == Device::Cpu {
+    let Some(device) = gpu_test_device::<Tch>() else {
         return;
-    }
+    };
     let mut group = c.benchmark_group("mlp-act/tch");
     group.sample_size(20);
     for batch in BATCHES {

@@ -8,7 +8,7 @@ use rlgraph_core::backend::prelude::*;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rlgraph_core::{test_device, Backend, DType, Device, GraphExecutor, Tree};
-use rlgraph_tests::{finished, variable_tensors, Candle, Tch};
+use rlgraph_tests::{finished, gpu_test_device, variable_tensors, Candle, Tch};
 
 fn network<B: Backend>() -> GraphExecutor<B> {
     rlgraph_tests::network_on_test_device(
@@ -95,10 +95,9 @@ fn bench_backend<B: Backend>(c: &mut Criterion) {
 /// copied in, one replay, the Q-values downloaded.
 fn bench_captured(c: &mut Criterion) {
     use rlgraph_core::GraphCapture;
-    let device = test_device::<Tch>();
-    if device == Device::Cpu {
+    let Some(device) = gpu_test_device::<Tch>() else {
         return;
-    }
+    };
     let mut group = c.benchmark_group("nature-dqn/tch");
     group.sample_size(20);
     for batch in [1usize, 32] {

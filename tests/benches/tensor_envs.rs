@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{test_device, Backend, Device, HostTensor};
 use rlgraph_envs::{CartPole, Env, Stepping, VectorEnv};
-use rlgraph_tests::{Candle, Tch};
+use rlgraph_tests::{gpu_test_device, Candle, Tch};
 
 fn copies() -> Vec<usize> {
     std::env::var("RLGRAPH_BENCH_COPIES")
@@ -51,10 +51,9 @@ fn tensor_side<B: Backend>(c: &mut criterion::BenchmarkGroup<'_, criterion::meas
 
 /// The same steps replayed from one recorded step (CUDA graphs), on a GPU only.
 fn captured_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
-    let device = test_device::<Tch>();
-    if device == Device::Cpu {
+    let Some(device) = gpu_test_device::<Tch>() else {
         return;
-    }
+    };
     let envs = cartpole_copies::<Tch>(n, device);
     let actions = random_actions::<Tch>(n, device);
     let mut captured = match rlgraph_tensor_envs::Captured::new(envs, &actions) {
@@ -74,10 +73,9 @@ fn captured_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::W
 /// The same steps as one kernel each (compiled at run time), on a GPU only.
 fn one_kernel_side(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
     use rlgraph_tensor_envs::TensorEnv;
-    let device = test_device::<Tch>();
-    if device == Device::Cpu {
+    let Some(device) = gpu_test_device::<Tch>() else {
         return;
-    }
+    };
     let mut envs = match rlgraph_tensor_envs::OneKernel::new(cartpole_copies::<Tch>(n, device)) {
         Ok(envs) => envs,
         Err(e) => return eprintln!("one-kernel tensor CartPole at {n} copies: {e}"),

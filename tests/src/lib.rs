@@ -5,7 +5,7 @@
 //! [`REL_TOL`] (relative) / [`ABS_TOL`] (absolute, for values near zero), and must match
 //! the expected numbers written in the case, which come from hand calculation.
 
-use rlgraph_core::{test_device, Backend, GraphExecutor, HostTensor, Result};
+use rlgraph_core::{test_device, Backend, Device, GraphExecutor, HostTensor, Result};
 
 /// Relative tolerance between backends for f32 results.
 pub const REL_TOL: f64 = 1e-5;
@@ -34,6 +34,12 @@ pub fn finished<B: Backend>(t: B::Tensor, on_gpu: bool) -> B::Tensor {
         B::to_host(&t).expect("download");
     }
     t
+}
+
+/// The test device where it is a GPU, for the benches that only measure there (captured
+/// graphs, one-kernel steps); `None` on the CPU, where they skip.
+pub fn gpu_test_device<B: Backend>() -> Option<Device> {
+    Some(test_device::<B>()).filter(|d| *d != Device::Cpu)
 }
 
 /// A network built from an RLgraph `network_spec` (a JSON list of layers) on the test device
