@@ -2,23 +2,21 @@
 
 use serde_json::Value as Json;
 
-use rlgraph_core::{CoreError, Initializer, Result};
+use rlgraph_core::{CoreError, FanMode, Initializer, Result, ScalingDistribution};
 
-/// Parses an initializer spec: a number (constant), an array (explicit values), a name
-/// (`"zeros"`, `"glorot_uniform"` / `"xavier"`, `"truncated_normal"`, `"normal"`), or an
-/// object `{"type": name, "mean": .., "stddev": ..}`; `None` gives `default`.
+use crate::spec::normalize_type;
+
+/// Parses an initializer spec: a number (constant), an array (explicit values), a name, or an
+/// object `{"type": name, ..}` with the name's parameters; `None` gives `default`.
+///
+/// Names: `zeros`, `ones`, `glorot_uniform` / `xavier`, `truncated_normal` and `normal`
+/// (`mean`, `stddev`), `random_uniform` (`minval`, `maxval`), `variance_scaling` (`scale`,
+/// `mode`: fan_in / fan_out / fan_avg, `distribution`: uniform / truncated_normal /
+/// untruncated_normal) and its Keras shorthands `lecun_uniform`, `lecun_normal`, `he_uniform`,
+/// `he_normal`, `glorot_normal`. PyTorch's `nn.Linear` weights are
+/// `{"type": "variance_scaling", "scale": 0.3333333, "mode": "fan_in", "distribution": "uniform"}`.
 pub fn parse_initializer(spec: Option<&Json>, default: Initializer, at: &str) -> Result<Initializer> {
     let bad = |reason: String| CoreError::Config { at: at.into(), reason };
-    let named = |name: &str, mean: f64, std: f64| -> Result<Initializer> {
-        Ok(match crate::spec::normalize_type(name).as_str() {
-            "zeros" | "zero" => Initializer::Zeros,
-            "ones" => Initializer::Constant(1.0),
-            "glorotuniform" | "xavier" | "xavieruniform" => Initializer::GlorotUniform,
-            "truncatednormal" => Initializer::TruncatedNormal { mean, std },
-            "normal" | "randomnormal" => Initializer::Normal { mean, std },
-            other => return Err(bad(format!("unknown initializer {other:?}; known: zeros, ones, glorot_uniform, truncated_normal, normal, a number or an array"))),
-        })
-    };
     match spec {
         None | Some(Json::Null) => Ok(default),
         Some(Json::Number(n)) => n
@@ -30,16 +28,114 @@ pub fn parse_initializer(spec: Option<&Json>, default: Initializer, at: &str) ->
             flatten(spec.unwrap_or(&Json::Null), &mut flat).map_err(bad)?;
             Ok(Initializer::Values(flat))
         }
-        Some(Json::String(s)) => named(s, 0.0, 0.05),
+        // RLgraph's bare "truncated_normal" has stddev 1/sqrt(fan_in) (its `shape[0]`).
+        Some(Json::String(s)) if normalize_type(s) == "truncatednormal" => Ok(fan_in_truncated_normal()),
+        Some(Json::String(s)) => named(s, &serde_json::Map::new()).map_err(bad),
         Some(Json::Object(o)) => {
-            let get = |k: &str, d: f64| o.get(k).and_then(Json::as_f64).unwrap_or(d);
             let name = o
                 .get("type")
                 .and_then(Json::as_str)
                 .ok_or_else(|| bad("an initializer object needs a \"type\"".into()))?;
-            named(name, get("mean", 0.0), get("stddev", get("std", 0.05)))
+            named(name, o).map_err(bad)
         }
         Some(other) => Err(bad(format!("expected a number, array, name or object, got {other}"))),
+    }
+}
+
+/// RLgraph's bare `"truncated_normal"`: cut at two standard deviations of `1/sqrt(fan_in)`,
+/// not widened. Keras widens its cut draws by `1/0.8796`, so its scale is that factor squared.
+fn fan_in_truncated_normal() -> Initializer {
+    Initializer::VarianceScaling {
+        scale: 0.879_625_661_034_239_8_f64.powi(2),
+        mode: FanMode::FanIn,
+        distribution: ScalingDistribution::TruncatedNormal,
+    }
+}
+
+/// The initializer `name` with its parameters from `o` (each with TensorFlow's default).
+fn named(name: &str, o: &serde_json::Map<String, Json>) -> std::result::Result<Initializer, String> {
+    let number = |keys: &[&str], default: f64| -> std::result::Result<f64, String> {
+        match keys.iter().find_map(|k| o.get(*k).map(|v| (k, v))) {
+            None => Ok(default),
+            Some((k, v)) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("{k} must be a finite number, got {v}")),
+        }
+    };
+    let word = |key: &str, default: &str| -> std::result::Result<String, String> {
+        match o.get(key) {
+            None => Ok(default.into()),
+            Some(Json::String(s)) => Ok(s.clone()),
+            Some(v) => Err(format!("{key} must be a name, got {v}")),
+        }
+    };
+    let scaling = |scale: f64, mode: FanMode, distribution: ScalingDistribution| Initializer::VarianceScaling {
+        scale,
+        mode,
+        distribution,
+    };
+    use ScalingDistribution::{TruncatedNormal, Uniform};
+    Ok(match normalize_type(name).as_str() {
+        "zeros" | "zero" => Initializer::Zeros,
+        "ones" => Initializer::Constant(1.0),
+        "glorotuniform" | "xavier" | "xavieruniform" => Initializer::GlorotUniform,
+        "truncatednormal" => Initializer::TruncatedNormal {
+            mean: number(&["mean"], 0.0)?,
+            std: positive("stddev", number(&["stddev", "std"], 0.05)?)?,
+        },
+        "normal" | "randomnormal" => Initializer::Normal {
+            mean: number(&["mean"], 0.0)?,
+            std: positive("stddev", number(&["stddev", "std"], 0.05)?)?,
+        },
+        "randomuniform" | "uniform" => {
+            let (low, high) = (number(&["minval"], -0.05)?, number(&["maxval"], 0.05)?);
+            if low >= high {
+                return Err(format!("minval ({low}) must be below maxval ({high})"));
+            }
+            Initializer::Uniform { low, high }
+        }
+        "variancescaling" => {
+            let mode_name = word("mode", "fan_in")?;
+            let mode = match normalize_type(&mode_name).as_str() {
+                "fanin" => FanMode::FanIn,
+                "fanout" => FanMode::FanOut,
+                "fanavg" => FanMode::FanAvg,
+                _ => return Err(format!("unknown mode {mode_name:?}; known: fan_in, fan_out, fan_avg")),
+            };
+            let distribution_name = word("distribution", "truncated_normal")?;
+            let distribution = match normalize_type(&distribution_name).as_str() {
+                "uniform" => Uniform,
+                "truncatednormal" | "normal" => TruncatedNormal,
+                "untruncatednormal" => ScalingDistribution::Normal,
+                _ => {
+                    return Err(format!(
+                        "unknown distribution {distribution_name:?}; known: uniform, truncated_normal, untruncated_normal"
+                    ))
+                }
+            };
+            scaling(positive("scale", number(&["scale"], 1.0)?)?, mode, distribution)
+        }
+        "lecununiform" => scaling(1.0, FanMode::FanIn, Uniform),
+        "lecunnormal" => scaling(1.0, FanMode::FanIn, TruncatedNormal),
+        "heuniform" => scaling(2.0, FanMode::FanIn, Uniform),
+        "henormal" => scaling(2.0, FanMode::FanIn, TruncatedNormal),
+        "glorotnormal" | "xaviernormal" => scaling(1.0, FanMode::FanAvg, TruncatedNormal),
+        _ => {
+            return Err(format!(
+                "unknown initializer {name:?}; known: zeros, ones, glorot_uniform, glorot_normal, truncated_normal, \
+                 normal, random_uniform, variance_scaling, lecun_uniform, lecun_normal, he_uniform, he_normal, a number \
+                 or an array"
+            ))
+        }
+    })
+}
+
+fn positive(key: &str, x: f64) -> std::result::Result<f64, String> {
+    if x > 0.0 {
+        Ok(x)
+    } else {
+        Err(format!("{key} must be above 0, got {x}"))
     }
 }
 
@@ -50,5 +146,85 @@ fn flatten(j: &Json, out: &mut Vec<f64>) -> std::result::Result<(), String> {
             .as_f64()
             .map(|x| out.push(x))
             .ok_or_else(|| format!("array initializer holds a non-number: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(spec: Json) -> Result<Initializer> {
+        parse_initializer(Some(&spec), Initializer::Zeros, "root/dense/weights_spec")
+    }
+
+    #[test]
+    fn names_and_objects_give_their_definitions() {
+        let torch =
+            parse(json!({"type": "variance_scaling", "scale": 0.5, "mode": "fan_avg", "distribution": "uniform"}));
+        assert_eq!(
+            torch.unwrap(),
+            Initializer::VarianceScaling {
+                scale: 0.5,
+                mode: FanMode::FanAvg,
+                distribution: ScalingDistribution::Uniform
+            }
+        );
+        // TensorFlow's defaults: fan-in, truncated normal, scale 1 (LeCun normal).
+        assert_eq!(
+            parse(json!({"type": "variance_scaling"})).unwrap(),
+            parse(json!("lecun_normal")).unwrap()
+        );
+        assert_eq!(
+            parse(json!("he_uniform")).unwrap(),
+            Initializer::VarianceScaling {
+                scale: 2.0,
+                mode: FanMode::FanIn,
+                distribution: ScalingDistribution::Uniform
+            }
+        );
+        assert_eq!(
+            parse(json!({"type": "random_uniform", "minval": -0.5, "maxval": 0.25})).unwrap(),
+            Initializer::Uniform { low: -0.5, high: 0.25 }
+        );
+        assert_eq!(
+            parse(json!({"type": "truncated_normal", "stddev": 0.5})).unwrap(),
+            Initializer::TruncatedNormal { mean: 0.0, std: 0.5 }
+        );
+    }
+
+    #[test]
+    fn rlgraphs_bare_truncated_normal_cuts_at_two_over_root_fan_in() {
+        // RLgraph: stddev 1 / sqrt(shape[0]), cut at two of them: 2 / sqrt(100) = 0.2 for [100, 10].
+        let init = parse(json!("truncated_normal")).unwrap();
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+        let v = rlgraph_core::VarDecl::new("w", [100, 10], init)
+            .initial_value(&mut rng)
+            .unwrap()
+            .data
+            .to_f64();
+        let max = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        assert!(max <= 0.2 + 1e-12 && max > 0.19, "{max}");
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_by_key() {
+        let message = |spec: Json| parse(spec).unwrap_err().to_string();
+        let m = message(json!({"type": "random_uniform", "minval": 1, "maxval": 1}));
+        assert!(
+            m.contains("root/dense/weights_spec") && m.contains("minval (1) must be below maxval (1)"),
+            "{m}"
+        );
+        let m = message(json!({"type": "variance_scaling", "mode": "fan_sideways"}));
+        assert!(m.contains("unknown mode \"fan_sideways\""), "{m}");
+        let m = message(json!({"type": "variance_scaling", "scale": -1}));
+        assert!(m.contains("scale must be above 0, got -1"), "{m}");
+        let m = message(json!({"type": "normal", "stddev": "wide"}));
+        assert!(m.contains("stddev must be a finite number, got \"wide\""), "{m}");
+        let m = message(json!("Kaiming_Uniform"));
+        assert!(
+            m.contains("unknown initializer \"Kaiming_Uniform\"") && m.contains("variance_scaling"),
+            "{m}"
+        );
     }
 }

@@ -99,4 +99,6 @@ pub use rng_state::{rng_from_json, rng_to_json};
 pub use runtime_kernels::{KernelArg, RuntimeKernels};
 pub use spec_only::SpecOnly;
 pub use tree::Tree;
-pub use variables::{Initializer, VarDecl, VarInfo, VariableStore, MAX_VARIABLE_ELEMENTS};
+pub use variables::{
+    FanMode, Initializer, ScalingDistribution, VarDecl, VarInfo, VariableStore, MAX_VARIABLE_ELEMENTS,
+};

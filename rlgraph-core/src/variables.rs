@@ -32,7 +32,48 @@ pub enum Initializer {
     },
     /// Exactly these values (row-major), as RLgraph's `np.array` initializers.
     Values(Vec<f64>),
+    /// Uniform in `[low, high)`: TensorFlow's `random_uniform`.
+    Uniform {
+        /// The lowest value.
+        low: f64,
+        /// The bound no value reaches.
+        high: f64,
+    },
+    /// Keras' `VarianceScaling`: variance `scale / n`, `n` the fan the mode names.
+    VarianceScaling {
+        /// The variance times the fan.
+        scale: f64,
+        /// Which fan `n` is.
+        mode: FanMode,
+        /// The shape of the draws.
+        distribution: ScalingDistribution,
+    },
 }
+
+/// Which fan a [`Initializer::VarianceScaling`] divides by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FanMode {
+    /// Inputs per output unit.
+    FanIn,
+    /// Outputs per input unit.
+    FanOut,
+    /// The mean of the two.
+    FanAvg,
+}
+
+/// The draws of a [`Initializer::VarianceScaling`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalingDistribution {
+    /// Uniform in `±sqrt(3 scale / n)`.
+    Uniform,
+    /// Normal cut at two standard deviations, widened so the variance is still `scale / n`.
+    TruncatedNormal,
+    /// Plain normal of variance `scale / n`.
+    Normal,
+}
+
+/// The standard deviation of a unit normal cut at ±2, by which Keras widens its truncated draws.
+const TRUNCATED_UNIT_STD: f64 = 0.879_625_661_034_239_8;
 
 /// The most elements one variable may have (2^30: 4 GiB of float32); the build refuses larger.
 pub const MAX_VARIABLE_ELEMENTS: usize = 1 << 30;
@@ -82,6 +123,15 @@ impl VarDecl {
         let normal = |mean: f64, std: f64, rng: &mut dyn RngCore| {
             mean + std * rand_distr::Distribution::<f64>::sample(&rand_distr::StandardNormal, rng)
         };
+        let uniform = |low: f64, high: f64, rng: &mut dyn RngCore| {
+            low + (high - low) * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+        };
+        let truncated = |mean: f64, std: f64, rng: &mut dyn RngCore| loop {
+            let x = normal(0.0, 1.0, rng);
+            if x.abs() <= 2.0 {
+                break mean + std * x;
+            }
+        };
         let dtype = self.dtype;
         // Drawn straight into the variable's dtype, one value at a time.
         let data = match &self.init {
@@ -90,21 +140,42 @@ impl VarDecl {
             Initializer::GlorotUniform => {
                 let (fan_in, fan_out) = fans(&self.shape);
                 let limit = (6.0 / (fan_in + fan_out).max(1.0)).sqrt();
-                let draws =
-                    (0..n).map(|_| -limit + 2.0 * limit * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64));
-                HostData::collect_f64(draws, dtype)
+                HostData::collect_f64((0..n).map(|_| uniform(-limit, limit, &mut *rng)), dtype)
+            }
+            Initializer::Uniform { low, high } => {
+                HostData::collect_f64((0..n).map(|_| uniform(*low, *high, &mut *rng)), dtype)
+            }
+            Initializer::VarianceScaling {
+                scale,
+                mode,
+                distribution,
+            } => {
+                let (fan_in, fan_out) = fans(&self.shape);
+                let fan = match mode {
+                    FanMode::FanIn => fan_in,
+                    FanMode::FanOut => fan_out,
+                    FanMode::FanAvg => (fan_in + fan_out) / 2.0,
+                };
+                let variance = scale / fan.max(1.0);
+                match distribution {
+                    ScalingDistribution::Uniform => {
+                        let limit = (3.0 * variance).sqrt();
+                        HostData::collect_f64((0..n).map(|_| uniform(-limit, limit, &mut *rng)), dtype)
+                    }
+                    ScalingDistribution::TruncatedNormal => {
+                        let std = variance.sqrt() / TRUNCATED_UNIT_STD;
+                        HostData::collect_f64((0..n).map(|_| truncated(0.0, std, &mut *rng)), dtype)
+                    }
+                    ScalingDistribution::Normal => {
+                        HostData::collect_f64((0..n).map(|_| normal(0.0, variance.sqrt(), &mut *rng)), dtype)
+                    }
+                }
             }
             Initializer::Normal { mean, std } => {
                 HostData::collect_f64((0..n).map(|_| normal(*mean, *std, &mut *rng)), dtype)
             }
             Initializer::TruncatedNormal { mean, std } => {
-                let draws = (0..n).map(|_| loop {
-                    let x = normal(0.0, 1.0, &mut *rng);
-                    if x.abs() <= 2.0 {
-                        break mean + std * x;
-                    }
-                });
-                HostData::collect_f64(draws, dtype)
+                HostData::collect_f64((0..n).map(|_| truncated(*mean, *std, &mut *rng)), dtype)
             }
             Initializer::Values(v) => {
                 if v.len() != n {

@@ -406,3 +406,65 @@ fn initializers_follow_their_definitions() {
     );
     assert_eq!(a, b);
 }
+
+#[test]
+fn variance_scaling_follows_keras_definitions() {
+    use rand::SeedableRng;
+    use rlgraph_core::{FanMode, ScalingDistribution};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut value = |init: Initializer, shape: &[usize]| {
+        VarDecl::new("v", shape, init)
+            .initial_value(&mut rng)
+            .unwrap()
+            .data
+            .to_f64()
+    };
+    let scaling = |scale: f64, mode: FanMode, distribution: ScalingDistribution| Initializer::VarianceScaling {
+        scale,
+        mode,
+        distribution,
+    };
+    // The largest magnitude and the standard deviation.
+    let max_abs = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        (
+            v.iter().fold(0.0_f64, |m, x| m.max(x.abs())),
+            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt(),
+        )
+    };
+    // PyTorch's nn.Linear: scale 1/3 over fan-in, uniform: bound sqrt(3 * (1/3) / 256) = 1/16,
+    // for a [256, 64] kernel and for a conv kernel [32, 4, 8, 8] (fan-in 4 * 8 * 8 = 256).
+    for shape in [&[256, 64][..], &[32, 4, 8, 8]] {
+        let v = value(scaling(1.0 / 3.0, FanMode::FanIn, ScalingDistribution::Uniform), shape);
+        let (m, _) = max_abs(&v);
+        assert!(m <= 0.0625 && m > 0.062, "{shape:?}: {m}");
+    }
+    // Fan-out 50: sqrt(3 / 50); the fans' mean 75: sqrt(3 / 75) = 0.2.
+    let (m, _) = max_abs(&value(
+        scaling(1.0, FanMode::FanOut, ScalingDistribution::Uniform),
+        &[100, 50],
+    ));
+    assert!(m <= (3.0_f64 / 50.0).sqrt() && m > 0.24, "{m}");
+    let (m, _) = max_abs(&value(
+        scaling(1.0, FanMode::FanAvg, ScalingDistribution::Uniform),
+        &[100, 50],
+    ));
+    assert!(m <= 0.2 && m > 0.196, "{m}");
+    // He normal over fan-in 200: the truncated draws keep variance 2 / 200 (std 0.1), all within
+    // two of the widened standard deviations, 2 * 0.1 / 0.8796 = 0.2274.
+    let (m, s) = max_abs(&value(
+        scaling(2.0, FanMode::FanIn, ScalingDistribution::TruncatedNormal),
+        &[200, 100],
+    ));
+    assert!(m <= 0.2274 && (s - 0.1).abs() < 0.003, "{m} {s}");
+    let (_, s) = max_abs(&value(
+        scaling(2.0, FanMode::FanIn, ScalingDistribution::Normal),
+        &[200, 100],
+    ));
+    assert!((s - 0.1).abs() < 0.003, "{s}");
+    // TensorFlow's random_uniform in [-1, 3): mean 1, std 4 / sqrt(12).
+    let v = value(Initializer::Uniform { low: -1.0, high: 3.0 }, &[20_000]);
+    let (_, s) = max_abs(&v);
+    assert!(v.iter().all(|x| (-1.0..3.0).contains(x)));
+    assert!((s - 4.0 / 12.0_f64.sqrt()).abs() < 0.03, "{s}");
+}
