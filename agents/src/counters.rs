@@ -14,7 +14,8 @@ pub(crate) struct Counters {
     pub timesteps: u64,
     /// Updates done.
     pub updates: u64,
-    /// Environment steps since the target network was last synced.
+    /// Environment steps since the target network was last synced, counted at the end of each
+    /// update round (see [`Counters::due_for_sync`]).
     pub steps_since_sync: u64,
     /// Weight snapshots published (the last one's version).
     pub published: u64,
@@ -77,5 +78,79 @@ impl Counters {
             steps_since_sync: 0,
             published: 0,
         }
+    }
+
+    /// Counts one update (already added to `updates`) toward the target sync; true when the
+    /// target is due, and the count starts again.
+    ///
+    /// A round of `update_steps` updates covers `update_interval` environment steps. The count
+    /// moves at the end of each round, so a target never changes inside a round: with SB3's
+    /// `gradient_steps` the whole burst of updates learns against one target, as there, and
+    /// the target syncs after the first round that ends `sync_interval` or more steps after
+    /// the last sync. With one update per round this is RLgraph's count.
+    pub fn due_for_sync(&mut self, update: &crate::UpdateSpec) -> bool {
+        if !self.updates.is_multiple_of(update.update_steps.max(1)) {
+            return false;
+        }
+        self.steps_since_sync += update.update_interval;
+        let due = self.steps_since_sync >= update.sync_interval;
+        if due {
+            self.steps_since_sync = 0;
+        }
+        due
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counters;
+    use crate::UpdateSpec;
+
+    /// The rounds (1-based) after which the target syncs, for updates grouped as `spec`
+    /// groups them, over `rounds` update rounds; and whether any sync fell inside a round.
+    fn syncs(spec: &UpdateSpec, rounds: u64) -> (Vec<u64>, bool) {
+        let mut counters = Counters::new(0);
+        let (mut synced, mut inside) = (vec![], false);
+        for round in 1..=rounds {
+            for k in 0..spec.update_steps {
+                counters.updates += 1;
+                if counters.due_for_sync(spec) {
+                    synced.push(round);
+                    inside |= k + 1 < spec.update_steps;
+                }
+            }
+        }
+        (synced, inside)
+    }
+
+    #[test]
+    fn one_update_per_round_syncs_as_rlgraph_counts() {
+        // RLgraph's defaults: an update every 4 steps, a sync every 32: every 8th update.
+        let spec = UpdateSpec::default();
+        assert_eq!(syncs(&spec, 24), (vec![8, 16, 24], false));
+    }
+
+    #[test]
+    fn bursts_of_updates_sync_between_rounds_every_sync_interval_steps() {
+        // The zoo's MountainCar: 8 updates every 16 steps, a sync every 600 steps. The first
+        // round to end 600 or more steps after the last sync is the 38th (608 steps), then the
+        // 76th (38 rounds later again). Counting each update as 16 steps would sync inside the
+        // 5th round.
+        let spec = UpdateSpec {
+            update_interval: 16,
+            update_steps: 8,
+            sync_interval: 600,
+            ..UpdateSpec::default()
+        };
+        assert_eq!(syncs(&spec, 80), (vec![38, 76], false));
+        // The zoo's CartPole: 128 updates every 256 steps, a sync every 10 steps. SB3 syncs
+        // during collection, between bursts: after every round here.
+        let spec = UpdateSpec {
+            update_interval: 256,
+            update_steps: 128,
+            sync_interval: 10,
+            ..UpdateSpec::default()
+        };
+        assert_eq!(syncs(&spec, 3), (vec![1, 2, 3], false));
     }
 }

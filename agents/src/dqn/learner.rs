@@ -17,6 +17,7 @@ use crate::dqn::policy::{dqn_policy, q_values, ROOT};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
+use crate::UpdateSpec;
 
 /// The DQN loss (`loss`, `loss_per_item`) of a preprocessed batch `[states, actions,
 /// rewards, terminals, next_states(, importance_weights)]`, from the sub-components
@@ -180,8 +181,7 @@ fn tower_update<B: Backend>(
 pub struct DqnLearner<B: Backend> {
     graph: LearnerGraph<B>,
     prioritized: bool,
-    update_interval: u64,
-    sync_interval: u64,
+    update: UpdateSpec,
 }
 
 impl<B: Backend> DqnLearner<B> {
@@ -290,8 +290,7 @@ impl<B: Backend> DqnLearner<B> {
         Ok(DqnLearner {
             graph: LearnerGraph::new(exec, format!("{ROOT}/policy/"), seed),
             prioritized,
-            update_interval: config.update.update_interval,
-            sync_interval: config.update.sync_interval,
+            update: config.update.clone(),
         })
     }
 }
@@ -335,10 +334,8 @@ impl<B: Backend> Learner for DqnLearner<B> {
             None
         };
         self.graph.counters.updates += 1;
-        self.graph.counters.steps_since_sync += self.update_interval;
-        if self.graph.counters.steps_since_sync >= self.sync_interval {
+        if self.graph.counters.due_for_sync(&self.update) {
             self.graph.exec.execute("sync_target", &[])?;
-            self.graph.counters.steps_since_sync = 0;
         }
         Ok(Learned { loss, priorities })
     }

@@ -296,10 +296,8 @@ impl<B: Backend> Learner for SacLearner<B> {
         let critic = exec.execute_refs("update_critics", &inputs)?;
         exec.execute_refs("update_policy_and_alpha", &inputs)?;
         counters.updates += 1;
-        counters.steps_since_sync += self.config.update.update_interval;
-        if counters.steps_since_sync >= self.config.update.sync_interval {
+        if counters.due_for_sync(&self.config.update) {
             exec.execute("sync_targets", &[])?;
-            counters.steps_since_sync = 0;
         }
         Ok(Learned {
             loss: host_scalar(critic.first(), "sac-learner/update_critics")?,
