@@ -19,7 +19,6 @@
 //! pool is sized to it at first use ([`init_threads`] changes both).
 
 mod autodiff;
-mod bias_add;
 mod bitwise;
 mod compare;
 mod conv2d;
@@ -28,6 +27,7 @@ mod fast_tanh;
 mod fused_adam;
 mod gemm_call;
 mod index;
+mod linear;
 mod matmul;
 mod module;
 mod reduce;

@@ -4,7 +4,7 @@ use candle_core::Tensor;
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::Result;
 
-use crate::{bias_add, conv2d, err, matmul, Candle};
+use crate::{conv2d, err, linear, matmul, Candle};
 
 impl ModuleOps for Candle {
     #[inline]
@@ -22,10 +22,9 @@ impl ModuleOps for Candle {
             .map_err(err("matmul"))
     }
     fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
-        let y = Self::matmul(x, w)?;
-        match bias_add::apply(&y, b) {
+        match linear::apply(x, w, b) {
             Some(y) => y.map_err(err("linear")),
-            None => Self::add(&y, b),
+            None => Self::add(&Self::matmul(x, w)?, b),
         }
     }
     fn conv2d(x: &Tensor, w: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
