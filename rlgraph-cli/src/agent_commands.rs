@@ -33,6 +33,17 @@ pub fn build_agent_from<B: Backend>(
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>, String> {
     let probe = make(env, seed).map_err(|e| e.to_string())?;
+    build_agent_for::<B>(json, config, &*probe, seed)
+}
+
+/// The agent `json` (read from `config`) describes, for the spaces of `probe`, an environment
+/// the caller has already made.
+pub fn build_agent_for<B: Backend>(
+    json: &Json,
+    config: &std::path::Path,
+    probe: &dyn rlgraph_envs::Env,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>, String> {
     agents::build_agent::<B>(json, probe.state_space(), probe.action_space(), seed)
         .map_err(|e| format!("{}: {e}", config.display()))
 }

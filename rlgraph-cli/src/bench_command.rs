@@ -207,10 +207,12 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
 fn preflight<B: Backend>(row: &Row) -> Result<(), String> {
     let json = crate::agent_commands::read_config(&row.config, None)?;
     let seed = row.seeds.first().copied().unwrap_or(0);
-    crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
+    let made = |id: &str| rlgraph_envs::make(id, seed).map_err(|e| e.to_string());
+    // One training environment serves both checks: a bridged one is a Python process.
+    let train = made(&row.env)?;
+    crate::agent_commands::build_agent_for::<B>(&json, &row.config, &*train, seed)?;
     if let Some(eval) = &row.eval_env {
-        let made = |id: &str| rlgraph_envs::make(id, seed).map_err(|e| e.to_string());
-        let (train, eval_made) = (made(&row.env)?, made(eval)?);
+        let eval_made = made(eval)?;
         if (train.state_space(), train.action_space()) != (eval_made.state_space(), eval_made.action_space()) {
             return Err(format!(
                 "eval_env {eval:?} has other spaces than env {:?}: states {} against {}, actions {} against {}",
