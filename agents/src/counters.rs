@@ -92,8 +92,14 @@ impl Counters {
         if !self.updates.is_multiple_of(update.update_steps.max(1)) {
             return false;
         }
-        self.steps_since_sync += update.update_interval;
-        let due = self.steps_since_sync >= update.sync_interval;
+        self.count_toward_sync(update.update_interval, update.sync_interval)
+    }
+
+    /// Adds `steps` to the steps since the last sync; true (and the count starts again) once
+    /// they reach `interval`.
+    pub fn count_toward_sync(&mut self, steps: u64, interval: u64) -> bool {
+        self.steps_since_sync += steps;
+        let due = self.steps_since_sync >= interval;
         if due {
             self.steps_since_sync = 0;
         }

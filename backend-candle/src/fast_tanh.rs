@@ -78,6 +78,8 @@ impl CustomOp1 for FastTanh {
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        // Untracked: candle detaches every gradient it hands back (unless
+        // CANDLE_GRAD_DO_NOT_DETACH is set), so no second derivative runs through here anyway.
         if grad_res.dtype() == candle_core::DType::F32 && grad_res.device().is_cpu() {
             return Ok(Some(res.apply_op2_no_bwd(&grad_res.contiguous()?, &TanhGrad)?));
         }

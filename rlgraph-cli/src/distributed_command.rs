@@ -538,9 +538,17 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
             }
         }
     };
-    let dir = match &run.out {
-        Some(dir) => dir.clone(),
-        None => std::env::temp_dir().join(format!("rlgraph-launch-{}", std::process::id())),
+    // Without `--out`, the cluster file lives in a folder of its own that goes when the
+    // launch ends, however it ends.
+    let (dir, scratch) = match &run.out {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let scratch = tempfile::Builder::new()
+                .prefix("rlgraph-launch-")
+                .tempdir()
+                .map_err(|e| format!("cannot create a folder for the cluster file: {e}"))?;
+            (scratch.path().to_path_buf(), Some(scratch))
+        }
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let cluster_path = dir.join("cluster.json");
@@ -605,7 +613,10 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
         };
         exits.insert(name.clone(), status.into());
     }
-    summary["launch"] = json!({"actors": actors, "replay_shards": shards, "exits": exits, "cluster": cluster_path});
+    summary["launch"] = json!({"actors": actors, "replay_shards": shards, "exits": exits, "cluster": cluster});
+    if scratch.is_none() {
+        summary["launch"]["cluster_file"] = json!(cluster_path);
+    }
     Ok(summary.to_string())
 }
 

@@ -54,13 +54,30 @@ fn fan_in_truncated_normal() -> Initializer {
 
 /// The initializer `name` with its parameters from `o` (each with TensorFlow's default).
 fn named(name: &str, o: &serde_json::Map<String, Json>) -> std::result::Result<Initializer, String> {
-    let number = |keys: &[&str], default: f64| -> std::result::Result<f64, String> {
+    let kind = normalize_type(name);
+    let takes: &[&str] = match kind.as_str() {
+        "truncatednormal" | "normal" | "randomnormal" => &["type", "mean", "stddev", "std"],
+        "randomuniform" | "uniform" => &["type", "minval", "maxval"],
+        "variancescaling" => &["type", "scale", "mode", "distribution"],
+        _ => &["type"],
+    };
+    if let Some(key) = o.keys().find(|k| !takes.contains(&k.as_str())) {
+        let offer = match &takes[1..] {
+            [] => "it has no parameters".to_string(),
+            keys => format!("it takes {}", keys.join(", ")),
+        };
+        return Err(format!("{name:?} takes no key {key:?}; {offer}"));
+    }
+    // A number under the first of `keys` present (the name the config used goes in messages),
+    // else `default`; with `positive`, it must be above 0.
+    let number = |keys: &[&str], default: f64, positive: bool| -> std::result::Result<f64, String> {
         match keys.iter().find_map(|k| o.get(*k).map(|v| (k, v))) {
             None => Ok(default),
-            Some((k, v)) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("{k} must be a finite number, got {v}")),
+            Some((k, v)) => match v.as_f64().filter(|x| x.is_finite()) {
+                None => Err(format!("{k} must be a finite number, got {v}")),
+                Some(x) if positive && x <= 0.0 => Err(format!("{k} must be above 0, got {x}")),
+                Some(x) => Ok(x),
+            },
         }
     };
     let word = |key: &str, default: &str| -> std::result::Result<String, String> {
@@ -76,20 +93,21 @@ fn named(name: &str, o: &serde_json::Map<String, Json>) -> std::result::Result<I
         distribution,
     };
     use ScalingDistribution::{TruncatedNormal, Uniform};
-    Ok(match normalize_type(name).as_str() {
+    Ok(match kind.as_str() {
         "zeros" | "zero" => Initializer::Zeros,
         "ones" => Initializer::Constant(1.0),
         "glorotuniform" | "xavier" | "xavieruniform" => Initializer::GlorotUniform,
+        // As an object, Keras' TruncatedNormal and RandomNormal: stddev 0.05 unless given.
         "truncatednormal" => Initializer::TruncatedNormal {
-            mean: number(&["mean"], 0.0)?,
-            std: positive("stddev", number(&["stddev", "std"], 0.05)?)?,
+            mean: number(&["mean"], 0.0, false)?,
+            std: number(&["stddev", "std"], 0.05, true)?,
         },
         "normal" | "randomnormal" => Initializer::Normal {
-            mean: number(&["mean"], 0.0)?,
-            std: positive("stddev", number(&["stddev", "std"], 0.05)?)?,
+            mean: number(&["mean"], 0.0, false)?,
+            std: number(&["stddev", "std"], 0.05, true)?,
         },
         "randomuniform" | "uniform" => {
-            let (low, high) = (number(&["minval"], -0.05)?, number(&["maxval"], 0.05)?);
+            let (low, high) = (number(&["minval"], -0.05, false)?, number(&["maxval"], 0.05, false)?);
             if low >= high {
                 return Err(format!("minval ({low}) must be below maxval ({high})"));
             }
@@ -114,7 +132,7 @@ fn named(name: &str, o: &serde_json::Map<String, Json>) -> std::result::Result<I
                     ))
                 }
             };
-            scaling(positive("scale", number(&["scale"], 1.0)?)?, mode, distribution)
+            scaling(number(&["scale"], 1.0, true)?, mode, distribution)
         }
         "lecununiform" => scaling(1.0, FanMode::FanIn, Uniform),
         "lecunnormal" => scaling(1.0, FanMode::FanIn, TruncatedNormal),
@@ -129,14 +147,6 @@ fn named(name: &str, o: &serde_json::Map<String, Json>) -> std::result::Result<I
             ))
         }
     })
-}
-
-fn positive(key: &str, x: f64) -> std::result::Result<f64, String> {
-    if x > 0.0 {
-        Ok(x)
-    } else {
-        Err(format!("{key} must be above 0, got {x}"))
-    }
 }
 
 fn flatten(j: &Json, out: &mut Vec<f64>) -> std::result::Result<(), String> {
@@ -219,6 +229,15 @@ mod tests {
         assert!(m.contains("unknown mode \"fan_sideways\""), "{m}");
         let m = message(json!({"type": "variance_scaling", "scale": -1}));
         assert!(m.contains("scale must be above 0, got -1"), "{m}");
+        let m = message(json!({"type": "variance_scaling", "distribuiton": "uniform"}));
+        assert!(
+            m.contains("\"variance_scaling\" takes no key \"distribuiton\"; it takes scale, mode, distribution"),
+            "{m}"
+        );
+        let m = message(json!({"type": "he_uniform", "scale": 2}));
+        assert!(m.contains("takes no key \"scale\"; it has no parameters"), "{m}");
+        let m = message(json!({"type": "normal", "std": -1}));
+        assert!(m.contains("std must be above 0, got -1"), "{m}");
         let m = message(json!({"type": "normal", "stddev": "wide"}));
         assert!(m.contains("stddev must be a finite number, got \"wide\""), "{m}");
         let m = message(json!("Kaiming_Uniform"));

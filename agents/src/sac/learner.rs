@@ -296,7 +296,10 @@ impl<B: Backend> Learner for SacLearner<B> {
         let critic = exec.execute_refs("update_critics", &inputs)?;
         exec.execute_refs("update_policy_and_alpha", &inputs)?;
         counters.updates += 1;
-        if counters.due_for_sync(&self.config.update) {
+        // Every update, not every round: SB3's SAC takes its Polyak step after each of its
+        // `gradient_steps` (DQN's hard copies, `Counters::due_for_sync`, wait for the round).
+        let update = &self.config.update;
+        if counters.count_toward_sync(update.update_interval, update.sync_interval) {
             exec.execute("sync_targets", &[])?;
         }
         Ok(Learned {
