@@ -14,7 +14,7 @@
 use candle_core::{CpuStorage, CustomOp1, CustomOp3, Layout, Result, Shape, Tensor};
 
 use crate::gemm_call::{product, Strided};
-use crate::matmul::MatMul;
+use crate::matmul::product_grads;
 
 fn contiguous_f32<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> Result<&'a [f32]> {
     match (s, l.contiguous_offsets()) {
@@ -101,14 +101,7 @@ impl CustomOp3 for Linear {
         _y: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
-        let grad_x = match x.track_op() {
-            true => Some(grad.apply_op2(&w.t()?, MatMul)?),
-            false => None,
-        };
-        let grad_w = match w.track_op() {
-            true => Some(x.t()?.apply_op2(grad, MatMul)?),
-            false => None,
-        };
+        let (grad_x, grad_w) = product_grads(x, w, grad)?;
         let grad_b = match b.track_op() {
             true => Some(grad.contiguous()?.apply_op1(RowSum)?),
             false => None,

@@ -87,16 +87,22 @@ impl CustomOp2 for MatMul {
         _res: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>)> {
-        let grad_lhs = match lhs.track_op() {
-            true => Some(grad.apply_op2(&rhs.t()?, MatMul)?),
-            false => None,
-        };
-        let grad_rhs = match rhs.track_op() {
-            true => Some(lhs.t()?.apply_op2(grad, MatMul)?),
-            false => None,
-        };
-        Ok((grad_lhs, grad_rhs))
+        product_grads(lhs, rhs, grad)
     }
+}
+
+/// The gradients of `lhs . rhs` from the result's `grad`, as candle computes them:
+/// `grad . rhs^T` and `lhs^T . grad`, each only where its operand is tracked.
+pub(crate) fn product_grads(lhs: &Tensor, rhs: &Tensor, grad: &Tensor) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let grad_lhs = match lhs.track_op() {
+        true => Some(grad.apply_op2(&rhs.t()?, MatMul)?),
+        false => None,
+    };
+    let grad_rhs = match rhs.track_op() {
+        true => Some(lhs.t()?.apply_op2(grad, MatMul)?),
+        false => None,
+    };
+    Ok((grad_lhs, grad_rhs))
 }
 
 /// `a . b` through [`MatMul`] for f32 or f64 CPU tensors; `None` for anything else (the
