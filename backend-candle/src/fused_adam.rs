@@ -47,11 +47,13 @@ impl InplaceOp2 for Moment {
 
     fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<()> {
         let (x, g) = (elems_mut(s1, l1)?, elems(s2, l2)?);
-        for (x, &g) in x.iter_mut().zip(g) {
-            // Each product is one of the separate ops, `+ 0.0` included (it turns -0 into +0).
-            let g = if self.square { g * g } else { g };
-            *x = (*x * self.decay + 0.0) + (g * self.scale + 0.0);
-        }
+        crate::avx2::with_avx2(|| {
+            for (x, &g) in x.iter_mut().zip(g) {
+                // Each product is one of the separate ops, `+ 0.0` included (it turns -0 into +0).
+                let g = if self.square { g * g } else { g };
+                *x = (*x * self.decay + 0.0) + (g * self.scale + 0.0);
+            }
+        });
         Ok(())
     }
 }
@@ -79,12 +81,15 @@ impl InplaceOp3 for Weights {
         l3: &Layout,
     ) -> Result<()> {
         let (w, m, v) = (elems_mut(s1, l1)?, elems(s2, l2)?, elems(s3, l3)?);
-        for ((w, &m), &v) in w.iter_mut().zip(m).zip(v) {
-            let m_hat = m * self.c1 + 0.0;
-            let v_hat = v * self.c2 + 0.0;
-            let denominator = v_hat.sqrt() * 1.0 + self.eps;
-            *w -= (m_hat / denominator) * self.lr + 0.0;
-        }
+        // Eight lanes where the CPU has AVX2: the square roots and divisions are the cost.
+        crate::avx2::with_avx2(|| {
+            for ((w, &m), &v) in w.iter_mut().zip(m).zip(v) {
+                let m_hat = m * self.c1 + 0.0;
+                let v_hat = v * self.c2 + 0.0;
+                let denominator = v_hat.sqrt() * 1.0 + self.eps;
+                *w -= (m_hat / denominator) * self.lr + 0.0;
+            }
+        });
         Ok(())
     }
 }

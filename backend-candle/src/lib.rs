@@ -19,6 +19,7 @@
 //! pool is sized to it at first use ([`init_threads`] changes both).
 
 mod autodiff;
+mod avx2;
 mod bitwise;
 mod compare;
 mod conv2d;
