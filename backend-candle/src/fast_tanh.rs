@@ -7,6 +7,8 @@
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Result, Shape, Tensor};
 
+use crate::cpu_slices::contiguous_f32;
+
 /// Beyond this, tanh rounds to ±1 in f32.
 const CLAMP: f32 = 7.905_311;
 const ALPHA: [f32; 7] = [
@@ -64,12 +66,8 @@ impl CustomOp1 for FastTanh {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        match (storage, layout.contiguous_offsets()) {
-            (CpuStorage::F32(v), Some((start, end))) => {
-                Ok((CpuStorage::F32(tanh_all(&v[start..end])), layout.shape().clone()))
-            }
-            _ => Err(candle_core::Error::Msg("fast-tanh takes contiguous f32 tensors".into())),
-        }
+        let v = contiguous_f32(storage, layout, "fast-tanh")?;
+        Ok((CpuStorage::F32(tanh_all(v)), layout.shape().clone()))
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
@@ -91,15 +89,16 @@ impl CustomOp2 for TanhGrad {
     }
 
     fn cpu_fwd(&self, y: &CpuStorage, yl: &Layout, g: &CpuStorage, gl: &Layout) -> Result<(CpuStorage, Shape)> {
-        match (y, yl.contiguous_offsets(), g, gl.contiguous_offsets()) {
-            (CpuStorage::F32(y), Some((ys, ye)), CpuStorage::F32(g), Some((gs, ge))) if ye - ys == ge - gs => Ok((
-                CpuStorage::F32(tanh_grad_all(&y[ys..ye], &g[gs..ge])),
-                yl.shape().clone(),
-            )),
-            _ => Err(candle_core::Error::Msg(
+        let (y, g) = (
+            contiguous_f32(y, yl, "fast-tanh-grad")?,
+            contiguous_f32(g, gl, "fast-tanh-grad")?,
+        );
+        if y.len() != g.len() {
+            return Err(candle_core::Error::Msg(
                 "fast-tanh-grad takes two contiguous f32 tensors of one size".into(),
-            )),
+            ));
         }
+        Ok((CpuStorage::F32(tanh_grad_all(y, g)), yl.shape().clone()))
     }
 }
 

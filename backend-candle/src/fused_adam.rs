@@ -12,24 +12,11 @@
 use candle_core::{CpuStorage, DType, InplaceOp2, InplaceOp3, Layout, Result, Tensor, Var};
 use rlgraph_core::AdamStep;
 
+use crate::cpu_slices::{contiguous_f32, contiguous_f32_mut};
+
 /// Whether `t` is a contiguous f32 CPU tensor.
 fn fusable(t: &Tensor) -> bool {
     t.dtype() == DType::F32 && t.device().is_cpu() && t.is_contiguous()
-}
-
-/// The elements of a contiguous f32 storage.
-fn elems<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
-    match (s, l.contiguous_offsets()) {
-        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
-        _ => Err(candle_core::Error::Msg("adam: takes contiguous f32 tensors".into())),
-    }
-}
-
-fn elems_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]> {
-    match (s, l.contiguous_offsets()) {
-        (CpuStorage::F32(v), Some((a, b))) => Ok(&mut v[a..b]),
-        _ => Err(candle_core::Error::Msg("adam: takes contiguous f32 tensors".into())),
-    }
 }
 
 /// A moment in place: `x = (x * decay + 0) + (g * scale + 0)`, or with `g * g` for the
@@ -46,7 +33,7 @@ impl InplaceOp2 for Moment {
     }
 
     fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<()> {
-        let (x, g) = (elems_mut(s1, l1)?, elems(s2, l2)?);
+        let (x, g) = (contiguous_f32_mut(s1, l1, "adam")?, contiguous_f32(s2, l2, "adam")?);
         crate::avx2::with_avx2(|| {
             for (x, &g) in x.iter_mut().zip(g) {
                 // Each product is one of the separate ops, `+ 0.0` included (it turns -0 into +0).
@@ -80,7 +67,11 @@ impl InplaceOp3 for Weights {
         s3: &CpuStorage,
         l3: &Layout,
     ) -> Result<()> {
-        let (w, m, v) = (elems_mut(s1, l1)?, elems(s2, l2)?, elems(s3, l3)?);
+        let (w, m, v) = (
+            contiguous_f32_mut(s1, l1, "adam")?,
+            contiguous_f32(s2, l2, "adam")?,
+            contiguous_f32(s3, l3, "adam")?,
+        );
         // Eight lanes where the CPU has AVX2: the square roots and divisions are the cost.
         crate::avx2::with_avx2(|| {
             for ((w, &m), &v) in w.iter_mut().zip(m).zip(v) {

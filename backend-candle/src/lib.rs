@@ -23,6 +23,7 @@ mod avx2;
 mod bitwise;
 mod compare;
 mod conv2d;
+mod cpu_slices;
 mod elementwise;
 mod fast_tanh;
 mod fused_adam;

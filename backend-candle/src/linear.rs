@@ -13,15 +13,9 @@
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp3, Layout, Result, Shape, Tensor};
 
+use crate::cpu_slices::contiguous_f32;
 use crate::gemm_call::{product, Strided};
 use crate::matmul::product_grads;
-
-fn contiguous_f32<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> Result<&'a [f32]> {
-    match (s, l.contiguous_offsets()) {
-        (CpuStorage::F32(v), Some((start, end))) => Ok(&v[start..end]),
-        _ => Err(candle_core::Error::Msg(format!("{op} takes contiguous f32 tensors"))),
-    }
-}
 
 fn f32_of<'a>(s: &'a CpuStorage, op: &str) -> Result<&'a [f32]> {
     match s {
