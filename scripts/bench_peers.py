@@ -324,10 +324,11 @@ HOPPER_BUDGET = 1_000_000
 
 def ours_hopper(seed):
     """(steps, seconds) to reach the target on Hopper-v5 with the mujoco suite's PPO config,
-    one copy on one bridge process; seconds exclude the evaluation rounds, as SB3's do."""
+    one copy of the native task (MuJoCo's library in our process); seconds exclude the
+    evaluation rounds, as SB3's do."""
     binary = os.path.join(ROOT, "target", "release", "rlgraph")
     args = [binary, "train", os.path.join(ROOT, "configs", "benchmarks", "mujoco", "ppo-hopper.json"),
-            "--env", "gym:Hopper-v5", "--bridge-processes", "1",
+            "--env", "Hopper-v5",
             "--timesteps", str(HOPPER_BUDGET), "--target-return", str(HOPPER_TARGET), "--seed", str(seed),
             "--eval-every", str(HOPPER_EVERY), "--eval-episodes", str(HOPPER_EPISODES)]
     env = dict(os.environ, RLGRAPH_PYTHON=sys.executable)

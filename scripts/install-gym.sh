@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Gymnasium bridge's Python side (gymnasium, ale-py with its Atari ROMs, opencv,
-# onnxruntime for the ONNX export's tests, grpcio for the distributed roles' tests, and
-# kubernetes-validate for the emitted manifests' test)
+# onnxruntime for the ONNX export's tests, grpcio for the distributed roles' tests,
+# kubernetes-validate for the emitted manifests' test, and mujoco, whose library the native
+# MuJoCo tasks load)
 # into the ignored folder .gym-venv/, from PyPI, at the versions in gym-requirements.txt.
 # Idempotent: when the venv already imports them at those versions it does nothing.
-# With --bench it also adds the benchmark suites' packages (Box2D, MuJoCo) from
+# With --bench it also adds the benchmark suites' other packages (Box2D) from
 # bench-requirements.txt. Prints the venv's python, which RLGRAPH_PYTHON should name.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,17 +18,17 @@ stamp="$venv/.installed-requirements"
 bench() {
     local extra="scripts/bench-requirements.txt" extra_stamp="$venv/.installed-bench-requirements"
     if [[ -f "$extra_stamp" ]] && cmp -s "$extra_stamp" "$extra" \
-        && "$venv/bin/python" -c "import Box2D, mujoco" 2>/dev/null; then
+        && "$venv/bin/python" -c "import Box2D" 2>/dev/null; then
         return
     fi
-    echo "installing Box2D and MuJoCo into $venv (from PyPI, once)" >&2
+    echo "installing Box2D into $venv (from PyPI, once)" >&2
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$extra" >&2
-    "$venv/bin/python" -c "import Box2D, mujoco"
+    "$venv/bin/python" -c "import Box2D"
     cp "$extra" "$extra_stamp"
 }
 
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$requirements" \
-    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml" 2>/dev/null; then
+    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco" 2>/dev/null; then
     [[ "${1:-}" == "--bench" ]] && bench
     echo "$venv/bin/python"
     exit 0
@@ -39,7 +40,7 @@ echo "installing gymnasium and ale-py into $venv (from PyPI, once)" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2
-"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml"
+"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco"
 cp "$requirements" "$stamp"
 [[ "${1:-}" == "--bench" ]] && bench
 echo "$venv/bin/python"

@@ -1,4 +1,5 @@
 //! Environments: CartPole, MountainCar, Acrobot and Pendulum with Gymnasium's dynamics,
+//! Hopper, Walker2d and HalfCheetah on MuJoCo's library in this process,
 //! RLgraph's GridWorld, random and deterministic test environments, and vector
 //! environments with auto-reset.
 //!
@@ -23,6 +24,7 @@ mod env_registry;
 mod grid_world;
 pub mod gym;
 pub mod mountain_car;
+pub mod mujoco;
 pub mod pendulum;
 pub mod render;
 mod test_envs;
@@ -56,18 +58,25 @@ pub const ENV_IDS: &[&str] = &[
     "GridWorld-<map>[-ftj|-ftjb][-xy|-xy+orientation|-camera]",
     "DeterministicEnv",
     "MaskedChoice-v0",
+    "Hopper-v5",
+    "Walker2d-v5",
+    "HalfCheetah-v5",
     "gym:<Gymnasium id>[?key=value&...]",
 ];
 
 /// An environment by id: `CartPole-v1`, `CartPoleNoVel-v1` (no velocities: a task for
 /// recurrent policies), `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
-/// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), or any Gymnasium environment
+/// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), the MuJoCo tasks `Hopper-v5`,
+/// `Walker2d-v5` and `HalfCheetah-v5` stepped in this process (see [`mujoco`]), or any Gymnasium environment
 /// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]), or an
 /// id registered with [`register_env`].
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     if let Some(env) = builtin(id, seed) {
         return Ok(env);
+    }
+    if mujoco::is_mujoco_id(id) {
+        return Ok(Box::new(mujoco::MujocoEnv::new(id, seed)?));
     }
     if id.starts_with(gym::GYM_PREFIX) {
         return Ok(Box::new(gym::GymEnv::from_id(id, seed)?));

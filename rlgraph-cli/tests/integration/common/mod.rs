@@ -4,11 +4,18 @@ use std::process::Command;
 
 /// Runs `rlgraph ARGS` and returns (exit code, stdout, stderr).
 pub fn rlgraph(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rlgraph"));
+    command
         .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("the rlgraph binary runs");
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    // The checkout's Python, where one is and none is named, for the environments that need
+    // one (the bridge's, and MuJoCo's library for the native MuJoCo tasks).
+    if std::env::var_os("RLGRAPH_PYTHON").is_none() {
+        if let Ok(Some(python)) = rlgraph_envs::gym::python_for_tests() {
+            command.env("RLGRAPH_PYTHON", python);
+        }
+    }
+    let out = command.output().expect("the rlgraph binary runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
