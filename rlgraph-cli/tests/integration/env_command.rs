@@ -91,3 +91,33 @@ fn non_finite_or_out_of_bounds_states_are_one_line_errors() {
         assert!(stderr.contains(named), "{stderr}");
     }
 }
+
+#[test]
+fn mujocos_warnings_go_to_stderr_and_leave_the_json_on_stdout_whole() {
+    if rlgraph_envs::gym::python_for_tests()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_none()
+    {
+        return;
+    }
+    // A velocity beyond MuJoCo's limit of 1e10: MuJoCo warns and resets the simulation, as
+    // under Gymnasium. Its default handler would print to stdout, among the JSON lines, and
+    // write MUJOCO_LOG.TXT into the working folder.
+    let state = "0,1.25,0,0,0,0,1e11,0,0,0,0,0";
+    let (code, stdout, stderr) = rlgraph(&[
+        "env",
+        "Hopper-v5",
+        "--state",
+        state,
+        "--actions",
+        "[[0, 0, 0], [0, 0, 0]]",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines(&stdout).len(), 3, "{stdout}");
+    assert!(
+        stderr.contains("MuJoCo warning: Nan, Inf or huge value in QVEL"),
+        "{stderr}"
+    );
+    let log = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../MUJOCO_LOG.TXT"));
+    assert!(!log.exists(), "MuJoCo wrote {}", log.display());
+}

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 /// `mjSTATE_TIME`: the simulation time.
 pub(crate) const TIME: c_uint = 1 << 0;
@@ -17,8 +17,10 @@ pub(crate) const CTRL: c_uint = 1 << 5;
 /// activations, the solver's warm start, controls and applied forces).
 pub(crate) const INTEGRATION: c_uint = (1 << 13) - 1;
 
-/// The oldest MuJoCo whose `mj_getState`/`mj_setState` this code calls (3.0.0).
-const MIN_VERSION: c_int = 300;
+/// The MuJoCo versions whose state signatures are the constants above, as `mj_version`
+/// numbers them: 3.0.0 (300) up to 3.4.x. 3.5.0 renumbered the state elements (and
+/// `mj_version` with them, to 3005000).
+const VERSIONS: std::ops::Range<c_int> = 300..350;
 
 /// The functions of `libmujoco` used here, resolved once.
 struct Api {
@@ -41,11 +43,19 @@ pub(crate) const INSTALL_HINT: &str = "the native MuJoCo tasks load libmujoco fr
      the model files from Gymnasium's: run ./scripts/install-gym.sh and set RLGRAPH_PYTHON to the Python it prints \
      (or to any Python with gymnasium and mujoco installed); `gym:Hopper-v5` runs the same task through the bridge";
 
-/// The library, opened on first use from the MuJoCo that `python` imports (the first caller's
-/// Python decides for the whole process); the error says what is missing and how to install it.
+/// The library, opened on first use from the MuJoCo that `python` imports; once one is open
+/// it serves the whole process, whatever Python later callers name. A failure is not kept,
+/// so a later call with another Python can still succeed. The error says what is missing
+/// and how to install it.
 fn api(python: &str) -> Result<&'static Api, String> {
-    static API: OnceLock<Result<Api, String>> = OnceLock::new();
-    API.get_or_init(|| open(python)).as_ref().map_err(Clone::clone)
+    static API: Mutex<Option<&'static Api>> = Mutex::new(None);
+    let mut opened = API.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(api) = *opened {
+        return Ok(api);
+    }
+    let api: &'static Api = Box::leak(Box::new(open(python)?));
+    *opened = Some(api);
+    Ok(api)
 }
 
 /// Asks `python` where the `mujoco` wheel's library and Gymnasium's model files are.
@@ -91,14 +101,23 @@ fn open(python: &str) -> Result<Api, String> {
     let version: unsafe extern "C" fn() -> c_int = symbol!("mj_version");
     // SAFETY: `mj_version` takes nothing and returns an int.
     let found = unsafe { version() };
-    if found < MIN_VERSION {
+    if !VERSIONS.contains(&found) {
         return Err(format!(
-            "{} is MuJoCo {}.{}.{}; the native tasks need 3.0.0 or newer; {INSTALL_HINT}",
+            "{} is MuJoCo {}; the native tasks know the state layout of 3.0.0 to 3.4.x (tested: \
+             3.3.7, which scripts/gym-requirements.txt pins); install that, or use the bridge (gym:Hopper-v5)",
             path.display(),
-            found / 100,
-            found / 10 % 10,
-            found % 10
+            version_name(found)
         ));
+    }
+    // MuJoCo's defaults print warnings to stdout (where `rlgraph` writes its JSON) and into
+    // MUJOCO_LOG.TXT in the working folder, and end the process on errors.
+    let warning: *mut Option<unsafe extern "C" fn(*const c_char)> = symbol!("mju_user_warning");
+    let error: *mut Option<unsafe extern "C" fn(*const c_char)> = symbol!("mju_user_error");
+    // SAFETY: both are MuJoCo's global handler pointers (`mujoco.h`), set before any model is
+    // loaded from this library; a null or a function taking the message are what they hold.
+    unsafe {
+        *warning = Some(on_warning);
+        *error = Some(on_error);
     }
     Ok(Api {
         load_xml: symbol!("mj_loadXML"),
@@ -115,10 +134,48 @@ fn open(python: &str) -> Result<Api, String> {
     })
 }
 
-/// The function `name` (NUL-terminated) of `lib`, as the type the caller stores it as.
+/// MuJoCo's version number as `major.minor.patch`, in either of its numberings.
+fn version_name(v: c_int) -> String {
+    match v >= 1_000_000 {
+        true => format!("{}.{}.{}", v / 1_000_000, v / 1000 % 1000, v % 1000),
+        false => format!("{}.{}.{}", v / 100, v / 10 % 10, v % 10),
+    }
+}
+
+/// The text of a message MuJoCo hands a handler.
+///
+/// # Safety
+/// `message` is null or a NUL-terminated string.
+unsafe fn message_text(message: *const c_char) -> String {
+    match message.is_null() {
+        true => String::new(),
+        // SAFETY: MuJoCo passes a NUL-terminated message.
+        false => unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned(),
+    }
+}
+
+/// MuJoCo's warnings (an unstable simulation it reset, say) go to stderr.
+unsafe extern "C" fn on_warning(message: *const c_char) {
+    // SAFETY: MuJoCo passes a NUL-terminated message.
+    eprintln!("MuJoCo warning: {}", unsafe { message_text(message) });
+}
+
+/// MuJoCo's errors (out of memory in its arena, say) cannot be returned through its API:
+/// MuJoCo requires the handler not to return, so the process ends, saying why on stderr.
+unsafe extern "C" fn on_error(message: *const c_char) {
+    // SAFETY: MuJoCo passes a NUL-terminated message.
+    eprintln!("MuJoCo error (the process cannot go on): {}", unsafe {
+        message_text(message)
+    });
+    std::process::abort();
+}
+
+/// The symbol `name` (NUL-terminated) of `lib`, as the type the caller stores it as.
 fn symbol<T: Copy>(lib: &'static libloading::Library, path: &Path, name: &str) -> Result<T, String> {
-    // SAFETY: every caller stores the symbol as the type `mujoco.h` declares for it, and
-    // the library is never unloaded.
+    // SAFETY: every caller stores the symbol as the type `mujoco.h` declares for it (for a
+    // variable, a pointer to that type), and the library is never unloaded.
     let found = unsafe { lib.get::<T>(name.as_bytes()) };
     found
         .map(|f| *f)
@@ -166,7 +223,8 @@ impl Sim {
 
     /// The number of values the state elements `sig` hold.
     pub(crate) fn size(&self, sig: c_uint) -> usize {
-        // SAFETY: the model is valid; any signature is accepted (unknown bits are ignored).
+        // SAFETY: the model is valid, and every signature used here is below 2^mjNSTATE
+        // (MuJoCo errors on larger ones).
         let n = unsafe { (self.api.state_size)(self.model, sig) };
         n.max(0) as usize
     }
@@ -226,6 +284,13 @@ fn path_to_c(path: &Path) -> Result<CString, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_read_in_both_of_mujocos_numberings() {
+        assert_eq!(version_name(337), "3.3.7");
+        assert_eq!(version_name(3_005_000), "3.5.0");
+        assert!(VERSIONS.contains(&337) && !VERSIONS.contains(&3_005_000) && !VERSIONS.contains(&237));
+    }
 
     #[test]
     fn a_python_that_cannot_run_or_import_mujoco_is_named_with_the_way_to_install_it() {

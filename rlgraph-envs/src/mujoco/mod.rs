@@ -5,7 +5,7 @@
 //! time and little else, where the bridge (`gym:Hopper-v5`) adds Python and a pipe to each.
 //!
 //! From the same starting state and actions, a step gives Gymnasium's observation, reward and
-//! termination exactly (the tests compare them). Restarts draw from this crate's seeded RNG,
+//! termination to the bit (the tests compare them). Restarts draw from this crate's seeded RNG,
 //! not NumPy's, so a seed picks other (equally distributed) starts than Gymnasium's.
 
 mod library;
@@ -204,6 +204,12 @@ impl MujocoEnv {
         observation(&values)
     }
 
+    /// The task's place among [`TASKS`], from 1, as snapshots record it.
+    fn tag(&self) -> f64 {
+        let place = TASKS.iter().position(|t| t.id == self.task.id).unwrap_or(0);
+        (place + 1) as f64
+    }
+
     fn bad_state(&self, reason: String) -> EnvError {
         EnvError::BadState {
             env: self.task.id.into(),
@@ -295,30 +301,42 @@ impl Env for MujocoEnv {
         Ok(())
     }
 
-    /// The whole integration state (MuJoCo's `mjSTATE_INTEGRATION`: with the solver's warm
-    /// start and the controls), so a restored run steps on bit for bit.
+    /// The task (its place among the native tasks, from 1), then the whole integration state
+    /// (MuJoCo's `mjSTATE_INTEGRATION`: with the solver's warm start and the controls), so a
+    /// restored run steps on bit for bit.
     fn snapshot(&self) -> Option<EnvSnapshot> {
-        let mut state = vec![0.0; self.sim.size(INTEGRATION)];
-        self.sim.get(INTEGRATION, &mut state);
+        let mut state = vec![0.0; 1 + self.sim.size(INTEGRATION)];
+        state[0] = self.tag();
+        self.sim.get(INTEGRATION, &mut state[1..]);
         Some(self.core.snapshot(state))
     }
 
     fn restore_snapshot(&mut self, snapshot: &EnvSnapshot) -> Result<()> {
+        let id = self.task.id;
+        let (tag, state) = snapshot.state.split_first().unwrap_or((&0.0, &[]));
+        if *tag != self.tag() {
+            let of = TASKS
+                .iter()
+                .zip(1..)
+                .find(|(_, i)| *tag == f64::from(*i))
+                .map(|(t, _)| t.id);
+            return Err(self.bad_state(match of {
+                Some(other) => format!("the snapshot is of {other}, not {id}"),
+                None => format!("the snapshot is not of a native MuJoCo task (its first value is {tag})"),
+            }));
+        }
         let expected = self.sim.size(INTEGRATION);
-        if snapshot.state.len() != expected {
+        if state.len() != expected {
             return Err(self.bad_state(format!(
-                "the snapshot holds {} values; {}'s integration state has {expected}",
-                snapshot.state.len(),
-                self.task.id
+                "the snapshot holds {} values of MuJoCo's integration state, where this MuJoCo's {id} has \
+                 {expected}: was it saved with another MuJoCo version?",
+                state.len()
             )));
         }
-        if let Some(i) = snapshot.state.iter().position(|x| !x.is_finite()) {
-            return Err(self.bad_state(format!(
-                "snapshot value {i} is {}; expected a finite number",
-                snapshot.state[i]
-            )));
+        if let Some(i) = state.iter().position(|x| !x.is_finite()) {
+            return Err(self.bad_state(format!("snapshot value {i} is {}; expected a finite number", state[i])));
         }
-        self.sim.set(INTEGRATION, &snapshot.state);
+        self.sim.set(INTEGRATION, state);
         self.sim.forward();
         self.read();
         self.core.resume(snapshot);

@@ -41,6 +41,32 @@ for id in ["Hopper-v5", "Walker2d-v5", "HalfCheetah-v5"]:
         if term:
             break
     out[id] = {"start": start, "init_qpos": env.init_qpos.tolist(), "dt": env.dt, "steps": steps}
+# One zero-action step from states that cross one health bound each, or stay just inside.
+crafted = []
+for id, name, qpos_at, qvel_at in [
+    ("Hopper-v5", "state beyond 100", {1: 1.5}, {0: 150.0}),
+    ("Hopper-v5", "state within 100", {1: 1.5}, {0: 99.0}),
+    ("Hopper-v5", "z below 0.7", {1: 0.65, 3: -0.8, 4: -1.0}, {}),
+    ("Hopper-v5", "z high (no upper bound)", {1: 2.5}, {}),
+    ("Hopper-v5", "angle beyond 0.2", {2: 0.21}, {}),
+    ("Hopper-v5", "angle within 0.2", {2: 0.19}, {}),
+    ("Walker2d-v5", "z above 2", {1: 2.05}, {}),
+    ("Walker2d-v5", "z below 0.8", {1: 0.7, 3: -0.8, 4: -1.0, 6: -0.8, 7: -1.0}, {}),
+    ("Walker2d-v5", "angle beyond 1", {2: 1.02}, {}),
+    ("Walker2d-v5", "fast joint (no state bound)", {}, {3: 150.0}),
+]:
+    env = gym.make(id).unwrapped
+    env.reset(seed=0)
+    qpos, qvel = env.init_qpos.copy(), env.init_qvel.copy()
+    for i, v in qpos_at.items():
+        qpos[i] = v
+    for i, v in qvel_at.items():
+        qvel[i] = v
+    env.set_state(qpos, qvel)
+    obs, r, term, trunc, info = env.step(np.zeros(env.model.nu))
+    crafted.append({"id": id, "name": name, "state": qpos.tolist() + qvel.tolist(), "obs": obs.tolist(),
+                    "reward": float(r), "terminated": bool(term)})
+out["crafted"] = crafted
 print(json.dumps(out))
 "#;
 
@@ -80,11 +106,10 @@ fn every_step_equals_gymnasiums_from_the_same_state_and_actions() {
             let step = native.step(&action(&floats(&expected["action"]))).unwrap();
             let want: Vec<f32> = floats(&expected["obs"]).iter().map(|&x| x as f32).collect();
             assert_eq!(obs(&step.observation), want, "{id}: observation at step {t}");
-            let reward = expected["reward"].as_f64().unwrap();
-            assert!(
-                (step.reward - reward).abs() <= 1e-12 * reward.abs().max(1.0),
-                "{id}: reward at step {t}: {} against Gymnasium's {reward}",
-                step.reward
+            assert_eq!(
+                step.reward,
+                expected["reward"].as_f64().unwrap(),
+                "{id}: reward at step {t}"
             );
             assert_eq!(
                 step.terminated,
@@ -96,6 +121,46 @@ fn every_step_equals_gymnasiums_from_the_same_state_and_actions() {
         let ended = steps.last().unwrap()["terminated"].as_bool().unwrap();
         // Hopper and Walker2d fall under these actions; HalfCheetah never terminates.
         assert_eq!(ended, *id != "HalfCheetah-v5", "{id}: how the reference run ended");
+    }
+}
+
+#[test]
+fn every_health_bound_ends_an_episode_where_gymnasiums_does() {
+    let Some(python) = python() else { return };
+    let reference = reference(&python);
+    let cases = reference["crafted"].as_array().unwrap();
+    // Each case crosses one bound, or stays inside it; Gymnasium's verdicts, as the script names them.
+    let verdicts: Vec<(&str, bool)> = cases
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["terminated"].as_bool().unwrap()))
+        .collect();
+    let ending: Vec<&str> = verdicts.iter().filter(|(_, ends)| *ends).map(|(n, _)| *n).collect();
+    assert_eq!(
+        ending,
+        [
+            "state beyond 100",
+            "z below 0.7",
+            "angle beyond 0.2",
+            "z above 2",
+            "z below 0.8",
+            "angle beyond 1"
+        ]
+    );
+    for case in cases {
+        let (id, name) = (case["id"].as_str().unwrap(), case["name"].as_str().unwrap());
+        let mut native = env(&python, id, 0);
+        native.reset(Some(0)).unwrap();
+        native.set_state(&floats(&case["state"])).unwrap();
+        let nu = native.action_space().flat_dim();
+        let step = native.step(&action(&vec![0.0; nu])).unwrap();
+        let want: Vec<f32> = floats(&case["obs"]).iter().map(|&x| x as f32).collect();
+        assert_eq!(obs(&step.observation), want, "{id}, {name}: observation");
+        assert_eq!(step.reward, case["reward"].as_f64().unwrap(), "{id}, {name}: reward");
+        assert_eq!(
+            step.terminated,
+            case["terminated"].as_bool().unwrap(),
+            "{id}, {name}: terminated"
+        );
     }
 }
 
@@ -132,6 +197,86 @@ fn restarts_are_seeded_and_within_gymnasiums_noise() {
             "{id}: the start has noise"
         );
     }
+}
+
+/// The sample standard deviation of `xs`.
+fn std_dev(xs: &[f64]) -> f64 {
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+#[test]
+fn restart_noise_has_gymnasiums_distributions() {
+    let Some(python) = python() else { return };
+    let reference = reference(&python);
+    for id in MUJOCO_IDS {
+        let init = floats(&reference[*id]["init_qpos"]);
+        let mut native = env(&python, id, 21);
+        let (mut position_noise, mut velocities) = (vec![], vec![]);
+        for _ in 0..400 {
+            native.reset(None).unwrap();
+            let state = native.state().unwrap();
+            let (qpos, qvel) = state.split_at(init.len());
+            position_noise.extend(qpos.iter().zip(&init).map(|(q, q0)| q - q0));
+            velocities.extend_from_slice(qvel);
+        }
+        // Uniform on [-s, s) has std s/sqrt(3); HalfCheetah's velocities are normal with std s.
+        // 2,400 or more draws put the sample std within 3% of the truth (5 standard errors).
+        let (s, normal_velocities) = match *id {
+            "HalfCheetah-v5" => (0.1, true),
+            _ => (5e-3, false),
+        };
+        let uniform = s / 3f64.sqrt();
+        let close = |got: f64, want: f64| (got / want - 1.0).abs() < 0.05;
+        assert!(
+            close(std_dev(&position_noise), uniform),
+            "{id}: position noise std {}",
+            std_dev(&position_noise)
+        );
+        assert!(
+            position_noise.iter().all(|x| x.abs() <= s),
+            "{id}: position noise beyond {s}"
+        );
+        let velocity_std = std_dev(&velocities);
+        match normal_velocities {
+            true => {
+                assert!(close(velocity_std, s), "{id}: velocity std {velocity_std}");
+                assert!(velocities.iter().any(|v| v.abs() > 2.0 * s), "{id}: a normal's tails");
+            }
+            false => {
+                assert!(close(velocity_std, uniform), "{id}: velocity std {velocity_std}");
+                assert!(
+                    velocities.iter().all(|v| v.abs() <= s),
+                    "{id}: velocity noise beyond {s}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_snapshot_of_one_task_is_refused_by_another() {
+    let Some(python) = python() else { return };
+    let mut walker = env(&python, "Walker2d-v5", 0);
+    walker.reset(None).unwrap();
+    let snapshot = walker.snapshot().unwrap();
+    let mut cheetah = env(&python, "HalfCheetah-v5", 0);
+    cheetah.reset(None).unwrap();
+    let err = cheetah.restore_snapshot(&snapshot).unwrap_err().to_string();
+    assert!(
+        err.contains("the snapshot is of Walker2d-v5, not HalfCheetah-v5"),
+        "{err}"
+    );
+    let mut short = cheetah.snapshot().unwrap();
+    short.state.pop();
+    let err = cheetah.restore_snapshot(&short).unwrap_err().to_string();
+    assert!(err.contains("another MuJoCo version"), "{err}");
+    // Nothing was changed by the refusals.
+    assert_eq!(cheetah.state().unwrap(), {
+        let mut again = env(&python, "HalfCheetah-v5", 0);
+        again.reset(None).unwrap();
+        again.state().unwrap()
+    });
 }
 
 #[test]
