@@ -44,24 +44,52 @@ pub(crate) fn value_to_saved(value: &Value, name: &str, tensors: &mut BTreeMap<S
 }
 
 /// `t` as a JSON object whose states are tensors in `tensors`, named from its place `at`;
-/// callers add their own fields to it.
-pub(crate) fn transition_to_json(
+/// callers add their own fields to it. With `next_state_at`, the next state is not stored
+/// but names the tensors of an equal state saved as `next_state_at` (which
+/// [`Reader::value`] reads like any other).
+fn transition_to_json(
     t: &Transition,
     at: &str,
+    next_state_at: Option<&str>,
     tensors: &mut BTreeMap<String, HostTensor>,
 ) -> Map<String, Json> {
+    let state = value_to_saved(&t.state, &format!("{at}.state"), tensors);
+    // A state with a text leaf stays JSON, and so would the one referred to.
+    let next_state = match next_state_at {
+        Some(name) if state.get("tensors").is_some() => json!({ "tensors": name }),
+        _ => value_to_saved(&t.next_state, &format!("{at}.next_state"), tensors),
+    };
     let j = json!({
-        "state": value_to_saved(&t.state, &format!("{at}.state"), tensors),
+        "state": state,
         "action": t.action.to_json(),
         "reward": t.reward,
         "terminated": t.terminated,
         "truncated": t.truncated,
-        "next_state": value_to_saved(&t.next_state, &format!("{at}.next_state"), tensors),
+        "next_state": next_state,
     });
     match j {
         Json::Object(m) => m,
         _ => Map::new(),
     }
+}
+
+/// One copy's held steps, in order, as JSON objects named `{at}[i]` (see
+/// [`transition_to_json`]). A next state equal to the following step's state (every step's
+/// but an episode's last) refers to that state's tensors instead of storing them again,
+/// which halves an Atari rollout in a checkpoint; it reads back as an equal value.
+pub(crate) fn steps_to_json<'t>(
+    steps: impl IntoIterator<Item = &'t Transition>,
+    at: &str,
+    tensors: &mut BTreeMap<String, HostTensor>,
+) -> Vec<Map<String, Json>> {
+    let steps: Vec<&Transition> = steps.into_iter().collect();
+    (0..steps.len())
+        .map(|i| {
+            let following = steps.get(i + 1).filter(|f| f.state == steps[i].next_state);
+            let following_at = following.map(|_| format!("{at}[{}].state", i + 1));
+            transition_to_json(steps[i], &format!("{at}[{i}]"), following_at.as_deref(), tensors)
+        })
+        .collect()
 }
 
 /// Adds what a recurrent actor acted from (`memory`, `start`) to a step's JSON object.

@@ -9,7 +9,7 @@ use rlgraph_core::{HostState, Result, SavedState};
 use serde_json::{json, Value as Json};
 
 use crate::agent::Transition;
-use crate::transition_json::{transition_to_json, Reader};
+use crate::transition_json::{steps_to_json, Reader};
 
 /// Pending steps per environment copy.
 #[derive(Clone, Debug)]
@@ -84,10 +84,9 @@ impl HostState for NStepBuffer {
         let mut tensors = BTreeMap::new();
         let mut pending = Vec::with_capacity(self.pending.len());
         for (e, queue) in self.pending.iter().enumerate() {
-            let steps: Vec<Json> = queue
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Json::Object(transition_to_json(t, &format!("pending[{e}][{i}]"), &mut tensors)))
+            let steps: Vec<Json> = steps_to_json(queue, &format!("pending[{e}]"), &mut tensors)
+                .into_iter()
+                .map(Json::Object)
                 .collect();
             pending.push(Json::Array(steps));
         }

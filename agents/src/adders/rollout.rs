@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 use crate::agent::Transition;
 use crate::batch::{field, flag_column, float_column, host_floats, stack, unstack};
 use crate::carried_memory::StepMemory;
-use crate::transition_json::{insert_step_memory, transition_to_json, Reader};
+use crate::transition_json::{insert_step_memory, steps_to_json, Reader};
 
 /// One flat batch: the sequences of every environment copy, one after another.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -347,8 +347,8 @@ impl HostState for Rollout {
         for (copy, steps) in self.per_env.iter().enumerate() {
             let memories = self.memory.get(copy).filter(|m| m.len() == steps.len());
             let mut held = Vec::with_capacity(steps.len());
-            for (i, (n, t)) in steps.iter().enumerate() {
-                let mut j = transition_to_json(t, &format!("per_env[{copy}][{i}]"), &mut tensors);
+            let saved = steps_to_json(steps.iter().map(|(_, t)| t), &format!("per_env[{copy}]"), &mut tensors);
+            for (i, (mut j, (n, _))) in saved.into_iter().zip(steps).enumerate() {
                 j.insert("step".into(), (*n).into());
                 if let Some(m) = memories.and_then(|m| m.get(i)) {
                     insert_step_memory(&mut j, m);
@@ -481,6 +481,50 @@ mod tests {
         missing.tensors.remove(name);
         let err = back.load_state(missing).unwrap_err().to_string();
         assert!(err.contains(&format!("no tensor {name}")), "{err}");
+        assert_eq!(back.per_env, r.per_env);
+    }
+
+    #[test]
+    fn a_next_state_that_is_the_following_state_is_stored_once() {
+        // One copy of 300 steps, each next state the following step's state but at the
+        // episode's end (step 100, whose next state is the terminal one, not the restart)
+        // and the last step: 300 states and 2 next states are stored, not 600.
+        let shape = [84usize, 84, 4];
+        let frames = Space::from(rlgraph_core::spaces::FloatBox::new(shape.to_vec()));
+        let ints = Space::from(rlgraph_core::spaces::IntBox::new(2).unwrap());
+        let stack = |k: usize| {
+            let data = (0..84 * 84 * 4).map(|i| ((i * 7 + k) % 251) as f32).collect();
+            Value::Float32(rlgraph_core::spaces::Array::new(shape.to_vec(), data).unwrap())
+        };
+        let mut r = Rollout::new(1000, &frames, &ints);
+        for k in 0..300 {
+            r.push(
+                0,
+                Transition {
+                    state: stack(k),
+                    action: Value::i32(0),
+                    reward: 1.0,
+                    terminated: k == 100,
+                    truncated: false,
+                    next_state: if k == 100 { stack(5000) } else { stack(k + 1) },
+                },
+            );
+        }
+        let saved = r.save_state().unwrap();
+        assert_eq!(saved.tensors.len(), 302);
+        assert!(saved.tensors.contains_key("per_env[0][100].next_state"));
+        assert!(saved.tensors.contains_key("per_env[0][299].next_state"));
+        let mut back = Rollout::new(1000, &frames, &ints);
+        back.load_state(saved.clone()).unwrap();
+        assert_eq!(back.per_env, r.per_env);
+        // A missing state is missed by both steps that read it, and changes nothing.
+        let mut missing = saved;
+        missing.tensors.remove("per_env[0][7].state");
+        let err = back.load_state(missing).unwrap_err().to_string();
+        assert!(
+            err.contains("per_env[0][6].next_state: no tensor per_env[0][7].state"),
+            "{err}"
+        );
         assert_eq!(back.per_env, r.per_env);
     }
 

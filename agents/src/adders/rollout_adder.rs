@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 use crate::agent::Transition;
 use crate::batch::{flag_column, stack};
 use crate::carried_memory::StepMemory;
-use crate::transition_json::{insert_step_memory, transition_to_json, Reader};
+use crate::transition_json::{insert_step_memory, steps_to_json, Reader};
 use rlgraph_components::layers::memory_space;
 
 /// One acted step: the transition, the behaviour policy's log-likelihood of its action and,
@@ -207,8 +207,12 @@ impl HostState for RolloutAdder {
         let mut partial = Vec::with_capacity(self.partial.len());
         for (e, steps) in self.partial.iter().enumerate() {
             let mut held = Vec::with_capacity(steps.len());
-            for (i, s) in steps.iter().enumerate() {
-                let mut j = transition_to_json(&s.transition, &format!("partial[{e}][{i}]"), &mut tensors);
+            let saved = steps_to_json(
+                steps.iter().map(|s| &s.transition),
+                &format!("partial[{e}]"),
+                &mut tensors,
+            );
+            for (mut j, s) in saved.into_iter().zip(steps) {
                 j.insert("log_prob".into(), s.log_prob.into());
                 if let Some(m) = &s.memory {
                     insert_step_memory(&mut j, m);
