@@ -2,10 +2,11 @@
 //! thread count of [`rlgraph_core::threads`].
 //!
 //! With more than one thread, a large product is split by rows of its result into one
-//! product per thread on rayon's pool: each element is still one full dot product in the same
-//! order, so the numbers do not depend on the thread count, and a thread the machine cannot
-//! run at the moment has its share taken by the others (rayon steals work) instead of holding
-//! them at a barrier. Small products (classic-control networks) stay on the calling thread.
+//! product per thread: the calling thread computes the first part and rayon's pool the others.
+//! Each element is still one full dot product in the same order, so the numbers do not depend
+//! on the thread count, and a thread the machine cannot run at the moment has its share taken
+//! by the others (rayon steals work) instead of holding them at a barrier. Small products
+//! (classic-control networks) stay on the calling thread.
 //!
 //! Why not candle's own matmul: candle reads `RAYON_NUM_THREADS` on every product, and
 //! where it is unset counts the machine's physical cores by parsing `/proc/cpuinfo`, each
@@ -140,14 +141,18 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
     // Rows `[i * chunk, ...)` of the result are part `i` of `dst` from the first row on.
     let chunk = m.div_ceil(threads);
     let parts = dst[d.offset..].chunks_mut(chunk * d.rs);
-    rayon::scope(|scope| {
+    // In place: the calling thread computes part 0 while the pool takes the rest, where
+    // handing every part to the pool left it waiting (SAC's 256-wide updates on two threads:
+    // 1.05x one thread's speed that way, 1.24x this way).
+    rayon::in_place_scope(|scope| {
+        let mut first = None;
         for (i, part) in parts.enumerate() {
             let rows = chunk.min(m - i * chunk);
             let a = Strided {
                 offset: a.offset + i * chunk * a.rs,
                 ..a
             };
-            scope.spawn(move |_| {
+            let run = move || {
                 // SAFETY: part `i` holds rows `i * chunk..i * chunk + rows` of the checked
                 // `dst` (each `d.rs` apart, the last `n` wide), and the matching rows of `lhs`
                 // lie inside it as the whole did; parts are disjoint slices of `dst`.
@@ -163,7 +168,17 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
                         b,
                     )
                 };
-            });
+            };
+            match i {
+                0 => first = Some(run),
+                _ => scope.spawn(move |_| {
+                    let mut run = run;
+                    run()
+                }),
+            }
+        }
+        if let Some(mut run) = first.take() {
+            run();
         }
     });
     true
