@@ -41,14 +41,17 @@ pub fn tanh(x: f32) -> f32 {
 /// tanh of every element (in eight lanes where the CPU has AVX2: the divisions were what a
 /// PPO update's tanh waited on, a fifth of its time).
 fn tanh_all(v: &[f32]) -> Vec<f32> {
-    // A loop into a zeroed vector, not `collect`: `collect`'s body is not inlined into the
-    // AVX2 function and would run in four lanes.
-    let mut out = vec![0.0; v.len()];
+    // A loop into the vector's spare room, not `collect`: `collect`'s body is not inlined
+    // into the AVX2 function and would run in four lanes; nor a zeroed vector, whose zeroing
+    // was 3% of a PPO update.
+    let mut out = Vec::with_capacity(v.len());
     crate::avx2::with_avx2(|| {
-        for (y, &x) in out.iter_mut().zip(v) {
-            *y = tanh(x);
+        for (y, &x) in out.spare_capacity_mut().iter_mut().zip(v) {
+            y.write(tanh(x));
         }
     });
+    // SAFETY: the loop wrote all `v.len()` elements (the spare room holds at least that many).
+    unsafe { out.set_len(v.len()) };
     out
 }
 
