@@ -48,13 +48,19 @@ fn actions(text: &str, space: &Space) -> Result<Vec<Value>, String> {
             })
             .collect::<Result<_, String>>()?
     };
+    // A comma list is one number per step; an action of several numbers needs the JSON form.
+    let vector = space.shape().is_some_and(|s| s.iter().product::<usize>() > 1);
+    let hint = match vector && !text.trim_start().starts_with('[') {
+        true => " (an action of several numbers is a JSON array per step: --actions '[[0.5, -0.2, 0.1], [1, 1, 1]]')",
+        false => "",
+    };
     items
         .iter()
         .enumerate()
         .map(|(i, a)| {
             space
                 .value_from_json(a)
-                .map_err(|e| format!("--actions[{i}] = {a}: {e}"))
+                .map_err(|e| format!("--actions[{i}] = {a}: {e}{hint}"))
         })
         .collect()
 }

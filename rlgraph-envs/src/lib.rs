@@ -95,7 +95,8 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     Err(EnvError::Unknown {
         id: id.into(),
         reason: format!(
-            "unknown environment; known: {}{also} (an environment of your own: rlgraph_envs::register_env)",
+            "unknown environment; known: {}{also} (any Gymnasium id through the bridge: gym:ID, as in \
+                 gym:Hopper-v4; an environment of your own: rlgraph_envs::register_env)",
             ENV_IDS.join(", ")
         ),
     })

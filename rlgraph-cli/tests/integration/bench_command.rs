@@ -290,7 +290,7 @@ fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
     // The Atari rows (ale-py through the bridge) build for their games, step 304 times each
     // and pause with a checkpoint: what a GPU machine's first piece starts from. PPO then
     // holds 304 frame stacks, which as JSON overflowed the checkpoint's header.
-    let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
+    let Some(python) = crate::common::python() else {
         return;
     };
     let out = std::env::temp_dir().join(format!("rlgraph-bench-atari-{}", std::process::id()));

@@ -527,7 +527,7 @@ fn an_emitted_slurm_script_runs_ape_x_under_slurms_variables() {
 /// its pod's ordinal, and the token and TLS files from Secrets.
 #[test]
 fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
-    let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
+    let Some(python) = crate::common::python() else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("rlgraph-k8s-{}", std::process::id()));

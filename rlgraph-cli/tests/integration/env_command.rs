@@ -94,10 +94,7 @@ fn non_finite_or_out_of_bounds_states_are_one_line_errors() {
 
 #[test]
 fn mujocos_warnings_go_to_stderr_and_leave_the_json_on_stdout_whole() {
-    if rlgraph_envs::gym::python_for_tests()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_none()
-    {
+    if common::python().is_none() {
         return;
     }
     // A velocity beyond MuJoCo's limit of 1e10: MuJoCo warns and resets the simulation, as
@@ -120,4 +117,11 @@ fn mujocos_warnings_go_to_stderr_and_leave_the_json_on_stdout_whole() {
     );
     let log = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../MUJOCO_LOG.TXT"));
     assert!(!log.exists(), "MuJoCo wrote {}", log.display());
+    // A comma list is one number per step: for Hopper's three, the error shows the JSON form.
+    let (code, _, stderr) = rlgraph(&["env", "Hopper-v5", "--actions", "0.5,-0.2,0.1"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("expected shape [3], got [1]") && stderr.contains("--actions '[[0.5, -0.2, 0.1]"),
+        "{stderr}"
+    );
 }

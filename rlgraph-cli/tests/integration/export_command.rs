@@ -141,7 +141,7 @@ fn check(python: &str, dir: &Path, config: &str, env: &str, features: usize, mas
 
 #[test]
 fn onnx_exports_act_as_the_project_does_in_onnxruntime() {
-    let Some(python) = rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}")) else {
+    let Some(python) = crate::common::python() else {
         return;
     };
     let has_ort = Command::new(&python)

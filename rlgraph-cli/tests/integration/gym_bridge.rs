@@ -6,12 +6,9 @@
 
 use std::process::Command;
 
-const TEST_ENVS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python");
+use crate::common::python;
 
-/// The Python to test with, or `None` to skip.
-fn python() -> Option<String> {
-    rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}"))
-}
+const TEST_ENVS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python");
 
 /// Runs `rlgraph ARGS` in the folder of the test environments (so that `python -c` imports
 /// them) with the bridge's Python; returns (exit code, stdout, stderr).

@@ -99,10 +99,7 @@ fn ppo_on_native_mujoco_resumes_exactly() {
     // Hopper-v5 in this process: the checkpoint holds MuJoCo's whole integration state (the
     // solver's warm start too), so the resumed copies step on bit for bit. Updates every
     // 2,048 steps, the pause between them.
-    if rlgraph_envs::gym::python_for_tests()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_none()
-    {
+    if common::python().is_none() {
         return;
     }
     resumes_exactly("configs/benchmarks/mujoco/ppo-hopper.json", "Hopper-v5", 4600, 2531);

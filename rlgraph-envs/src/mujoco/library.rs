@@ -41,7 +41,7 @@ struct Api {
 /// How to get MuJoCo, for errors that find none.
 pub(crate) const INSTALL_HINT: &str = "the native MuJoCo tasks load libmujoco from the `mujoco` Python package and \
      the model files from Gymnasium's: run ./scripts/install-gym.sh and set RLGRAPH_PYTHON to the Python it prints \
-     (or to any Python with gymnasium and mujoco installed); `gym:Hopper-v5` runs the same task through the bridge";
+     (or to any Python with gymnasium and mujoco installed), which the bridge (`gym:Hopper-v5`) needs as well";
 
 /// The library, opened on first use from the MuJoCo that `python` imports; once one is open
 /// it serves the whole process, whatever Python later callers name. A failure is not kept,

@@ -2,6 +2,12 @@
 
 use std::process::Command;
 
+/// The Python with gymnasium (and mujoco) that tests of the bridge and the native MuJoCo tasks
+/// use, or `None`: they skip (an error instead where `RLGRAPH_REQUIRE_GYM` is set).
+pub fn python() -> Option<String> {
+    rlgraph_envs::gym::python_for_tests().unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Runs `rlgraph ARGS` and returns (exit code, stdout, stderr).
 pub fn rlgraph(args: &[&str]) -> (i32, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_rlgraph"));
