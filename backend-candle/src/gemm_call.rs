@@ -140,45 +140,39 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
     }
     // Rows `[i * chunk, ...)` of the result are part `i` of `dst` from the first row on.
     let chunk = m.div_ceil(threads);
-    let parts = dst[d.offset..].chunks_mut(chunk * d.rs);
+    let part_product = |i: usize, part: &mut [T]| {
+        let rows = chunk.min(m - i * chunk);
+        let a = Strided {
+            offset: a.offset + i * chunk * a.rs,
+            ..a
+        };
+        // SAFETY: part `i` holds rows `i * chunk..i * chunk + rows` of the checked `dst`
+        // (each `d.rs` apart, the last `n` wide), and the matching rows of `lhs` lie inside it
+        // as the whole did; parts are disjoint slices of `dst`.
+        unsafe {
+            serial(
+                (rows, n, k),
+                part.as_mut_ptr(),
+                Strided { offset: 0, ..d },
+                accumulate,
+                lhs.as_ptr(),
+                a,
+                rhs.as_ptr(),
+                b,
+            )
+        };
+    };
+    let mut parts = dst[d.offset..].chunks_mut(chunk * d.rs).enumerate();
+    let first = parts.next();
     // In place: the calling thread computes part 0 while the pool takes the rest, where
     // handing every part to the pool left it waiting (SAC's 256-wide updates on two threads:
     // 1.05x one thread's speed that way, 1.24x this way).
     rayon::in_place_scope(|scope| {
-        let mut first = None;
-        for (i, part) in parts.enumerate() {
-            let rows = chunk.min(m - i * chunk);
-            let a = Strided {
-                offset: a.offset + i * chunk * a.rs,
-                ..a
-            };
-            let run = move || {
-                // SAFETY: part `i` holds rows `i * chunk..i * chunk + rows` of the checked
-                // `dst` (each `d.rs` apart, the last `n` wide), and the matching rows of `lhs`
-                // lie inside it as the whole did; parts are disjoint slices of `dst`.
-                unsafe {
-                    serial(
-                        (rows, n, k),
-                        part.as_mut_ptr(),
-                        Strided { offset: 0, ..d },
-                        accumulate,
-                        lhs.as_ptr(),
-                        a,
-                        rhs.as_ptr(),
-                        b,
-                    )
-                };
-            };
-            match i {
-                0 => first = Some(run),
-                _ => scope.spawn(move |_| {
-                    let mut run = run;
-                    run()
-                }),
-            }
+        for (i, part) in parts {
+            scope.spawn(move |_| part_product(i, part));
         }
-        if let Some(mut run) = first.take() {
-            run();
+        if let Some((i, part)) = first {
+            part_product(i, part);
         }
     });
     true
