@@ -121,10 +121,12 @@ pub fn is_mujoco_id(id: &str) -> bool {
 /// terminations, observations (float32 here) and 1,000-step limit.
 pub struct MujocoEnv {
     task: &'static Task,
+    /// The task's place in [`TASKS`].
+    place: usize,
     sim: Sim,
     core: Core,
-    qpos: Vec<f64>,
-    qvel: Vec<f64>,
+    /// Positions then velocities (`nq + nv`), as last read from the simulation.
+    state: Vec<f64>,
     /// The model's resting positions (`qpos0`), which restarts add noise to.
     init_qpos: Vec<f64>,
     /// Seconds per step: MuJoCo's timestep times the frame skip.
@@ -143,10 +145,11 @@ impl MujocoEnv {
     /// loaded once per process, from the first Python asked.
     pub fn with_python(python: &str, id: &str, seed: u64) -> Result<Self> {
         let unknown = |reason: String| EnvError::Unknown { id: id.into(), reason };
-        let task = TASKS
+        let place = TASKS
             .iter()
-            .find(|t| t.id == id)
+            .position(|t| t.id == id)
             .ok_or_else(|| unknown(format!("not a native MuJoCo task; known: {}", MUJOCO_IDS.join(", "))))?;
+        let task = &TASKS[place];
         let mut sim = Sim::load(python, task.xml).map_err(unknown)?;
         let sizes = [sim.size(QPOS), sim.size(QVEL), sim.size(CTRL)];
         if sizes != [task.nq, task.nv, task.nu] {
@@ -167,12 +170,17 @@ impl MujocoEnv {
         let obs_dim = task.nq - 1 + task.nv;
         let state_space = Space::from(FloatBox::new([obs_dim]));
         let action_space = float_box(vec![-1.0; task.nu], vec![1.0; task.nu]);
+        let state = init_qpos
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(0.0, task.nv))
+            .collect();
         Ok(MujocoEnv {
             task,
+            place,
             sim,
             core: Core::new(id, Some(TIME_LIMIT), seed, state_space, action_space),
-            qpos: init_qpos.clone(),
-            qvel: vec![0.0; task.nv],
+            state,
             init_qpos,
             dt: time[0] * task.frame_skip as f64,
         })
@@ -185,35 +193,45 @@ impl MujocoEnv {
 
     /// Reads positions and velocities back from the simulation.
     fn read(&mut self) {
-        let mut both = vec![0.0; self.task.nq + self.task.nv];
-        self.sim.get(QPOS | QVEL, &mut both);
-        let (qpos, qvel) = both.split_at(self.task.nq);
-        self.qpos.copy_from_slice(qpos);
-        self.qvel.copy_from_slice(qvel);
+        self.sim.get(QPOS | QVEL, &mut self.state);
+    }
+
+    /// The positions and the velocities.
+    fn qpos_qvel(&self) -> (&[f64], &[f64]) {
+        self.state.split_at(self.task.nq)
     }
 
     /// Positions without the first (the x position), then velocities, clipped where the
     /// task clips them: Gymnasium's `_get_obs`.
     fn observe(&self) -> Value {
         let clip = self.task.velocity_clip.unwrap_or(f64::INFINITY);
-        let values: Vec<f64> = self.qpos[1..]
+        let (qpos, qvel) = self.qpos_qvel();
+        let values: Vec<f64> = qpos[1..]
             .iter()
             .copied()
-            .chain(self.qvel.iter().map(|v| v.clamp(-clip, clip)))
+            .chain(qvel.iter().map(|v| v.clamp(-clip, clip)))
             .collect();
         observation(&values)
     }
 
     /// The task's place among [`TASKS`], from 1, as snapshots record it.
     fn tag(&self) -> f64 {
-        let place = TASKS.iter().position(|t| t.id == self.task.id).unwrap_or(0);
-        (place + 1) as f64
+        (self.place + 1) as f64
     }
 
     fn bad_state(&self, reason: String) -> EnvError {
         EnvError::BadState {
             env: self.task.id.into(),
             reason,
+        }
+    }
+
+    /// A `BadState` error for the first value of `values` that is not finite, calling it
+    /// `what {i}`.
+    fn check_finite(&self, values: &[f64], what: &str) -> Result<()> {
+        match values.iter().position(|x| !x.is_finite()) {
+            Some(i) => Err(self.bad_state(format!("{what} {i} is {}; expected a finite number", values[i]))),
+            None => Ok(()),
         }
     }
 }
@@ -251,7 +269,7 @@ impl Env for MujocoEnv {
             return Err(bad_action(task.id, &self.core.action_space, action));
         }
         self.core.episode.tick()?;
-        let x_before = self.qpos[0];
+        let x_before = self.state[0];
         // MuJoCo clamps the controls to the model's range (±1); the cost is of the action
         // as given, as in Gymnasium.
         self.sim.set(CTRL, &a);
@@ -259,8 +277,9 @@ impl Env for MujocoEnv {
             self.sim.step();
         }
         self.read();
-        let x_velocity = (self.qpos[0] - x_before) / self.dt;
-        let healthy = task.healthy.as_ref().map(|h| h.holds(&self.qpos, &self.qvel));
+        let x_velocity = (self.state[0] - x_before) / self.dt;
+        let (qpos, qvel) = self.qpos_qvel();
+        let healthy = task.healthy.as_ref().map(|h| h.holds(qpos, qvel));
         let healthy_reward = if healthy == Some(true) { 1.0 } else { 0.0 };
         let ctrl_cost = task.ctrl_cost_weight * a.iter().map(|x| x * x).sum::<f64>();
         let reward = (x_velocity + healthy_reward) - ctrl_cost;
@@ -276,7 +295,7 @@ impl Env for MujocoEnv {
 
     /// Positions then velocities (`nq + nv` values), as Gymnasium's `set_state` takes them.
     fn state(&self) -> Option<Vec<f64>> {
-        Some(self.qpos.iter().chain(&self.qvel).copied().collect())
+        Some(self.state.clone())
     }
 
     /// Sets positions then velocities (Gymnasium's `set_state(qpos, qvel)`) and starts an
@@ -291,9 +310,7 @@ impl Env for MujocoEnv {
                 state.len()
             )));
         }
-        if let Some(i) = state.iter().position(|x| !x.is_finite()) {
-            return Err(self.bad_state(format!("value {i} is {}; expected a finite number", state[i])));
-        }
+        self.check_finite(state, "value")?;
         self.sim.set(QPOS | QVEL, state);
         self.sim.forward();
         self.read();
@@ -333,9 +350,7 @@ impl Env for MujocoEnv {
                 state.len()
             )));
         }
-        if let Some(i) = state.iter().position(|x| !x.is_finite()) {
-            return Err(self.bad_state(format!("snapshot value {i} is {}; expected a finite number", state[i])));
-        }
+        self.check_finite(state, "snapshot value")?;
         self.sim.set(INTEGRATION, state);
         self.sim.forward();
         self.read();
