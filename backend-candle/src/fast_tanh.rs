@@ -8,6 +8,7 @@
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Result, Shape, Tensor};
 
 use crate::cpu_slices::contiguous_f32;
+use crate::wide_lanes::with_wide_lanes;
 
 /// Beyond this, tanh rounds to ±1 in f32.
 const CLAMP: f32 = 7.905_311;
@@ -38,14 +39,14 @@ pub fn tanh(x: f32) -> f32 {
     }
 }
 
-/// tanh of every element (in eight lanes where the CPU has AVX2: the divisions were what a
-/// PPO update's tanh waited on, a fifth of its time).
+/// tanh of every element (in sixteen lanes where the CPU has AVX-512, eight with AVX2: the
+/// divisions and the polynomial were what a PPO update's tanh waited on, a fifth of its time).
 fn tanh_all(v: &[f32]) -> Vec<f32> {
     // A loop into the vector's spare room, not `collect`: `collect`'s body is not inlined
-    // into the AVX2 function and would run in four lanes; nor a zeroed vector, whose zeroing
+    // into the wide-lane function and would run in four lanes; nor a zeroed vector, whose zeroing
     // was 3% of a PPO update.
     let mut out = Vec::with_capacity(v.len());
-    crate::avx2::with_avx2(|| {
+    with_wide_lanes(|| {
         for (y, &x) in out.spare_capacity_mut().iter_mut().zip(v) {
             y.write(tanh(x));
         }
@@ -55,9 +56,28 @@ fn tanh_all(v: &[f32]) -> Vec<f32> {
     out
 }
 
-/// tanh's gradient from its output: `(1 - y²) · g`, in one pass.
+/// tanh of every element, in place (as wide as [`tanh_all`]): a dense layer's product becomes
+/// its activation without a second buffer.
+pub(crate) fn tanh_in_place(v: &mut [f32]) {
+    with_wide_lanes(|| {
+        for x in v.iter_mut() {
+            *x = tanh(*x);
+        }
+    });
+}
+
+/// tanh's gradient from its output: `(1 - y²) · g`, in one pass (as wide as [`tanh_all`]).
 fn tanh_grad_all(y: &[f32], g: &[f32]) -> Vec<f32> {
-    y.iter().zip(g).map(|(&y, &g)| (1.0 - y * y) * g).collect()
+    let n = y.len().min(g.len());
+    let mut out = Vec::with_capacity(n);
+    with_wide_lanes(|| {
+        for ((d, &y), &g) in out.spare_capacity_mut().iter_mut().zip(y).zip(g) {
+            d.write((1.0 - y * y) * g);
+        }
+    });
+    // SAFETY: the loop wrote the first `n` elements (the spare room holds at least that many).
+    unsafe { out.set_len(n) };
+    out
 }
 
 /// The op: forward on contiguous f32 CPU storage, backward as `(1 - y²) · grad`.
@@ -77,10 +97,16 @@ impl CustomOp1 for FastTanh {
         // Untracked: candle detaches every gradient it hands back (unless
         // CANDLE_GRAD_DO_NOT_DETACH is set), so no second derivative runs through here anyway.
         if grad_res.dtype() == candle_core::DType::F32 && grad_res.device().is_cpu() {
-            return Ok(Some(res.apply_op2_no_bwd(&grad_res.contiguous()?, &TanhGrad)?));
+            return Ok(Some(grad_from_output(res, grad_res)?));
         }
         Ok(Some(res.sqr()?.affine(-1.0, 1.0)?.mul(grad_res)?))
     }
+}
+
+/// The gradient through tanh, `(1 - y²) · grad`, from tanh's f32 CPU output `y` in one pass
+/// ([`TanhGrad`]).
+pub(crate) fn grad_from_output(y: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    y.apply_op2_no_bwd(&grad.contiguous()?, &TanhGrad)
 }
 
 /// tanh's backward as one pass, where candle would allocate three tensors for it.
@@ -143,13 +169,30 @@ mod tests {
     #[test]
     fn the_tensor_pass_equals_the_scalar_function_bit_for_bit() {
         // Lengths that leave loop tails, values on both sides of the near-0 cut and the clamp.
-        for n in [1, 7, 8, 9, 31, 1000] {
+        for n in [1, 7, 8, 9, 15, 16, 17, 31, 1000] {
             let v: Vec<f32> = (0..n)
                 .map(|i| ((i as f32) * 0.377 - 9.0) * if i % 3 == 0 { 1e-4 } else { 1.0 })
                 .collect();
             let all = super::tanh_all(&v);
-            for (x, y) in v.iter().zip(&all) {
+            let mut in_place = v.clone();
+            super::tanh_in_place(&mut in_place);
+            for ((x, y), z) in v.iter().zip(&all).zip(&in_place) {
                 assert_eq!(y.to_bits(), tanh(*x).to_bits(), "tanh({x})");
+                assert_eq!(z.to_bits(), tanh(*x).to_bits(), "tanh({x}) in place");
+            }
+        }
+    }
+
+    #[test]
+    fn the_gradient_pass_is_one_minus_the_square_times_the_incoming_bit_for_bit() {
+        // Lengths that leave tails of every wide-lane width.
+        for n in [1, 7, 15, 16, 17, 33, 1000] {
+            let y: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.0137 - 0.99).clamp(-1.0, 1.0)).collect();
+            let g: Vec<f32> = (0..n).map(|i| (i as f32) * 0.5 - 3.0).collect();
+            let all = super::tanh_grad_all(&y, &g);
+            assert_eq!(all.len(), n);
+            for ((d, y), g) in all.iter().zip(&y).zip(&g) {
+                assert_eq!(d.to_bits(), ((1.0 - y * y) * g).to_bits(), "at y={y}, g={g}");
             }
         }
     }

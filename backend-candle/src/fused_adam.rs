@@ -34,7 +34,7 @@ impl InplaceOp2 for Moment {
 
     fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<()> {
         let (x, g) = (contiguous_f32_mut(s1, l1, "adam")?, contiguous_f32(s2, l2, "adam")?);
-        crate::avx2::with_avx2(|| {
+        crate::wide_lanes::with_wide_lanes(|| {
             for (x, &g) in x.iter_mut().zip(g) {
                 // Each product is one of the separate ops, `+ 0.0` included (it turns -0 into +0).
                 let g = if self.square { g * g } else { g };
@@ -72,8 +72,8 @@ impl InplaceOp3 for Weights {
             contiguous_f32(s2, l2, "adam")?,
             contiguous_f32(s3, l3, "adam")?,
         );
-        // Eight lanes where the CPU has AVX2: the square roots and divisions are the cost.
-        crate::avx2::with_avx2(|| {
+        // Sixteen lanes with AVX-512, eight with AVX2: the square roots and divisions are the cost.
+        crate::wide_lanes::with_wide_lanes(|| {
             for ((w, &m), &v) in w.iter_mut().zip(m).zip(v) {
                 let m_hat = m * self.c1 + 0.0;
                 let v_hat = v * self.c2 + 0.0;

@@ -19,7 +19,6 @@
 //! pool is sized to it at first use ([`init_threads`] changes both).
 
 mod autodiff;
-mod avx2;
 mod bitwise;
 mod compare;
 mod conv2d;
@@ -37,6 +36,7 @@ mod shape;
 #[cfg(test)]
 mod test_values;
 mod threads;
+mod wide_lanes;
 
 pub use threads::init_threads;
 

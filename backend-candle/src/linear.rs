@@ -1,5 +1,5 @@
-//! A dense layer, `x . w + b`, on f32 rows on the CPU as one `gemm` call that starts from the
-//! bias, with the bias's gradient summed row by row.
+//! A dense layer, `x . w + b` and optionally its tanh, on f32 rows on the CPU as one `gemm`
+//! call that starts from the bias, with the bias's gradient summed row by row.
 //!
 //! Why: candle adds a bias by broadcasting it over the rows, and the gradient of a broadcast
 //! is summed over the leading dimension with integer divisions for every element (its
@@ -10,6 +10,10 @@
 //! (every classic-control and MuJoCo network) each element is `b + (x . w)` rounded once, as
 //! before, so the numbers are the same to the bit; a longer one (a Nature CNN's 3,136 inputs)
 //! adds its blocks' partial sums to the bias in turn.
+//!
+//! With tanh the activation runs in the product's buffer and its gradient feeds the product's
+//! in one node: apart, the pre-activation was a tensor of its own, and candle's backward pass
+//! zeroed and added into a gradient for it (device PPO's hidden layers, 2,048 x 64 each).
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp3, Layout, Result, Shape, Tensor};
 
@@ -33,12 +37,19 @@ fn strided(l: &Layout) -> Strided {
     }
 }
 
-/// `x . w + b` for `x` of shape `[m, k]`, `w` of shape `[k, n]` and `b` of shape `[n]`.
-struct Linear;
+/// `x . w + b` for `x` of shape `[m, k]`, `w` of shape `[k, n]` and `b` of shape `[n]`, and
+/// with `tanh` its tanh, computed in the product's own buffer.
+struct Linear {
+    tanh: bool,
+}
 
 impl CustomOp3 for Linear {
     fn name(&self) -> &'static str {
-        "linear"
+        if self.tanh {
+            "linear-tanh"
+        } else {
+            "linear"
+        }
     }
 
     fn cpu_fwd(
@@ -65,9 +76,15 @@ impl CustomOp3 for Linear {
             )));
         }
         let mut y = Vec::with_capacity(m * n);
-        for _ in 0..m {
-            y.extend_from_slice(b);
+        // Element by element into the spare room: copying the bias a row at a time was a
+        // `memmove` call per row (a twentieth of device PPO for rows of 64 or fewer numbers).
+        for row in y.spare_capacity_mut()[..m * n].chunks_exact_mut(n.max(1)) {
+            for (d, &b) in row.iter_mut().zip(b) {
+                d.write(b);
+            }
         }
+        // SAFETY: the loop wrote all `m * n` elements: `m` rows of `n` (nothing when n is 0).
+        unsafe { y.set_len(m * n) };
         if !product(
             (m, n, k),
             &mut y,
@@ -82,19 +99,30 @@ impl CustomOp3 for Linear {
                 "linear: an operand lies outside its storage".into(),
             ));
         }
+        if self.tanh {
+            crate::fast_tanh::tanh_in_place(&mut y);
+        }
         Ok((CpuStorage::F32(y), Shape::from((m, n))))
     }
 
     /// As candle's: `grad . w^T`, `x^T . grad` and the rows of `grad` summed, each only where
-    /// it is needed.
+    /// it is needed; with tanh, of the gradient through tanh (from the output `y`, as tanh's own
+    /// backward takes it, so the numbers are those of the two ops apart).
     fn bwd(
         &self,
         x: &Tensor,
         w: &Tensor,
         b: &Tensor,
-        _y: &Tensor,
+        y: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let through_tanh;
+        let grad = if self.tanh {
+            through_tanh = crate::fast_tanh::grad_from_output(y, grad)?;
+            &through_tanh
+        } else {
+            grad
+        };
         let (grad_x, grad_w) = product_grads(x, w, grad)?;
         let grad_b = match b.track_op() {
             true => Some(grad.contiguous()?.apply_op1(RowSum)?),
@@ -125,9 +153,10 @@ impl CustomOp1 for RowSum {
     }
 }
 
-/// `x . w + b` by [`Linear`] where `x` is an `[m, k]` f32 CPU tensor, `w` a `[k, n]` one and
-/// `b` an `[n]` one; `None` for anything else (the caller multiplies and broadcasts instead).
-pub fn apply(x: &Tensor, w: &Tensor, b: &Tensor) -> Option<Result<Tensor>> {
+/// `x . w + b` (with `tanh`, its tanh) by [`Linear`] where `x` is an `[m, k]` f32 CPU tensor,
+/// `w` a `[k, n]` one and `b` an `[n]` one; `None` for anything else (the caller multiplies,
+/// broadcasts and applies tanh instead).
+pub fn apply(x: &Tensor, w: &Tensor, b: &Tensor, tanh: bool) -> Option<Result<Tensor>> {
     let cpu_f32 = |t: &Tensor| t.dtype() == candle_core::DType::F32 && t.device().is_cpu();
     let (Ok((_, k)), Ok((k2, n)), Ok(n2)) = (x.dims2(), w.dims2(), b.dims1()) else {
         return None;
@@ -135,7 +164,7 @@ pub fn apply(x: &Tensor, w: &Tensor, b: &Tensor) -> Option<Result<Tensor>> {
     if k != k2 || n != n2 || !(cpu_f32(x) && cpu_f32(w) && cpu_f32(b)) {
         return None;
     }
-    Some(b.contiguous().and_then(|b| x.apply_op3(w, &b, Linear)))
+    Some(b.contiguous().and_then(|b| x.apply_op3(w, &b, Linear { tanh })))
 }
 
 #[cfg(test)]
@@ -172,7 +201,7 @@ mod tests {
         // A hidden layer, a layer from 4 inputs, and a transposed input.
         for (m, k, n, transpose_x) in [(37, 64, 19, false), (2048, 4, 64, false), (9, 64, 64, true)] {
             let (x, x_used, w, b) = operands(m, k, n, transpose_x);
-            let ours = super::apply(&x_used, &w, &b).expect("f32 rows").unwrap();
+            let ours = super::apply(&x_used, &w, &b, false).expect("f32 rows").unwrap();
             let theirs = x_used.matmul(&w).unwrap().broadcast_add(&b).unwrap();
             assert_eq!(bits(&ours), bits(&theirs), "{m}x{k}x{n}");
             // A loss whose gradient differs per element, so the row sums are not all alike.
@@ -188,10 +217,30 @@ mod tests {
     }
 
     #[test]
+    fn with_tanh_values_and_gradients_equal_the_layer_then_tanh_to_the_bit() {
+        // Device PPO's hidden layers, a layer from 4 inputs, and a transposed input; the
+        // values' scale puts some pre-activations where tanh saturates and some near 0.
+        for (m, k, n, transpose_x) in [(2048, 64, 64, false), (300, 4, 64, false), (9, 64, 17, true)] {
+            let (x, x_used, w, b) = operands(m, k, n, transpose_x);
+            let fused = super::apply(&x_used, &w, &b, true).expect("f32 rows").unwrap();
+            let apart = crate::fast_tanh::apply(&super::apply(&x_used, &w, &b, false).unwrap().unwrap()).unwrap();
+            assert_eq!(bits(&fused), bits(&apart), "{m}x{k}x{n}");
+            let weights = Tensor::from_vec(values(m * n, 4), (m, n), &Device::Cpu).unwrap();
+            let grads = |y: &Tensor| (y * &weights).unwrap().sum_all().unwrap().backward().unwrap();
+            let (g_fused, g_apart) = (grads(&fused), grads(&apart));
+            for v in [&x, &w, &b] {
+                let (a, c) = (g_fused.get(v).unwrap(), g_apart.get(v).unwrap());
+                assert_eq!(a.dims(), c.dims());
+                assert_eq!(bits(a), bits(c), "{m}x{k}x{n}");
+            }
+        }
+    }
+
+    #[test]
     fn a_long_inner_dimension_stays_within_rounding_of_candles() {
         // A Nature CNN's dense layer: 3,136 inputs, over several of gemm's blocks.
         let (x, x_used, w, b) = operands(8, 3136, 16, false);
-        let ours = super::apply(&x_used, &w, &b)
+        let ours = super::apply(&x_used, &w, &b, false)
             .unwrap()
             .unwrap()
             .to_vec2::<f32>()
@@ -214,19 +263,19 @@ mod tests {
         let f32 = candle_core::DType::F32;
         let (x, w) = (z(&[2, 3], f32), z(&[3, 4], f32));
         assert!(
-            super::apply(&x, &w, &z(&[5], f32)).is_none(),
+            super::apply(&x, &w, &z(&[5], f32), false).is_none(),
             "a bias of the wrong width"
         );
-        assert!(super::apply(&x, &w, &z(&[1, 4], f32)).is_none(), "a 2-D bias");
+        assert!(super::apply(&x, &w, &z(&[1, 4], f32), true).is_none(), "a 2-D bias");
         assert!(
-            super::apply(&x, &z(&[2, 4], f32), &z(&[4], f32)).is_none(),
+            super::apply(&x, &z(&[2, 4], f32), &z(&[4], f32), false).is_none(),
             "inner dimensions differ"
         );
         assert!(
-            super::apply(&z(&[2, 2, 3], f32), &w, &z(&[4], f32)).is_none(),
+            super::apply(&z(&[2, 2, 3], f32), &w, &z(&[4], f32), true).is_none(),
             "a time rank"
         );
         let f64 = candle_core::DType::F64;
-        assert!(super::apply(&z(&[2, 3], f64), &z(&[3, 4], f64), &z(&[4], f64)).is_none());
+        assert!(super::apply(&z(&[2, 3], f64), &z(&[3, 4], f64), &z(&[4], f64), true).is_none());
     }
 }

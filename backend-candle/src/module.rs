@@ -22,9 +22,15 @@ impl ModuleOps for Candle {
             .map_err(err("matmul"))
     }
     fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
-        match linear::apply(x, w, b) {
+        match linear::apply(x, w, b, false) {
             Some(y) => y.map_err(err("linear")),
             None => Self::add(&Self::matmul(x, w)?, b),
+        }
+    }
+    fn linear_tanh(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
+        match linear::apply(x, w, b, true) {
+            Some(y) => y.map_err(err("linear_tanh")),
+            None => Self::tanh(&Self::linear(x, w, b)?),
         }
     }
     fn conv2d(x: &Tensor, w: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {

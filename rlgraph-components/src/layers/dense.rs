@@ -94,7 +94,11 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
                 } else {
                     x
                 };
-                let mut y = if use_bias {
+                // tanh after a bias is one backend op: a fused kernel skips the pre-activation.
+                let fused = use_bias && act == Activation::Tanh;
+                let mut y = if fused {
+                    B::linear_tanh(x, ctx.var("kernel")?, ctx.var("bias")?)?
+                } else if use_bias {
                     B::linear(x, ctx.var("kernel")?, ctx.var("bias")?)?
                 } else {
                     B::matmul(x, ctx.var("kernel")?)?
@@ -106,7 +110,7 @@ pub fn dense<B: Backend>(name: &str, spec: DenseSpec) -> Component<B> {
                     }
                     y = B::reshape(&y, &out_shape)?;
                 }
-                Ok([act.apply::<B>(&y)?])
+                Ok([if fused { y } else { act.apply::<B>(&y)? }])
             })
             .infer(move |ctx, spaces| {
                 let s = &spaces[0];

@@ -20,4 +20,14 @@ pub trait ModuleOps: BackendCore {
     {
         Self::add(&Self::matmul(x, w)?, b)
     }
+
+    /// `tanh(x @ w + b)`, a dense layer with tanh activation. A backend with a fused kernel
+    /// (candle's CPU path) skips the pre-activation's tensor and its gradient; by default
+    /// `linear` then `tanh`, and a fused kernel gives the same numbers.
+    fn linear_tanh(x: &Self::Tensor, w: &Self::Tensor, b: &Self::Tensor) -> Result<Self::Tensor>
+    where
+        Self: ElementwiseOps,
+    {
+        Self::tanh(&Self::linear(x, w, b)?)
+    }
 }

@@ -64,6 +64,17 @@ both_backends! {
         t.assert_call("call", &[x], &[value(&out, json!([[8.5, 8.5], [-1.7, -1.7]]))], Tolerance::decimals(5));
     }
 
+    fn dense_with_bias_and_tanh<B>() {
+        // tanh after a bias is one backend op (`linear_tanh`): 0.5 * (0.5 + 2 + 1.5) + 0.25 = 2.25
+        // and 0.5 * -4.5 + 0.25 = -2, then tanh.
+        let spec = json!({"type": "dense", "units": 2, "activation": "tanh", "weights_spec": 0.5, "biases_spec": 0.25});
+        let (s, out) = (batch_of(3), batch_of(2));
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", s.clone())], 0).unwrap();
+        let x = value(&s, json!([[0.5, 2.0, 1.5], [-1.0, -2.0, -1.5]]));
+        let (a, b) = (2.25f64.tanh(), (-2.0f64).tanh());
+        t.assert_call("call", &[x], &[value(&out, json!([[a, a], [b, b]]))], Tolerance::new(1e-6, 1e-6));
+    }
+
     fn every_activation_matches_its_formula<B>() {
         let xs = [-2.0f64, -0.5, 0.25, 3.0];
         let selu = |x: f64| 1.050_700_987_355_480_5 * if x > 0.0 { x } else { 1.673_263_242_354_377_3 * (x.exp() - 1.0) };

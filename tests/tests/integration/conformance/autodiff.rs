@@ -21,6 +21,26 @@ case!(grad_of_linear_sum, vec![vec![37.0], vec![2.0], vec![4.0, 6.0], vec![3.0, 
     host::<B>(&[loss, g[0].clone(), g[1].clone(), g[2].clone()])
 });
 
+// sum(tanh(x w + b)), x = [[1, 2], [3, 4]], w = [0.25, -0.5], b = 0.5: pre-activations p = -0.25
+// and -0.75 (exact in binary). With d_i = 1 - tanh(p_i)², d/db = d_1 + d_2, d/dw_j = sum_i x_ij
+// d_i and d/dx_ij = w_j d_i.
+case!(grad_of_linear_tanh_sum, {
+    let d = [1.0 - (-0.25f64).tanh().powi(2), 1.0 - (-0.75f64).tanh().powi(2)];
+    vec![
+        vec![(-0.25f64).tanh() + (-0.75f64).tanh()],
+        vec![d[0] + d[1]],
+        vec![d[0] + 3.0 * d[1], 2.0 * d[0] + 4.0 * d[1]],
+        vec![0.25 * d[0], -0.5 * d[0], 0.25 * d[1], -0.5 * d[1]],
+    ]
+}, <B> {
+    let x = var::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
+    let w = var::<B>(&[2, 1], &[0.25, -0.5])?;
+    let b = var::<B>(&[1], &[0.5])?;
+    let loss = B::sum_all(&B::linear_tanh(B::var_tensor(&x), B::var_tensor(&w), B::var_tensor(&b))?)?;
+    let g = B::grads(&loss, &[&b, &w, &x])?;
+    host::<B>(&[loss, g[0].clone(), g[1].clone(), g[2].clone()])
+});
+
 case!(grad_of_sigmoid, vec![{
     let s = |x: f64| 1.0 / (1.0 + (-x).exp());
     vec![s(0.5) * (1.0 - s(0.5)), s(-1.0) * (1.0 - s(-1.0))]

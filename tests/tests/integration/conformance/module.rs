@@ -16,6 +16,15 @@ case!(linear_is_matmul_plus_bias, vec![vec![11.0, 22.0, 33.0, 13.0, 24.0, 37.0]]
     host::<B>(&[shaped::<B>(B::linear(&x, &w, &b)?, &[2, 3])?])
 });
 
+// The same product with a small kernel, w = [[0.25, 0, 0.25], [0, 0.25, 0.25]] and b = [0, -0.5,
+// 0.125]: pre-activations [[0.25, 0, 0.875], [0.75, 0.5, 1.875]], each exact in binary.
+case!(linear_tanh_is_tanh_of_the_dense_layer, vec![[0.25f64, 0.0, 0.875, 0.75, 0.5, 1.875].iter().map(|p| p.tanh()).collect()], <B> {
+    let x = f32s::<B>(&[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
+    let w = f32s::<B>(&[2, 3], &[0.25, 0.0, 0.25, 0.0, 0.25, 0.25])?;
+    let b = f32s::<B>(&[3], &[0.0, -0.5, 0.125])?;
+    host::<B>(&[shaped::<B>(B::linear_tanh(&x, &w, &b)?, &[2, 3])?])
+});
+
 case!(matmul_batched, vec![vec![3.0, 6.0]], <B> {
     let a = f32s::<B>(&[2, 1, 2], &[1.0, 2.0, 3.0, 4.0])?;
     let b = f32s::<B>(&[2, 2, 1], &[1.0, 1.0, 2.0, 0.0])?;
