@@ -5,6 +5,9 @@
 //! it; `env` steps an environment; `train`, `evaluate`, `act` and `graph` train, play, query and show
 //! agents built from RLgraph JSON configs; `bench` runs a benchmark suite and reports it.
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     rlgraph_cli::main()
 }
