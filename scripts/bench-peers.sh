@@ -8,7 +8,9 @@
 # BENCH_LUNAR=1 adds PPO on LunarLander-v3 through the bridge against SB3's zoo PPO
 # (BENCH_LUNAR_SEEDS seeds, default 1; about five minutes a seed for SB3), BENCH_HOPPER=1
 # PPO on Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1),
-# and BENCH_MICRO=0 skips the hot-path benches.
+# BENCH_DEVICE_PPO=1 PPO on 1,024 CPU tensor CartPoles against the same program compiled by
+# JAX (BENCH_DEVICE_SEEDS seeds, default 3; JAX's script from BENCH_ANCHORS, default
+# ../shared/bench), and BENCH_MICRO=0 skips the hot-path benches.
 #
 # The peers go into the ignored folder .bench-venv/ from PyPI (once), at the versions in
 # scripts/bench-peers-requirements.txt; PyTorch's wheel brings about 3 GB of CUDA
@@ -16,7 +18,7 @@
 # project's criterion benches and the release `rlgraph` binary, run first; the Python side
 # is timed right after, on the same machine.
 #
-# Usage: [BENCH_SOLVE=0] [BENCH_LUNAR=1] [BENCH_HOPPER=1] [BENCH_MICRO=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
+# Usage: [BENCH_SOLVE=0] [BENCH_LUNAR=1] [BENCH_HOPPER=1] [BENCH_DEVICE_PPO=1] [BENCH_MICRO=0] scripts/bench-peers.sh [CRITERION_SECONDS]   (per bench, default 3)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-3}"
@@ -43,7 +45,8 @@ fi
 [[ "${BENCH_SOLVE:-1}" != 0 ]] && flags+=(--solve)
 [[ "${BENCH_LUNAR:-0}" != 0 ]] && flags+=(--lunar)
 [[ "${BENCH_HOPPER:-0}" != 0 ]] && flags+=(--hopper)
-if [[ " ${flags[*]} " == *" --solve "* || " ${flags[*]} " == *" --lunar "* || " ${flags[*]} " == *" --hopper "* ]]; then
+[[ "${BENCH_DEVICE_PPO:-0}" != 0 ]] && flags+=(--device-ppo)
+if [[ " ${flags[*]} " =~ " --"(solve|lunar|hopper|device-ppo)" " ]]; then
   cargo build --release -p rlgraph-cli --locked >&2
 fi
 "$python" -W ignore scripts/bench_peers.py "${flags[@]}"

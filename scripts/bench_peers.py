@@ -8,8 +8,9 @@ several timed repeats on one thread, as criterion's figures are medians. With `-
 also trains DQN and PPO on CartPole-v1 with this project's shipped configs and with the SB3
 zoo's tuned hyperparameters, five seeds each, one thread each side; with `--lunar`, PPO on
 LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); with `--hopper`, PPO on
-Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1);
-`--no-micro` skips the hot-path table.
+Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1); with
+`--device-ppo`, PPO on 1,024 CPU tensor CartPoles against the same program in JAX
+(BENCH_DEVICE_SEEDS seeds, default 3); `--no-micro` skips the hot-path table.
 """
 
 import json
@@ -381,6 +382,52 @@ def hopper_table():
     return peer_table("Hopper-v5 PPO", "SB3", "greedy eval of 10 episodes >= 2000", mine, peer)
 
 
+# Device PPO on CPU tensor environments against the JAX program #42 names: the same PPO on the
+# same CartPole equations (1,024 copies, 16-step rollouts, 32 minibatches of 2,048), with each
+# update compiled into one XLA program, from the peers' folder (BENCH_ANCHORS, default
+# ../shared/bench, holding jax_ppo_tensor.py). Ours runs on one thread, XLA on its default
+# (every core). Both stop when the mean of the last 100 finished episodes reaches 475.
+DEVICE_BUDGET = 2_000_000
+
+
+def ours_device_ppo(seed):
+    """(frames/s, frames to solve, seconds to solve) for `rlgraph train --tensor-envs 1024`."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    args = [binary, "train", os.path.join(ROOT, "configs", "ppo-cartpole-tensor.json"), "--env", "CartPole-v1",
+            "--tensor-envs", "1024", "--timesteps", str(DEVICE_BUDGET), "--target-return", str(TARGET),
+            "--seed", str(seed)]
+    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    return summary["env_frames_per_second"], summary["solved_at_timestep"], summary["wall_clock_seconds"]
+
+
+def jax_device_ppo(seed):
+    """(frames/s after compiling, frames to solve, seconds to solve with compiling) for JAX."""
+    anchors = os.environ.get("BENCH_ANCHORS", os.path.join(ROOT, "..", "shared", "bench"))
+    script = os.path.join(anchors, "jax_ppo_tensor.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
+    run = subprocess.run([sys.executable, script, str(seed), str(DEVICE_BUDGET)], capture_output=True,
+                         text=True, check=True, env=env)
+    line = json.loads(run.stdout.strip().splitlines()[-1])
+    solved = line.get("solved_mean100") or [None, line["wall_s"]]
+    return line["frames_per_s_after_compile"], solved[0], solved[1]
+
+
+def device_ppo_table():
+    seeds = range(int(os.environ.get("BENCH_DEVICE_SEEDS", "3")))
+    lines = ["| device PPO, CartPole-v1 as tensors, 1,024 copies, CPU | rlgraph-rs (candle, one thread) "
+             "| JAX (one XLA program per update, every core) | ours / JAX frames/s |",
+             "| --- | --- | --- | --- |"]
+    cell = lambda rate, frames, seconds: (  # noqa: E731
+        f"{rate / 1e3:.1f}k frames/s; last-100 mean 475 at "
+        + (f"{frames:,} frames, {seconds:.2f} s" if frames else f"not within {DEVICE_BUDGET:,}"))
+    for seed in seeds:
+        # Alternated per seed, so that a slow spell of the machine falls on both sides.
+        mine, jax = ours_device_ppo(seed), jax_device_ppo(seed)
+        lines.append(f"| seed {seed} | {cell(*mine)} | {cell(*jax)} (seconds include compiling) "
+                     f"| {mine[0] / jax[0]:.2f}x |")
+    return "\n".join(lines)
+
+
 def main():
     if "--no-micro" not in sys.argv[1:]:
         micro_table()
@@ -393,6 +440,9 @@ def main():
     if "--hopper" in sys.argv[1:]:
         print()
         print(hopper_table())
+    if "--device-ppo" in sys.argv[1:]:
+        print()
+        print(device_ppo_table())
 
 
 def micro_table():
