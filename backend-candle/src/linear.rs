@@ -203,16 +203,23 @@ mod tests {
             let (x, x_used, w, b) = operands(m, k, n, transpose_x);
             let ours = super::apply(&x_used, &w, &b, false).expect("f32 rows").unwrap();
             let theirs = x_used.matmul(&w).unwrap().broadcast_add(&b).unwrap();
-            assert_eq!(bits(&ours), bits(&theirs), "{m}x{k}x{n}");
-            // A loss whose gradient differs per element, so the row sums are not all alike.
-            let weights = Tensor::from_vec(values(m * n, 4), (m, n), &Device::Cpu).unwrap();
-            let grads = |y: &Tensor| (y * &weights).unwrap().sum_all().unwrap().backward().unwrap();
-            let (g_ours, g_theirs) = (grads(&ours), grads(&theirs));
-            for v in [&x, &w, &b] {
-                let (a, c) = (g_ours.get(v).unwrap(), g_theirs.get(v).unwrap());
-                assert_eq!(a.dims(), c.dims());
-                assert_eq!(bits(a), bits(c), "{m}x{k}x{n}");
-            }
+            assert_same_values_and_gradients(&ours, &theirs, [&x, &w, &b], &format!("{m}x{k}x{n}"));
+        }
+    }
+
+    /// Checks that `ours` and `theirs` (outputs of `[m, n]`) have the same bits, and so do the
+    /// gradients of `vars` through them.
+    fn assert_same_values_and_gradients(ours: &Tensor, theirs: &Tensor, vars: [&Var; 3], case: &str) {
+        assert_eq!(bits(ours), bits(theirs), "{case}");
+        // A loss whose gradient differs per element, so the row sums are not all alike.
+        let (m, n) = ours.dims2().unwrap();
+        let weights = Tensor::from_vec(values(m * n, 4), (m, n), &Device::Cpu).unwrap();
+        let grads = |y: &Tensor| (y * &weights).unwrap().sum_all().unwrap().backward().unwrap();
+        let (g_ours, g_theirs) = (grads(ours), grads(theirs));
+        for v in vars {
+            let (a, c) = (g_ours.get(v).unwrap(), g_theirs.get(v).unwrap());
+            assert_eq!(a.dims(), c.dims());
+            assert_eq!(bits(a), bits(c), "{case}");
         }
     }
 
@@ -224,15 +231,7 @@ mod tests {
             let (x, x_used, w, b) = operands(m, k, n, transpose_x);
             let fused = super::apply(&x_used, &w, &b, true).expect("f32 rows").unwrap();
             let apart = crate::fast_tanh::apply(&super::apply(&x_used, &w, &b, false).unwrap().unwrap()).unwrap();
-            assert_eq!(bits(&fused), bits(&apart), "{m}x{k}x{n}");
-            let weights = Tensor::from_vec(values(m * n, 4), (m, n), &Device::Cpu).unwrap();
-            let grads = |y: &Tensor| (y * &weights).unwrap().sum_all().unwrap().backward().unwrap();
-            let (g_fused, g_apart) = (grads(&fused), grads(&apart));
-            for v in [&x, &w, &b] {
-                let (a, c) = (g_fused.get(v).unwrap(), g_apart.get(v).unwrap());
-                assert_eq!(a.dims(), c.dims());
-                assert_eq!(bits(a), bits(c), "{m}x{k}x{n}");
-            }
+            assert_same_values_and_gradients(&fused, &apart, [&x, &w, &b], &format!("{m}x{k}x{n}"));
         }
     }
 

@@ -364,6 +364,17 @@ fn run_one<B: Backend>(
         return Err(e);
     }
     let mut summary = driven.summary();
+    // A budget share below the agent's first update gives a curve of the untrained policy,
+    // which the report would otherwise show like any other.
+    if driven.paused_at.is_none() && summary["updates"].as_u64() == Some(0) {
+        let warning = format!(
+            "{} seed {seed} made no update in its {steps} steps, so its curve is the untrained \
+             policy's; a larger --budget leaves room for the config's first update",
+            row.name
+        );
+        stderr_line(&format!("warning: {warning}"));
+        summary["warning"] = warning.into();
+    }
     summary["run_seconds"] = (seconds_before + driven.leg.runtime_seconds).into();
     summary["row"] = row.name.clone().into();
     summary["seed"] = seed.into();

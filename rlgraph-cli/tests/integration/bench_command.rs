@@ -41,6 +41,7 @@ fn the_tiny_suite_runs_and_reports_what_its_curves_say() {
         stderr.contains("[1/3] ppo-cartpole") && stderr.contains("[3/3] dqn-cartpole"),
         "{stderr}"
     );
+    assert!(!stderr.contains("made no update"), "{stderr}");
     // Each run's curve has one point per evaluation round, at the row's interval.
     let ppo: Vec<Vec<(u64, f64)>> = [0, 1]
         .iter()
@@ -92,6 +93,34 @@ fn the_tiny_suite_runs_and_reports_what_its_curves_say() {
             "{f}"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_budget_below_the_first_update_is_warned_of() {
+    // 1% of the tiny PPO row is 30 steps; its config learns from batches of 1,024.
+    let dir = std::env::temp_dir().join(format!("rlgraph-bench-no-update-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let args = [
+        "bench",
+        "tiny",
+        "--rows",
+        "ppo-cartpole",
+        "--seeds",
+        "1",
+        "--budget",
+        "0.01",
+    ];
+    let (code, _, stderr) = rlgraph(&[&args[..], &["--out", &dir.to_string_lossy()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: ppo-cartpole seed 0 made no update in its 30 steps"),
+        "{stderr}"
+    );
+    let summary = std::fs::read_to_string(dir.join("ppo-cartpole/seed-0/summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["updates"], 0, "{summary}");
+    assert!(summary["warning"].as_str().unwrap().contains("--budget"), "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
