@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The README's test command: formatting, lints, docs and every test, on both backends.
-# On a fresh machine it first installs libtorch (the torch==2.13.0 wheel from PyPI) into the
-# ignored folder .libtorch/, gymnasium and ale-py (for the Gymnasium bridge's tests) into the
-# ignored venv .gym-venv/, and Chromium and Graphviz (for the picture tests) from Debian's
-# packages; after that it takes seconds to confirm they are there.
+# The README's test command: formatting, lints, docs, the book and every test, on both
+# backends. On a fresh machine it first installs libtorch (the torch==2.13.0 wheel from PyPI)
+# into the ignored folder .libtorch/, gymnasium and ale-py (for the Gymnasium bridge's tests)
+# and mdbook (for the book) into the ignored venv .gym-venv/, and Chromium and Graphviz (for
+# the picture tests and the book's render check) from Debian's packages; after that it takes
+# seconds to confirm they are there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -37,13 +38,17 @@ cargo clippy -p rlgraph-cli --features tch --all-targets --locked -- -D warnings
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
-step "cargo test (candle and tch)"
 if ! wait "$gym_pid"; then
     echo "scripts/install-gym.sh failed; run it alone to see why" >&2
     exit 1
 fi
 RLGRAPH_PYTHON="$(tail -n 1 "$gym_log")"
 export RLGRAPH_PYTHON
+
+step "book (build, links, images)"
+./scripts/book.sh
+
+step "cargo test (candle and tch)"
 # Libraries, binaries and integration tests, then the doc tests, with the CLI's libtorch path
 # (`"backend": "tch"`, a feature) built in, so each test binary is built and run once.
 # Examples are left out of this build: clippy --all-targets has already checked that they
