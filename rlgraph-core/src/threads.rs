@@ -2,16 +2,17 @@
 //! process-wide setting that both backends read, so that no program has to set an
 //! environment variable, and candle and libtorch never oversubscribe each other.
 //!
-//! The default is one thread. Measured on this project's 2-core machines (see the README's
-//! Atari table): one thread is the fastest for the small networks of classic control, where
-//! waking a second thread costs more than the product it would share, and it is the only
-//! count that stays fast beside other busy processes (environment processes of the Gymnasium
-//! bridge, other actors, a build): libtorch's OpenMP workers wait for each other at every
-//! parallel region, and with the cores taken by others each wait is a scheduler's time slice
-//! (12x slower acting on Pong beside two busy processes). A learner alone on its machine
-//! gains from more: [`set_kernel_threads`] (the `rlgraph` program's `--threads`) or the
-//! `RLGRAPH_THREADS` variable raises it, up to [`available_cpus`], which counts the CPUs this
-//! process may run on (its affinity mask and cgroup quota), not the host's.
+//! The default is one thread. Measured on this project's 2-core machines (see the Atari table
+//! in the book, `docs/book/src/performance/atari.md` in the repository): one thread is the
+//! fastest for the small networks of classic control, where waking a second thread costs more
+//! than the product it would share, and it is the only count that stays fast beside other busy
+//! processes (environment processes of the Gymnasium bridge, other actors, a build): libtorch's
+//! OpenMP workers wait for each other at every parallel region, and with the cores taken by
+//! others each wait is a scheduler's time slice (12x slower acting on Pong beside two busy
+//! processes). A learner alone on its machine gains from more: [`set_kernel_threads`] (the
+//! `rlgraph` program's `--threads`) or the `RLGRAPH_THREADS` variable raises it, up to
+//! [`available_cpus`], which counts the CPUs this process may run on (its affinity mask and
+//! cgroup quota), not the host's.
 //!
 //! ```
 //! use rlgraph_core::threads;

@@ -1,6 +1,9 @@
 //! rlgraph-rs as one dependency: spaces, components, agents, executors, environments and the
 //! profiler, on candle (and on libtorch with the `tch` feature), with a [`prelude`].
 //!
+//! The guide to all of it is the book, `docs/book` in the repository (its contents:
+//! `docs/book/src/SUMMARY.md`; `./scripts/book.sh` builds it).
+//!
 //! # Quickstart from Rust
 //!
 //! ```toml
