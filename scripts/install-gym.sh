@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Gymnasium bridge's Python side (gymnasium, ale-py with its Atari ROMs, opencv,
 # onnxruntime for the ONNX export's tests, grpcio for the distributed roles' tests,
-# kubernetes-validate for the emitted manifests' test, and mujoco, whose library the native
-# MuJoCo tasks load)
+# kubernetes-validate for the emitted manifests' test, mujoco, whose library the native
+# MuJoCo tasks load, and minatar, the reference of the native MinAtar games)
 # into the ignored folder .gym-venv/, from PyPI, at the versions in gym-requirements.txt.
 # Idempotent: when the venv already imports them at those versions it does nothing.
 # With --bench it also adds the benchmark suites' other packages (Box2D) from
@@ -28,7 +28,7 @@ bench() {
 }
 
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$requirements" \
-    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco" 2>/dev/null; then
+    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym" 2>/dev/null; then
     [[ "${1:-}" == "--bench" ]] && bench
     echo "$venv/bin/python"
     exit 0
@@ -40,7 +40,7 @@ echo "installing gymnasium and ale-py into $venv (from PyPI, once)" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2
-"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco"
+"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym"
 cp "$requirements" "$stamp"
 [[ "${1:-}" == "--bench" ]] && bench
 echo "$venv/bin/python"
