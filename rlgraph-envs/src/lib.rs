@@ -1,5 +1,6 @@
 //! Environments: CartPole, MountainCar, Acrobot and Pendulum with Gymnasium's dynamics,
-//! Hopper, Walker2d and HalfCheetah on MuJoCo's library in this process,
+//! Hopper, Walker2d and HalfCheetah on MuJoCo's library in this process, the five MinAtar
+//! games with the `minatar` package's dynamics and NumPy's random draws,
 //! RLgraph's GridWorld, random and deterministic test environments, and vector
 //! environments with auto-reset.
 //!
@@ -23,6 +24,7 @@ mod env_group;
 mod env_registry;
 mod grid_world;
 pub mod gym;
+pub mod minatar;
 pub mod mountain_car;
 pub mod mujoco;
 pub mod pendulum;
@@ -42,6 +44,7 @@ pub use env_registry::{register_env, registered_envs};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
 };
+pub use minatar::MinAtar;
 pub use mountain_car::MountainCar;
 pub use pendulum::{angle_normalize, Pendulum};
 pub use render::RgbFrame;
@@ -61,6 +64,7 @@ pub const ENV_IDS: &[&str] = &[
     "Hopper-v5",
     "Walker2d-v5",
     "HalfCheetah-v5",
+    "MinAtar/<Asterix|Breakout|Freeway|Seaquest|SpaceInvaders>-v1 (or -v0: all six actions)",
     "gym:<Gymnasium id>[?key=value&...]",
 ];
 
@@ -68,7 +72,8 @@ pub const ENV_IDS: &[&str] = &[
 /// recurrent policies), `MountainCar-v0`, `Acrobot-v1`, `Pendulum-v1`,
 /// `GridWorld-2x2` (any map of [`MAPS`], optionally followed by `-ftj` or `-ftjb` and by
 /// `-xy`, `-xy+orientation` or `-camera`), `DeterministicEnv`, `MaskedChoice-v0` (action masks), the MuJoCo tasks `Hopper-v5`,
-/// `Walker2d-v5` and `HalfCheetah-v5` stepped in this process (see [`mujoco`]), or any Gymnasium environment
+/// `Walker2d-v5` and `HalfCheetah-v5` stepped in this process (see [`mujoco`]), the MinAtar games
+/// `MinAtar/Breakout-v1` and the others of [`minatar::MINATAR_IDS`] (see [`minatar`]), or any Gymnasium environment
 /// through the bridge as `gym:ID` (`gym:ALE/Pong-v5?frameskip=4`; see [`gym::GymEnv`]), or an
 /// id registered with [`register_env`].
 pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
@@ -86,6 +91,10 @@ pub fn make(id: &str, seed: u64) -> Result<Box<dyn Env>> {
     }
     if let Some(made) = env_registry::make_registered(id, seed) {
         return made;
+    }
+    if id.starts_with(minatar::MINATAR_PREFIX) {
+        // Not one of the games: the error names the ones there are.
+        return Ok(Box::new(MinAtar::new(id, seed)?));
     }
     let registered = registered_envs();
     let also = match registered.is_empty() {
@@ -112,6 +121,7 @@ fn builtin(id: &str, seed: u64) -> Option<Box<dyn Env>> {
         "Pendulum-v1" | "pendulum" => Box::new(Pendulum::new(seed)),
         "DeterministicEnv" => Box::new(DeterministicEnv::new(0.0, -100.0, 10)),
         MaskedChoiceEnv::ID => Box::new(MaskedChoiceEnv::new(seed)),
+        id if minatar::is_minatar_id(id) => Box::new(MinAtar::new(id, seed).ok()?),
         _ => return None,
     })
 }

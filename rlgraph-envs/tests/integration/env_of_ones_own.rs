@@ -176,6 +176,11 @@ fn every_built_in_environment_keeps_the_contract() {
         "GridWorld-4x4-xy",
         "DeterministicEnv",
         "MaskedChoice-v0",
+        "MinAtar/Asterix-v1",
+        "MinAtar/Breakout-v1",
+        "MinAtar/Freeway-v1",
+        "MinAtar/Seaquest-v1",
+        "MinAtar/SpaceInvaders-v0",
     ] {
         let mut env = make(id, 11).unwrap();
         check_env(env.as_mut(), 11, 300).unwrap_or_else(|e| panic!("{id}: {e}"));

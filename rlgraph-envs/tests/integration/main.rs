@@ -7,6 +7,7 @@ mod env_of_ones_own;
 mod grid_world;
 mod gym_bridge;
 mod masked_choice;
+mod minatar;
 mod mujoco;
 mod render;
 mod snapshots;

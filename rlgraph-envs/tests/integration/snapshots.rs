@@ -30,6 +30,11 @@ fn restored_snapshots_continue_exactly() {
         "GridWorld-2x2",
         "GridWorld-4x4-ftj-xy+orientation",
         "DeterministicEnv",
+        "MinAtar/Asterix-v1",
+        "MinAtar/Breakout-v1",
+        "MinAtar/Freeway-v1",
+        "MinAtar/Seaquest-v1",
+        "MinAtar/SpaceInvaders-v0",
     ] {
         let mut env = make(id, 3).unwrap();
         env.reset(Some(3)).unwrap();
@@ -46,7 +51,10 @@ fn restored_snapshots_continue_exactly() {
         let resumed = play(copy.as_mut(), 600, &mut actions);
         assert_eq!(resumed, straight, "{id}");
         assert!(
-            straight.iter().any(|(_, reset)| reset.is_some()) || id.starts_with("MountainCar"),
+            // MountainCar's random play and Freeway's 2,501-step episodes outlast the run.
+            straight.iter().any(|(_, reset)| reset.is_some())
+                || id.starts_with("MountainCar")
+                || id.contains("Freeway"),
             "{id} never reset"
         );
     }

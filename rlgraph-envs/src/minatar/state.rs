@@ -1,0 +1,93 @@
+//! Reading a game's state back from the numbers `Env::state` gives, each checked, so that a
+//! state or snapshot from elsewhere is refused by name rather than stepped into a panic.
+
+/// The bound of counters with no tighter one (ramp indexes, the diver count's fall below
+/// zero): every integer to it is exact in an `f64`, and no run counts that far.
+pub(crate) const COUNTER_MAX: i64 = 1 << 53;
+
+/// The numbers of a state, read front to back.
+pub(crate) struct Reader<'a> {
+    values: &'a [f64],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the first of `values`.
+    pub(crate) fn new(values: &'a [f64]) -> Self {
+        Reader { values, at: 0 }
+    }
+
+    fn next(&mut self, name: &str) -> Result<f64, String> {
+        let x = self.values.get(self.at).copied().ok_or_else(|| {
+            format!(
+                "the state ends after {} values, before {name}; is it of another version?",
+                self.values.len()
+            )
+        })?;
+        self.at += 1;
+        Ok(x)
+    }
+
+    /// The next value, an integer from `low` to `high`.
+    pub(crate) fn int(&mut self, name: &str, low: i64, high: i64) -> Result<i64, String> {
+        let at = self.at;
+        let x = self.next(name)?;
+        if x.is_finite() && x.fract() == 0.0 && x >= low as f64 && x <= high as f64 {
+            Ok(x as i64)
+        } else {
+            Err(format!(
+                "{name} (value {at}) is {x}; expected an integer from {low} to {high}"
+            ))
+        }
+    }
+
+    /// The next value, 0 (false) or 1 (true).
+    pub(crate) fn flag(&mut self, name: &str) -> Result<bool, String> {
+        let at = self.at;
+        let x = self.next(name)?;
+        if x == 0.0 || x == 1.0 {
+            Ok(x == 1.0)
+        } else {
+            Err(format!("{name} (value {at}) is {x}; expected 0 or 1"))
+        }
+    }
+
+    /// The next value, the length of a list whose elements take `width` values each (no
+    /// more than the values left hold).
+    pub(crate) fn count(&mut self, name: &str, width: usize) -> Result<usize, String> {
+        let room = (self.values.len() - self.at.min(self.values.len())).saturating_sub(1) / width;
+        Ok(self.int(&format!("the number of {name}s"), 0, room as i64)? as usize)
+    }
+
+    /// The values not read yet.
+    pub(crate) fn rest(&self) -> &'a [f64] {
+        &self.values[self.at.min(self.values.len())..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_out_of_range_or_not_integers_are_named() {
+        let mut r = Reader::new(&[3.0, 10.0, 0.5, 2.0]);
+        assert_eq!(r.int("x", 0, 9), Ok(3));
+        assert_eq!(
+            r.int("y", 0, 9).unwrap_err(),
+            "y (value 1) is 10; expected an integer from 0 to 9"
+        );
+        assert!(r.int("z", 0, 9).unwrap_err().contains("is 0.5"));
+        assert_eq!(r.flag("f").unwrap_err(), "f (value 3) is 2; expected 0 or 1");
+        assert!(r.int("w", 0, 9).unwrap_err().contains("ends after 4 values, before w"));
+        assert!(Reader::new(&[f64::NAN]).flag("f").is_err());
+    }
+
+    #[test]
+    fn a_count_cannot_promise_more_than_is_left() {
+        // Two elements of width 2 fit in the four values after the count; three do not.
+        assert_eq!(Reader::new(&[2.0, 0.0, 0.0, 0.0, 0.0]).count("bullet", 2), Ok(2));
+        let e = Reader::new(&[3.0, 0.0, 0.0, 0.0, 0.0]).count("bullet", 2).unwrap_err();
+        assert!(e.contains("the number of bullets (value 0) is 3"), "{e}");
+    }
+}
