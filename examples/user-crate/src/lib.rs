@@ -5,8 +5,10 @@ use rlgraph::prelude::*;
 
 /// Registers CartPole under another id, as a user's own environment would be, and `halve`.
 pub fn register() {
-    register_env("OwnPole-v0", |seed| Ok(Box::new(rlgraph::envs::CartPole::new(seed)) as Box<dyn Env>))
-        .expect("a new environment id");
+    register_env("OwnPole-v0", |seed| {
+        Ok(Box::new(rlgraph::envs::CartPole::new(seed)) as Box<dyn Env>)
+    })
+    .expect("a new environment id");
     register_component::<Candle, Halve>("halve", |_, _| Ok(halve::<Candle>())).expect("a new component type");
 }
 
@@ -18,6 +20,8 @@ pub struct Halve {}
 /// `x / 2`, a layer of one's own.
 pub fn halve<B: Backend>() -> Component<B> {
     Component::new("halve")
-        .api("call", vec![Param::new("inputs")], |ctx, args| ctx.graph_fn("apply", &[args.get(0)?]))
+        .api("call", vec![Param::new("inputs")], |ctx, args| {
+            ctx.graph_fn("apply", &[args.get(0)?])
+        })
         .graph_fn(GraphFn::tensors("apply", |_, xs| Ok(vec![B::affine(xs[0], 0.5, 0.0)?])).infer_same())
 }

@@ -16,7 +16,16 @@ fn the_users_rlgraph_program_trains_on_their_environment_with_their_layer() {
     let _ = std::fs::remove_dir_all(&out);
     let run = Command::new(env!("CARGO_BIN_EXE_own-rl"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["train", "config.json", "--env", "OwnPole-v0", "--timesteps", "600", "--seed", "3"])
+        .args([
+            "train",
+            "config.json",
+            "--env",
+            "OwnPole-v0",
+            "--timesteps",
+            "600",
+            "--seed",
+            "3",
+        ])
         .arg("--out")
         .arg(&out)
         .args(["--eval-every", "300", "--eval-episodes", "2"])
