@@ -9,7 +9,7 @@ use crate::{
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Build, inspect and train reinforcement-learning agents from RLgraph JSON configs.
 #[derive(Parser)]
@@ -55,6 +55,38 @@ enum Command {
     /// Train every row of a benchmark suite on its seeds and write a report (HTML, SVG)
     /// against the published results.
     Bench(bench_command::BenchArgs),
+}
+
+/// The command-line reference page (`docs/book/src/reference/cli-flags.md`): every
+/// subcommand's full help, as the argument parser prints it, in one markdown page.
+pub fn cli_reference() -> String {
+    // Environment values are hidden so the page does not depend on who generated it.
+    fn hide_env(command: clap::Command) -> clap::Command {
+        command
+            .mut_args(|arg| arg.hide_env_values(true))
+            .mut_subcommands(hide_env)
+    }
+    fn section(page: &mut String, command: &mut clap::Command, path: &str) {
+        let help = command.render_long_help().to_string();
+        page.push_str(&format!("\n## `{path}`\n\n```text\n{}\n```\n", help.trim_end()));
+        for sub in command.get_subcommands_mut() {
+            if sub.get_name() != "help" {
+                let path = format!("{path} {}", sub.get_name());
+                section(page, sub, &path);
+            }
+        }
+    }
+    let mut command = hide_env(Cli::command()).term_width(100);
+    command.build();
+    let mut page = String::from(
+        "<!-- Generated from the argument parser by rlgraph-cli's `cli_reference`; do not edit.\n     \
+         Regenerate: RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib cli_reference -->\n\n\
+         # Every subcommand and flag\n\n\
+         What `rlgraph help SUBCOMMAND` prints, for every subcommand. The [command line](cli.md) \
+         says what the flags are for and how they combine.\n",
+    );
+    section(&mut page, &mut command, "rlgraph");
+    page
 }
 
 fn thread_count(text: &str) -> Result<usize, String> {
@@ -113,5 +145,44 @@ pub fn main() -> ExitCode {
             output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The generated page in the book is what the parser prints today (regenerated and
+    /// compared, so a new flag without its page fails here).
+    #[test]
+    fn cli_reference_page_is_current() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/book/src/reference/cli-flags.md");
+        let page = super::cli_reference();
+        if std::env::var_os("RLGRAPH_BLESS").is_some() {
+            std::fs::write(&path, &page).expect("write the reference page");
+        }
+        let stored = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            stored == page,
+            "{} is not what the parser prints; regenerate it with RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib cli_reference",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn cli_reference_names_every_subcommand_and_a_flag_of_train() {
+        let page = super::cli_reference();
+        for sub in [
+            "space", "call", "env", "train", "evaluate", "act", "export", "graph", "serve", "launch", "certs",
+            "profile", "bench",
+        ] {
+            assert!(page.contains(&format!("## `rlgraph {sub}`")), "{sub} missing");
+        }
+        assert!(page.contains("--eval-every"));
+        assert!(page.contains("RLGRAPH_THREADS"));
+        assert!(
+            !page.contains("RLGRAPH_THREADS="),
+            "an environment value leaked into the page"
+        );
     }
 }
