@@ -33,7 +33,9 @@ cargo fmt --all --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p rlgraph-cli --features tch --all-targets --locked -- -D warnings
+# The CLI's libtorch path, over the whole workspace so that every other crate keeps its
+# features and only rlgraph-cli and the crates above it are checked again.
+cargo clippy --workspace --all-targets --locked --features rlgraph-cli/tch -- -D warnings
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
