@@ -40,6 +40,7 @@
 //! assert_eq!(test.call("run", &[Value::f32(1.5)])?, vec![Value::f32(3.5)]);
 //! # Ok::<(), rlgraph_core::CoreError>(())
 //! ```
+#![deny(missing_docs)]
 
 pub mod assembly;
 pub mod atomic_file;

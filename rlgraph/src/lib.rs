@@ -242,6 +242,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 pub mod prelude;
 
