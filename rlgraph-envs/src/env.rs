@@ -335,7 +335,8 @@ impl EpisodeClock {
         if self.over {
             return Err(EnvError::EpisodeOver { env: self.id.clone() });
         }
-        self.steps += 1;
+        // Saturating: a snapshot from elsewhere may hold any count.
+        self.steps = self.steps.saturating_add(1);
         Ok(())
     }
 

@@ -169,6 +169,11 @@ impl Breakout {
                 *b = r.flag(&format!("brick at row {y}, column {x}"))?;
             }
         }
+        // Only rows 1 to 3 ever hold bricks; a brick on the bottom row would let a striking
+        // ball through it and off the board.
+        if let Some(y) = (0..10).find(|&y| !(1..=3).contains(&y) && bricks[y].iter().any(|&b| b)) {
+            return Err(format!("row {y} holds a brick; the game keeps bricks in rows 1 to 3"));
+        }
         if ball_y == 9 && !terminal {
             return Err("the ball is on the bottom row (9) of a state that is not terminal".into());
         }

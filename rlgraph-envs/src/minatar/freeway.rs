@@ -186,6 +186,10 @@ impl Freeway {
         let move_timer = r.int("move_timer", 0, PLAYER_SPEED)?;
         let terminate_timer = r.int("terminate_timer", -1, TIME_LIMIT)?;
         let terminal = r.flag("terminal")?;
+        // The timer reaches -1 only as the game ends; stepping on would take it lower.
+        if terminate_timer < 0 && !terminal {
+            return Err("terminate_timer is -1 in a state that is not terminal".into());
+        }
         let mut cars = [Car {
             x: 0,
             timer: 0,

@@ -334,12 +334,12 @@ impl MinAtar {
                 None => format!("the {what} is not of a MinAtar game (its first value is {tag})"),
             }));
         }
-        let mut r = Reader::new(&values[1..]);
+        let mut r = Reader::starting_at(values, 1);
         let read = |r: &mut Reader| -> std::result::Result<(usize, Game), String> {
             let last_action = r.int("the previous action", 0, 5)? as usize;
             Ok((last_action, self.kind.decode(r)?))
         };
-        let (last_action, game) = read(&mut r).map_err(|e| self.bad_state(format!("{id} {what}: {e}")))?;
+        let (last_action, game) = read(&mut r).map_err(|e| self.bad_state(format!("in the {what}, {e}")))?;
         Ok((last_action, game, r.rest()))
     }
 }
@@ -436,7 +436,7 @@ impl Env for MinAtar {
                 STATE_WORDS + 1
             )));
         }
-        let mut r = Reader::new(rest);
+        let mut r = Reader::starting_at(&snapshot.state, snapshot.state.len() - rest.len());
         let mut words = [0u32; STATE_WORDS];
         let mut read = || -> std::result::Result<RandomState, String> {
             for (i, w) in words.iter_mut().enumerate() {

@@ -572,6 +572,11 @@ impl Seaquest {
             terminal: r.flag("terminal")?,
             ..Seaquest::new()
         };
+        // The game leaves oxygen at -1 only as it ends; stepping on from there would take it
+        // below what a state may hold.
+        if game.oxygen < 0 && !game.terminal {
+            return Err("oxygen is -1 in a state that is not terminal".into());
+        }
         let back = if game.sub_or { game.sub_x - 1 } else { game.sub_x + 1 };
         if !(0..=9).contains(&back) {
             return Err(format!(
@@ -584,7 +589,7 @@ impl Seaquest {
             (&mut game.f_bullets, "friendly bullet"),
             (&mut game.e_bullets, "enemy bullet"),
         ] {
-            let n = r.count(name, 3)?;
+            let n = r.count(&format!("{name}s"), 3)?;
             for i in 0..n {
                 list.push(Bullet {
                     x: r.int(&format!("{name} {i} x"), 0, 9)?,
@@ -602,7 +607,7 @@ impl Seaquest {
                 timer: r.int(&format!("fish {i} timer"), 0, INIT_MOVE_INTERVAL)?,
             });
         }
-        let n = r.count("enemy sub", 5)?;
+        let n = r.count("enemy subs", 5)?;
         for i in 0..n {
             game.e_subs.push(Sub {
                 x: r.int(&format!("enemy sub {i} x"), 0, 9)?,
@@ -612,7 +617,7 @@ impl Seaquest {
                 shot_timer: r.int(&format!("enemy sub {i} shot timer"), 0, ENEMY_SHOT_INTERVAL)?,
             });
         }
-        let n = r.count("diver", 4)?;
+        let n = r.count("divers", 4)?;
         for i in 0..n {
             game.divers.push(Swimmer {
                 x: r.int(&format!("diver {i} x"), 0, 9)?,

@@ -12,15 +12,16 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    /// A reader at the first of `values`.
-    pub(crate) fn new(values: &'a [f64]) -> Self {
-        Reader { values, at: 0 }
+    /// A reader at `values[at]`, whose errors count positions from `values[0]`, so they name
+    /// the place in the vector the caller gave.
+    pub(crate) fn starting_at(values: &'a [f64], at: usize) -> Self {
+        Reader { values, at }
     }
 
     fn next(&mut self, name: &str) -> Result<f64, String> {
         let x = self.values.get(self.at).copied().ok_or_else(|| {
             format!(
-                "the state ends after {} values, before {name}; is it of another version?",
+                "there are only {} values, none for {name}; is it of another version?",
                 self.values.len()
             )
         })?;
@@ -52,11 +53,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The next value, the length of a list whose elements take `width` values each (no
-    /// more than the values left hold).
-    pub(crate) fn count(&mut self, name: &str, width: usize) -> Result<usize, String> {
+    /// The next value, the length of a list (`plural` names its elements) whose elements
+    /// take `width` values each (no more than the values left hold).
+    pub(crate) fn count(&mut self, plural: &str, width: usize) -> Result<usize, String> {
         let room = (self.values.len() - self.at.min(self.values.len())).saturating_sub(1) / width;
-        Ok(self.int(&format!("the number of {name}s"), 0, room as i64)? as usize)
+        Ok(self.int(&format!("the number of {plural}"), 0, room as i64)? as usize)
     }
 
     /// The values not read yet.
@@ -71,7 +72,7 @@ mod tests {
 
     #[test]
     fn values_out_of_range_or_not_integers_are_named() {
-        let mut r = Reader::new(&[3.0, 10.0, 0.5, 2.0]);
+        let mut r = Reader::starting_at(&[3.0, 10.0, 0.5, 2.0], 0);
         assert_eq!(r.int("x", 0, 9), Ok(3));
         assert_eq!(
             r.int("y", 0, 9).unwrap_err(),
@@ -79,15 +80,34 @@ mod tests {
         );
         assert!(r.int("z", 0, 9).unwrap_err().contains("is 0.5"));
         assert_eq!(r.flag("f").unwrap_err(), "f (value 3) is 2; expected 0 or 1");
-        assert!(r.int("w", 0, 9).unwrap_err().contains("ends after 4 values, before w"));
-        assert!(Reader::new(&[f64::NAN]).flag("f").is_err());
+        assert!(r
+            .int("w", 0, 9)
+            .unwrap_err()
+            .contains("there are only 4 values, none for w"));
+        assert!(Reader::starting_at(&[f64::NAN], 0).flag("f").is_err());
+    }
+
+    #[test]
+    fn a_reader_started_later_names_places_in_the_whole_vector() {
+        // The tag at 0 is read elsewhere; the 10 at place 2 is the caller's third value.
+        let mut r = Reader::starting_at(&[1000.0, 3.0, 10.0], 1);
+        assert_eq!(r.int("x", 0, 9), Ok(3));
+        assert_eq!(
+            r.int("y", 0, 9).unwrap_err(),
+            "y (value 2) is 10; expected an integer from 0 to 9"
+        );
     }
 
     #[test]
     fn a_count_cannot_promise_more_than_is_left() {
         // Two elements of width 2 fit in the four values after the count; three do not.
-        assert_eq!(Reader::new(&[2.0, 0.0, 0.0, 0.0, 0.0]).count("bullet", 2), Ok(2));
-        let e = Reader::new(&[3.0, 0.0, 0.0, 0.0, 0.0]).count("bullet", 2).unwrap_err();
+        assert_eq!(
+            Reader::starting_at(&[2.0, 0.0, 0.0, 0.0, 0.0], 0).count("bullets", 2),
+            Ok(2)
+        );
+        let e = Reader::starting_at(&[3.0, 0.0, 0.0, 0.0, 0.0], 0)
+            .count("bullets", 2)
+            .unwrap_err();
         assert!(e.contains("the number of bullets (value 0) is 3"), "{e}");
     }
 }

@@ -426,19 +426,29 @@ fn invalid_boards_are_refused() {
         s
     };
     let cases = [
-        (with(2, 10.0), "ball_x (value 1) is 10; expected an integer from 0 to 9"),
-        (with(4, 4.0), "ball_dir (value 3) is 4"),
-        (with(5, 2.5), "paddle position (value 4) is 2.5"),
-        (with(1, 6.0), "the previous action (value 0) is 6"),
+        // Places are counted in the vector given, the tag at 0.
+        (with(2, 10.0), "ball_x (value 2) is 10; expected an integer from 0 to 9"),
+        (with(4, 4.0), "ball_dir (value 4) is 4"),
+        (with(5, 2.5), "paddle position (value 5) is 2.5"),
+        (with(1, 6.0), "the previous action (value 1) is 6"),
         (
             with(20, 2.0),
-            "brick at row 1, column 0 (value 19) is 2; expected 0 or 1",
+            "brick at row 1, column 0 (value 20) is 2; expected 0 or 1",
+        ),
+        // A brick on the bottom row (the last ten values) would let a striking ball off the
+        // board.
+        (
+            with(good.len() - 6, 1.0),
+            "row 9 holds a brick; the game keeps bricks in rows 1 to 3",
         ),
         (
             with(3, 9.0),
             "the ball is on the bottom row (9) of a state that is not terminal",
         ),
-        (good[..50].to_vec(), "the state ends after 49 values"),
+        (
+            good[..50].to_vec(),
+            "in the state, there are only 50 values, none for brick at row 4, column 0",
+        ),
         ([good.clone(), vec![0.0]].concat(), "1 values after the game's"),
     ];
     for (state, expected) in cases {
@@ -466,12 +476,30 @@ fn invalid_boards_are_refused() {
     s[6] = 1.0;
     let err = seaquest.set_state(&s).unwrap_err();
     assert!(err.to_string().contains("back off the board"), "{err}");
+    // Oxygen at -1 only comes with the game's end.
+    let mut s = seaquest.state().unwrap();
+    s[2] = -1.0;
+    let err = seaquest.set_state(&s).unwrap_err();
+    assert!(
+        err.to_string().contains("oxygen is -1 in a state that is not terminal"),
+        "{err}"
+    );
 
     // A snapshot whose generator position is past its 624 words.
     let mut snapshot = env.snapshot().unwrap();
     *snapshot.state.last_mut().unwrap() = 625.0;
     let err = env.restore_snapshot(&snapshot).unwrap_err();
-    assert!(err.to_string().contains("the generator's position"), "{err}");
+    let last = snapshot.state.len() - 1;
+    assert!(
+        err.to_string()
+            .contains(&format!("the generator's position (value {last}) is 625")),
+        "{err}"
+    );
+    // A step count no episode reaches is kept, not overflowed, when the game steps on.
+    let mut snapshot = env.snapshot().unwrap();
+    snapshot.episode_steps = usize::MAX;
+    env.restore_snapshot(&snapshot).unwrap();
+    env.step(&Value::i32(0)).unwrap();
 }
 
 #[test]
