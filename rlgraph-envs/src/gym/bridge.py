@@ -246,6 +246,40 @@ class RLgraphAtari(gym.Wrapper):
         return obs, info
 
 
+def construct(env_id, kwargs):
+    """gymnasium.make(env_id), or, where env_id is `module:Name` or `path/to/file.py:Name`
+    and Name an identifier (a registered id such as `module:MyEnv-v0` is not one), the class
+    or function Name there called with the keywords: a user's own environment, registered
+    nowhere. The module is imported from the working folder (python -c puts it on sys.path);
+    a file is loaded from its path."""
+    source, sep, name = env_id.rpartition(":")
+    if not (sep and source and name.isidentifier()):
+        return gym.make(env_id, **kwargs)
+    if source.endswith(".py"):
+        import importlib.util
+        import os
+
+        path = os.path.abspath(source)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no Python file {path}")
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        import importlib
+
+        module = importlib.import_module(source)
+    target = getattr(module, name, None)
+    if target is None:
+        raise AttributeError(f"{source} has no {name}")
+    if not callable(target):
+        raise TypeError(f"{source}:{name} is a {type(target).__name__}, not a class or function")
+    env = target(**kwargs)
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"{source}:{name}() made a {type(env).__name__}, not a gymnasium.Env")
+    return env
+
+
 def make(env_id, kwargs):
     """The environment, and whether its float64 observations come as float32."""
     kwargs = dict(kwargs)
@@ -256,7 +290,7 @@ def make(env_id, kwargs):
     # RLgraph skips frames itself on NoFrameskip ids, and sets the environment's own
     # frameskip on the others.
     skip = option(kwargs, "frameskip", int, 1, 1) if "NoFrameskip" in env_id else 1
-    env = gym.make(env_id, **kwargs)
+    env = construct(env_id, kwargs)
     if skip > 1 or opts:
         env = RLgraphAtari(env, opts, skip)
     return env, float32

@@ -1,6 +1,7 @@
 //! The Gymnasium bridge against Gymnasium itself: CartPole-v1 through the bridge equals the
 //! native CartPole step by step from the same state, Pong's spaces convert as declared, many
-//! copies in one process step as one process per copy does, and
+//! copies in one process step as one process per copy does, a class registered nowhere is
+//! made from its file, and
 //! every failure (no Python, an unknown id, a bad action or state, a step after the end) is
 //! an error that names it.
 //!
@@ -297,4 +298,77 @@ fn a_batch_refuses_bad_input_by_name_and_steps_on() {
     assert!(out.is_empty(), "a refused step adds nothing");
     batch.step_into(&two, &mut out).unwrap();
     assert_eq!(out.len(), 2, "the batch is unharmed by the refusals");
+}
+
+/// A user's Gymnasium class, registered nowhere: a walk on the integers that pays 1 and ends
+/// at `goal`; beside it, names that are not environments.
+const WALK: &str = r#"
+import gymnasium as gym
+import numpy as np
+
+
+class Walk(gym.Env):
+    def __init__(self, goal=5):
+        self.goal = goal
+        self.observation_space = gym.spaces.Box(-100.0, 100.0, shape=(1,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        self.pos = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 0
+        return np.array([self.pos], dtype=np.float32), {}
+
+    def step(self, action):
+        self.pos += 1 if action == 1 else -1
+        done = self.pos == self.goal
+        return np.array([self.pos], dtype=np.float32), float(done), done, False, {}
+
+
+not_an_env = 3
+
+
+def make_list():
+    return []
+"#;
+
+#[test]
+fn a_class_registered_nowhere_is_named_by_its_file_and_takes_keywords() {
+    let Some(python) = python() else { return };
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("gym_class_of_ones_own");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("walk_env.py");
+    std::fs::write(&file, WALK).unwrap();
+    let id = format!("gym:{}:Walk?goal=3", file.display());
+    let mut env = GymEnv::from_id_with_python(&python, &id, 0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(env.reset(Some(0)).unwrap().to_json(), serde_json::json!([0.0]));
+    // Three steps right reach the goal of 3 (the keyword, not the class's default of 5).
+    let steps: Vec<_> = (0..3).map(|_| env.step(&Value::i32(1)).unwrap()).collect();
+    let seen: Vec<_> = steps
+        .iter()
+        .map(|s| (s.observation.to_json(), s.reward, s.terminated))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (serde_json::json!([1.0]), 0.0, false),
+            (serde_json::json!([2.0]), 0.0, false),
+            (serde_json::json!([3.0]), 1.0, true),
+        ]
+    );
+
+    for (name, expected) in [
+        ("Missing", "has no Missing"),
+        ("not_an_env", "is a int, not a class or function"),
+        ("make_list", "make_list() made a list, not a gymnasium.Env"),
+    ] {
+        let id = format!("gym:{}:{name}", file.display());
+        let err = GymEnv::from_id_with_python(&python, &id, 0).err().unwrap().to_string();
+        assert!(err.contains(expected), "{name}: {err}");
+    }
+    let err = GymEnv::from_id_with_python(&python, "gym:/nonexistent/walk_env.py:Walk", 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("no Python file /nonexistent/walk_env.py"), "{err}");
 }
