@@ -37,7 +37,7 @@ mod state;
 
 use rlgraph_spaces::{Array, Dtype, IntBox, Space, Value};
 
-use crate::env::{discrete, discrete_action, Core, Env, EnvSnapshot};
+use crate::env::{core_accessors, discrete, discrete_action, Core, Env, EnvSnapshot};
 use crate::{EnvError, Result, Step};
 use asterix::Asterix;
 use breakout::Breakout;
@@ -345,17 +345,7 @@ impl MinAtar {
 }
 
 impl Env for MinAtar {
-    fn id(&self) -> &str {
-        &self.core.episode.id
-    }
-
-    fn state_space(&self) -> &Space {
-        &self.core.state_space
-    }
-
-    fn action_space(&self) -> &Space {
-        &self.core.action_space
-    }
+    core_accessors!();
 
     fn reset(&mut self, seed: Option<u64>) -> Result<Value> {
         if let Some(seed) = seed {

@@ -598,15 +598,7 @@ impl Seaquest {
                 });
             }
         }
-        let n = r.count("fish", 4)?;
-        for i in 0..n {
-            game.e_fish.push(Swimmer {
-                x: r.int(&format!("fish {i} x"), 0, 9)?,
-                y: r.int(&format!("fish {i} y"), 0, 9)?,
-                right: r.flag(&format!("fish {i} right"))?,
-                timer: r.int(&format!("fish {i} timer"), 0, INIT_MOVE_INTERVAL)?,
-            });
-        }
+        game.e_fish = read_swimmers(r, "fish", "fish", INIT_MOVE_INTERVAL)?;
         let n = r.count("enemy subs", 5)?;
         for i in 0..n {
             game.e_subs.push(Sub {
@@ -617,17 +609,25 @@ impl Seaquest {
                 shot_timer: r.int(&format!("enemy sub {i} shot timer"), 0, ENEMY_SHOT_INTERVAL)?,
             });
         }
-        let n = r.count("divers", 4)?;
-        for i in 0..n {
-            game.divers.push(Swimmer {
-                x: r.int(&format!("diver {i} x"), 0, 9)?,
-                y: r.int(&format!("diver {i} y"), 0, 9)?,
-                right: r.flag(&format!("diver {i} right"))?,
-                timer: r.int(&format!("diver {i} timer"), 0, DIVER_MOVE_INTERVAL)?,
-            });
-        }
+        game.divers = read_swimmers(r, "divers", "diver", DIVER_MOVE_INTERVAL)?;
         Ok(game)
     }
+}
+
+/// A list of fish or divers as `encode` wrote it, each checked (`timer_max` bounds their
+/// move timers).
+fn read_swimmers(r: &mut Reader, plural: &str, one: &str, timer_max: i64) -> Result<Vec<Swimmer>, String> {
+    let n = r.count(plural, 4)?;
+    (0..n)
+        .map(|i| {
+            Ok(Swimmer {
+                x: r.int(&format!("{one} {i} x"), 0, 9)?,
+                y: r.int(&format!("{one} {i} y"), 0, 9)?,
+                right: r.flag(&format!("{one} {i} right"))?,
+                timer: r.int(&format!("{one} {i} timer"), 0, timer_max)?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
