@@ -251,10 +251,13 @@ impl MinAtar {
                 id: id.into(),
                 reason: format!("not a MinAtar game; known: {}", MINATAR_IDS.join(", ")),
             })?;
+        // MINATAR_IDS lists the games in KINDS' order, minimal action sets first (a test
+        // holds the two lists together).
         let kind = KINDS[place % KINDS.len()];
-        let action_set: &'static [usize] = match place < KINDS.len() {
-            true => kind.minimal_actions(),
-            false => &[0, 1, 2, 3, 4, 5],
+        let action_set: &'static [usize] = if place < KINDS.len() {
+            kind.minimal_actions()
+        } else {
+            &[0, 1, 2, 3, 4, 5]
         };
         let shape = [10, 10, kind.channels()];
         let state_space = IntBox::with_bounds(0, 2)
@@ -448,6 +451,15 @@ impl Env for MinAtar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_id_names_the_game_its_place_picks() {
+        for (place, id) in MINATAR_IDS.iter().enumerate() {
+            let game = KINDS[place % KINDS.len()].name().replace('_', "");
+            assert!(id.to_lowercase().contains(&game), "{id} at {place} picks {game}");
+            assert_eq!(id.ends_with("-v1"), place < KINDS.len(), "{id}: the -v1 ids come first");
+        }
+    }
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
