@@ -10,7 +10,10 @@
 # PPO on Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1),
 # BENCH_DEVICE_PPO=1 PPO on 1,024 CPU tensor CartPoles against the same program compiled by
 # JAX (BENCH_DEVICE_SEEDS seeds, default 3; JAX's script from BENCH_ANCHORS, default
-# ../shared/bench), and BENCH_MICRO=0 skips the hot-path benches.
+# ../shared/bench), BENCH_PYTHON=1 the Python package (installed into the bench venv with
+# `pip install ./rlgraph-py`) against SB3 on a Gymnasium CartPoleEnv object, against the
+# program on the native id, and `make_vec` against EnvPool, and BENCH_MICRO=0 skips the
+# hot-path benches.
 #
 # The peers go into the ignored folder .bench-venv/ from PyPI (once), at the versions in
 # scripts/bench-peers-requirements.txt; PyTorch's wheel brings about 3 GB of CUDA
@@ -46,7 +49,11 @@ fi
 [[ "${BENCH_LUNAR:-0}" != 0 ]] && flags+=(--lunar)
 [[ "${BENCH_HOPPER:-0}" != 0 ]] && flags+=(--hopper)
 [[ "${BENCH_DEVICE_PPO:-0}" != 0 ]] && flags+=(--device-ppo)
-if [[ " ${flags[*]} " =~ " --"(solve|lunar|hopper|device-ppo)" " ]]; then
+if [[ "${BENCH_PYTHON:-0}" != 0 ]]; then
+  flags+=(--python)
+  "$python" -m pip install --quiet --disable-pip-version-check ./rlgraph-py >&2
+fi
+if [[ " ${flags[*]} " =~ " --"(solve|lunar|hopper|device-ppo|python)" " ]]; then
   cargo build --release -p rlgraph-cli --locked >&2
 fi
 "$python" -W ignore scripts/bench_peers.py "${flags[@]}"

@@ -10,7 +10,9 @@ zoo's tuned hyperparameters, five seeds each, one thread each side; with `--luna
 LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); with `--hopper`, PPO on
 Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1); with
 `--device-ppo`, PPO on 1,024 CPU tensor CartPoles against the same program in JAX
-(BENCH_DEVICE_SEEDS seeds, default 3); `--no-micro` skips the hot-path table.
+(BENCH_DEVICE_SEEDS seeds, default 3); with `--python`, the Python package (`import rlgraph`)
+against SB3 on a Gymnasium CartPoleEnv object, against the `rlgraph` program on the native
+id, and `make_vec` against EnvPool; `--no-micro` skips the hot-path table.
 """
 
 import json
@@ -294,6 +296,68 @@ def sb3_lunar(seed):
     return callback.solved, time.perf_counter() - callback.start - callback.eval_seconds
 
 
+def python_solve(config, timesteps, env):
+    """(steps, seconds) to a greedy 475, per seed, through the Python package (`import
+    rlgraph`) on `env`; seconds exclude the evaluation rounds, as SB3's do."""
+    import rlgraph
+
+    out = []
+    for seed in SEEDS:
+        agent = rlgraph.Agent(os.path.join(ROOT, "configs", config), env=env, seed=seed)
+        summary = agent.learn(timesteps, eval_every=EVAL_EVERY, eval_episodes=100, target_return=TARGET,
+                              progress_bar=False)
+        out.append((summary["solved_at_timestep"],
+                    summary["wall_clock_seconds"] - summary["evaluation_seconds"]))
+    return out
+
+
+def python_native_solve(config, timesteps):
+    """(steps, seconds) per seed through the Python package on the native id, as
+    `ours_solve` times the program (evaluation rounds included on both)."""
+    import rlgraph
+
+    out = []
+    for seed in SEEDS:
+        agent = rlgraph.Agent(os.path.join(ROOT, "configs", config), env="CartPole-v1", seed=seed)
+        summary = agent.learn(timesteps, eval_every=EVAL_EVERY, target_return=TARGET, eval_episodes=100,
+                              progress_bar=False)
+        out.append((summary["solved_at_timestep"], summary["wall_clock_seconds"]))
+    return out
+
+
+def python_table():
+    """The Python package against SB3 (Python stepping Gymnasium's CartPoleEnv on both sides),
+    against the `rlgraph` program (native CartPole on both), and `make_vec` against EnvPool."""
+    import rlgraph
+    from gymnasium.envs.classic_control import CartPoleEnv
+    from gymnasium.wrappers import TimeLimit
+
+    cartpole = lambda: TimeLimit(CartPoleEnv(), 500)  # noqa: E731
+    lines = [
+        "| CartPole-v1, 5 seeds, greedy eval 475 | rlgraph (Python) | peer | ours faster by (median seconds) |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, config, algo, budget in (("PPO", "ppo-cartpole.json", "ppo", 150_000),
+                                       ("DQN", "dqn-cartpole.json", "dqn", 50_000)):
+        mine = python_solve(config, budget, cartpole)
+        peer, _ = sb3_solve(algo, budget)
+        lines.append(f"| {name}, a Gymnasium `CartPoleEnv` object / SB3 zoo | {solve_cell(mine)} "
+                     f"| {solve_cell(peer)} | {solve_ratio(mine, peer)} |")
+        native = python_native_solve(config, budget)
+        program = ours_solve(config, budget, True)
+        lines.append(f"| {name}, the native id / the `rlgraph` program | {solve_cell(native)} "
+                     f"| {solve_cell(program)} | {solve_ratio(native, program)} |")
+    env = rlgraph.envs.make_vec("CartPole-v1", 256)
+    env.reset(seed=0)
+    actions = np.zeros(256, dtype=np.int64)
+    mine = median_seconds(lambda: env.step(actions), 200)
+    pool = envpool_cartpole(256)
+    rate = lambda seconds: 256 / seconds / 1e6  # noqa: E731
+    lines.append(f"| CartPole, 256 copies, one thread: `make_vec` / EnvPool | {rate(mine):.2f}M steps/s "
+                 f"| {rate(pool):.2f}M steps/s | {pool / mine:.2f}x |")
+    return "\n".join(lines)
+
+
 def peer_table(title, peer_name, target, mine, peer):
     """A one-row table of steps and seconds to `target` over the seeds, with the ratio."""
     return "\n".join([
@@ -443,6 +507,9 @@ def main():
     if "--device-ppo" in sys.argv[1:]:
         print()
         print(device_ppo_table())
+    if "--python" in sys.argv[1:]:
+        print()
+        print(python_table())
 
 
 def micro_table():

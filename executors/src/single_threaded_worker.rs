@@ -69,6 +69,16 @@ impl<A: Agent> SingleThreadedWorker<A> {
         self
     }
 
+    /// Sets or clears the target return between legs of a run (see [`Self::with_target_return`]).
+    pub fn set_target_return(&mut self, target: Option<f64>) {
+        self.target_return = target;
+    }
+
+    /// Sets or clears the evaluation rounds between legs of a run (see [`Self::with_evaluation`]).
+    pub fn set_evaluation(&mut self, evaluation: Option<Evaluation>) {
+        self.evaluation = evaluation;
+    }
+
     /// Calls `hook` with the agent every `every` steps of the run (on multiples of `every`,
     /// after that iteration's update and evaluation), as `rlgraph train --video-every` records
     /// a greedy episode. An error from the hook stops the run.

@@ -11,6 +11,9 @@ pub trait OnBackend {
     fn run<B: Backend>(&self) -> Result<Self::Output, String>;
 }
 
+/// Whether this build runs `tch` (libtorch was built in with the `tch` feature).
+pub const TCH_BUILT: bool = cfg!(feature = "tch");
+
 /// Runs `task` on the backend named `name` (`candle` or `tch`).
 pub fn on_backend<T: OnBackend>(name: &str, task: &T) -> Result<T::Output, String> {
     match name {

@@ -6,7 +6,7 @@ pub use program::{cli_reference, main};
 
 pub mod act_command;
 pub mod agent_commands;
-mod backend_choice;
+pub mod backend_choice;
 pub mod bench_command;
 pub mod bench_report;
 pub mod bench_suite;

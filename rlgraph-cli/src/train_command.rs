@@ -124,6 +124,8 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     }
     let mut summary = drive::<B, _>(args, &mut worker, 20_000, CHECKPOINT_FILE)?;
     summary["threads"] = crate::backend_choice::threads_json(B::NAME);
+    // What a resume (`--resume`, or Python's `Agent.load`) must step as many of.
+    summary["num_envs"] = args.num_envs.into();
     if let Some(dir) = &args.out {
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
         // The acting graph for other runtimes, where the exporter can write the agent

@@ -38,8 +38,8 @@ pub struct CartPole {
 impl CartPole {
     /// A new CartPole-v1, seeded with `seed` until the first `reset` with a seed.
     pub fn new(seed: u64) -> Self {
-        let big = f32::MAX as f64;
-        let high = vec![X_THRESHOLD * 2.0, big, THETA_THRESHOLD * 2.0, big];
+        // Gymnasium's bounds: the velocities are unbounded.
+        let high = vec![X_THRESHOLD * 2.0, f64::INFINITY, THETA_THRESHOLD * 2.0, f64::INFINITY];
         let low = high.iter().map(|h| -h).collect();
         CartPole {
             state: [0.0; 4],

@@ -6,14 +6,16 @@
 # say `nbytes` and are followed by exactly that many raw bytes: the observation's leaves in
 # rlgraph's flat order (Dict keys sorted, Tuple items in order), each little-endian,
 # C-contiguous, in the dtype and shape of the space this script declared at start-up.
+#
+# The Python package (rlgraph-py) imports this file as a module and uses the same space
+# conversion and observation encoding on environments in its own process, so only
+# `main()` touches stdin and stdout.
 import json
 import sys
 
-out = sys.stdout.buffer
-inp = sys.stdin.buffer
-
 
 def send(reply, payload=b""):
+    out = sys.stdout.buffer
     if payload:
         reply["nbytes"] = len(payload)
     out.write(json.dumps(reply).encode() + b"\n")
@@ -31,6 +33,8 @@ try:
     import gymnasium as gym
     from gymnasium import spaces as S
 except Exception as e:  # noqa: BLE001 - any import failure is reported the same way
+    if __name__ != "__main__":
+        raise
     fail(f"cannot import gymnasium in {sys.executable}: {type(e).__name__}: {e}; "
          "install it there (pip install gymnasium) or point RLGRAPH_PYTHON at a Python that has it")
     sys.exit(0)
@@ -344,7 +348,7 @@ def main():
         return
     send({"ok": True, **spaces})
     obs_space = env.observation_space
-    for line in inp:
+    for line in sys.stdin.buffer:
         try:
             req = json.loads(line)
             op = req["op"]
@@ -398,4 +402,5 @@ def main():
             fail(f"{type(e).__name__}: {e}")
 
 
-main()
+if __name__ == "__main__":
+    main()

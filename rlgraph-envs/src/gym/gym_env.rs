@@ -262,8 +262,8 @@ fn leaf_bytes(key: &str, dtype: Dtype) -> std::result::Result<usize, String> {
 }
 
 /// The value of `space` whose leaves are `bytes`, back to back in flat order, each
-/// little-endian.
-pub(crate) fn decode(space: &Space, bytes: &[u8]) -> std::result::Result<Value, String> {
+/// little-endian (what `bridge.py`'s `encode` writes).
+pub fn decode(space: &Space, bytes: &[u8]) -> std::result::Result<Value, String> {
     let mut rest = bytes;
     let mut leaves = vec![];
     for (key, leaf) in space.flatten() {

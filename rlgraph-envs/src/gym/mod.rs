@@ -13,5 +13,5 @@ mod gym_env;
 mod process;
 
 pub use gym_batch::GymBatch;
-pub use gym_env::{GymEnv, GYM_PREFIX};
-pub use process::{python, python_for_tests};
+pub use gym_env::{decode, GymEnv, GYM_PREFIX};
+pub use process::{python, python_for_tests, BRIDGE};

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
-/// The bridge's Python side, run with `python -c`.
-const BRIDGE: &str = include_str!("bridge.py");
+/// The bridge's Python side, run with `python -c` (and imported as a module by the Python
+/// package, for environments in its own process).
+pub const BRIDGE: &str = include_str!("bridge.py");
 
 /// How much of Python's stderr an error quotes (its last lines: the traceback's end).
 const STDERR_TAIL: usize = 2000;

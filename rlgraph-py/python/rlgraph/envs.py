@@ -1,0 +1,81 @@
+"""The native environments for any Python library: ``make_vec`` gives a Gymnasium
+``VectorEnv`` over copies stepped in Rust."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+import gymnasium as gym
+from gymnasium.vector.utils import batch_space
+
+from rlgraph._rlgraph import ENV_IDS, NativeVectorEnv
+from rlgraph.spaces import to_gym
+
+try:
+    from gymnasium.vector import AutoresetMode
+
+    _SAME_STEP: Any = AutoresetMode.SAME_STEP
+except ImportError:  # gymnasium < 1.1 names the modes by string
+    _SAME_STEP = "SameStep"
+
+
+class RustVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` copies of a native environment, stepped in Rust with the GIL released.
+
+    Autoreset is Gymnasium's same-step mode: a copy whose episode ends starts its next one
+    within the same ``step``, which returns the new episode's first observation, with the
+    last one in ``info["final_obs"]`` (where ``info["_final_obs"]`` is True).
+    """
+
+    metadata = {"autoreset_mode": _SAME_STEP}
+
+    def __init__(self, id: str, num_envs: int, threads: bool = False) -> None:
+        self._native = NativeVectorEnv(id, num_envs, threads)
+        self.num_envs = num_envs
+        self.single_observation_space = to_gym(json.loads(self._native.observation_space))
+        self.single_action_space = to_gym(json.loads(self._native.action_space))
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.spec = None
+        self.id = id
+
+    def reset(self, *, seed: Optional[Union[int, List[int]]] = None, options: Optional[Dict[str, Any]] = None):
+        """Resets every copy; with ``seed``, copy ``i`` from ``seed + i`` (a list must be
+        those consecutive seeds)."""
+        if isinstance(seed, list):
+            if seed != list(range(seed[0], seed[0] + len(seed))) or len(seed) != self.num_envs:
+                raise ValueError(f"seed: a list must be {self.num_envs} consecutive seeds, got {seed}")
+            seed = seed[0]
+        return self._native.reset(seed), {}
+
+    def step(self, actions: Any):
+        """Steps copy ``i`` with ``actions[i]``."""
+        obs, rewards, terminated, truncated, finals = self._native.step(actions)
+        info: Dict[str, Any] = {}
+        ended = np.array([f is not None for f in finals])
+        if ended.any():
+            final_obs = np.empty(self.num_envs, dtype=object)
+            for i, f in enumerate(finals):
+                final_obs[i] = f
+            info = {"final_obs": final_obs, "_final_obs": ended,
+                    "final_info": np.array([{} for _ in finals], dtype=object), "_final_info": ended}
+        return obs, np.asarray(rewards), np.asarray(terminated), np.asarray(truncated), info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+
+def make_vec(id: str, num_envs: int = 1, *, threads: bool = False) -> RustVectorEnv:
+    """A Gymnasium ``VectorEnv`` of ``num_envs`` copies of the native environment ``id`` (see
+    ``rlgraph.ENV_IDS``: classic control, MuJoCo, MinAtar), stepped on a thread pool with
+    ``threads``."""
+    if not isinstance(id, str):
+        raise TypeError(f"id: expected an environment id (str), got {type(id).__name__}")
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs: expected a whole number >= 1, got {num_envs!r}")
+    return RustVectorEnv(id, num_envs, threads)
+
+
+__all__ = ["ENV_IDS", "RustVectorEnv", "make_vec"]
