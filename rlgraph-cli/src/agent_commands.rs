@@ -242,6 +242,13 @@ impl OnBackend for EvaluateArgs {
 /// `model.safetensors` imported).
 pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<dyn Agent + Send>, String> {
     let mut agent = build_agent::<B>(&run.join("config.json"), env, seed, None)?;
+    restore_trained(agent.as_mut(), run)?;
+    Ok(agent)
+}
+
+/// Gives `agent` what was trained into `run` (a `train --out` directory of any layout):
+/// its `checkpoint.safetensors`, or the GA3C executor's `model.safetensors`.
+pub fn restore_trained(agent: &mut (dyn Agent + Send), run: &Path) -> Result<(), String> {
     let checkpoint = run.join("checkpoint.safetensors");
     let model = run.join(crate::run_outputs::GA3C_MODEL_FILE);
     if !checkpoint.exists() && model.exists() {
@@ -249,8 +256,7 @@ pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<
     } else {
         agent.restore_checkpoint(&checkpoint)
     }
-    .map_err(|e| e.to_string())?;
-    Ok(agent)
+    .map_err(|e| e.to_string())
 }
 
 /// The `env` a run's `summary.json` names.

@@ -139,6 +139,25 @@ pub struct ServeArgs {
     pub keep_shards: bool,
 }
 
+/// The program `launch` starts its roles with, and the arguments before the subcommand:
+/// `RLGRAPH_PROGRAM` (a JSON array, such as `["python", "-m", "rlgraph"]`, which the Python
+/// package sets), else this very program.
+fn role_program() -> Result<(PathBuf, Vec<String>), String> {
+    match std::env::var("RLGRAPH_PROGRAM") {
+        Ok(text) if !text.trim().is_empty() => {
+            let words: Vec<String> = serde_json::from_str(&text)
+                .map_err(|e| format!("RLGRAPH_PROGRAM: expected a JSON array of strings, got {text:?} ({e})"))?;
+            let (first, rest) = words
+                .split_first()
+                .ok_or_else(|| "RLGRAPH_PROGRAM: an empty array names no program".to_string())?;
+            Ok((PathBuf::from(first), rest.to_vec()))
+        }
+        _ => std::env::current_exe()
+            .map(|exe| (exe, vec![]))
+            .map_err(|e| format!("cannot find the rlgraph program: {e}")),
+    }
+}
+
 /// Arguments of `rlgraph launch`.
 #[derive(Args, Clone, Debug)]
 pub struct LaunchArgs {
@@ -554,9 +573,10 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let cluster_path = dir.join("cluster.json");
     crate::output_files::write_json(&cluster_path, &cluster)?;
 
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the rlgraph program: {e}"))?;
+    let (program, leading) = role_program()?;
     let spawn = |role: &str, index: usize, stdout: Stdio| -> Result<Child, String> {
-        Command::new(&exe)
+        Command::new(&program)
+            .args(&leading)
             .args(serve_args(run, role, Some(index)))
             .arg("--cluster")
             .arg(&cluster_path)

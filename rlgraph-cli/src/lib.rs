@@ -2,7 +2,7 @@
 //! arguments and prints what these return, and the fuzz targets call the same code (see
 //! [`call_command::run_spec`]).
 
-pub use program::{cli_reference, main};
+pub use program::{cli_reference, main, main_with, run};
 
 pub mod act_command;
 pub mod agent_commands;

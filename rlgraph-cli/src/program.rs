@@ -7,6 +7,7 @@ use crate::{
     export_command, output_files, profile_command, space_command, train_command,
 };
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -109,10 +110,57 @@ fn thread_count(text: &str) -> Result<usize, String> {
 /// }
 /// ```
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ExitCode::from(main_with(std::env::args_os().collect()))
+}
+
+/// The program on `args` (its own name first), as [`main`] runs it: prints what the
+/// subcommand returns (an error as one line on stderr) and returns the exit code (0, or 2
+/// for an error). The Python package's `rlgraph` command is this call.
+pub fn main_with(args: Vec<OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's own text: the usage error, or the help and version asked for.
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match dispatch(cli) {
+        Ok(output) => {
+            use std::io::Write;
+            match writeln!(std::io::stdout().lock(), "{output}") {
+                Ok(()) => 0,
+                // The reader went away (`rlgraph ... | head`): end quietly, as Unix tools do.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                Err(e) => {
+                    output_files::stderr_line(&format!("error: cannot write the output: {e}"));
+                    2
+                }
+            }
+        }
+        Err(message) => {
+            // One line per error, so scripts can read it.
+            output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
+            2
+        }
+    }
+}
+
+/// Runs one subcommand on `args` (the program's name first) and returns what the program
+/// would print, or its error (for bad arguments, clap's message); help and version are
+/// returned as output.
+pub fn run(args: Vec<OsString>) -> Result<String, String> {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => dispatch(cli),
+        Err(e) if !e.use_stderr() => Ok(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<String, String> {
     // Before any other thread starts: candle's pool is sized from the environment.
     backend_candle::init_threads(cli.threads);
-    let result = match cli.command {
+    match cli.command {
         Command::Space(args) => space_command::run(&args),
         Command::Call(args) => call_command::run(&args),
         Command::Env(args) => env_command::run(&args),
@@ -126,25 +174,6 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => distributed_command::serve(&args),
         Command::Launch(args) => distributed_command::launch(&args),
         Command::Certs(args) => certs_command::run(&args),
-    };
-    match result {
-        Ok(output) => {
-            use std::io::Write;
-            match writeln!(std::io::stdout().lock(), "{output}") {
-                Ok(()) => ExitCode::SUCCESS,
-                // The reader went away (`rlgraph ... | head`): end quietly, as Unix tools do.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    output_files::stderr_line(&format!("error: cannot write the output: {e}"));
-                    ExitCode::from(2)
-                }
-            }
-        }
-        Err(message) => {
-            // One line per error, so scripts can read it.
-            output_files::stderr_line(&format!("error: {}", message.replace('\n', " ")));
-            ExitCode::from(2)
-        }
     }
 }
 

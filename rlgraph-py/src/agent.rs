@@ -333,6 +333,30 @@ impl NativeAgent {
             .map_err(|e| PyValueError::new_err(format!("load: {}: {e}", file.display())))
     }
 
+    /// Every variable of the agent, by scope path, as numpy arrays.
+    fn weights<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let weights = self
+            .with(py, |inner| {
+                inner.worker.agent().get_weights().map_err(|e| e.to_string())
+            })
+            .map_err(runtime)?;
+        let dict = pyo3::types::PyDict::new(py);
+        for (path, tensor) in weights {
+            let value = rlgraph_core::convert::host_to_value(tensor, None).map_err(runtime)?;
+            dict.set_item(path, from_value(py, &value)?)?;
+        }
+        Ok(dict)
+    }
+
+    /// Takes what the program trained into the directory `path` (a GA3C or tensor run's
+    /// `--out`): its agent checkpoint, or GA3C's model.
+    fn restore_trained(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        self.with(py, |inner| {
+            rlgraph_cli::agent_commands::restore_trained(inner.worker.agent_mut().as_mut(), &path)
+        })
+        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))
+    }
+
     /// The returns of `episodes` greedy episodes on `env` (an id or a list of one Gymnasium
     /// environment), episode `i` from `reset(seed + i)`, each at most `max_steps` steps.
     #[pyo3(signature = (env, episodes, seed, max_steps))]

@@ -8,7 +8,24 @@ mod python_env;
 mod values;
 mod vector_env;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+/// Runs one subcommand of the `rlgraph` program (`args`: its name first) with the GIL
+/// released; returns what it prints, or raises `ValueError` with its error.
+#[pyfunction]
+fn program(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
+    let args = args.into_iter().map(Into::into).collect();
+    py.detach(|| rlgraph_cli::run(args)).map_err(PyValueError::new_err)
+}
+
+/// The `rlgraph` command: runs the program on `args` (its name first), printing as the
+/// binary does; returns the exit code.
+#[pyfunction]
+fn program_main(py: Python<'_>, args: Vec<String>) -> u8 {
+    let args = args.into_iter().map(Into::into).collect();
+    py.detach(|| rlgraph_cli::main_with(args))
+}
 
 /// The native module.
 #[pymodule]
@@ -16,6 +33,8 @@ fn _rlgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<component_test::NativeComponentTest>()?;
     m.add_class::<vector_env::NativeVectorEnv>()?;
+    m.add_function(wrap_pyfunction!(program, m)?)?;
+    m.add_function(wrap_pyfunction!(program_main, m)?)?;
     m.add("ENV_IDS", rlgraph_envs::ENV_IDS.to_vec())?;
     m.add("TCH", rlgraph_cli::backend_choice::TCH_BUILT)?;
     Ok(())

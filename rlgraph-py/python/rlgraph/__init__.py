@@ -12,12 +12,16 @@ Train, act, save and load in the words of Stable-Baselines3::
 ``env`` is a native id (``"CartPole-v1"``, ``"MinAtar/Breakout-v1"``, ``"gym:LunarLander-v3"``),
 a ``gymnasium.Env``, a callable that makes one, or a ``gymnasium.vector.SyncVectorEnv``.
 Components are tested from Python with :class:`ComponentTest`; the native environments are a
-Gymnasium ``VectorEnv`` through :func:`rlgraph.envs.make_vec`.
+Gymnasium ``VectorEnv`` through :func:`rlgraph.envs.make_vec`. ``layout="ga3c"`` and
+``layout="tensor"`` train with GA3C's threads or device-resident copies; :func:`launch` runs
+Ape-X and IMPALA as processes; :func:`cli` (and ``python -m rlgraph``) is the ``rlgraph``
+program itself.
 """
 
 from rlgraph._rlgraph import ENV_IDS
 from rlgraph.agent import Agent, evaluate
 from rlgraph.component_test import ComponentTest
+from rlgraph.program import cli, launch
 from rlgraph import envs
 
-__all__ = ["Agent", "ComponentTest", "ENV_IDS", "envs", "evaluate"]
+__all__ = ["Agent", "ComponentTest", "ENV_IDS", "cli", "envs", "evaluate", "launch"]

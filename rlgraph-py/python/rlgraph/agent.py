@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -13,7 +16,10 @@ import numpy as np
 
 from rlgraph import _env_args
 from rlgraph._rlgraph import NativeAgent
+from rlgraph.program import cli, config_file
 from rlgraph.spaces import to_gym
+
+LAYOUTS = ("single", "ga3c", "tensor")
 
 Config = Union[str, "os.PathLike[str]", Dict[str, Any]]
 
@@ -102,6 +108,10 @@ class Agent:
         seed: the seed of every random choice (default: the config's
             ``execution_spec.seed``, else 0).
         num_envs: environment copies stepped together (an id or a callable makes them).
+        layout: where the run goes: ``"single"`` (one thread, the default), ``"ga3c"``
+            (GA3C's actor threads and batched predictor; ppo, actor_critic and IMPALA
+            configs) or ``"tensor"`` (``num_envs`` device-resident copies; PPO). The last two
+            run through the ``rlgraph`` program in this process, on an environment id.
 
     Native environments step in Rust with the GIL released; a Python environment takes the
     GIL only for its own ``reset`` and ``step``.
@@ -115,15 +125,33 @@ class Agent:
         backend: str = "candle",
         seed: Optional[int] = None,
         num_envs: int = 1,
+        layout: str = "single",
     ) -> None:
         self.config, source = _read_config(config)
         self.seed = _config_seed(self.config, source) if seed is None else _whole("seed", seed, 0)
         if backend not in ("candle", "tch"):
             raise ValueError(f"backend: expected 'candle' or 'tch', got {backend!r}")
-        self.backend = backend
-        self.env = env
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
+        self.backend, self.env, self.layout, self.num_envs = backend, env, layout, num_envs
+        if layout != "single":
+            if not isinstance(env, str):
+                raise TypeError(f"env: layout={layout!r} makes its environments from an id (str), "
+                                f"not a {type(env).__name__}")
+            _whole("num_envs", num_envs, 1)
+            if layout == "ga3c":
+                # GA3C runs one environment per agent thread.
+                self.config = copy.deepcopy(self.config)
+                execution = self.config.setdefault("execution_spec", {})
+                execution["executor"] = "ga3c"
+                execution.setdefault("ga3c_spec", {})["num_agents"] = num_envs
+            # The agent here acts (predict, evaluate, export) with what the program trained.
+            num_envs = 1
         copies = _env_args.copies(env, num_envs)
         self._native = NativeAgent(json.dumps(self.config), source, copies, backend, self.seed, num_envs)
+        # Where the program keeps a GA3C or tensor run (its --out), once one has run.
+        self._run_dir: Optional[str] = None
+        self._program_steps = 0
 
     @property
     def observation_space(self):
@@ -138,7 +166,7 @@ class Agent:
     @property
     def num_timesteps(self) -> int:
         """Environment steps trained so far (over every ``learn`` and a resumed run's legs)."""
-        return self._native.timesteps
+        return self._native.timesteps if self.layout == "single" else self._program_steps
 
     def learn(
         self,
@@ -177,6 +205,11 @@ class Agent:
             raise ValueError(f"target_return: expected a finite number, got {target_return!r}")
         if callback is not None and not callable(callback):
             raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
+        if self.layout != "single":
+            if callback is not None:
+                raise ValueError(f"callback: runs with layout='single'; layout={self.layout!r} runs in the program")
+            return self._learn_in_program(self.num_timesteps + total, eval_every, episodes, target_return,
+                                          checkpoint_dir)
         eval_envs = _env_args.fresh(self.env, episodes, "eval_every") if eval_every else []
         self._native.set_stopping(eval_every, eval_envs, episodes, target_return)
         start = self._native.timesteps
@@ -204,6 +237,31 @@ class Agent:
             self.save(checkpoint_dir)
         return self._native.summary()
 
+    def _learn_in_program(self, end: int, eval_every: Optional[int], episodes: int,
+                          target_return: Optional[float], checkpoint_dir: Any) -> Dict[str, Any]:
+        """A GA3C or tensor run through the ``rlgraph`` program, continued from its last
+        ``learn``; the agent here then acts with what it learned."""
+        resume = self._run_dir is not None
+        if self._run_dir is None:
+            self._run_dir = os.fspath(checkpoint_dir) if checkpoint_dir is not None else tempfile.mkdtemp(prefix="rlgraph-run-")
+        with tempfile.TemporaryDirectory(prefix="rlgraph-config-") as folder:
+            argv = ["train", config_file(self.config, folder), "--env", self.env, "--seed", str(self.seed),
+                    "--timesteps", str(end), "--out", self._run_dir, "--backend", self.backend]
+            if self.layout == "tensor":
+                argv += ["--tensor-envs", str(self.num_envs)]
+            if resume:
+                argv += ["--resume", self._run_dir]
+            if eval_every is not None:
+                argv += ["--eval-every", str(eval_every), "--eval-episodes", str(episodes)]
+            if target_return is not None:
+                argv += ["--target-return", str(target_return)]
+            summary = json.loads(cli(argv))
+        self._program_steps = int(summary["timesteps_executed"])
+        self._native.restore_trained(self._run_dir)
+        if checkpoint_dir is not None and os.path.abspath(checkpoint_dir) != os.path.abspath(self._run_dir):
+            self.save(checkpoint_dir)
+        return summary
+
     def predict(
         self,
         observation: Any,
@@ -216,11 +274,18 @@ class Agent:
         recurrent policy keeps its memory inside the agent)."""
         return self._native.predict(observation, bool(deterministic)), state
 
+    def get_weights(self) -> Dict[str, np.ndarray]:
+        """Every variable of the agent's graph, by scope path, as numpy arrays."""
+        return self._native.weights()
+
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Saves the agent into the directory ``path`` as ``rlgraph train --out`` does
         (``config.json``, ``checkpoint.safetensors``, ``summary.json``), so that ``rlgraph
         train --resume path`` continues the run, and :meth:`load` reads a CLI run."""
-        self._native.save(os.fspath(path))
+        if self._run_dir is not None:
+            shutil.copytree(self._run_dir, os.fspath(path), dirs_exist_ok=True)
+        else:
+            self._native.save(os.fspath(path))
 
     @classmethod
     def load(
@@ -230,10 +295,12 @@ class Agent:
         *,
         backend: str = "candle",
         num_envs: Optional[int] = None,
+        layout: Optional[str] = None,
     ) -> "Agent":
         """The agent saved in ``path`` (by :meth:`save` or ``rlgraph train --out``), on
         ``env`` (default: the id its ``summary.json`` names) with as many copies as it was
-        saved with (default), ready to act or train on."""
+        saved with (default) and in the layout it ran in (default), ready to act or train
+        on."""
         path = os.fspath(path)
         try:
             with open(os.path.join(path, "summary.json"), encoding="utf-8") as f:
@@ -248,8 +315,20 @@ class Agent:
                 raise ValueError(f"{path}: no summary.json naming the environment ({summary.get('error', 'no env')}); pass env")
             if env.startswith("python:"):
                 raise ValueError(f"{path}: trained on a Python environment ({env[7:]}); pass env")
-        agent = cls(os.path.join(path, "config.json"), env, backend=backend, num_envs=num_envs)
-        agent._native.restore(path)
+        if layout is None:
+            layout = ("ga3c" if os.path.exists(os.path.join(path, "ga3c-checkpoint.safetensors"))
+                      else "tensor" if "tensor_envs" in summary else "single")
+        if layout == "tensor" and "tensor_envs" in summary:
+            num_envs = int(summary["tensor_envs"])
+        agent = cls(os.path.join(path, "config.json"), env, backend=backend, num_envs=num_envs, layout=layout)
+        if layout == "single":
+            agent._native.restore(path)
+        else:
+            # The run goes on in a copy: the saved folder stays as it was.
+            agent._run_dir = tempfile.mkdtemp(prefix="rlgraph-run-")
+            shutil.copytree(path, agent._run_dir, dirs_exist_ok=True)
+            agent._program_steps = int(summary.get("timesteps_executed", 0))
+            agent._native.restore_trained(agent._run_dir)
         return agent
 
     def export_onnx(self, path: Union[str, "os.PathLike[str]"]) -> None:
@@ -259,7 +338,8 @@ class Agent:
 
     def __repr__(self) -> str:
         kind = self.config.get("type", "?")
-        return f"rlgraph.Agent(type={kind!r}, env={_env_args.describe(self.env)!r}, backend={self.backend!r}, steps={self.num_timesteps})"
+        return (f"rlgraph.Agent(type={kind!r}, env={_env_args.describe(self.env)!r}, backend={self.backend!r}, "
+                f"layout={self.layout!r}, steps={self.num_timesteps})")
 
 
 def evaluate(
