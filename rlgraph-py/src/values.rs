@@ -4,7 +4,7 @@
 use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{IntoPyDict, PyDict, PyTuple};
 use rlgraph_spaces::{Array, Dtype, Space, Value};
 
 /// The value of `space` (or a batch of them, when the arrays carry extra leading
@@ -70,7 +70,7 @@ fn leaf_to_value(obj: &Bound<'_, PyAny>, dtype: Dtype, at: &str) -> PyResult<Val
     let array = np.call_method1("asarray", (obj,)).map_err(|e| {
         PyTypeError::new_err(format!(
             "{at}: expected an array of {}, got {}: {e}",
-            dtype_name(dtype),
+            dtype.name(),
             type_name(obj)
         ))
     })?;
@@ -85,7 +85,7 @@ fn leaf_to_value(obj: &Bound<'_, PyAny>, dtype: Dtype, at: &str) -> PyResult<Val
         let got: String = array.getattr("dtype")?.str()?.extract()?;
         return Err(PyTypeError::new_err(format!(
             "{at}: expected {} values, got an array of {got}",
-            dtype_name(dtype)
+            dtype.name()
         )));
     }
     let cast = |name: &str| {
@@ -210,19 +210,6 @@ pub(crate) fn batch_size(value: &Value, space: &Space, at: &str) -> PyResult<Opt
     Ok(found.flatten())
 }
 
-/// The numpy name of `dtype`.
-pub(crate) fn dtype_name(dtype: Dtype) -> &'static str {
-    match dtype {
-        Dtype::Bool => "bool",
-        Dtype::Int32 => "int32",
-        Dtype::Int64 => "int64",
-        Dtype::Uint8 => "uint8",
-        Dtype::Float32 => "float32",
-        Dtype::Float64 => "float64",
-        Dtype::Text => "str",
-    }
-}
-
 /// The Python type name of `obj`, for messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
@@ -230,5 +217,3 @@ pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "an object".into())
 }
-
-use pyo3::types::IntoPyDict;

@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 
+use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rlgraph_core::batching::{stack, unstack};
@@ -20,14 +21,15 @@ pub(crate) struct NativeVectorEnv {
     copies: usize,
 }
 
-/// What one vector step gives Python: observations, rewards, terminated, truncated, and for
-/// each ended copy the last observation of its episode.
+/// What one vector step gives Python: observations, rewards, terminated, truncated, the
+/// copies whose episode ended and (stacked, in that order) their episodes' last observations.
 type Stepped<'py> = (
     Bound<'py, PyAny>,
-    Vec<f64>,
-    Vec<bool>,
-    Vec<bool>,
-    Vec<Option<Bound<'py, PyAny>>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<usize>>,
+    Option<Bound<'py, PyAny>>,
 );
 
 #[pymethods]
@@ -100,8 +102,13 @@ impl NativeVectorEnv {
     /// Steps copy `i` with `actions[i]`; a copy whose episode ends starts the next one at
     /// once (Gymnasium's same-step autoreset), its last observation given apart.
     fn step<'py>(&self, py: Python<'py>, actions: &Bound<'py, PyAny>) -> PyResult<Stepped<'py>> {
-        let batch = to_value(actions, &self.action_space, "actions")?;
-        let actions = unstack(&batch).map_err(|e| PyValueError::new_err(format!("actions: {e}")))?;
+        let actions = match discrete_actions(actions, &self.action_space) {
+            Some(actions) => actions,
+            None => {
+                let batch = to_value(actions, &self.action_space, "actions")?;
+                unstack(&batch).map_err(|e| PyValueError::new_err(format!("actions: {e}")))?
+            }
+        };
         if actions.len() != self.copies {
             return Err(PyValueError::new_err(format!(
                 "actions: expected one per copy ({}), got {}",
@@ -109,34 +116,70 @@ impl NativeVectorEnv {
                 actions.len()
             )));
         }
-        if let Some(bad) = actions.iter().position(|a| !self.action_space.contains(a)) {
-            return Err(PyValueError::new_err(format!(
-                "actions[{bad}]: does not fit the action space {}",
-                self.action_space.describe()
-            )));
+        let steps = py.detach(|| lock(&self.envs).step(&actions)).map_err(|e| {
+            // Checked only on failure, to name the copy: a check of every action costs more
+            // than the step of a classic-control environment.
+            match actions.iter().position(|a| !self.action_space.contains(a)) {
+                Some(bad) => PyValueError::new_err(format!(
+                    "actions[{bad}]: does not fit the action space {}",
+                    self.action_space.describe()
+                )),
+                None => PyRuntimeError::new_err(e.to_string()),
+            }
+        })?;
+        let n = steps.len();
+        let (mut next, mut rewards, mut terminated, mut truncated) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (mut ended, mut finals) = (vec![], vec![]);
+        for (i, s) in steps.into_iter().enumerate() {
+            rewards.push(s.step.reward);
+            terminated.push(s.step.terminated);
+            truncated.push(s.step.truncated);
+            match s.reset_observation {
+                Some(first) => {
+                    ended.push(i);
+                    finals.push(s.step.observation);
+                    next.push(first);
+                }
+                None => next.push(s.step.observation),
+            }
         }
-        let steps = py
-            .detach(|| lock(&self.envs).step(&actions).map_err(|e| e.to_string()))
-            .map_err(PyRuntimeError::new_err)?;
-        let next: Vec<Value> = steps.iter().map(|s| s.next_observation().clone()).collect();
-        let observations = from_value(py, &stack(&next).map_err(|e| PyRuntimeError::new_err(e.to_string()))?)?;
-        let finals = steps
-            .iter()
-            .map(|s| {
-                s.reset_observation
-                    .as_ref()
-                    .map(|_| from_value(py, &s.step.observation))
-                    .transpose()
-            })
-            .collect::<PyResult<_>>()?;
+        let stacked = |values: &[Value]| stack(values).map_err(|e| PyRuntimeError::new_err(e.to_string()));
+        let finals = match finals.is_empty() {
+            true => None,
+            false => Some(from_value(py, &stacked(&finals)?)?),
+        };
         Ok((
-            observations,
-            steps.iter().map(|s| s.step.reward).collect(),
-            steps.iter().map(|s| s.step.terminated).collect(),
-            steps.iter().map(|s| s.step.truncated).collect(),
+            from_value(py, &stacked(&next)?)?,
+            PyArray1::from_vec(py, rewards),
+            PyArray1::from_vec(py, terminated),
+            PyArray1::from_vec(py, truncated),
+            PyArray1::from_vec(py, ended),
             finals,
         ))
     }
+}
+
+/// The actions of a scalar integer action space (Discrete) from a 1-D int64 or int32 array,
+/// read without the general conversion (which costs more than a classic-control step);
+/// `None` where the general path applies. Each is checked against the space by the step.
+fn discrete_actions(actions: &Bound<'_, PyAny>, space: &Space) -> Option<Vec<Value>> {
+    let scalar_int32 = matches!(space, Space::Int(_))
+        && space.shape() == Some(&[][..])
+        && space.dtype() == Some(rlgraph_spaces::Dtype::Int32);
+    if !scalar_int32 {
+        return None;
+    }
+    let wide = |x: i64| i32::try_from(x).unwrap_or(i32::MAX);
+    if let Ok(a) = actions.extract::<PyReadonlyArray1<'_, i64>>() {
+        return Some(a.as_array().iter().map(|&x| Value::i32(wide(x))).collect());
+    }
+    let a = actions.extract::<PyReadonlyArray1<'_, i32>>().ok()?;
+    Some(a.as_array().iter().map(|&x| Value::i32(x)).collect())
 }
 
 fn lock(envs: &Mutex<VectorEnv>) -> std::sync::MutexGuard<'_, VectorEnv> {

@@ -21,6 +21,15 @@ except ImportError:  # gymnasium < 1.1 names the modes by string
     _SAME_STEP = "SameStep"
 
 
+def _row(stacked: Any, j: int) -> Any:
+    """Row ``j`` of stacked values (arrays, or dicts and tuples of them)."""
+    if isinstance(stacked, dict):
+        return {k: _row(v, j) for k, v in stacked.items()}
+    if isinstance(stacked, tuple):
+        return tuple(_row(v, j) for v in stacked)
+    return stacked[j]
+
+
 class RustVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` copies of a native environment, stepped in Rust with the GIL released.
 
@@ -40,6 +49,8 @@ class RustVectorEnv(gym.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.spec = None
         self.id = id
+        # The native environments report no per-step info: one shared array of empty dicts.
+        self._no_infos = np.array([{} for _ in range(num_envs)] + [None], dtype=object)[:-1]
 
     def reset(self, *, seed: Optional[Union[int, List[int]]] = None, options: Optional[Dict[str, Any]] = None):
         """Resets every copy; with ``seed``, copy ``i`` from ``seed + i`` (a list must be
@@ -52,16 +63,17 @@ class RustVectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions: Any):
         """Steps copy ``i`` with ``actions[i]``."""
-        obs, rewards, terminated, truncated, finals = self._native.step(actions)
+        obs, rewards, terminated, truncated, ended, finals = self._native.step(actions)
         info: Dict[str, Any] = {}
-        ended = np.array([f is not None for f in finals])
-        if ended.any():
+        if len(ended):
+            mask = np.zeros(self.num_envs, dtype=bool)
+            mask[ended] = True
             final_obs = np.empty(self.num_envs, dtype=object)
-            for i, f in enumerate(finals):
-                final_obs[i] = f
-            info = {"final_obs": final_obs, "_final_obs": ended,
-                    "final_info": np.array([{} for _ in finals], dtype=object), "_final_info": ended}
-        return obs, np.asarray(rewards), np.asarray(terminated), np.asarray(truncated), info
+            rows = finals if isinstance(finals, np.ndarray) else [_row(finals, j) for j in range(len(ended))]
+            for i, row in zip(ended.tolist(), rows):
+                final_obs[i] = row
+            info = {"final_obs": final_obs, "_final_obs": mask, "final_info": self._no_infos, "_final_info": mask}
+        return obs, rewards, terminated, truncated, info
 
     def close_extras(self, **kwargs: Any) -> None:
         pass
