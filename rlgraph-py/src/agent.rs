@@ -269,11 +269,13 @@ impl NativeAgent {
 
     /// Actions for `observation` (one, or a batch with a leading dimension): greedy when
     /// `deterministic`, else sampled as in training.
+    #[pyo3(signature = (observation, deterministic, episode_start=None))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         observation: &Bound<'py, PyAny>,
         deterministic: bool,
+        episode_start: Option<Vec<bool>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let space = self.with(py, |inner| inner.state_space.clone());
         let value = to_value(observation, &space, "observation")?;
@@ -282,7 +284,10 @@ impl NativeAgent {
             None => vec![value],
             Some(_) => rlgraph_core::batching::unstack(&value).map_err(|e| PyValueError::new_err(e.to_string()))?,
         };
-        if let Some(bad) = states.iter().position(|s| !space.contains(s)) {
+        // Float bounds describe typical observations rather than promise them, as the agent
+        // itself reads them; dtypes, shapes and integer ranges are checked.
+        let checked = agents::without_float_bounds(&space);
+        if let Some(bad) = states.iter().position(|s| !checked.contains(s)) {
             let row = batch.map(|_| format!("[{bad}]")).unwrap_or_default();
             return Err(PyValueError::new_err(format!(
                 "observation{row}: does not fit the observation space {}",
@@ -292,12 +297,24 @@ impl NativeAgent {
         if states.is_empty() {
             return Err(PyValueError::new_err("observation: an empty batch"));
         }
+        // A recurrent policy carries one memory per row between calls; these rows start anew.
+        let starting: Vec<usize> = match episode_start {
+            Some(flags) if flags.len() != states.len() => {
+                return Err(PyValueError::new_err(format!(
+                    "episode_start: expected one flag per observation ({}), got {}",
+                    states.len(),
+                    flags.len()
+                )))
+            }
+            Some(flags) => flags.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect(),
+            None => vec![],
+        };
         let actions = self
             .with(py, |inner| {
-                inner
-                    .worker
-                    .agent_mut()
-                    .get_actions(&states, !deterministic, 1.0)
+                let agent = inner.worker.agent_mut();
+                agent
+                    .begin_episodes(!deterministic, &starting)
+                    .and_then(|()| agent.get_actions(&states, !deterministic, 1.0))
                     .map_err(|e| e.to_string())
             })
             .map_err(runtime)?;

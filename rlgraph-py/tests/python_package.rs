@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The package as Python imports it: `python/rlgraph/` with the extension as
-/// `_rlgraph.abi3.so`, in a fresh folder under `target/`.
+/// `_rlgraph.abi3.so`, in a fresh folder under `target/`. The extension is the one this
+/// test's build made beside it in `deps/` (cargo copies it up to `target/<profile>/` only
+/// when the crate itself is built, not as a test's dependency).
 fn stage(build: &Path) -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let stage = build.join(format!("rlgraph-py-stage-{}", std::process::id()));
@@ -17,7 +19,7 @@ fn stage(build: &Path) -> PathBuf {
             std::fs::copy(&path, package.join(path.file_name().expect("a name"))).expect("copy a module");
         }
     }
-    let extension = build.join("lib_rlgraph.so");
+    let extension = build.join("deps").join("lib_rlgraph.so");
     assert!(
         extension.exists(),
         "{} is missing: the build makes it with this test",

@@ -63,6 +63,24 @@ def test_predict_takes_one_observation_or_a_batch(configs):
     assert batch[0] == one
 
 
+def test_a_recurrent_policy_carries_memory_between_calls_and_episode_start_clears_it(configs):
+    agent = rlgraph.Agent(configs / "ppo-lstm-cartpole-novel.json", env="CartPoleNoVel-v1", seed=4)
+    agent.learn(5000, progress_bar=False)
+    rng = np.random.default_rng(5)
+    before, now = (rng.normal(0, 0.5, (64, 2)).astype(np.float32) for _ in range(2))
+    starting = np.ones(64, bool)
+    from_zero, _ = agent.predict(now, episode_start=starting)
+    agent.predict(before)
+    carried, _ = agent.predict(now)
+    # The memory of the earlier step changes some of the 64 greedy actions...
+    assert (carried != from_zero).any()
+    # ...and rows that start an episode act from zero memory again.
+    restarted, _ = agent.predict(now, episode_start=starting)
+    assert (restarted == from_zero).all()
+    with pytest.raises(ValueError, match="episode_start"):
+        agent.predict(now, episode_start=[True])
+
+
 def test_save_load_resume_with_the_cli_continues_the_run_exactly(tmp_path, rlgraph_bin, ppo_config):
     config = tmp_path / "ppo.json"
     config.write_text(json.dumps(ppo_config))

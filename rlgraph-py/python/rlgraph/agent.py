@@ -266,13 +266,20 @@ class Agent:
         self,
         observation: Any,
         state: Any = None,
+        episode_start: Any = None,
         deterministic: bool = True,
     ) -> Tuple[Any, Any]:
         """The action for ``observation`` (one, or a batch with a leading dimension), as
         numpy; greedy when ``deterministic``, else sampled as in training. Returns
-        ``(action, state)`` as Stable-Baselines3 does; ``state`` comes back unchanged (a
-        recurrent policy keeps its memory inside the agent)."""
-        return self._native.predict(observation, bool(deterministic)), state
+        ``(action, state)`` in Stable-Baselines3's order of arguments and results.
+
+        A recurrent (LSTM) policy carries one memory per row of the batch inside the agent
+        from call to call, so ``state`` comes back as it went in; ``episode_start`` (one bool
+        per row, as SB3's ``RecurrentPPO`` takes it) marks the rows that begin an episode,
+        whose memory starts from zero. A memoryless policy ignores both."""
+        if episode_start is not None:
+            episode_start = [bool(x) for x in np.atleast_1d(np.asarray(episode_start))]
+        return self._native.predict(observation, bool(deterministic), episode_start), state
 
     def get_weights(self) -> Dict[str, np.ndarray]:
         """Every variable of the agent's graph, by scope path, as numpy arrays."""
