@@ -35,6 +35,9 @@ def test_ppo_learns_a_python_class_registered_nowhere():
     assert result["returns"] == [1.0, 1.0, 1.0]
     actions, _ = agent.predict(np.array([[0.0], [0.25], [0.5], [0.75]], np.float32))
     assert actions.tolist() == [1, 1, 1, 1]
+    # The spaces read back as the environment declared them.
+    assert agent.observation_space == Corridor().observation_space
+    assert agent.action_space == Corridor().action_space
 
 
 def test_ppo_solves_cartpole_on_gymnasiums_own_class(configs):

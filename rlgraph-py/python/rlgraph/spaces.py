@@ -30,7 +30,11 @@ def to_gym(spec: Dict[str, Any]) -> spaces.Space:
     if kind == "float-box":
         low, high = spec.get("low", -np.inf), spec.get("high", np.inf)
         dtype = np.dtype(spec.get("dtype", "float32"))
-        as_float = lambda x: np.asarray([float(v) for v in x] if isinstance(x, list) else float(x), dtype)
-        low, high = as_float(low), as_float(high)
-        return spaces.Box(low.reshape(shape) if low.ndim else low, high.reshape(shape) if high.ndim else high, shape, dtype)
+        # One bound for every element, or one per element (rlgraph writes them flat).
+        def bound(x: Any) -> np.ndarray:
+            if isinstance(x, list):
+                return np.asarray([float(v) for v in x], dtype).reshape(shape)
+            return np.full(shape, float(x), dtype)
+
+        return spaces.Box(bound(low), bound(high), shape, dtype)
     raise ValueError(f"no Gymnasium space for the rlgraph space {spec}")
