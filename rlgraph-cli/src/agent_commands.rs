@@ -249,7 +249,7 @@ pub fn load_trained<B: Backend>(run: &Path, env: &str, seed: u64) -> Result<Box<
 /// Gives `agent` what was trained into `run` (a `train --out` directory of any layout):
 /// its `checkpoint.safetensors`, or the GA3C executor's `model.safetensors`.
 pub fn restore_trained(agent: &mut (dyn Agent + Send), run: &Path) -> Result<(), String> {
-    let checkpoint = run.join("checkpoint.safetensors");
+    let checkpoint = run.join(crate::run_outputs::CHECKPOINT_FILE);
     let model = run.join(crate::run_outputs::GA3C_MODEL_FILE);
     if !checkpoint.exists() && model.exists() {
         agent.import_model(&model)

@@ -3,6 +3,7 @@
 //! [`call_command::run_spec`]).
 
 pub use program::{cli_reference, main, main_with, run};
+pub use run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE, GA3C_MODEL_FILE};
 
 pub mod act_command;
 pub mod agent_commands;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// Writes `bytes` to `dir/name` atomically.
-pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
     let path = dir.join(name);
     rlgraph_core::write_atomically(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -11,11 +11,11 @@ use crate::output_files::write_file;
 use crate::train_args::TrainArgs;
 
 /// The file `--out` checkpoints into and `--resume` reads.
-pub(crate) const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 
 /// GA3C's checkpoint in an `--out` directory, which `--resume` reads: the learner
 /// (variables, optimizer state, counters) and the run's counts, episodes and rounds.
-pub(crate) const GA3C_CHECKPOINT_FILE: &str = "ga3c-checkpoint.safetensors";
+pub const GA3C_CHECKPOINT_FILE: &str = "ga3c-checkpoint.safetensors";
 
 /// A GA3C run's learned model in an `--out` directory, in `Agent::export_model`'s format
 /// (GA3C's checkpoint holds its learner and run counts, not an agent's checkpoint).

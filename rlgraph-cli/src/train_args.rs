@@ -1,6 +1,6 @@
 //! The arguments of `rlgraph train`, their checks, and the seed they resolve to.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::Value as Json;
@@ -145,22 +145,22 @@ impl TrainArgs {
         let mut args = self.clone();
         args.seed = match self.seed_flag {
             Some(seed) => seed,
-            None => config_seed(json, &self.config)?.unwrap_or(0),
+            None => config_seed(json)
+                .map_err(|e| format!("{}: {e}", self.config.display()))?
+                .unwrap_or(0),
         };
         Ok(args)
     }
 }
 
-/// The config's `execution_spec.seed`, if it has one.
-fn config_seed(json: &Json, path: &Path) -> Result<Option<u64>, String> {
+/// The config's `execution_spec.seed` (RLgraph's graph seed), if it has one.
+pub fn config_seed(json: &Json) -> Result<Option<u64>, String> {
     match json.pointer("/execution_spec/seed") {
         None | Some(Json::Null) => Ok(None),
-        Some(seed) => seed.as_u64().map(Some).ok_or_else(|| {
-            format!(
-                "{}: config.execution_spec.seed: expected a non-negative integer, got {seed}",
-                path.display()
-            )
-        }),
+        Some(seed) => seed
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("config.execution_spec.seed: expected a non-negative integer, got {seed}")),
     }
 }
 

@@ -4,7 +4,7 @@
 //! callback, Ctrl-C); this one runs the library's worker in legs between those checks, with
 //! the GIL released, and keeps the checkpoint format of `rlgraph train --out`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use agents::Agent;
@@ -14,6 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use rlgraph_cli::agent_commands::play_episode;
 use rlgraph_cli::backend_choice::{on_backend, OnBackend};
+use rlgraph_cli::output_files::write_file;
+use rlgraph_cli::CHECKPOINT_FILE;
 use rlgraph_core::Backend;
 use rlgraph_envs::{Env, Stepping, VectorEnv};
 use rlgraph_spaces::Space;
@@ -22,33 +24,35 @@ use serde_json::Value as Json;
 use crate::python_env::{ErrorSlot, PythonEnv};
 use crate::values::{batch_size, from_value, to_value};
 
-/// The file a saved agent's checkpoint is in, as `rlgraph train --out` names it.
-const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
-
-/// What trains: the agent in its worker, with what rebuilt it.
+/// What trains and changes: the agent in its worker, and this process's clock of it.
 struct Inner {
     worker: SingleThreadedWorker<Box<dyn Agent + Send>>,
-    config: Json,
-    backend: String,
-    env_id: String,
-    state_space: Space,
-    action_space: Space,
     /// Seconds spent in `run` by this process (the summary's clock).
     seconds: f64,
     /// Of `seconds`, those spent in greedy evaluation rounds.
     evaluation_seconds: f64,
     /// The step at which the target return was reached, in the leg that reached it.
     solved_at: Option<u64>,
-    /// Environment copies stepped together (a checkpoint resumes with as many).
-    copies: usize,
 }
 
-/// An rlgraph agent with its worker (`rlgraph.Agent` wraps it).
+/// An rlgraph agent with its worker (`rlgraph.Agent` wraps it). What the agent was made from
+/// stays outside the lock: only the worker changes.
 #[pyclass(frozen, module = "rlgraph._rlgraph")]
 pub(crate) struct NativeAgent {
     inner: Mutex<Inner>,
     errors: ErrorSlot,
+    /// The seed in use: the caller's, else the config's `execution_spec.seed`, else 0.
+    #[pyo3(get)]
     seed: u64,
+    config: Json,
+    backend: String,
+    env_id: String,
+    state_space: Space,
+    /// `state_space` as the agent reads observations (float bounds dropped), for `predict`.
+    acting_space: Space,
+    action_space: Space,
+    /// Environment copies stepped together (a checkpoint resumes with as many).
+    copies: usize,
 }
 
 /// Builds the agent of `config` for two spaces on the backend `on_backend` picks.
@@ -94,14 +98,6 @@ fn make_env(env: &Bound<'_, PyAny>, seed: u64, errors: &ErrorSlot) -> PyResult<B
     Ok(Box::new(PythonEnv::new(&first, seed, errors.clone())?))
 }
 
-/// A run's statistics as the dict `learn` returns.
-fn stats_json(stats: &WorkerStats, seconds: f64, steps: u64) -> Json {
-    let mut json = stats.to_json();
-    json["wall_clock_seconds"] = seconds.into();
-    json["env_frames_per_second"] = (steps as f64 / seconds.max(1e-9)).into();
-    json
-}
-
 fn runtime(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
 }
@@ -122,6 +118,22 @@ impl NativeAgent {
     fn failed(&self, err: impl std::fmt::Display) -> PyErr {
         self.errors.take().unwrap_or_else(|| runtime(err))
     }
+
+    /// The whole run's statistics as `learn` returns them and `summary.json` holds them:
+    /// every leg of this process, and the legs before a resume.
+    fn summary_json(&self, inner: &Inner) -> Json {
+        let mut leg = WorkerStats::from_returns(0, vec![], 0, inner.seconds, inner.solved_at);
+        leg.evaluation_seconds = inner.evaluation_seconds;
+        let whole = inner.worker.run_stats(&leg);
+        let mut json = whole.to_json();
+        json["wall_clock_seconds"] = inner.seconds.into();
+        json["env_frames_per_second"] = (whole.timesteps_executed as f64 / inner.seconds.max(1e-9)).into();
+        json["episode_rewards"] = whole.episode_rewards.into();
+        json["env"] = self.env_id.clone().into();
+        json["num_envs"] = self.copies.into();
+        json["backend"] = self.backend.clone().into();
+        json
+    }
 }
 
 fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -131,8 +143,9 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 
 #[pymethods]
 impl NativeAgent {
-    /// An agent of `config` (JSON text; `source`, a file's path or empty, names it in errors) for `env` (an id, or a
-    /// list of Gymnasium environments, one per copy), on `backend`, seeded by `seed`.
+    /// An agent of `config` (JSON text; `source`, a file's path or empty, names it in
+    /// errors) for `env` (an id, or a list of Gymnasium environments, one per copy), on
+    /// `backend`, seeded by `seed` (`None`: the config's `execution_spec.seed`, else 0).
     #[new]
     #[pyo3(signature = (config, source, env, backend, seed, num_envs))]
     fn new(
@@ -141,7 +154,7 @@ impl NativeAgent {
         source: &str,
         env: &Bound<'_, PyAny>,
         backend: &str,
-        seed: u64,
+        seed: Option<u64>,
         num_envs: usize,
     ) -> PyResult<Self> {
         // A dict's errors are named by their key path alone; a file's start with its path.
@@ -150,6 +163,12 @@ impl NativeAgent {
             _ => PyValueError::new_err(format!("{source}: {e}")),
         };
         let config: Json = serde_json::from_str(config).map_err(|e| named(format!("not JSON: {e}")))?;
+        let seed = match seed {
+            Some(seed) => seed,
+            None => rlgraph_cli::train_args::config_seed(&config)
+                .map_err(named)?
+                .unwrap_or(0),
+        };
         let errors = ErrorSlot::default();
         let envs = make_envs(env, num_envs, seed, &errors)?;
         if let Some(err) = errors.take() {
@@ -168,18 +187,19 @@ impl NativeAgent {
         Ok(NativeAgent {
             inner: Mutex::new(Inner {
                 worker: SingleThreadedWorker::new(agent, envs, seed),
-                config,
-                backend: backend.into(),
-                env_id,
-                state_space,
-                action_space,
                 seconds: 0.0,
                 evaluation_seconds: 0.0,
                 solved_at: None,
-                copies,
             }),
             errors,
             seed,
+            config,
+            backend: backend.into(),
+            env_id,
+            acting_space: agents::without_float_bounds(&state_space),
+            state_space,
+            action_space,
+            copies,
         })
     }
 
@@ -209,17 +229,7 @@ impl NativeAgent {
 
     /// The whole run's statistics: every leg of this process, and the legs before a resume.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = self.with(py, |inner| {
-            let mut leg = WorkerStats::from_returns(0, vec![], 0, inner.seconds, inner.solved_at);
-            leg.evaluation_seconds = inner.evaluation_seconds;
-            let whole = inner.worker.run_stats(&leg);
-            let mut json = stats_json(&whole, inner.seconds, whole.timesteps_executed);
-            json["episode_rewards"] = whole.episode_rewards.clone().into();
-            json["env"] = inner.env_id.clone().into();
-            json["num_envs"] = inner.copies.into();
-            json["backend"] = inner.backend.clone().into();
-            json
-        });
+        let json = self.with(py, |inner| self.summary_json(inner));
         json_to_py(py, &json)
     }
 
@@ -231,14 +241,14 @@ impl NativeAgent {
 
     /// The observation space, as an rlgraph space spec (JSON text).
     #[getter]
-    fn observation_space(&self, py: Python<'_>) -> String {
-        self.with(py, |inner| inner.state_space.to_json().to_string())
+    fn observation_space(&self) -> String {
+        self.state_space.to_json().to_string()
     }
 
     /// The action space, as an rlgraph space spec (JSON text).
     #[getter]
-    fn action_space(&self, py: Python<'_>) -> String {
-        self.with(py, |inner| inner.action_space.to_json().to_string())
+    fn action_space(&self) -> String {
+        self.action_space.to_json().to_string()
     }
 
     /// Greedy evaluation rounds of `episodes` episodes on `env` every `every` steps (None:
@@ -277,17 +287,16 @@ impl NativeAgent {
         deterministic: bool,
         episode_start: Option<Vec<bool>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let space = self.with(py, |inner| inner.state_space.clone());
-        let value = to_value(observation, &space, "observation")?;
-        let batch = batch_size(&value, &space, "observation")?;
+        let space = &self.state_space;
+        let value = to_value(observation, space, "observation")?;
+        let batch = batch_size(&value, space, "observation")?;
         let states = match batch {
             None => vec![value],
             Some(_) => rlgraph_core::batching::unstack(&value).map_err(|e| PyValueError::new_err(e.to_string()))?,
         };
         // Float bounds describe typical observations rather than promise them, as the agent
         // itself reads them; dtypes, shapes and integer ranges are checked.
-        let checked = agents::without_float_bounds(&space);
-        if let Some(bad) = states.iter().position(|s| !checked.contains(s)) {
+        if let Some(bad) = states.iter().position(|s| !self.acting_space.contains(s)) {
             let row = batch.map(|_| format!("[{bad}]")).unwrap_or_default();
             return Err(PyValueError::new_err(format!(
                 "observation{row}: does not fit the observation space {}",
@@ -327,17 +336,15 @@ impl NativeAgent {
     /// Saves the agent into the directory `path` as `rlgraph train --out` does: `config.json`,
     /// `checkpoint.safetensors` (the agent with the run beside it) and `summary.json`.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let summary = self.summary(py)?;
-        let summary: String = py.import("json")?.call_method1("dumps", (summary,))?.extract()?;
         self.with(py, |inner| -> Result<(), String> {
             std::fs::create_dir_all(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            let config = serde_json::to_string_pretty(&inner.config).map_err(|e| e.to_string())?;
-            write(&path, "config.json", config.as_bytes())?;
+            let config = serde_json::to_string_pretty(&self.config).map_err(|e| e.to_string())?;
+            write_file(&path, "config.json", config.as_bytes())?;
             inner
                 .worker
                 .save_checkpoint(&path.join(CHECKPOINT_FILE))
                 .map_err(|e| e.to_string())?;
-            write(&path, "summary.json", summary.as_bytes())
+            write_file(&path, "summary.json", self.summary_json(inner).to_string().as_bytes())
         })
         .map_err(|e| PyValueError::new_err(format!("save: {e}")))
     }
@@ -399,15 +406,10 @@ impl NativeAgent {
     fn export_onnx(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         self.with(py, |inner| -> Result<(), String> {
             let weights = inner.worker.agent().get_weights().map_err(|e| e.to_string())?;
-            let model = rlgraph_onnx::export_onnx(&inner.config, &inner.state_space, &inner.action_space, &weights)
+            let model = rlgraph_onnx::export_onnx(&self.config, &self.state_space, &self.action_space, &weights)
                 .map_err(|e| e.to_string())?;
             rlgraph_core::write_atomically(&path, &model).map_err(|e| format!("cannot write {}: {e}", path.display()))
         })
         .map_err(|e| PyValueError::new_err(format!("export_onnx: {e}")))
     }
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
-    let path = dir.join(name);
-    rlgraph_core::write_atomically(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

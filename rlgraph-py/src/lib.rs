@@ -37,5 +37,7 @@ fn _rlgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(program_main, m)?)?;
     m.add("ENV_IDS", rlgraph_envs::ENV_IDS.to_vec())?;
     m.add("TCH", rlgraph_cli::backend_choice::TCH_BUILT)?;
+    // The file that marks a GA3C run's folder, so `Agent.load` finds the layout.
+    m.add("GA3C_CHECKPOINT_FILE", rlgraph_cli::GA3C_CHECKPOINT_FILE)?;
     Ok(())
 }

@@ -88,26 +88,27 @@ fn leaf_to_value(obj: &Bound<'_, PyAny>, dtype: Dtype, at: &str) -> PyResult<Val
             dtype.name()
         )));
     }
-    let cast = |name: &str| {
-        np.call_method(
-            "ascontiguousarray",
-            (&array,),
-            Some(&[("dtype", name)].into_py_dict(py)?),
-        )
+    let range = match dtype {
+        Dtype::Int32 => Some((i32::MIN as i64, i32::MAX as i64)),
+        Dtype::Uint8 => Some((0, 255)),
+        _ => None,
     };
+    if let Some((low, high)) = range {
+        check_range(&array, low, high, at)?;
+    }
+    let cast = np.call_method(
+        "ascontiguousarray",
+        (&array,),
+        Some(&[("dtype", dtype.name())].into_py_dict(py)?),
+    )?;
     Ok(match dtype {
-        Dtype::Float32 => Value::Float32(read(&cast("float32")?)?),
-        Dtype::Float64 => Value::Float64(read(&cast("float64")?)?),
-        Dtype::Int32 => Value::Int32(read(&checked_int(
-            &array,
-            i32::MIN as i64,
-            i32::MAX as i64,
-            at,
-            cast("int32")?,
-        )?)?),
-        Dtype::Int64 => Value::Int64(read(&cast("int64")?)?),
-        Dtype::Uint8 => Value::Uint8(read(&checked_int(&array, 0, 255, at, cast("uint8")?)?)?),
-        Dtype::Bool => Value::Bool(read(&cast("bool")?)?),
+        Dtype::Float32 => Value::Float32(read(&cast)?),
+        Dtype::Float64 => Value::Float64(read(&cast)?),
+        Dtype::Int32 => Value::Int32(read(&cast)?),
+        Dtype::Int64 => Value::Int64(read(&cast)?),
+        Dtype::Uint8 => Value::Uint8(read(&cast)?),
+        Dtype::Bool => Value::Bool(read(&cast)?),
+        // Refused above: no numpy kind is allowed for text.
         Dtype::Text => {
             return Err(PyTypeError::new_err(format!(
                 "{at}: text values do not come from Python"
@@ -116,14 +117,8 @@ fn leaf_to_value(obj: &Bound<'_, PyAny>, dtype: Dtype, at: &str) -> PyResult<Val
     })
 }
 
-/// `cast` when the integers of `array` lie in `[low, high]` (a cast would wrap them).
-fn checked_int<'py>(
-    array: &Bound<'py, PyAny>,
-    low: i64,
-    high: i64,
-    at: &str,
-    cast: Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
+/// Refuses integers of `array` outside `[low, high]` (a cast would wrap them).
+fn check_range(array: &Bound<'_, PyAny>, low: i64, high: i64, at: &str) -> PyResult<()> {
     let size: usize = array.getattr("size")?.extract()?;
     if size > 0 {
         let (min, max): (i64, i64) = (
@@ -136,7 +131,7 @@ fn checked_int<'py>(
             )));
         }
     }
-    Ok(cast)
+    Ok(())
 }
 
 fn read<T: Element + Clone>(array: &Bound<'_, PyAny>) -> PyResult<Array<T>> {

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from rlgraph import _env_args
-from rlgraph._rlgraph import NativeAgent
+from rlgraph._rlgraph import GA3C_CHECKPOINT_FILE, NativeAgent
 from rlgraph.program import cli, config_file
 from rlgraph.spaces import to_gym
 
@@ -43,15 +43,6 @@ def _read_config(config: Config) -> Tuple[Dict[str, Any], str]:
             raise ValueError(f"{path}: expected a JSON object, got {type(parsed).__name__}")
         return parsed, path
     raise TypeError(f"config: expected a path to an RLgraph JSON config or a dict, got {type(config).__name__}")
-
-
-def _config_seed(config: Dict[str, Any], source: str) -> int:
-    seed = (config.get("execution_spec") or {}).get("seed")
-    if seed is None:
-        return 0
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"{source or 'config'}: config.execution_spec.seed: expected a non-negative integer, got {seed!r}")
-    return seed
 
 
 def _whole(name: str, value: Any, minimum: int) -> int:
@@ -128,7 +119,8 @@ class Agent:
         layout: str = "single",
     ) -> None:
         self.config, source = _read_config(config)
-        self.seed = _config_seed(self.config, source) if seed is None else _whole("seed", seed, 0)
+        if seed is not None:
+            seed = _whole("seed", seed, 0)
         if backend not in ("candle", "tch"):
             raise ValueError(f"backend: expected 'candle' or 'tch', got {backend!r}")
         if layout not in LAYOUTS:
@@ -148,7 +140,9 @@ class Agent:
             # The agent here acts (predict, evaluate, export) with what the program trained.
             num_envs = 1
         copies = _env_args.copies(env, num_envs)
-        self._native = NativeAgent(json.dumps(self.config), source, copies, backend, self.seed, num_envs)
+        self._native = NativeAgent(json.dumps(self.config), source, copies, backend, seed, num_envs)
+        # The seed in use: the one given, else the config's execution_spec.seed, else 0.
+        self.seed: int = self._native.seed
         # Where the program keeps a GA3C or tensor run (its --out), once one has run.
         self._run_dir: Optional[str] = None
         self._program_steps = 0
@@ -323,7 +317,7 @@ class Agent:
             if env.startswith("python:"):
                 raise ValueError(f"{path}: trained on a Python environment ({env[7:]}); pass env")
         if layout is None:
-            layout = ("ga3c" if os.path.exists(os.path.join(path, "ga3c-checkpoint.safetensors"))
+            layout = ("ga3c" if os.path.exists(os.path.join(path, GA3C_CHECKPOINT_FILE))
                       else "tensor" if "tensor_envs" in summary else "single")
         if layout == "tensor" and "tensor_envs" in summary:
             num_envs = int(summary["tensor_envs"])
