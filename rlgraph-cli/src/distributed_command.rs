@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agents::{DqnConfig, ImpalaConfig};
+use agents::DqnConfig;
 use clap::Args;
 use executors::distributed::{
     run_apex_actor, run_impala_actor, run_replay_shard, Access, ActorOptions, ApexSpec, ClusterSpec,
-    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Role, ShardFiles, Tls,
+    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Recording, Role, ShardFiles, Tls,
 };
 use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
@@ -117,6 +117,14 @@ pub struct RunOptions {
     /// The largest message a role sends or accepts, in MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=2047))]
     pub max_message_mib: u64,
+    /// The learner logs everything that decides its next state here (each batch it learns
+    /// on, its publications, the actors' reports, its checkpoints), for `rlgraph replay`. A
+    /// restarted learner appends to the same log.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// The learner input log's segments roll over past this many MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub record_segment_mib: u64,
 }
 
 /// Arguments of `rlgraph serve`.
@@ -246,19 +254,7 @@ impl RunOptions {
                 ));
             }
         }
-        let at = |e: rlgraph_core::CoreError| format!("{}: {e}", path.display());
-        let algorithm = match agents::agent_family(&json).map_err(at)? {
-            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(&json).map_err(at)?),
-            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(&json).map_err(at)?),
-            _ => {
-                return Err(format!(
-                    "{}: distributed runs take Ape-X, DQN and IMPALA configs, not {}; \
-                     train the others with `rlgraph train`",
-                    path.display(),
-                    json.get("type").unwrap_or(&Json::Null)
-                ))
-            }
-        };
+        let algorithm = DistributedAlgorithm::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok((json, algorithm))
     }
 }
@@ -280,6 +276,8 @@ impl OnBackend for ServeArgs {
 /// wire format for the states it makes. `None` when the preprocessing keeps no state.
 struct RoleLayout {
     algorithm: DistributedAlgorithm,
+    /// The config the roles' algorithm is parsed from (the agent's, without the actors' part).
+    inner_spec: Json,
     state_space: rlgraph_core::spaces::Space,
     action_space: rlgraph_core::spaces::Space,
     worker_specs: Vec<Json>,
@@ -310,6 +308,7 @@ fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleL
         }
     };
     Ok(Some(RoleLayout {
+        inner_spec: layout.inner_spec,
         algorithm,
         state_space: layout.state_space,
         action_space: probe.action_space().clone(),
@@ -327,9 +326,14 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let layout = role_layout::<B>(&json, run)?;
     // Replay shards and the learner see the states the actors make; unless the actors
     // preprocess, those are the environment's.
-    let (algorithm, laid_out, worker_specs) = match layout {
-        Some(l) => (l.algorithm, Some((l.state_space, l.action_space)), Some(l.worker_specs)),
-        None => (algorithm, None, None),
+    let (algorithm, laid_out, worker_specs, learner_json) = match layout {
+        Some(l) => (
+            l.algorithm,
+            Some((l.state_space, l.action_space)),
+            Some(l.worker_specs),
+            l.inner_spec,
+        ),
+        None => (algorithm, None, None, json.clone()),
     };
     let spaces = || -> Result<(rlgraph_core::spaces::Space, rlgraph_core::spaces::Space), String> {
         match &laid_out {
@@ -429,6 +433,12 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 sample_batches: run.sample_batches as usize,
                 stop_shards: !args.keep_shards,
                 max_frames_ahead: run.max_frames_ahead,
+                record: run.record.as_ref().map(|dir| Recording {
+                    dir: dir.clone(),
+                    segment_bytes: run.record_segment_mib << 20,
+                    config: learner_json,
+                    code_version: crate::replay_command::code_version(),
+                }),
                 ..LearnerOptions::new(run.seed)
             };
             let mut learner =
@@ -482,6 +492,9 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             let mut summary = driven.summary();
             if let Some(stats) = learner.last_stats() {
                 summary["distributed"] = stats.to_json()["distributed"].take();
+            }
+            if run.record.is_some() {
+                summary["distributed"]["log_bytes"] = learner.log_bytes().into();
             }
             summary["env"] = run.env.clone().into();
             summary["backend"] = B::NAME.into();
@@ -685,6 +698,10 @@ fn pass_run_options(cmd: &mut Command, run: &RunOptions, role: &str) {
         cmd.args(["--shard-checkpoint-secs", &run.shard_checkpoint_secs.to_string()]);
     }
     if role == "learner" {
+        if let Some(dir) = &run.record {
+            cmd.arg("--record").arg(dir);
+            cmd.args(["--record-segment-mib", &run.record_segment_mib.to_string()]);
+        }
         cmd.args(["--checkpoint-every", &run.checkpoint_every.to_string()])
             .args(["--max-frames-ahead", &run.max_frames_ahead.to_string()])
             .args(["--sample-batches", &run.sample_batches.to_string()])

@@ -20,6 +20,7 @@ mod kubernetes_manifests;
 pub mod output_files;
 pub mod profile_command;
 mod program;
+pub mod replay_command;
 mod run_outputs;
 mod slurm_script;
 pub mod space_command;

@@ -4,7 +4,7 @@
 
 use crate::{
     act_command, agent_commands, bench_command, call_command, certs_command, distributed_command, env_command,
-    export_command, output_files, profile_command, space_command, train_command,
+    export_command, output_files, profile_command, replay_command, space_command, train_command,
 };
 
 use std::ffi::OsString;
@@ -49,6 +49,9 @@ enum Command {
     Serve(distributed_command::ServeArgs),
     /// Run distributed Ape-X or IMPALA on this machine: every role as a process of its own.
     Launch(distributed_command::LaunchArgs),
+    /// Run a distributed learner again in this process from the input log `--record` wrote,
+    /// ending with the live learner's checkpoint, byte for byte.
+    Replay(replay_command::ReplayArgs),
     /// Make the TLS files of a distributed run: a new CA and one certificate for every host.
     Certs(certs_command::CertsArgs),
     /// Report a profile recorded by `train --profile DIR`, or calibrate the profiler.
@@ -173,6 +176,7 @@ fn dispatch(cli: Cli) -> Result<String, String> {
         Command::Bench(args) => bench_command::run(&args),
         Command::Serve(args) => distributed_command::serve(&args),
         Command::Launch(args) => distributed_command::launch(&args),
+        Command::Replay(args) => replay_command::run(&args),
         Command::Certs(args) => certs_command::run(&args),
     }
 }
@@ -202,8 +206,8 @@ mod tests {
     fn cli_reference_names_every_subcommand_and_a_flag_of_train() {
         let page = super::cli_reference();
         for sub in [
-            "space", "call", "env", "train", "evaluate", "act", "export", "graph", "serve", "launch", "certs",
-            "profile", "bench",
+            "space", "call", "env", "train", "evaluate", "act", "export", "graph", "serve", "launch", "replay",
+            "certs", "profile", "bench",
         ] {
             assert!(page.contains(&format!("## `rlgraph {sub}`")), "{sub} missing");
         }

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use super::cluster::Role;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
+use super::learner_log::LogWriter;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::peers::{replay_client, ReplayClient};
@@ -53,6 +54,8 @@ pub struct LearnerOptions {
     pub stop_shards: bool,
     /// Greedy evaluation rounds the learner plays between updates, if any.
     pub evaluation: Option<LearnerEvaluation>,
+    /// Where the learner logs its input for `rlgraph replay`, if it does.
+    pub record: Option<super::Recording>,
 }
 
 /// Greedy rounds a distributed learner plays between its updates, with a greedy actor of its
@@ -92,6 +95,7 @@ impl LearnerOptions {
             max_frames_ahead: 1000,
             stop_shards: true,
             evaluation: None,
+            record: None,
         }
     }
 }
@@ -344,6 +348,7 @@ pub(crate) fn learn_apex<B: Backend>(
     site: &LearnerSite,
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
+    log: Option<&mut LogWriter>,
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
@@ -355,7 +360,7 @@ pub(crate) fn learn_apex<B: Backend>(
         ))
     };
     let hub = LearnerHub::default();
-    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor)?;
+    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor, log)?;
 
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
     let batch_size = u32::try_from(config.update.batch_size)
@@ -420,7 +425,7 @@ pub(crate) fn learn_apex<B: Backend>(
         };
         latency_sum += fetched.latency.as_secs_f64() * 1e3;
         fetched_n += 1;
-        let learned = learner.learn(&fetched.batch, t)?;
+        let learned = run.learn(learner, &fetched.batch, t)?;
         if let Some(priorities) = learned.priorities {
             let update = PriorityUpdate {
                 indices: fetched.indices,

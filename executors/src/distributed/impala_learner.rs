@@ -9,6 +9,7 @@ use rlgraph_core::Backend;
 
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
+use super::learner_log::LogWriter;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::DistributedStats;
@@ -23,6 +24,7 @@ pub(crate) fn learn_impala<B: Backend>(
     site: &LearnerSite,
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
+    log: Option<&mut LogWriter>,
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
@@ -35,7 +37,7 @@ pub(crate) fn learn_impala<B: Backend>(
         let actor = agents::impala_actor::<B>(config, state_space, action_space, options.seed + 999)?;
         Ok((actor, config.memory_units()))
     };
-    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor)?;
+    let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor, log)?;
     let batch_size = config.update.batch_size.max(1);
     let result: Result<(), DistributedError> = (|| loop {
         let (queued, _) = run.hub.rollout_counts();
@@ -46,7 +48,7 @@ pub(crate) fn learn_impala<B: Backend>(
             std::thread::sleep(Duration::from_millis(2));
             continue;
         };
-        let learned = learner.learn(&stack(&rollouts)?, t)?;
+        let learned = run.learn(learner, &stack(&rollouts)?, t)?;
         run.updated(learner, learned.loss, options)?;
         // Every update, as IMPALA's actors take the newest weights before each rollout.
         run.publish(learner)?;

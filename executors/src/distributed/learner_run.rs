@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agents::{GraphActor, GraphLearner};
+use agents::{GraphActor, GraphLearner, Learned, WeightSnapshot};
+use rlgraph_core::spaces::Value;
 use rlgraph_core::{Backend, CoreError, HostState, SavedState};
 use serde_json::json;
 use tokio::runtime::Runtime;
@@ -17,7 +18,9 @@ use tokio::task::JoinHandle;
 use super::access::Access;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
-use super::learner_hub::LearnerHub;
+use super::learner_hub::{LearnerHub, Reports};
+use super::learner_log::LogWriter;
+use super::log_record::{rounds_record, weights_crc, LogRecord};
 use super::peers::serve_learner;
 use super::LearnerOptions;
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
@@ -79,8 +82,9 @@ fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
     })
 }
 
-/// A learner's run in progress.
-pub(crate) struct LearnerRun<B: Backend> {
+/// A learner's run in progress, logging what decides its learner's state where `log` is given.
+pub(crate) struct LearnerRun<'log, B: Backend> {
+    log: Option<&'log mut LogWriter>,
     pub(crate) runtime: Runtime,
     pub(crate) hub: LearnerHub,
     pub(crate) counters: RunCounters,
@@ -107,13 +111,15 @@ pub(crate) struct LearnerRun<B: Backend> {
     rounds_shown: usize,
     /// The learner's updates at each recent publication, by version.
     published_at: BTreeMap<u64, u64>,
+    /// A failure to log in `tick`, which reports it at the next update or the end.
+    failed: Option<DistributedError>,
     /// Set when the process is asked to end (SIGTERM or Ctrl-C).
     terminated: Arc<AtomicBool>,
     /// Whether this leg ended because the process was asked to, not because the run is over.
     preempted: bool,
 }
 
-impl<B: Backend> LearnerRun<B> {
+impl<'log, B: Backend> LearnerRun<'log, B> {
     /// Goes on from `counters` (the run's so far), publishes the learner's weights and serves
     /// `hub` on the cluster's learner address until the run reaches `length`.
     /// Where `options` ask for evaluation, `actor` (a greedy actor of the learner's
@@ -128,6 +134,7 @@ impl<B: Backend> LearnerRun<B> {
         options: &LearnerOptions,
         length: RunLength,
         actor: impl FnOnce() -> rlgraph_core::Result<(GraphActor<B>, Option<usize>)>,
+        mut log: Option<&'log mut LogWriter>,
     ) -> Result<Self, DistributedError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -148,6 +155,7 @@ impl<B: Backend> LearnerRun<B> {
             None => None,
         };
         let first = learner.publish()?;
+        append(&mut log, || published(&first))?;
         hub.publish(&first);
         let addr = cluster.address(Role::Learner, 0)?;
         let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -171,8 +179,10 @@ impl<B: Backend> LearnerRun<B> {
             });
         }
         Ok(LearnerRun {
+            log,
             published_at: BTreeMap::from([(first.version, learner.updates())]),
             terminated,
+            failed: None,
             preempted: false,
             runtime,
             hub,
@@ -217,6 +227,10 @@ impl<B: Backend> LearnerRun<B> {
             return None;
         }
         let reports = self.hub.drain();
+        if let Err(e) = log_reports(&mut self.log, &reports) {
+            self.failed = Some(e);
+            return None;
+        }
         let run = &mut self.counters;
         run.frames = run.frames.saturating_add(reports.frames);
         run.episode_returns.extend(&reports.episode_returns);
@@ -291,6 +305,7 @@ impl<B: Backend> LearnerRun<B> {
     /// Publishes the learner's weights to the actors (IMPALA's learner after every update).
     pub(crate) fn publish(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
         let snapshot = learner.publish()?;
+        append(&mut self.log, || published(&snapshot))?;
         self.hub.publish(&snapshot);
         self.published_at.insert(snapshot.version, learner.updates());
         // The lag of reports older than this many publications is not measured.
@@ -298,6 +313,23 @@ impl<B: Backend> LearnerRun<B> {
             self.published_at.pop_first();
         }
         Ok(())
+    }
+
+    /// One update of `learner` on `batch` at the run's share `t`, logged.
+    pub(crate) fn learn(
+        &mut self,
+        learner: &mut impl GraphLearner<B>,
+        batch: &Value,
+        t: f64,
+    ) -> Result<Learned, DistributedError> {
+        let learned = learner.learn(batch, t)?;
+        append(&mut self.log, || LogRecord::Learned {
+            time_percentage: t,
+            loss: learned.loss,
+            updates: learner.updates(),
+            batch: batch.clone(),
+        })?;
+        Ok(learned)
     }
 
     /// After an update with this `loss`: stops on divergence, plays a greedy round if one is
@@ -319,15 +351,30 @@ impl<B: Backend> LearnerRun<B> {
         if let Some(rounds) = self.rounds.as_mut() {
             let frames = self.counters.frames;
             // Between updates, so a round plays the weights just learned.
-            rounds.play_if_due(|| learner.publish().map(Box::new), self.evaluated_to, frames)?;
+            let log = &mut self.log;
+            let mut logged = Ok(());
+            rounds.play_if_due(
+                || {
+                    let snapshot = learner.publish()?;
+                    if logged.is_ok() {
+                        logged = append(log, || published(&snapshot));
+                    }
+                    Ok(Box::new(snapshot))
+                },
+                self.evaluated_to,
+                frames,
+            )?;
+            logged?;
             self.evaluated_to = frames;
             if rounds.done.len() != self.counters.evaluations.len() {
                 self.counters.evaluations.clone_from(&rounds.done);
+                append(&mut self.log, || rounds_record(&self.counters.evaluations))?;
             }
         }
         if let Some(path) = &options.checkpoint {
             if options.checkpoint_every > 0 && learner.updates() >= self.last_checkpoint + options.checkpoint_every {
                 self.last_checkpoint = learner.updates();
+                checkpointed(&mut self.log, learner.updates())?;
                 learner.save_checkpoint(path, vec![("distributed", &self.counters)], &[])?;
             }
         }
@@ -369,11 +416,16 @@ impl<B: Backend> LearnerRun<B> {
             Ok(Ok(())) => {}
         }
         result?;
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         let mut counters = self.counters;
         if self.preempted {
             // What the actors reported after the last tick, until the server closed: they count
             // it delivered, so it goes into the checkpoint the next learner resumes from.
             let late = self.hub.drain();
+            let mut log = self.log;
+            log_reports(&mut log, &late)?;
             counters.frames = counters.frames.saturating_add(late.frames);
             counters.episode_returns.extend(late.episode_returns);
         }
@@ -398,6 +450,43 @@ impl<B: Backend> LearnerRun<B> {
             preempted: self.preempted,
         })
     }
+}
+
+/// Appends the record `make` makes to `log`, if there is a log (the record is made only then).
+fn append(log: &mut Option<&mut LogWriter>, make: impl FnOnce() -> LogRecord) -> Result<(), DistributedError> {
+    match log {
+        Some(log) => log.append(&make()),
+        None => Ok(()),
+    }
+}
+
+/// Logs that a checkpoint of `updates` updates is about to be saved, through to the disk first,
+/// so the log reaches every checkpoint a learner may resume from.
+pub(crate) fn checkpointed(log: &mut Option<&mut LogWriter>, updates: u64) -> Result<(), DistributedError> {
+    if let Some(log) = log {
+        log.append(&LogRecord::Checkpointed { updates })?;
+        log.sync()?;
+    }
+    Ok(())
+}
+
+fn published(snapshot: &WeightSnapshot) -> LogRecord {
+    LogRecord::Published {
+        version: snapshot.version,
+        weights_crc: weights_crc(snapshot),
+    }
+}
+
+/// Logs the actors' `reports`, unless they hold nothing (the learner drains them every few
+/// milliseconds).
+fn log_reports(log: &mut Option<&mut LogWriter>, reports: &Reports) -> Result<(), DistributedError> {
+    if reports.frames == 0 && reports.episode_returns.is_empty() {
+        return Ok(());
+    }
+    append(log, || LogRecord::Reported {
+        frames: reports.frames,
+        episode_returns: reports.episode_returns.clone(),
+    })
 }
 
 /// Mean over the actors' reports of how many updates behind the learner they acted.

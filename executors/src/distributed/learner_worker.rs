@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner, Learner};
+use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, Result};
 
@@ -14,7 +14,9 @@ use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::impala_learner::learn_impala;
-use super::learner_run::RunCounters;
+use super::learner_log::LogWriter;
+use super::learner_run::{checkpointed, RunCounters};
+use super::log_record::{LogHeader, LogRecord, LOG_FORMAT};
 use super::{DistributedStats, LearnerOptions};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
@@ -32,10 +34,61 @@ pub enum DistributedAlgorithm {
     Impala(ImpalaConfig),
 }
 
+impl DistributedAlgorithm {
+    /// The distributed algorithm an RLgraph agent config (`json`) configures.
+    pub fn from_json(json: &serde_json::Value) -> Result<Self> {
+        Ok(match agents::agent_family(json)? {
+            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(json)?),
+            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(json)?),
+            _ => {
+                return Err(CoreError::Config {
+                    at: "type".into(),
+                    reason: format!(
+                        "distributed runs take Ape-X, DQN and IMPALA configs, not {}; train the others with \
+                         `rlgraph train`",
+                        json.get("type").unwrap_or(&serde_json::Value::Null)
+                    ),
+                })
+            }
+        })
+    }
+}
+
 /// The learner itself.
-enum Held<B: Backend> {
+pub(crate) enum Held<B: Backend> {
     Apex(DqnLearner<B>),
     Impala(ImpalaLearner<B>),
+}
+
+impl<B: Backend> Held<B> {
+    /// A fresh learner of `algorithm` for these spaces.
+    pub(crate) fn new(
+        algorithm: &DistributedAlgorithm,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
+        Ok(match algorithm {
+            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
+            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
+        })
+    }
+
+    /// The learner, whichever it is.
+    pub(crate) fn learner(&mut self) -> &mut dyn GraphLearner<B> {
+        match self {
+            Held::Apex(l) => l,
+            Held::Impala(l) => l,
+        }
+    }
+
+    /// The same, to read.
+    pub(crate) fn learner_ref(&self) -> &dyn GraphLearner<B> {
+        match self {
+            Held::Apex(l) => l,
+            Held::Impala(l) => l,
+        }
+    }
 }
 
 /// Where a learner runs: the spaces of what it learns from, the cluster, the access rules and
@@ -53,6 +106,8 @@ pub(crate) struct LearnerSite {
 /// length, then tells the actors the run is over. Its progress carries the learner's rates,
 /// weight lag and queue depth as `distributed/...` gauges.
 pub struct LearnerWorker<B: Backend> {
+    /// The learner input log, when the run records one.
+    log: Option<LogWriter>,
     algorithm: DistributedAlgorithm,
     learner: Held<B>,
     site: LearnerSite,
@@ -73,12 +128,25 @@ impl<B: Backend> LearnerWorker<B> {
         access: Access,
         options: LearnerOptions,
     ) -> Result<Self> {
-        let seed = options.seed;
-        let learner = match &algorithm {
-            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
-            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
+        let learner = Held::new(&algorithm, state_space, action_space, options.seed)?;
+        let log = match &options.record {
+            Some(recording) => {
+                let space_json = |s: &Space| serde_json::to_value(s).unwrap_or_default();
+                let header = LogHeader {
+                    format: LOG_FORMAT,
+                    code_version: recording.code_version.clone(),
+                    config: recording.config.clone(),
+                    state_space: space_json(state_space),
+                    action_space: space_json(action_space),
+                    seed: options.seed,
+                    backend: B::NAME.to_string(),
+                };
+                Some(LogWriter::open(&recording.dir, header, recording.segment_bytes).map_err(core_error)?)
+            }
+            None => None,
         };
         Ok(LearnerWorker {
+            log,
             algorithm,
             learner,
             site: LearnerSite {
@@ -101,10 +169,12 @@ impl<B: Backend> LearnerWorker<B> {
     }
 
     fn updates(&self) -> u64 {
-        match &self.learner {
-            Held::Apex(l) => l.updates(),
-            Held::Impala(l) => l.updates(),
-        }
+        self.learner.learner_ref().updates()
+    }
+
+    /// Bytes this process appended to the learner input log (0 when it records none).
+    pub fn log_bytes(&self) -> u64 {
+        self.log.as_ref().map_or(0, |l| l.total_bytes)
     }
 
     /// The tally the driver reads, from the counters and the learner's updates.
@@ -123,9 +193,11 @@ impl<B: Backend> Worker for LearnerWorker<B> {
         let from = self.tally.clone();
         let counters = self.counters.clone();
         let (mut stats, counters) = match (&mut self.learner, &self.algorithm) {
-            (Held::Apex(l), DistributedAlgorithm::Apex(c)) => learn_apex(l, counters, c, &self.site, length, progress),
+            (Held::Apex(l), DistributedAlgorithm::Apex(c)) => {
+                learn_apex(l, counters, c, &self.site, length, progress, self.log.as_mut())
+            }
             (Held::Impala(l), DistributedAlgorithm::Impala(c)) => {
-                learn_impala(l, counters, c, &self.site, length, progress)
+                learn_impala(l, counters, c, &self.site, length, progress, self.log.as_mut())
             }
             _ => Err(DistributedError::Setup(
                 "the learner and its algorithm do not match".into(),
@@ -141,19 +213,18 @@ impl<B: Backend> Worker for LearnerWorker<B> {
     }
 
     fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
-        let host: Vec<(&str, &dyn rlgraph_core::HostState)> = vec![(RUN_PART, &self.counters)];
-        match &self.learner {
-            Held::Apex(l) => l.save_checkpoint(path, host, &[]),
-            Held::Impala(l) => l.save_checkpoint(path, host, &[]),
-        }
+        let updates = self.updates();
+        checkpointed(&mut self.log.as_mut(), updates).map_err(core_error)?;
+        save_learner(self.learner.learner_ref(), &self.counters, path)
     }
 
     fn resume(&mut self, path: &Path) -> Result<()> {
-        let mut counters = RunCounters::default();
-        let host: Vec<(&str, &mut dyn rlgraph_core::HostState)> = vec![(RUN_PART, &mut counters)];
-        match &mut self.learner {
-            Held::Apex(l) => l.restore_checkpoint(path, host, &mut [])?,
-            Held::Impala(l) => l.restore_checkpoint(path, host, &mut [])?,
+        let counters = restore_learner(self.learner.learner(), path)?;
+        if let Some(log) = &mut self.log {
+            log.append(&LogRecord::Resumed {
+                updates: self.learner.learner_ref().updates(),
+            })
+            .map_err(core_error)?;
         }
         super::log(&format!(
             "learner: resumed from {} at {} frames",
@@ -171,9 +242,25 @@ impl<B: Backend> Worker for LearnerWorker<B> {
     }
 }
 
+/// Saves `learner` with the run's `counters` beside it, as a distributed learner's checkpoint.
+pub(crate) fn save_learner<B: Backend>(
+    learner: &dyn GraphLearner<B>,
+    counters: &RunCounters,
+    path: &Path,
+) -> Result<()> {
+    learner.save_checkpoint(path, vec![(RUN_PART, counters)], &[])
+}
+
+/// Restores what [`save_learner`] saved into `learner`; the run's counters.
+pub(crate) fn restore_learner<B: Backend>(learner: &mut dyn GraphLearner<B>, path: &Path) -> Result<RunCounters> {
+    let mut counters = RunCounters::default();
+    learner.restore_checkpoint(path, vec![(RUN_PART, &mut counters)], &mut [])?;
+    Ok(counters)
+}
+
 /// A distributed failure as the library's error: a core error as it is, any other with the
 /// learner named.
-fn core_error(e: DistributedError) -> CoreError {
+pub(crate) fn core_error(e: DistributedError) -> CoreError {
     match e {
         DistributedError::Core(e) => e,
         other => CoreError::Config {

@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 
 use crate::common::cluster::{assert_learned, free_port, summary_of, Cluster};
 use crate::common::roles::{finish, Guard};
+use crate::learner_log::assert_replays_to;
 
 const RLGRAPH: &str = env!("CARGO_BIN_EXE_rlgraph");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -245,7 +246,16 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     let out_arg = out.to_str().unwrap();
     let _replay = cluster.serve("replay", 0, &[]);
     let actors = [cluster.serve("actor", 0, &[]), cluster.serve("actor", 1, &[])];
-    let eval = ["--eval-every", "1000", "--eval-episodes", "2"];
+    // Both learners record into one log, which replays across the kill.
+    let log = cluster.dir.join("log");
+    let eval = [
+        "--eval-every",
+        "1000",
+        "--eval-episodes",
+        "2",
+        "--record",
+        log.to_str().unwrap(),
+    ];
     let (mut learner, progress) =
         cluster.learner(&[&["--out", out_arg, "--checkpoint-every", "50"][..], &eval].concat());
     // Kill the learner once it has saved a checkpoint and gone on a little.
@@ -289,6 +299,10 @@ fn a_learner_killed_and_restarted_resumes_from_its_checkpoint_and_the_run_still_
     for actor in actors {
         assert!(finish(actor.into_child(), Duration::from_secs(30)).status.success());
     }
+    // The killed learner's records after its last checkpoint are undone in the replay as the
+    // restart undid them: the replay ends with the restarted learner's checkpoint.
+    let replayed = assert_replays_to(&log, &cluster.dir.join("replayed"), &out, &summary);
+    assert_eq!(replayed["processes"], 2, "{replayed}");
 }
 
 #[test]
@@ -400,7 +414,17 @@ fn sixty_four_actor_processes_keep_the_replay_ratio_learn_cartpole_and_hold_thei
 #[test]
 fn impala_with_two_actor_processes_learns_the_grid_world() {
     let dir = std::env::temp_dir().join(format!("rlgraph-impala-test-{}", std::process::id()));
-    let args = ["--actors", "2", "--timesteps", "6000", "--seed", "0"];
+    let log = dir.join("log");
+    let args = [
+        "--actors",
+        "2",
+        "--timesteps",
+        "6000",
+        "--seed",
+        "0",
+        "--record",
+        log.to_str().unwrap(),
+    ];
     let summary = launch("configs/impala-gridworld-2x2.json", "GridWorld-2x2", &args, &dir);
     // RLgraph's threshold for IMPALA on the 2x2 grid world, as the single-process test.
     assert!(summary["mean_episode_reward"].as_f64().unwrap() > -0.1, "{summary}");
@@ -410,6 +434,12 @@ fn impala_with_two_actor_processes_learns_the_grid_world() {
     assert!((150..=200).contains(&updates), "{summary}");
     assert_eq!(summary["distributed"]["actors"], 2, "{summary}");
     assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
+    // Recorded, the run replays in one process to the learner's checkpoint bytes: the
+    // rollouts in the order the learner took them, a publication after every update.
+    let replay_dir = std::env::temp_dir().join(format!("rlgraph-impala-replay-{}", std::process::id()));
+    let replayed = assert_replays_to(&log, &replay_dir, &dir, &summary);
+    assert_eq!(replayed["publications"].as_u64(), Some(updates + 1), "{replayed}");
+    std::fs::remove_dir_all(&replay_dir).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

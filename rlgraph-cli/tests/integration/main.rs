@@ -13,8 +13,12 @@ mod env_command;
 mod export_command;
 mod graph_pictures;
 mod gym_bridge;
+mod learner_log;
 mod profile_command;
 mod recurrent_learning;
 mod resume;
 mod space_command;
 mod train_command;
+
+/// The repository's root, where the shipped configs are.
+pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

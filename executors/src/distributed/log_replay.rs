@@ -1,0 +1,442 @@
+//! `replay_log`: a distributed learner run again in one process from its input log, with no
+//! actors, shards or network. Each record does to the replayed learner what it recorded the
+//! live one doing: a new process makes a fresh learner, a resume restores the replay's own
+//! checkpoint of that update, an update learns on the logged batch, a publication bumps the
+//! version, reports and rounds fill the run's counters. The end is the checkpoint the live
+//! learner wrote last, byte for byte.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError};
+use serde_json::Value as Json;
+
+use super::error::DistributedError;
+use super::learner_log::{check_same_run, log_error, read_log, Logged};
+use super::learner_run::RunCounters;
+use super::learner_worker::{restore_learner, save_learner, DistributedAlgorithm, Held};
+use super::log_record::{weights_crc, LogHeader, LogRecord};
+use crate::evaluation::rounds_from_json;
+use crate::tensorboard::EventWriter;
+
+/// How a log is replayed.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// The checkpoint the replay ends with (its folder also takes the TensorBoard events and
+    /// the replay's own interim checkpoints while it runs).
+    pub checkpoint: PathBuf,
+    /// Stop after this update and leave the checkpoint there.
+    pub until: Option<u64>,
+    /// Compare every publication's weights with the live run's and stop at the first update
+    /// where they, or the loss, differ.
+    pub check: bool,
+    /// Replay the experience through this learner config instead of the logged one (nothing
+    /// is compared then: it is meant to differ).
+    pub config: Option<Json>,
+    /// This program's version, compared with the log's.
+    pub code_version: String,
+    /// Replay a log another program version wrote.
+    pub allow_other_version: bool,
+}
+
+/// What a replay did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayOutcome {
+    /// Records read.
+    pub records: u64,
+    /// Learner processes the log holds (one more per restart).
+    pub processes: u64,
+    /// The replayed learner's updates at the end.
+    pub updates: u64,
+    /// Publications replayed.
+    pub publications: u64,
+    /// Publications whose weights were compared with the live run's (`check`).
+    pub publications_checked: u64,
+    /// The first update whose loss differs from the live run's, if one does.
+    pub first_loss_difference: Option<u64>,
+    /// The run's frames when the replay ended.
+    pub frames: u64,
+    /// Every replayed update's loss, in order.
+    pub losses: Vec<f64>,
+    /// What the reader noted (torn records dropped, another program version allowed).
+    pub notes: Vec<String>,
+}
+
+/// The replay's interim checkpoints kept for a restart to resume from.
+const SNAPSHOTS_KEPT: usize = 4;
+
+/// Replays the learner input log in `dir` on backend `B` (see the module's docs).
+pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<ReplayOutcome, DistributedError> {
+    let (records, mut notes) = read_log(dir)?;
+    let Some(Logged {
+        segment: first_path,
+        offset: first_offset,
+        record: LogRecord::Started(first),
+    }) = records.first()
+    else {
+        return Err(DistributedError::Setup(format!("{}: the log is empty", dir.display())));
+    };
+    if first.backend != B::NAME {
+        return Err(log_error(
+            first_path,
+            *first_offset,
+            format!(
+                "the run learned on {}; replay it there (--backend {}), another backend rounds differently",
+                first.backend, first.backend
+            ),
+        ));
+    }
+    let config = options.config.as_ref().unwrap_or(&first.config);
+    let algorithm = DistributedAlgorithm::from_json(config)?;
+    let space = |json: &Json, what: &str| {
+        serde_json::from_value::<Space>(json.clone()).map_err(|e| {
+            log_error(
+                first_path,
+                *first_offset,
+                format!("the {what} space does not read: {e}"),
+            )
+        })
+    };
+    let (state_space, action_space) = (
+        space(&first.state_space, "state")?,
+        space(&first.action_space, "action")?,
+    );
+    let fresh = || Held::<B>::new(&algorithm, &state_space, &action_space, first.seed);
+    let compare = options.config.is_none();
+    let out_dir = options.checkpoint.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let snapshot_dir = out_dir.join("replay-snapshots");
+    let mut events = EventWriter::create(&out_dir).map_err(DistributedError::Setup)?;
+
+    let mut held = fresh()?;
+    let mut counters = RunCounters::default();
+    let mut snapshots: BTreeMap<u64, PathBuf> = BTreeMap::new();
+    let mut outcome = ReplayOutcome::default();
+    for Logged {
+        segment,
+        offset,
+        record,
+    } in &records
+    {
+        let at = |reason: String| log_error(segment, *offset, reason);
+        outcome.records += 1;
+        match record {
+            LogRecord::Started(header) => {
+                if let Some(why) = check_same_run(first, header) {
+                    return Err(at(why));
+                }
+                check_version(header, options, &mut notes).map_err(at)?;
+                outcome.processes += 1;
+                if outcome.processes > 1 {
+                    held = fresh()?;
+                    counters = RunCounters::default();
+                }
+            }
+            LogRecord::Resumed { updates } => {
+                let Some(snapshot) = snapshots.get(updates) else {
+                    return Err(at(format!(
+                        "the learner resumed from its checkpoint of update {updates}, which the log does not record \
+                         being saved"
+                    )));
+                };
+                counters = restore_learner(held.learner(), snapshot)?;
+            }
+            LogRecord::Learned {
+                time_percentage,
+                loss,
+                updates,
+                batch,
+            } => {
+                let learner = held.learner();
+                let learned = learner.learn(batch, *time_percentage).map_err(|e| at(e.to_string()))?;
+                let n = learner.updates();
+                if compare && n != *updates {
+                    return Err(at(format!(
+                        "the live learner had {updates} updates here, the replay {n}"
+                    )));
+                }
+                if compare && learned.loss.to_bits() != loss.to_bits() && outcome.first_loss_difference.is_none() {
+                    if options.check {
+                        return Err(at(format!(
+                            "update {n}: the replayed loss {} differs from the live run's {loss}",
+                            learned.loss
+                        )));
+                    }
+                    outcome.first_loss_difference = Some(n);
+                }
+                events
+                    .scalar("train/loss", n, learned.loss)
+                    .map_err(DistributedError::Setup)?;
+                outcome.losses.push(learned.loss);
+                if options.until == Some(n) {
+                    break;
+                }
+            }
+            LogRecord::Published {
+                version,
+                weights_crc: crc,
+            } => {
+                let snapshot = held.learner().publish()?;
+                outcome.publications += 1;
+                if compare && snapshot.version != *version {
+                    return Err(at(format!(
+                        "the live learner published version {version} here, the replay {}",
+                        snapshot.version
+                    )));
+                }
+                if compare && options.check {
+                    if weights_crc(&snapshot) != *crc {
+                        return Err(at(format!(
+                            "update {}: the weights of version {version} differ from the live run's",
+                            held.learner_ref().updates()
+                        )));
+                    }
+                    outcome.publications_checked += 1;
+                }
+            }
+            LogRecord::Reported {
+                frames,
+                episode_returns,
+            } => {
+                counters.frames = counters.frames.saturating_add(*frames);
+                counters.episode_returns.extend(episode_returns);
+            }
+            LogRecord::Evaluated { rounds } => {
+                let list = rounds
+                    .as_array()
+                    .ok_or_else(|| at("the rounds are not a list".into()))?;
+                counters.evaluations = rounds_from_json(list, |reason| CoreError::Config {
+                    at: "evaluated".into(),
+                    reason,
+                })
+                .map_err(|e| at(e.to_string()))?;
+            }
+            LogRecord::Checkpointed { updates } => {
+                std::fs::create_dir_all(&snapshot_dir)
+                    .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", snapshot_dir.display())))?;
+                let file = snapshot_dir.join(format!("update-{updates}.safetensors"));
+                save_learner(held.learner_ref(), &counters, &file)?;
+                snapshots.insert(*updates, file);
+                while snapshots.len() > SNAPSHOTS_KEPT {
+                    if let Some((_, old)) = snapshots.pop_first() {
+                        let _ = std::fs::remove_file(old);
+                    }
+                }
+            }
+        }
+    }
+    save_learner(held.learner_ref(), &counters, &options.checkpoint)?;
+    let _ = std::fs::remove_dir_all(&snapshot_dir);
+    events.flush().map_err(DistributedError::Setup)?;
+    outcome.updates = held.learner_ref().updates();
+    outcome.frames = counters.frames;
+    outcome.notes = notes;
+    Ok(outcome)
+}
+
+/// Refuses a log another program wrote, unless allowed (then notes it).
+fn check_version(header: &LogHeader, options: &ReplayOptions, notes: &mut Vec<String>) -> Result<(), String> {
+    if header.code_version == options.code_version {
+        return Ok(());
+    }
+    let what = format!(
+        "written by {}, and this is {}",
+        header.code_version, options.code_version
+    );
+    if options.allow_other_version {
+        notes.push(format!("replayed a log {what} (allowed)"));
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: another program may learn differently; replay with --allow-other-version to go on"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distributed::learner_log::LogWriter;
+    use crate::distributed::log_record::LOG_FORMAT;
+    use backend_candle::Candle;
+    use rand::SeedableRng;
+    use serde_json::json;
+
+    fn config() -> Json {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/apex-cartpole.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn spaces() -> (Space, Space) {
+        let env = rlgraph_envs::make("CartPole-v1", 0).unwrap();
+        (env.state_space().clone(), env.action_space().clone())
+    }
+
+    fn header(code_version: &str, seed: u64) -> LogHeader {
+        let (s, a) = spaces();
+        LogHeader {
+            format: LOG_FORMAT,
+            code_version: code_version.into(),
+            config: config(),
+            state_space: serde_json::to_value(&s).unwrap(),
+            action_space: serde_json::to_value(&a).unwrap(),
+            seed,
+            backend: "candle".into(),
+        }
+    }
+
+    /// What a live learner of the config, seeded 7, does on two sampled batches: the records
+    /// its log would hold (a publication before and after).
+    fn live_records() -> Vec<LogRecord> {
+        let (s, a) = spaces();
+        let algorithm = DistributedAlgorithm::from_json(&config()).unwrap();
+        let mut held = Held::<Candle>::new(&algorithm, &s, &a, 7).unwrap();
+        let learner = held.learner();
+        let records = agents::transition_space(&s, &a).unwrap().with_batch_rank(true);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut out = Vec::new();
+        let first = learner.publish().unwrap();
+        out.push(LogRecord::Published {
+            version: first.version,
+            weights_crc: weights_crc(&first),
+        });
+        for t in [0.25, 0.5] {
+            let batch = records.sample(Some(32), &mut rng);
+            let learned = learner.learn(&batch, t).unwrap();
+            out.push(LogRecord::Learned {
+                time_percentage: t,
+                loss: learned.loss,
+                updates: learner.updates(),
+                batch,
+            });
+        }
+        let last = learner.publish().unwrap();
+        out.push(LogRecord::Published {
+            version: last.version,
+            weights_crc: weights_crc(&last),
+        });
+        out
+    }
+
+    fn write_log(dir: &Path, header: LogHeader, records: &[LogRecord]) {
+        let mut w = LogWriter::open(dir, header, 1 << 20).unwrap();
+        for r in records {
+            w.append(r).unwrap();
+        }
+    }
+
+    fn options(dir: &Path, check: bool) -> ReplayOptions {
+        ReplayOptions {
+            checkpoint: dir.join("out/checkpoint.safetensors"),
+            until: None,
+            check,
+            config: None,
+            code_version: "this".into(),
+            allow_other_version: false,
+        }
+    }
+
+    #[test]
+    fn a_replay_checks_every_loss_and_publication_and_names_the_first_that_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let live = live_records();
+        write_log(&log, header("this", 7), &live);
+        let outcome = replay_log::<Candle>(&log, &options(dir.path(), true)).unwrap();
+        assert_eq!((outcome.updates, outcome.publications_checked), (2, 2));
+        assert_eq!(outcome.first_loss_difference, None);
+
+        // The second update's loss altered in the log: --check stops there, naming it.
+        let mut altered = live.clone();
+        if let LogRecord::Learned { loss, .. } = &mut altered[2] {
+            *loss += 1e-6;
+        }
+        let other = dir.path().join("altered");
+        write_log(&other, header("this", 7), &altered);
+        let e = replay_log::<Candle>(&other, &options(dir.path(), true))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("update 2: the replayed loss") && e.contains("segment-000000.rlog at byte"),
+            "{e}"
+        );
+        // Without --check the replay goes on and reports the first update that differed.
+        let outcome = replay_log::<Candle>(&other, &options(dir.path(), false)).unwrap();
+        assert_eq!(outcome.first_loss_difference, Some(2));
+
+        // The last publication's checksum altered: the weights after update 2 are named.
+        let mut altered = live;
+        if let LogRecord::Published { weights_crc, .. } = &mut altered[3] {
+            *weights_crc ^= 1;
+        }
+        let other = dir.path().join("weights");
+        write_log(&other, header("this", 7), &altered);
+        let e = replay_log::<Candle>(&other, &options(dir.path(), true))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("update 2: the weights of version 2 differ"), "{e}");
+    }
+
+    #[test]
+    fn another_program_version_backend_or_run_and_an_unrecorded_resume_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        write_log(&log, header("older", 7), &[]);
+        let e = replay_log::<Candle>(&log, &options(dir.path(), false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("written by older, and this is this") && e.contains("--allow-other-version"),
+            "{e}"
+        );
+        let allowed = ReplayOptions {
+            allow_other_version: true,
+            ..options(dir.path(), false)
+        };
+        let outcome = replay_log::<Candle>(&log, &allowed).unwrap();
+        assert!(outcome.notes[0].contains("written by older"), "{:?}", outcome.notes);
+
+        let tch = dir.path().join("tch");
+        write_log(
+            &tch,
+            LogHeader {
+                backend: "tch".into(),
+                ..header("this", 7)
+            },
+            &[],
+        );
+        let e = replay_log::<Candle>(&tch, &options(dir.path(), false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the run learned on tch; replay it there"), "{e}");
+
+        // A second process of the same run that resumed from a checkpoint the log never saw.
+        let resumed = dir.path().join("resumed");
+        write_log(&resumed, header("this", 7), &[]);
+        write_log(&resumed, header("this", 7), &[LogRecord::Resumed { updates: 5 }]);
+        let e = replay_log::<Candle>(&resumed, &options(dir.path(), false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("segment-000001.rlog at byte") && e.contains("update 5"),
+            "{e}"
+        );
+        // A log whose later process is of another run cannot be written, nor replayed.
+        let e = LogWriter::open(&resumed, header("this", 8), 1 << 20)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("another seed"), "{e}");
+        let json = json!({"not": "a config"});
+        let e = replay_log::<Candle>(
+            &resumed,
+            &ReplayOptions {
+                config: Some(json),
+                ..options(dir.path(), false)
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.is_empty());
+    }
+}
