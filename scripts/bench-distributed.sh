@@ -43,3 +43,27 @@ for mode in held free; do
     printf '%-26s %12.0f %10.0f %6d %14.2f\n' "launch, $mode, $actors actor(s)" "$fps" "$ups" "$used" "$ratio"
   done
 done
+
+# What the learner input log (--record) costs: the held run with 2 actors, with and without
+# recording, alternating in the same loop; the learner's updates/s ratio and the log's bytes
+# per frame.
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+for _ in $(seq "$runs"); do
+  for record in no yes; do
+    rm -rf "$log_dir/log"
+    args=()
+    [ "$record" = yes ] && args=(--record "$log_dir/log")
+    "$bin" launch "$config" --env CartPole-v1 --actors 2 --replay-shards 1 --timesteps "$frames" --seed 1 \
+      "${args[@]}" 2>/dev/null |
+      python3 -c 'import json,sys; d=json.load(sys.stdin); print(sys.argv[1], d["updates"] / d["runtime_seconds"], d["distributed"].get("log_bytes", 0) / d["timesteps_executed"])' "$record"
+  done
+done > "$log_dir/figures"
+python3 - "$log_dir/figures" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+plain = statistics.median(float(u) for r, u, _ in rows if r == "no")
+recorded = statistics.median(float(u) for r, u, _ in rows if r == "yes")
+per_frame = statistics.median(float(b) for r, _, b in rows if r == "yes")
+print(f"{'launch, held, 2, recorded':26s} {'':12s} {recorded:10.0f}   learner updates/s {recorded / plain:.3f}x unrecorded ({plain:.0f}); log {per_frame:.0f} bytes/frame")
+PY

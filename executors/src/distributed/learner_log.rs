@@ -111,41 +111,28 @@ impl LogWriter {
             }
             Err(_) => 0,
         };
-        let mut writer = LogWriter {
+        let started = frame(&LogRecord::Started(header))?;
+        Ok(LogWriter {
             dir: dir.to_path_buf(),
             segment: next,
-            file: new_segment(dir, next)?,
-            written: MAGIC.len() as u64,
+            file: new_segment(dir, next, &started)?,
+            written: (MAGIC.len() + started.len()) as u64,
             segment_bytes: segment_bytes.max(1),
-            total_bytes: 0,
-        };
-        writer.append(&LogRecord::Started(header))?;
-        Ok(writer)
+            total_bytes: started.len() as u64,
+        })
     }
 
     /// Appends `record`, first rolling over to a new segment if this one is full.
     pub fn append(&mut self, record: &LogRecord) -> Result<(), DistributedError> {
-        if self.written >= self.segment_bytes && !matches!(record, LogRecord::Started(_)) {
+        if self.written >= self.segment_bytes {
             self.file.flush().map_err(|e| self.io_error(e))?;
             self.segment += 1;
-            self.file = new_segment(&self.dir, self.segment)?;
+            self.file = new_segment(&self.dir, self.segment, &[])?;
             self.written = MAGIC.len() as u64;
         }
-        let body = record.encode();
-        let len = u32::try_from(body.len()).map_err(|_| {
-            DistributedError::Setup(format!(
-                "a {} record of {} bytes is too large to log",
-                record.name(),
-                body.len()
-            ))
-        })?;
-        let mut frame = [0u8; FRAME];
-        frame[..4].copy_from_slice(&len.to_le_bytes());
-        frame[4..8].copy_from_slice(&crc32c::crc32c(&len.to_le_bytes()).to_le_bytes());
-        frame[8..].copy_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-        self.file.write_all(&frame).map_err(|e| self.io_error(e))?;
-        self.file.write_all(&body).map_err(|e| self.io_error(e))?;
-        let n = (FRAME + body.len()) as u64;
+        let bytes = frame(record)?;
+        self.file.write_all(&bytes).map_err(|e| self.io_error(e))?;
+        let n = bytes.len() as u64;
         self.written += n;
         self.total_bytes += n;
         Ok(())
@@ -172,17 +159,38 @@ impl Drop for LogWriter {
     }
 }
 
-fn new_segment(dir: &Path, n: u64) -> Result<BufWriter<File>, DistributedError> {
+/// `record`'s bytes with their frame.
+fn frame(record: &LogRecord) -> Result<Vec<u8>, DistributedError> {
+    let body = record.encode();
+    let len = u32::try_from(body.len()).map_err(|_| {
+        DistributedError::Setup(format!(
+            "a {} record of {} bytes is too large to log",
+            record.name(),
+            body.len()
+        ))
+    })?;
+    let mut out = Vec::with_capacity(FRAME + body.len());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&len.to_le_bytes()).to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Segment `n`, made atomically with the magic number and `first` (framed records) in it, so
+/// a process killed while making it leaves the segment whole or none; opened for appending.
+fn new_segment(dir: &Path, n: u64, first: &[u8]) -> Result<BufWriter<File>, DistributedError> {
     let path = dir.join(segment_name(n));
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", path.display())))?;
-    let mut file = BufWriter::with_capacity(1 << 20, file);
-    file.write_all(MAGIC)
-        .map_err(|e| DistributedError::Setup(format!("cannot write {}: {e}", path.display())))?;
-    Ok(file)
+    let cannot = |e: std::io::Error| DistributedError::Setup(format!("cannot create {}: {e}", path.display()));
+    if path.exists() {
+        return Err(DistributedError::Setup(format!(
+            "{} is already there: is another learner recording into this log?",
+            path.display()
+        )));
+    }
+    rlgraph_core::write_atomically(&path, &[&MAGIC[..], first].concat()).map_err(cannot)?;
+    let file = File::options().append(true).open(&path).map_err(cannot)?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
 /// What in `b` differs from the run `a` describes, if anything (the code's version is

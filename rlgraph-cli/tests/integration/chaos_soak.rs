@@ -9,7 +9,9 @@
 //!   any of them left is torn;
 //! - the counts add up: every actor that saw the run end made as many records as it sent,
 //!   dropped and still held, and no shard's count of records inserted ever went back past its
-//!   last save.
+//!   last save;
+//! - the learners' input log (each learner records into the same one) replays in one process
+//!   to the last learner's checkpoint bytes.
 //!
 //! The test run takes one minute of it (`RLGRAPH_SOAK_SECS`, default 60, a kill every 8 to
 //! 15 s: `RLGRAPH_SOAK_KILL_SECS=8-15`); `scripts/chaos-soak.sh` runs the ten-minute form, a
@@ -96,6 +98,9 @@ fn a_chaos_soak_of_sigkills_leaves_the_run_learning_resuming_and_counting() {
     let cluster = Cluster::new("soak", 2, 11).with_frames(frames);
     let out = cluster.dir.join("out");
     let out_arg = out.to_str().unwrap().to_string();
+    // Every learner records into one log, which replays across all the kills at the end.
+    let log = cluster.dir.join("log");
+    let log_arg = log.to_str().unwrap().to_string();
     let options = |role: &str| -> Vec<String> {
         let mut o = vec!["--out".into(), out_arg.clone(), "--resume-if-present".into()];
         match role {
@@ -104,6 +109,8 @@ fn a_chaos_soak_of_sigkills_leaves_the_run_learning_resuming_and_counting() {
                 "500".into(),
                 "--log-every-secs".into(),
                 "1".into(),
+                "--record".into(),
+                log_arg.clone(),
             ]),
             "replay" => o.extend(["--shard-checkpoint-secs".into(), "2".into()]),
             _ => o = vec![],
@@ -216,6 +223,11 @@ fn a_chaos_soak_of_sigkills_leaves_the_run_learning_resuming_and_counting() {
     }
     saved_meta(&out.join("checkpoint.safetensors")).expect("the learner's checkpoint at the end");
     assert_learned(&out, &summary);
+    // The log of every learner the soak started replays, across each kill, to the last one's
+    // checkpoint bytes.
+    let replayed = crate::learner_log::assert_replays_to(&log, &cluster.dir.join("replayed"), &out, &summary);
+    let learners = 1 + restarts.iter().filter(|r| r.role == "learner").count() as u64;
+    assert_eq!(replayed["processes"].as_u64(), Some(learners), "{replayed}");
 
     let report = json!({
         "seconds": soak_s,
@@ -228,6 +240,7 @@ fn a_chaos_soak_of_sigkills_leaves_the_run_learning_resuming_and_counting() {
         "shard_records_inserted": shard_counts,
         "shards_at_end": summary["distributed"]["shards"],
         "actors_at_end": finals,
+        "replayed": replayed,
     });
     eprintln!("chaos soak: {report:#}");
     if let Ok(path) = std::env::var("RLGRAPH_SOAK_REPORT") {
