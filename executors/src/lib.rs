@@ -18,6 +18,7 @@ mod env_error;
 mod evaluation;
 pub mod ga3c;
 mod greedy_rounds;
+pub mod input_log;
 mod run_state;
 mod run_tally;
 mod single_threaded_worker;

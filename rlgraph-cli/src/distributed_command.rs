@@ -11,8 +11,9 @@ use agents::DqnConfig;
 use clap::Args;
 use executors::distributed::{
     run_apex_actor, run_impala_actor, run_replay_shard, Access, ActorOptions, ApexSpec, ClusterSpec,
-    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Recording, Role, ShardFiles, Tls,
+    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Role, ShardFiles, Tls,
 };
+use executors::input_log::Recording;
 use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};

@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use executors::distributed::{learner_log, replay_log, ReplayOptions};
+use executors::input_log::{first_header, replay_log, ReplayOptions};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
 use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::stderr_line;
-use crate::run_outputs::CHECKPOINT_FILE;
+use crate::run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE};
 
 /// Arguments of `rlgraph replay`.
 #[derive(Args, Clone, Debug)]
@@ -49,16 +49,26 @@ pub fn code_version() -> String {
 
 /// Runs `rlgraph replay`.
 pub fn run(args: &ReplayArgs) -> Result<String, String> {
-    let backend = match &args.backend {
-        Some(name) => name.clone(),
-        None => learner_log::first_header(&args.log).map_err(|e| e.to_string())?.backend,
+    let header = first_header(&args.log).map_err(|e| e.to_string())?;
+    let backend = args.backend.clone().unwrap_or(header.backend);
+    // The file the layout's own run writes, so `--resume` takes the replay's checkpoint.
+    let file = match header.layout.as_str() {
+        "ga3c" => GA3C_CHECKPOINT_FILE,
+        _ => CHECKPOINT_FILE,
     };
-    on_backend(&backend, args)
+    on_backend(&backend, &(args, file))
 }
 
-impl OnBackend for ReplayArgs {
+impl OnBackend for (&ReplayArgs, &str) {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
+        let (args, file) = *self;
+        args.replay::<B>(file)
+    }
+}
+
+impl ReplayArgs {
+    fn replay<B: Backend>(&self, file: &str) -> Result<String, String> {
         let config = match &self.config {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -67,7 +77,7 @@ impl OnBackend for ReplayArgs {
             None => None,
         };
         std::fs::create_dir_all(&self.out).map_err(|e| format!("cannot create {}: {e}", self.out.display()))?;
-        let checkpoint = self.out.join(CHECKPOINT_FILE);
+        let checkpoint = self.out.join(file);
         let options = ReplayOptions {
             checkpoint: checkpoint.clone(),
             until: self.until,

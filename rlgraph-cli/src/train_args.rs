@@ -55,6 +55,15 @@ pub struct TrainArgs {
     /// With `--out`: also save the checkpoint every this many steps (0: only at the end).
     #[arg(long, default_value_t = 0, requires = "out")]
     pub(crate) checkpoint_every: u64,
+    /// A GA3C run's learner logs its input here (each batch its trainers learn on, in the
+    /// order they took the learner, its publications and checkpoints) for `rlgraph replay`,
+    /// which runs the learner again to the same checkpoint: GA3C's threads make every run
+    /// different, the log makes one repeatable. A resumed run appends to the same log.
+    #[arg(long)]
+    pub(crate) record: Option<PathBuf>,
+    /// The learner input log's segments roll over past this many MiB.
+    #[arg(long, default_value_t = 64, requires = "record", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(crate) record_segment_mib: u64,
     /// Stop once the mean return of the last 100 episodes reaches this (475 solves CartPole);
     /// with `--eval-every`, once an evaluation round's mean reaches it.
     #[arg(long, value_parser = finite)]

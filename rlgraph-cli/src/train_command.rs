@@ -106,6 +106,13 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     {
         return crate::train_ga3c::train_ga3c::<B>(args, &json);
     }
+    if args.record.is_some() {
+        return Err(format!(
+            "--record: logs the learner of a GA3C run (execution_spec.executor \"ga3c\") or a distributed one \
+             (rlgraph launch --record); {} trains in one process, which its seed already repeats",
+            args.config.display()
+        ));
+    }
     let agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
     let envs = vector_env(&args.env, args.num_envs, args.seed, args.bridge_processes)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);

@@ -30,6 +30,15 @@ pub fn train_ga3c<B: Backend>(args: &TrainArgs, config: &Json) -> Result<String,
         let envs = vector_env(&args.env, args.eval_episodes, args.seed, args.bridge_processes)?;
         executor = executor.with_evaluation(executors::Evaluation::new(every, envs));
     }
+    if let Some(dir) = &args.record {
+        let recording = executors::input_log::Recording {
+            dir: dir.clone(),
+            segment_bytes: args.record_segment_mib << 20,
+            config: config.clone(),
+            code_version: crate::replay_command::code_version(),
+        };
+        executor = executor.with_recording(&recording).map_err(|e| e.to_string())?;
+    }
     if let (Some(dir), true) = (&args.out, args.checkpoint_every > 0) {
         executor = executor.with_checkpoints(args.checkpoint_every, dir.join(GA3C_CHECKPOINT_FILE));
     }

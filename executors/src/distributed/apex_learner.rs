@@ -20,12 +20,12 @@ use tokio::sync::mpsc;
 use super::cluster::Role;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_log::LogWriter;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::peers::{replay_client, ReplayClient};
 use super::proto::{PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest};
 use super::wire::{decode_value, split_rows};
+use crate::input_log::LogWriter;
 use crate::worker_stats::{Progress, RunLength, WorkerStats};
 
 /// How the learner runs.
@@ -55,7 +55,7 @@ pub struct LearnerOptions {
     /// Greedy evaluation rounds the learner plays between updates, if any.
     pub evaluation: Option<LearnerEvaluation>,
     /// Where the learner logs its input for `rlgraph replay`, if it does.
-    pub record: Option<super::Recording>,
+    pub record: Option<crate::input_log::Recording>,
 }
 
 /// Greedy rounds a distributed learner plays between its updates, with a greedy actor of its

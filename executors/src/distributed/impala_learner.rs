@@ -9,10 +9,10 @@ use rlgraph_core::Backend;
 
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_log::LogWriter;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::DistributedStats;
+use crate::input_log::LogWriter;
 use crate::worker_stats::{Progress, RunLength};
 
 /// Runs one leg of an IMPALA learner, from the run's `counters` until the run reaches

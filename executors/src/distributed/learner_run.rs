@@ -19,12 +19,11 @@ use super::access::Access;
 use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::learner_hub::{LearnerHub, Reports};
-use super::learner_log::LogWriter;
-use super::log_record::{rounds_record, weights_crc, LogRecord};
 use super::peers::serve_learner;
 use super::LearnerOptions;
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 use crate::greedy_rounds::GreedyRounds;
+use crate::input_log::{rounds_record, weights_crc, LogRecord, LogWriter};
 use crate::run_tally::MetaReader;
 use crate::worker_stats::{solved, Progress, RunLength, WorkerStats};
 
@@ -464,7 +463,10 @@ fn append(log: &mut Option<&mut LogWriter>, make: impl FnOnce() -> LogRecord) ->
 /// so the log reaches every checkpoint a learner may resume from.
 pub(crate) fn checkpointed(log: &mut Option<&mut LogWriter>, updates: u64) -> Result<(), DistributedError> {
     if let Some(log) = log {
-        log.append(&LogRecord::Checkpointed { updates })?;
+        log.append(&LogRecord::Checkpointed {
+            updates,
+            run: serde_json::Value::Null,
+        })?;
         log.sync()?;
     }
     Ok(())

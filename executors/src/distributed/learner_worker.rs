@@ -14,10 +14,9 @@ use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::impala_learner::learn_impala;
-use super::learner_log::LogWriter;
 use super::learner_run::{checkpointed, RunCounters};
-use super::log_record::{LogHeader, LogRecord, LOG_FORMAT};
 use super::{DistributedStats, LearnerOptions};
+use crate::input_log::{LogHeader, LogRecord, LogWriter, LOG_FORMAT};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{Progress, RunLength, WorkerStats};
@@ -140,6 +139,7 @@ impl<B: Backend> LearnerWorker<B> {
                     action_space: space_json(action_space),
                     seed: options.seed,
                     backend: B::NAME.to_string(),
+                    layout: "distributed".into(),
                 };
                 Some(LogWriter::open(&recording.dir, header, recording.segment_bytes).map_err(core_error)?)
             }

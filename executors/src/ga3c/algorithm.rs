@@ -165,6 +165,14 @@ impl<B: Backend> Ga3cLearner<B> {
         }
     }
 
+    /// Updates done.
+    pub fn updates(&self) -> u64 {
+        match self {
+            Ga3cLearner::PolicyGradient(l) => l.updates(),
+            Ga3cLearner::Impala(l) => l.updates(),
+        }
+    }
+
     /// A snapshot of the policy's weights, one version after the last.
     pub fn publish(&mut self) -> Result<WeightSnapshot> {
         match self {

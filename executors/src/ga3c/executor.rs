@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError, Result};
+use rlgraph_core::{Backend, CoreError, HostState, Result};
 use rlgraph_envs::make;
 use serde_json::Value as Json;
 
@@ -19,9 +19,11 @@ use super::metrics::{Counters, Ga3cStats};
 use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
 use super::run_record::RunRecord;
 use super::spec::{Ga3cSpec, ThreadCounts};
+use crate::distributed::learner_worker::core_error;
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
+use crate::input_log::{weights_crc, LogHeader, LogRecord, LogWriter, Recording, LOG_FORMAT};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{solved, Progress, RunLength};
@@ -60,6 +62,8 @@ pub struct Ga3cExecutor<B: Backend> {
     last_record: RunRecord,
     /// The last leg's statistics, GA3C's own measures included.
     last_stats: Option<Ga3cStats>,
+    /// The learner input log, where the run records one.
+    log: RunLog,
     backend: PhantomData<fn() -> B>,
 }
 
@@ -107,8 +111,29 @@ impl<B: Backend> Ga3cExecutor<B> {
             resumed: RunRecord::default(),
             last_record: RunRecord::default(),
             last_stats: None,
+            log: RunLog::default(),
             backend: PhantomData,
         })
+    }
+
+    /// Records the learner's input as `recording` says (see [`crate::input_log`]): the
+    /// trainers' batches in the order the learner took them, its publications and
+    /// checkpoints. `rlgraph replay` then runs the learner again to its checkpoint's bytes.
+    pub fn with_recording(self, recording: &Recording) -> Result<Self> {
+        let space_json = |s: &Space| serde_json::to_value(s).unwrap_or_default();
+        let header = LogHeader {
+            format: LOG_FORMAT,
+            code_version: recording.code_version.clone(),
+            config: recording.config.clone(),
+            state_space: space_json(&self.state_space),
+            action_space: space_json(&self.action_space),
+            seed: self.seed,
+            backend: B::NAME.to_string(),
+            layout: "ga3c".into(),
+        };
+        let log = LogWriter::open(&recording.dir, header, recording.segment_bytes).map_err(core_error)?;
+        *self.log.lock().map_err(|_| poisoned("learner log"))? = Some(log);
+        Ok(self)
     }
 
     /// Stops a run once the mean return of the last 100 episodes reaches `target`.
@@ -148,9 +173,10 @@ impl<B: Backend> Ga3cExecutor<B> {
                 path: path.display().to_string(),
                 reason: format!("cannot resume from it: {e}"),
             })?;
+        let updates = learner.updates();
         self.learner = Some(Arc::new(Mutex::new(learner)));
         self.last_record = record;
-        Ok(())
+        append(&self.log, || Ok(LogRecord::Resumed { updates }))
     }
 
     /// The last leg's statistics, with GA3C's own measures (`None` before the first leg).
@@ -164,7 +190,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             at: "ga3c save_checkpoint".into(),
             reason: "nothing has been trained yet".into(),
         })?;
-        save(learner, &self.last_record, path)
+        save(learner, &self.last_record, path, &self.log)
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -224,7 +250,12 @@ impl<B: Backend> Ga3cExecutor<B> {
         };
         let record = self.last_record.clone();
         self.resumed = record.clone();
-        let first = learner.lock().map_err(|_| poisoned("learner"))?.publish()?;
+        let first = {
+            let mut learner = learner.lock().map_err(|_| poisoned("learner"))?;
+            let first = learner.publish()?;
+            append(&self.log, || published(&first))?;
+            first
+        };
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
         let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
@@ -377,7 +408,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                 .filter(|(every, _)| frames / every > watched_to / every)
             {
                 let prior = &self.resumed.tally.evaluations;
-                save(learner, &record_now(shared, rounds, prior), path)?;
+                save(learner, &record_now(shared, rounds, prior), path, &self.log)?;
             }
             watched_to = frames;
             // The earlier legs' rounds stand when this leg plays none.
@@ -497,6 +528,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             let role = TrainerRole {
                 index: t.spawned.trainers,
                 learner: learner.clone(),
+                log: self.log.clone(),
                 training: t.training.1.clone(),
                 min_batch: self
                     .spec
@@ -542,7 +574,7 @@ struct Watch {
 }
 
 /// The checkpoint part that holds a run's counts and results.
-const RUN_PART: &str = "ga3c";
+pub(crate) const RUN_PART: &str = "ga3c";
 
 /// The run's counts and results now (`prior`: the rounds of the run resumed from, which stand
 /// when this leg plays none).
@@ -561,12 +593,38 @@ fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, pri
     }
 }
 
-/// Saves `learner` with `record` beside it.
-fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &Path) -> Result<()> {
-    learner
-        .lock()
-        .map_err(|_| poisoned("learner"))?
-        .save_checkpoint(path, vec![(RUN_PART, record)])
+/// Saves `learner` with `record` beside it, logged first where the run records.
+fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &Path, log: &RunLog) -> Result<()> {
+    let learner = learner.lock().map_err(|_| poisoned("learner"))?;
+    if let Some(log) = log.lock().map_err(|_| poisoned("learner log"))?.as_mut() {
+        log.append(&LogRecord::Checkpointed {
+            updates: learner.updates(),
+            run: record.save_state()?.meta,
+        })
+        .and_then(|()| log.sync())
+        .map_err(core_error)?;
+    }
+    learner.save_checkpoint(path, vec![(RUN_PART, record)])
+}
+
+/// The run's learner input log, where it records one: shared by the trainers, which append
+/// while they hold the learner, so the log has the order the learner saw.
+pub(crate) type RunLog = Arc<Mutex<Option<LogWriter>>>;
+
+/// Appends the record `make` makes to `log`, where the run records.
+pub(crate) fn append(log: &RunLog, make: impl FnOnce() -> Result<LogRecord>) -> Result<()> {
+    match log.lock().map_err(|_| poisoned("learner log"))?.as_mut() {
+        Some(log) => log.append(&make()?).map_err(core_error),
+        None => Ok(()),
+    }
+}
+
+/// A published snapshot as its log record.
+pub(crate) fn published(snapshot: &agents::WeightSnapshot) -> Result<LogRecord> {
+    Ok(LogRecord::Published {
+        version: snapshot.version,
+        weights_crc: weights_crc(snapshot),
+    })
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

@@ -23,10 +23,15 @@ mod executor;
 mod metrics;
 mod roles;
 mod run_record;
+mod segment_value;
 mod spec;
 
 pub use adjuster::{Adjustment, ThreadAdjuster, Verdict};
 pub use algorithm::Ga3cAlgorithm;
+pub(crate) use algorithm::Ga3cLearner;
 pub use executor::Ga3cExecutor;
+pub(crate) use executor::RUN_PART;
 pub use metrics::{Ga3cStats, LagHistogram};
+pub(crate) use run_record::RunRecord;
+pub(crate) use segment_value::segments_from_value;
 pub use spec::{Ga3cSpec, ThreadCounts};

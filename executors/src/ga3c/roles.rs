@@ -13,9 +13,12 @@ use rlgraph_core::{Backend, CoreError, Result};
 use rlgraph_envs::Env;
 
 use super::algorithm::{Ga3cLearner, Segment};
+use super::executor::{append, published, RunLog};
 use super::metrics::Counters;
+use super::segment_value::segments_to_value;
 use super::spec::ThreadCounts;
 use crate::divergence::{DivergenceGuard, OnDivergence};
+use crate::input_log::LogRecord;
 
 /// How long a blocked thread waits before it looks at the stop flag again.
 const POLL: Duration = Duration::from_millis(5);
@@ -361,6 +364,7 @@ fn floats(v: &Value) -> Result<Vec<f64>> {
 pub(crate) struct TrainerRole<B: Backend> {
     pub index: usize,
     pub learner: Arc<Mutex<Ga3cLearner<B>>>,
+    pub log: RunLog,
     pub training: Receiver<Segment>,
     pub min_batch: usize,
 }
@@ -397,7 +401,16 @@ impl<B: Backend> TrainerRole<B> {
                     .iter()
                     .flat_map(|s| s.versions.iter().map(move |&v| now.saturating_sub(v)))
                     .collect();
-                let loss = learner.learn(&pending, shared.time_percentage())?;
+                let t = shared.time_percentage();
+                let loss = learner.learn(&pending, t)?;
+                append(&self.log, || {
+                    Ok(LogRecord::Learned {
+                        time_percentage: t,
+                        loss,
+                        updates: learner.updates(),
+                        batch: segments_to_value(&pending)?,
+                    })
+                })?;
                 // Checked before publishing, so that a stopped run never hands its agents
                 // NaN weights; the step is the environment frames so far.
                 shared
@@ -407,7 +420,9 @@ impl<B: Backend> TrainerRole<B> {
                     .check_loss(Counters::get(&shared.counters.frames), loss, || {
                         learner.executor().variables()
                     })?;
-                shared.board.put(learner.publish()?)?;
+                let snapshot = learner.publish()?;
+                append(&self.log, || published(&snapshot))?;
+                shared.board.put(snapshot)?;
                 (loss, lags)
             };
             let mut histogram = shared.counters.lag.lock().map_err(|_| poisoned("lag histogram"))?;

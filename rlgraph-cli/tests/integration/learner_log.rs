@@ -136,3 +136,74 @@ fn a_recorded_ape_x_run_with_two_actors_and_two_shards_replays_to_the_same_check
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_recorded_ga3c_run_resumed_once_replays_to_its_checkpoint_bytes() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-record-ga3c-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (first, second, log) = (dir.join("first"), dir.join("second"), dir.join("log"));
+    let leg = |frames: &str, extra: &[&str]| -> Json {
+        let args = [
+            &[
+                "train",
+                "configs/ga3c-actor-critic-cartpole.json",
+                "--env",
+                "CartPole-v1",
+                "--timesteps",
+                frames,
+                "--seed",
+                "4",
+                "--eval-every",
+                "1000",
+                "--eval-episodes",
+                "2",
+                "--record",
+                log.to_str().unwrap(),
+            ][..],
+            extra,
+        ]
+        .concat();
+        let (code, stdout, stderr) = rlgraph(&args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    // Sixteen agent threads race for one predictor and one trainer: which segments meet in an
+    // update is the threads' doing, and the log keeps the order the learner saw.
+    leg("2000", &["--out", first.to_str().unwrap()]);
+    let summary = leg(
+        "4000",
+        &[
+            "--resume",
+            first.to_str().unwrap(),
+            "--out",
+            second.to_str().unwrap(),
+            "--checkpoint-every",
+            "1000",
+        ],
+    );
+    let replayed = replay(&log, &dir.join("replay"), &["--check"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replayed["updates"], summary["updates"], "{replayed}");
+    assert_eq!(replayed["processes"], 2, "{replayed}");
+    assert_eq!(replayed["frames"], summary["timesteps_executed"], "{replayed}");
+    assert!(replayed["publications_checked"].as_u64().unwrap() > 1, "{replayed}");
+    let live = std::fs::read(second.join("ga3c-checkpoint.safetensors")).unwrap();
+    let again = std::fs::read(dir.join("replay/ga3c-checkpoint.safetensors")).unwrap();
+    assert!(live == again, "the replay's checkpoint differs from the live learner's");
+    // A log is one run's: a single-process run may not record.
+    let (code, _, stderr) = rlgraph(&[
+        "train",
+        "configs/ppo-cartpole.json",
+        "--env",
+        "CartPole-v1",
+        "--timesteps",
+        "100",
+        "--record",
+        log.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("--record") && stderr.contains("one process"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

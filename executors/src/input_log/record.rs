@@ -28,6 +28,8 @@ pub struct LogHeader {
     pub seed: u64,
     /// The backend's name (`candle`, `tch`).
     pub backend: String,
+    /// Where the learner ran: `distributed` (Ape-X's or IMPALA's learner) or `ga3c`.
+    pub layout: String,
 }
 
 /// One entry of the log.
@@ -74,6 +76,9 @@ pub enum LogRecord {
     Checkpointed {
         /// The learner's updates.
         updates: u64,
+        /// The run's counts as the checkpoint holds them, where the replay cannot count them
+        /// from the records (GA3C's, which its threads count); `null` otherwise.
+        run: Json,
     },
 }
 
@@ -99,7 +104,7 @@ impl LogRecord {
                 json!({
                     "format": h.format, "code_version": h.code_version, "config": h.config,
                     "state_space": h.state_space, "action_space": h.action_space, "seed": h.seed,
-                    "backend": h.backend,
+                    "backend": h.backend, "layout": h.layout,
                 }),
                 None,
             ),
@@ -127,7 +132,7 @@ impl LogRecord {
                 None,
             ),
             LogRecord::Evaluated { rounds } => (5, json!({ "rounds": rounds }), None),
-            LogRecord::Checkpointed { updates } => (6, json!({ "updates": updates }), None),
+            LogRecord::Checkpointed { updates, run } => (6, json!({ "updates": updates, "run": run }), None),
         };
         let head = head.to_string();
         let mut out = Vec::with_capacity(5 + head.len());
@@ -161,6 +166,7 @@ impl LogRecord {
                 action_space: head["action_space"].clone(),
                 seed: u("seed")?,
                 backend: head["backend"].as_str().unwrap_or_default().to_string(),
+                layout: head["layout"].as_str().unwrap_or_default().to_string(),
             }),
             1 => LogRecord::Resumed { updates: u("updates")? },
             2 => LogRecord::Learned {
@@ -185,7 +191,10 @@ impl LogRecord {
             5 => LogRecord::Evaluated {
                 rounds: head["rounds"].clone(),
             },
-            6 => LogRecord::Checkpointed { updates: u("updates")? },
+            6 => LogRecord::Checkpointed {
+                updates: u("updates")?,
+                run: head["run"].clone(),
+            },
             k => return Err(format!("unknown record kind {k}")),
         };
         if r.at != bytes.len() {
@@ -404,6 +413,7 @@ mod tests {
                 action_space: json!({"type": "int"}),
                 seed: 9,
                 backend: "candle".into(),
+                layout: "distributed".into(),
             }),
             LogRecord::Resumed { updates: 3 },
             LogRecord::Learned {
@@ -421,7 +431,10 @@ mod tests {
                 episode_returns: vec![1.0 / 3.0, -0.0],
             },
             LogRecord::Evaluated { rounds: json!([]) },
-            LogRecord::Checkpointed { updates: 4 },
+            LogRecord::Checkpointed {
+                updates: 4,
+                run: json!({"frames": 3}),
+            },
         ];
         for record in records {
             let back = LogRecord::decode(&record.encode()).unwrap();

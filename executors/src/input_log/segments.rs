@@ -10,8 +10,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::error::DistributedError;
-use super::log_record::{LogHeader, LogRecord};
+use super::record::{LogHeader, LogRecord};
+use crate::distributed::DistributedError;
 
 /// The first bytes of every segment.
 const MAGIC: &[u8; 8] = b"RLGLOG01";
@@ -204,6 +204,8 @@ fn differs(a: &LogHeader, b: &LogHeader) -> Option<&'static str> {
         Some("another seed")
     } else if a.backend != b.backend {
         Some("another backend")
+    } else if a.layout != b.layout {
+        Some("another layout")
     } else {
         None
     }
@@ -337,13 +339,14 @@ mod tests {
 
     fn header(seed: u64) -> LogHeader {
         LogHeader {
-            format: super::super::log_record::LOG_FORMAT,
+            format: super::super::record::LOG_FORMAT,
             code_version: "test".into(),
             config: json!({"type": "apex"}),
             state_space: json!({"type": "float"}),
             action_space: json!({"type": "int"}),
             seed,
             backend: "candle".into(),
+            layout: "distributed".into(),
         }
     }
 

@@ -9,15 +9,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError};
+use rlgraph_core::Backend;
 use serde_json::Value as Json;
 
-use super::error::DistributedError;
-use super::learner_log::{check_same_run, log_error, read_log, Logged};
-use super::learner_run::RunCounters;
-use super::learner_worker::{restore_learner, save_learner, DistributedAlgorithm, Held};
-use super::log_record::{weights_crc, LogHeader, LogRecord};
-use crate::evaluation::rounds_from_json;
+use super::record::{weights_crc, LogHeader, LogRecord};
+use super::replayed_learner::ReplayedLearner;
+use super::segments::{check_same_run, log_error, read_log, Logged};
+use crate::distributed::DistributedError;
 use crate::tensorboard::EventWriter;
 
 /// How a log is replayed.
@@ -88,7 +86,6 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
         ));
     }
     let config = options.config.as_ref().unwrap_or(&first.config);
-    let algorithm = DistributedAlgorithm::from_json(config)?;
     let space = |json: &Json, what: &str| {
         serde_json::from_value::<Space>(json.clone()).map_err(|e| {
             log_error(
@@ -102,14 +99,13 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
         space(&first.state_space, "state")?,
         space(&first.action_space, "action")?,
     );
-    let fresh = || Held::<B>::new(&algorithm, &state_space, &action_space, first.seed);
+    let fresh = || ReplayedLearner::<B>::new(&first.layout, config, &state_space, &action_space, first.seed);
     let compare = options.config.is_none();
     let out_dir = options.checkpoint.parent().unwrap_or(Path::new(".")).to_path_buf();
     let snapshot_dir = out_dir.join("replay-snapshots");
     let mut events = EventWriter::create(&out_dir).map_err(DistributedError::Setup)?;
 
-    let mut held = fresh()?;
-    let mut counters = RunCounters::default();
+    let mut learner = fresh()?;
     let mut snapshots: BTreeMap<u64, PathBuf> = BTreeMap::new();
     let mut outcome = ReplayOutcome::default();
     for Logged {
@@ -120,6 +116,7 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
     {
         let at = |reason: String| log_error(segment, *offset, reason);
         outcome.records += 1;
+        learner.count(record).map_err(|e| at(e.to_string()))?;
         match record {
             LogRecord::Started(header) => {
                 if let Some(why) = check_same_run(first, header) {
@@ -128,8 +125,7 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                 check_version(header, options, &mut notes).map_err(at)?;
                 outcome.processes += 1;
                 if outcome.processes > 1 {
-                    held = fresh()?;
-                    counters = RunCounters::default();
+                    learner = fresh()?;
                 }
             }
             LogRecord::Resumed { updates } => {
@@ -139,7 +135,7 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                          being saved"
                     )));
                 };
-                counters = restore_learner(held.learner(), snapshot)?;
+                learner.restore(snapshot)?;
             }
             LogRecord::Learned {
                 time_percentage,
@@ -147,27 +143,25 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                 updates,
                 batch,
             } => {
-                let learner = held.learner();
-                let learned = learner.learn(batch, *time_percentage).map_err(|e| at(e.to_string()))?;
+                let replayed = learner.learn(batch, *time_percentage).map_err(|e| at(e.to_string()))?;
                 let n = learner.updates();
                 if compare && n != *updates {
                     return Err(at(format!(
                         "the live learner had {updates} updates here, the replay {n}"
                     )));
                 }
-                if compare && learned.loss.to_bits() != loss.to_bits() && outcome.first_loss_difference.is_none() {
+                if compare && replayed.to_bits() != loss.to_bits() && outcome.first_loss_difference.is_none() {
                     if options.check {
                         return Err(at(format!(
-                            "update {n}: the replayed loss {} differs from the live run's {loss}",
-                            learned.loss
+                            "update {n}: the replayed loss {replayed} differs from the live run's {loss}"
                         )));
                     }
                     outcome.first_loss_difference = Some(n);
                 }
                 events
-                    .scalar("train/loss", n, learned.loss)
+                    .scalar("train/loss", n, replayed)
                     .map_err(DistributedError::Setup)?;
-                outcome.losses.push(learned.loss);
+                outcome.losses.push(replayed);
                 if options.until == Some(n) {
                     break;
                 }
@@ -176,7 +170,7 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                 version,
                 weights_crc: crc,
             } => {
-                let snapshot = held.learner().publish()?;
+                let snapshot = learner.publish()?;
                 outcome.publications += 1;
                 if compare && snapshot.version != *version {
                     return Err(at(format!(
@@ -188,34 +182,17 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                     if weights_crc(&snapshot) != *crc {
                         return Err(at(format!(
                             "update {}: the weights of version {version} differ from the live run's",
-                            held.learner_ref().updates()
+                            learner.updates()
                         )));
                     }
                     outcome.publications_checked += 1;
                 }
             }
-            LogRecord::Reported {
-                frames,
-                episode_returns,
-            } => {
-                counters.frames = counters.frames.saturating_add(*frames);
-                counters.episode_returns.extend(episode_returns);
-            }
-            LogRecord::Evaluated { rounds } => {
-                let list = rounds
-                    .as_array()
-                    .ok_or_else(|| at("the rounds are not a list".into()))?;
-                counters.evaluations = rounds_from_json(list, |reason| CoreError::Config {
-                    at: "evaluated".into(),
-                    reason,
-                })
-                .map_err(|e| at(e.to_string()))?;
-            }
-            LogRecord::Checkpointed { updates } => {
+            LogRecord::Checkpointed { updates, .. } => {
                 std::fs::create_dir_all(&snapshot_dir)
                     .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", snapshot_dir.display())))?;
                 let file = snapshot_dir.join(format!("update-{updates}.safetensors"));
-                save_learner(held.learner_ref(), &counters, &file)?;
+                learner.save(&file)?;
                 snapshots.insert(*updates, file);
                 while snapshots.len() > SNAPSHOTS_KEPT {
                     if let Some((_, old)) = snapshots.pop_first() {
@@ -223,13 +200,14 @@ pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<Rep
                     }
                 }
             }
+            LogRecord::Reported { .. } | LogRecord::Evaluated { .. } => {}
         }
     }
-    save_learner(held.learner_ref(), &counters, &options.checkpoint)?;
+    learner.save(&options.checkpoint)?;
     let _ = std::fs::remove_dir_all(&snapshot_dir);
     events.flush().map_err(DistributedError::Setup)?;
-    outcome.updates = held.learner_ref().updates();
-    outcome.frames = counters.frames;
+    outcome.updates = learner.updates();
+    outcome.frames = learner.frames();
     outcome.notes = notes;
     Ok(outcome)
 }
@@ -256,8 +234,10 @@ fn check_version(header: &LogHeader, options: &ReplayOptions, notes: &mut Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distributed::learner_log::LogWriter;
-    use crate::distributed::log_record::LOG_FORMAT;
+    use crate::distributed::learner_worker::Held;
+    use crate::distributed::DistributedAlgorithm;
+    use crate::input_log::record::LOG_FORMAT;
+    use crate::input_log::segments::LogWriter;
     use backend_candle::Candle;
     use rand::SeedableRng;
     use serde_json::json;
@@ -282,6 +262,7 @@ mod tests {
             action_space: serde_json::to_value(&a).unwrap(),
             seed,
             backend: "candle".into(),
+            layout: "distributed".into(),
         }
     }
 

@@ -1,0 +1,133 @@
+//! The learner a log replays into, whichever layout recorded it, with the run's counts that
+//! its checkpoints hold beside it.
+
+use std::path::Path;
+
+use agents::WeightSnapshot;
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
+use serde_json::Value as Json;
+
+use super::record::LogRecord;
+use crate::distributed::learner_run::RunCounters;
+use crate::distributed::learner_worker::{restore_learner, save_learner, Held};
+use crate::distributed::DistributedAlgorithm;
+use crate::evaluation::rounds_from_json;
+use crate::ga3c::{segments_from_value, Ga3cAlgorithm, Ga3cLearner, RunRecord, RUN_PART};
+
+/// A fresh learner of a layout's kind, as the log's `started` record describes it.
+// One per replay: the size of its variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ReplayedLearner<B: Backend> {
+    /// Ape-X's or IMPALA's learner; the run's counts come from the `reported` and
+    /// `evaluated` records.
+    Distributed { learner: Held<B>, counters: RunCounters },
+    /// GA3C's shared learner; its threads count the run, so each `checkpointed` record holds
+    /// the counts.
+    Ga3c { learner: Ga3cLearner<B>, run: RunRecord },
+}
+
+impl<B: Backend> ReplayedLearner<B> {
+    /// A fresh learner of `config` for the layout named `layout`.
+    pub(crate) fn new(layout: &str, config: &Json, state: &Space, action: &Space, seed: u64) -> Result<Self> {
+        match layout {
+            "distributed" => Ok(ReplayedLearner::Distributed {
+                learner: Held::new(&DistributedAlgorithm::from_json(config)?, state, action, seed)?,
+                counters: RunCounters::default(),
+            }),
+            "ga3c" => Ok(ReplayedLearner::Ga3c {
+                learner: Ga3cAlgorithm::from_config(config)?.learner(state, action, seed)?,
+                run: RunRecord::default(),
+            }),
+            other => Err(CoreError::Config {
+                at: "layout".into(),
+                reason: format!("a log of the layout {other:?}; this program replays distributed and ga3c"),
+            }),
+        }
+    }
+
+    /// One update on a logged batch; the loss.
+    pub(crate) fn learn(&mut self, batch: &Value, t: f64) -> Result<f64> {
+        match self {
+            ReplayedLearner::Distributed { learner, .. } => Ok(learner.learner().learn(batch, t)?.loss),
+            ReplayedLearner::Ga3c { learner, .. } => learner.learn(&segments_from_value(batch)?, t),
+        }
+    }
+
+    /// The next publication.
+    pub(crate) fn publish(&mut self) -> Result<WeightSnapshot> {
+        match self {
+            ReplayedLearner::Distributed { learner, .. } => learner.learner().publish(),
+            ReplayedLearner::Ga3c { learner, .. } => learner.publish(),
+        }
+    }
+
+    /// Updates done.
+    pub(crate) fn updates(&self) -> u64 {
+        match self {
+            ReplayedLearner::Distributed { learner, .. } => learner.learner_ref().updates(),
+            ReplayedLearner::Ga3c { learner, .. } => learner.updates(),
+        }
+    }
+
+    /// The run's frames as its counts hold them.
+    pub(crate) fn frames(&self) -> u64 {
+        match self {
+            ReplayedLearner::Distributed { counters, .. } => counters.frames,
+            ReplayedLearner::Ga3c { run, .. } => run.tally.timesteps,
+        }
+    }
+
+    /// Counts what `record` says the run counted (reports, rounds, a checkpoint's counts).
+    pub(crate) fn count(&mut self, record: &LogRecord) -> Result<()> {
+        let bad = |reason: String| CoreError::Config {
+            at: record.name().into(),
+            reason,
+        };
+        match (self, record) {
+            (
+                ReplayedLearner::Distributed { counters, .. },
+                LogRecord::Reported {
+                    frames,
+                    episode_returns,
+                },
+            ) => {
+                counters.frames = counters.frames.saturating_add(*frames);
+                counters.episode_returns.extend(episode_returns);
+            }
+            (ReplayedLearner::Distributed { counters, .. }, LogRecord::Evaluated { rounds }) => {
+                let list = rounds
+                    .as_array()
+                    .ok_or_else(|| bad("the rounds are not a list".into()))?;
+                counters.evaluations = rounds_from_json(list, bad)?;
+            }
+            (ReplayedLearner::Ga3c { run, .. }, LogRecord::Checkpointed { run: meta, .. }) => {
+                run.load_state(SavedState {
+                    tensors: Default::default(),
+                    meta: meta.clone(),
+                })?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Saves the learner and the run's counts as the layout's checkpoint.
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
+        match self {
+            ReplayedLearner::Distributed { learner, counters } => save_learner(learner.learner_ref(), counters, path),
+            ReplayedLearner::Ga3c { learner, run } => learner.save_checkpoint(path, vec![(RUN_PART, run)]),
+        }
+    }
+
+    /// Restores what [`ReplayedLearner::save`] saved.
+    pub(crate) fn restore(&mut self, path: &Path) -> Result<()> {
+        match self {
+            ReplayedLearner::Distributed { learner, counters } => {
+                *counters = restore_learner(learner.learner(), path)?;
+            }
+            ReplayedLearner::Ga3c { learner, run } => learner.restore_checkpoint(path, vec![(RUN_PART, run)])?,
+        }
+        Ok(())
+    }
+}
