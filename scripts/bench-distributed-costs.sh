@@ -55,5 +55,7 @@ learner_cpu, learner_mib = cpu("learner-0")
 print(f"frames {frames}, updates {updates}, records inserted {inserted}, {seconds:.1f} s, {frames / seconds:.0f} frames/s")
 print(f"actors : {1e6 * actor_cpu / frames:9.1f} CPU-us per frame     ({frames / actor_cpu:8.0f} frames/s per actor core; largest {max(m for _, m in acting)} MiB)")
 print(f"shard  : {1e6 * shard_cpu / max(inserted, 1):9.1f} CPU-us per record    ({max(inserted, 1) / shard_cpu:8.0f} records/s per core, sampling included; {shard_mib} MiB)")
-print(f"learner: {1e3 * learner_cpu / max(updates, 1):9.2f} CPU-ms per update    ({learner_mib} MiB)")
+print(f"learner: {1e3 * learner_cpu / max(updates, 1):9.3f} CPU-ms per update    ({learner_mib} MiB)")
+if "log_bytes" in s["distributed"]:
+    print(f"log    : {s['distributed']['log_bytes'] / frames:9.1f} bytes per frame ({s['distributed']['log_bytes'] / max(updates, 1):.0f} per update; --record)")
 PY

@@ -39,11 +39,17 @@ def test_tensor_copies_train_ppo(configs):
     assert all(r >= 1 for r in returns)
 
 
-def test_launch_runs_apex_with_two_actor_processes(configs, tmp_path):
+def test_launch_runs_apex_with_two_actor_processes_and_its_record_replays(configs, tmp_path):
     summary = rlgraph.launch(configs / "apex-cartpole.json", "CartPole-v1", actors=2, replay_shards=1,
-                             timesteps=3000, out=tmp_path / "apex")
+                             timesteps=3000, out=tmp_path / "apex", record=tmp_path / "log")
     assert summary["timesteps_executed"] >= 3000
-    assert (tmp_path / "apex" / "checkpoint.safetensors").exists() or any((tmp_path / "apex").iterdir())
+    # The learner's input log replays in this process to the live checkpoint's bytes.
+    replayed = rlgraph.replay(tmp_path / "log", tmp_path / "again", check=True)
+    assert replayed["updates"] == summary["updates"] and replayed["publications_checked"] > 0
+    live = (tmp_path / "apex" / "checkpoint.safetensors").read_bytes()
+    assert (tmp_path / "again" / "checkpoint.safetensors").read_bytes() == live
+    with pytest.raises(ValueError, match="no learner log here"):
+        rlgraph.replay(tmp_path / "apex", tmp_path / "nothing")
 
 
 def test_the_program_runs_in_the_package(configs):

@@ -110,7 +110,7 @@ pub(crate) struct LearnerRun<'log, B: Backend> {
     rounds_shown: usize,
     /// The learner's updates at each recent publication, by version.
     published_at: BTreeMap<u64, u64>,
-    /// A failure to log in `tick`, which reports it at the next update or the end.
+    /// A failure to log in `tick`, which ends the leg; `finish` returns it.
     failed: Option<DistributedError>,
     /// Set when the process is asked to end (SIGTERM or Ctrl-C).
     terminated: Arc<AtomicBool>,
@@ -322,12 +322,9 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
         t: f64,
     ) -> Result<Learned, DistributedError> {
         let learned = learner.learn(batch, t)?;
-        append(&mut self.log, || LogRecord::Learned {
-            time_percentage: t,
-            loss: learned.loss,
-            updates: learner.updates(),
-            batch: batch.clone(),
-        })?;
+        if let Some(log) = &mut self.log {
+            log.append_encoded(&LogRecord::encode_learned(t, learned.loss, learner.updates(), batch))?;
+        }
         Ok(learned)
     }
 

@@ -115,11 +115,7 @@ impl LogRecord {
                 loss,
                 updates,
                 batch,
-            } => (
-                2,
-                json!({ "t": time_percentage.to_bits(), "loss": loss.to_bits(), "updates": updates }),
-                Some(batch),
-            ),
+            } => return Self::encode_learned(*time_percentage, *loss, *updates, batch),
             LogRecord::Published { version, weights_crc } => {
                 (3, json!({ "version": version, "weights_crc": weights_crc }), None)
             }
@@ -134,15 +130,17 @@ impl LogRecord {
             LogRecord::Evaluated { rounds } => (5, json!({ "rounds": rounds }), None),
             LogRecord::Checkpointed { updates, run } => (6, json!({ "updates": updates, "run": run }), None),
         };
-        let head = head.to_string();
-        let mut out = Vec::with_capacity(5 + head.len());
-        out.push(kind);
-        out.extend_from_slice(&(head.len() as u32).to_le_bytes());
-        out.extend_from_slice(head.as_bytes());
-        if let Some(batch) = batch {
-            encode_value(batch, &mut out);
-        }
-        out
+        body(kind, &head, batch)
+    }
+
+    /// The bytes of a `learned` record, from a batch the caller keeps (the learner's, which
+    /// need not be copied to be logged).
+    pub fn encode_learned(time_percentage: f64, loss: f64, updates: u64, batch: &Value) -> Vec<u8> {
+        body(
+            2,
+            &json!({ "t": time_percentage.to_bits(), "loss": loss.to_bits(), "updates": updates }),
+            Some(batch),
+        )
     }
 
     /// A record from its bytes, or what is wrong with them.
@@ -206,6 +204,19 @@ impl LogRecord {
         }
         Ok(record)
     }
+}
+
+/// A record's bytes: its kind, its JSON header's length and text, and its batch, if any.
+fn body(kind: u8, head: &Json, batch: Option<&Value>) -> Vec<u8> {
+    let head = head.to_string();
+    let mut out = Vec::with_capacity(5 + head.len());
+    out.push(kind);
+    out.extend_from_slice(&(head.len() as u32).to_le_bytes());
+    out.extend_from_slice(head.as_bytes());
+    if let Some(batch) = batch {
+        encode_value(batch, &mut out);
+    }
+    out
 }
 
 /// The CRC-32C of a publication's weights (names, shapes and bytes, in name order): what a

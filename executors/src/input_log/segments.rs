@@ -111,7 +111,8 @@ impl LogWriter {
             }
             Err(_) => 0,
         };
-        let started = frame(&LogRecord::Started(header))?;
+        let body = LogRecord::Started(header).encode();
+        let started = [&frame(&body)?[..], &body].concat();
         Ok(LogWriter {
             dir: dir.to_path_buf(),
             segment: next,
@@ -124,15 +125,21 @@ impl LogWriter {
 
     /// Appends `record`, first rolling over to a new segment if this one is full.
     pub fn append(&mut self, record: &LogRecord) -> Result<(), DistributedError> {
+        self.append_encoded(&record.encode())
+    }
+
+    /// Appends a record's bytes ([`LogRecord::encode`], [`LogRecord::encode_learned`]).
+    pub fn append_encoded(&mut self, body: &[u8]) -> Result<(), DistributedError> {
         if self.written >= self.segment_bytes {
             self.file.flush().map_err(|e| self.io_error(e))?;
             self.segment += 1;
             self.file = new_segment(&self.dir, self.segment, &[])?;
             self.written = MAGIC.len() as u64;
         }
-        let bytes = frame(record)?;
-        self.file.write_all(&bytes).map_err(|e| self.io_error(e))?;
-        let n = bytes.len() as u64;
+        let frame = frame(body)?;
+        self.file.write_all(&frame).map_err(|e| self.io_error(e))?;
+        self.file.write_all(body).map_err(|e| self.io_error(e))?;
+        let n = (frame.len() + body.len()) as u64;
         self.written += n;
         self.total_bytes += n;
         Ok(())
@@ -159,21 +166,14 @@ impl Drop for LogWriter {
     }
 }
 
-/// `record`'s bytes with their frame.
-fn frame(record: &LogRecord) -> Result<Vec<u8>, DistributedError> {
-    let body = record.encode();
-    let len = u32::try_from(body.len()).map_err(|_| {
-        DistributedError::Setup(format!(
-            "a {} record of {} bytes is too large to log",
-            record.name(),
-            body.len()
-        ))
-    })?;
-    let mut out = Vec::with_capacity(FRAME + body.len());
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&len.to_le_bytes()).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+/// The frame of a record's bytes `body`: their length, its checksum and theirs.
+fn frame(body: &[u8]) -> Result<[u8; FRAME], DistributedError> {
+    let len = u32::try_from(body.len())
+        .map_err(|_| DistributedError::Setup(format!("a record of {} bytes is too large to log", body.len())))?;
+    let mut out = [0u8; FRAME];
+    out[..4].copy_from_slice(&len.to_le_bytes());
+    out[4..8].copy_from_slice(&crc32c::crc32c(&len.to_le_bytes()).to_le_bytes());
+    out[8..].copy_from_slice(&crc32c::crc32c(body).to_le_bytes());
     Ok(out)
 }
 

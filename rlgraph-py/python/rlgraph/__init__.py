@@ -14,14 +14,14 @@ a ``gymnasium.Env``, a callable that makes one, or a ``gymnasium.vector.SyncVect
 Components are tested from Python with :class:`ComponentTest`; the native environments are a
 Gymnasium ``VectorEnv`` through :func:`rlgraph.envs.make_vec`. ``layout="ga3c"`` and
 ``layout="tensor"`` train with GA3C's threads or device-resident copies; :func:`launch` runs
-Ape-X and IMPALA as processes; :func:`cli` (and ``python -m rlgraph``) is the ``rlgraph``
+Ape-X and IMPALA as processes (:func:`replay` runs a recorded learner again); :func:`cli` (and ``python -m rlgraph``) is the ``rlgraph``
 program itself.
 """
 
 from rlgraph._rlgraph import ENV_IDS
 from rlgraph.agent import Agent, evaluate
 from rlgraph.component_test import ComponentTest
-from rlgraph.program import cli, launch
+from rlgraph.program import cli, launch, replay
 from rlgraph import envs
 
-__all__ = ["Agent", "ComponentTest", "ENV_IDS", "cli", "envs", "evaluate", "launch"]
+__all__ = ["Agent", "ComponentTest", "ENV_IDS", "cli", "envs", "evaluate", "launch", "replay"]

@@ -59,19 +59,46 @@ def launch(
     out: Optional[Union[str, "os.PathLike[str]"]] = None,
     target_return: Optional[float] = None,
     eval_every: Optional[int] = None,
+    record: Optional[Union[str, "os.PathLike[str]"]] = None,
     args: Sequence[str] = (),
 ) -> Dict[str, Any]:
     """Runs an Ape-X or IMPALA config as processes on this machine, talking gRPC over
     loopback, as ``rlgraph launch`` does: ``actors`` actor processes, ``replay_shards``
     replay shards (Ape-X) and a learner; returns the learner's summary. ``out`` keeps its
-    checkpoint and logs; ``args`` are further flags of ``rlgraph launch``."""
+    checkpoint and logs; ``record`` is a folder for the learner's input log, which
+    :func:`replay` runs again; ``args`` are further flags of ``rlgraph launch``."""
     if not isinstance(env, str):
         raise TypeError("env: the distributed roles make their environments from an id (str)")
     with tempfile.TemporaryDirectory(prefix="rlgraph-launch-") as folder:
         argv = ["launch", config_file(config, folder), "--env", env, "--timesteps", str(int(timesteps)),
                 "--seed", str(int(seed)), "--backend", backend]
         for flag, value in (("--actors", actors), ("--replay-shards", replay_shards), ("--out", out),
-                            ("--target-return", target_return), ("--eval-every", eval_every)):
+                            ("--target-return", target_return), ("--eval-every", eval_every),
+                            ("--record", record)):
             if value is not None:
                 argv += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
         return json.loads(cli([*argv, *args]))
+
+
+def replay(
+    log: Union[str, "os.PathLike[str]"],
+    out: Union[str, "os.PathLike[str]"],
+    *,
+    check: bool = False,
+    until: Optional[int] = None,
+    config: Optional[Union[str, "os.PathLike[str]", Dict[str, Any]]] = None,
+) -> Dict[str, Any]:
+    """Runs a recorded learner again in this process from its input log (``launch(...,
+    record=...)``, ``rlgraph train --record`` for GA3C), as ``rlgraph replay`` does; its
+    checkpoint goes into ``out``. ``check`` compares every loss and publication with the live
+    run's, ``until`` stops after that update, ``config`` replays the same experience through
+    another learner config. Returns the replay's summary."""
+    with tempfile.TemporaryDirectory(prefix="rlgraph-replay-") as folder:
+        argv = ["replay", os.fspath(log), "--out", os.fspath(out)]
+        if check:
+            argv.append("--check")
+        if until is not None:
+            argv += ["--until", str(int(until))]
+        if config is not None:
+            argv += ["--config", config_file(config, folder)]
+        return json.loads(cli(argv))
