@@ -130,9 +130,58 @@ impl EventWriter {
     }
 }
 
+/// Every value of scalar `tag` in the event file at `path`, with its step, in file order;
+/// a record whose checksum does not match, or that is cut off, is an error naming its offset.
+pub fn read_scalars(path: &Path, tag: &str) -> Result<Vec<(i64, f32)>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bad = |at: usize, what: &str| format!("{} at byte {at}: {what}", path.display());
+    let word = |at: usize, n: usize| bytes.get(at..at + n).ok_or_else(|| bad(at, "cut off"));
+    let (mut at, mut out) = (0, Vec::new());
+    while at < bytes.len() {
+        let len = word(at, 8)?;
+        let crc = u32::from_le_bytes(word(at + 8, 4)?.try_into().unwrap_or_default());
+        if masked_crc(len) != crc {
+            return Err(bad(at, "the length's checksum does not match"));
+        }
+        let n =
+            usize::try_from(u64::from_le_bytes(len.try_into().unwrap_or_default())).map_err(|_| bad(at, "too long"))?;
+        let data = word(at + 12, n)?;
+        let crc = u32::from_le_bytes(word(at + 12 + n, 4)?.try_into().unwrap_or_default());
+        if masked_crc(data) != crc {
+            return Err(bad(at, "the event's checksum does not match"));
+        }
+        let event = Event::decode(data).map_err(|e| bad(at, &format!("not an event: {e}")))?;
+        for v in event.summary.iter().flat_map(|s| &s.value) {
+            if v.tag == tag {
+                out.push((event.step, v.simple_value));
+            }
+        }
+        at += 16 + n;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scalars_read_back_by_tag_and_a_flipped_bit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventWriter::create(dir.path()).unwrap();
+        for (step, x) in [(1, 0.5), (2, -1.25)] {
+            w.scalar("train/loss", step, x).unwrap();
+            w.scalar("other", step, 9.0).unwrap();
+        }
+        w.flush().unwrap();
+        let path = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+        assert_eq!(read_scalars(&path, "train/loss").unwrap(), vec![(1, 0.5), (2, -1.25)]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 6;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_scalars(&path, "train/loss").unwrap_err().contains("checksum"));
+    }
 
     #[test]
     fn crc32c_matches_the_standard_check_value() {

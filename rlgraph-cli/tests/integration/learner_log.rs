@@ -89,7 +89,20 @@ fn a_recorded_ape_x_run_with_two_actors_and_two_shards_replays_to_the_same_check
     let replayed = assert_replays_to(&log, &dir.join("replay"), &run, &summary);
     assert_eq!(replayed["frames"], summary["timesteps_executed"], "{replayed}");
     assert_eq!(replayed["processes"], 1);
-    assert!(crate::common::events_have(&dir.join("replay"), "train/loss"));
+    // The live learner's TensorBoard losses (one per progress report) are the replay's
+    // (one per update), in order.
+    let losses = |d: &Path| {
+        let file = crate::common::event_file(d).unwrap();
+        executors::tensorboard::read_scalars(&file, "train/loss").unwrap()
+    };
+    let (live, again) = (losses(&run), losses(&dir.join("replay")));
+    assert_eq!(again.len() as u64, updates, "one loss per update");
+    assert!(!live.is_empty());
+    let mut rest = again.iter().map(|(_, x)| x.to_bits());
+    assert!(
+        live.iter().all(|(_, x)| rest.any(|y| y == x.to_bits())),
+        "every live loss is among the replay's, in order: {live:?}"
+    );
 
     // Stopped at update 10: a checkpoint of a learner that has done 10 updates.
     let until = replay(&log, &dir.join("until"), &["--until", "10"]).unwrap();
