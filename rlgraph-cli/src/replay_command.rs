@@ -17,8 +17,9 @@ use crate::run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE};
 pub struct ReplayArgs {
     /// The learner input log (`rlgraph launch --record DIR` or `serve --role learner --record DIR`).
     pub log: PathBuf,
-    /// Where the replay writes `checkpoint.safetensors` and TensorBoard events of every
-    /// update's loss.
+    /// A new folder, where the replay writes the checkpoint (`checkpoint.safetensors`, GA3C's
+    /// `ga3c-checkpoint.safetensors`) and TensorBoard events of every update's loss; one
+    /// that holds a run's files is refused.
     #[arg(long)]
     pub out: PathBuf,
     /// Stop after this update and leave the checkpoint there (to inspect the learner just
@@ -36,9 +37,6 @@ pub struct ReplayArgs {
     /// Replay a log another program version wrote (which may learn differently).
     #[arg(long)]
     pub allow_other_version: bool,
-    /// The backend (default: the one the log was recorded on; another rounds differently).
-    #[arg(long)]
-    pub backend: Option<String>,
 }
 
 /// This program's version as a learner input log records it: the crate's version and the
@@ -50,7 +48,8 @@ pub fn code_version() -> String {
 /// Runs `rlgraph replay`.
 pub fn run(args: &ReplayArgs) -> Result<String, String> {
     let header = first_header(&args.log).map_err(|e| e.to_string())?;
-    let backend = args.backend.clone().unwrap_or(header.backend);
+    // On the backend the run learned on: another rounds differently.
+    let backend = header.backend;
     // The file the layout's own run writes, so `--resume` takes the replay's checkpoint.
     let file = match header.layout.as_str() {
         "ga3c" => GA3C_CHECKPOINT_FILE,

@@ -12,7 +12,7 @@ use super::learner_hub::LearnerHub;
 use super::learner_run::{LearnerRun, RunCounters};
 use super::learner_worker::LearnerSite;
 use super::DistributedStats;
-use crate::input_log::LogWriter;
+use crate::input_log::{LogRecord, LogWriter};
 use crate::worker_stats::{Progress, RunLength};
 
 /// Runs one leg of an IMPALA learner, from the run's `counters` until the run reaches
@@ -48,6 +48,8 @@ pub(crate) fn learn_impala<B: Backend>(
             std::thread::sleep(Duration::from_millis(2));
             continue;
         };
+        let (rollouts, versions): (Vec<_>, Vec<_>) = rollouts.into_iter().unzip();
+        run.log(|| LogRecord::ActedWith { versions })?;
         let learned = run.learn(learner, &stack(&rollouts)?, t)?;
         run.updated(learner, learned.loss, options)?;
         // Every update, as IMPALA's actors take the newest weights before each rollout.

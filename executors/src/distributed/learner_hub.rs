@@ -26,7 +26,8 @@ pub const PULL_WAIT: std::time::Duration = std::time::Duration::from_millis(250)
 struct Inbox {
     /// The space of one rollout.
     space: Space,
-    queue: VecDeque<Value>,
+    /// Each rollout with the weight version that acted it.
+    queue: VecDeque<(Value, u64)>,
     capacity: usize,
     refused: u64,
 }
@@ -122,8 +123,9 @@ impl LearnerHub {
         hub
     }
 
-    /// Takes `n` queued rollouts, oldest first, if that many are queued.
-    pub fn take_rollouts(&self, n: usize) -> Option<Vec<Value>> {
+    /// Takes `n` queued rollouts, oldest first, each with the weight version that acted it,
+    /// if that many are queued.
+    pub fn take_rollouts(&self, n: usize) -> Option<Vec<(Value, u64)>> {
         let mut shared = self.lock();
         let inbox = shared.inbox.as_mut()?;
         (inbox.queue.len() >= n).then(|| inbox.queue.drain(..n).collect())
@@ -293,7 +295,7 @@ impl learner_server::Learner for LearnerHub {
         match decoded {
             Ok(_) if inbox.queue.len() >= inbox.capacity => Err(full()),
             Ok(rollout) => {
-                inbox.queue.push_back(rollout);
+                inbox.queue.push_back((rollout, request.weight_version));
                 Ok(Response::new(RolloutReply {
                     queue_depth: inbox.queue.len() as u64,
                 }))

@@ -314,6 +314,11 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
         Ok(())
     }
 
+    /// Logs the record `make` makes, where the run records.
+    pub(crate) fn log(&mut self, make: impl FnOnce() -> LogRecord) -> Result<(), DistributedError> {
+        append(&mut self.log, make)
+    }
+
     /// One update of `learner` on `batch` at the run's share `t`, logged.
     pub(crate) fn learn(
         &mut self,

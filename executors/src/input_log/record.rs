@@ -16,7 +16,7 @@ pub const LOG_FORMAT: u64 = 1;
 pub struct LogHeader {
     /// The log format ([`LOG_FORMAT`]).
     pub format: u64,
-    /// The program that wrote the log (its version and a checksum of its executable).
+    /// The program that wrote the log: its version and the commit it was built from.
     pub code_version: String,
     /// The agent config the learner was built from (RLgraph's JSON).
     pub config: Json,
@@ -72,6 +72,13 @@ pub enum LogRecord {
         /// The rounds, as the learner's checkpoint holds them.
         rounds: Json,
     },
+    /// The weight versions the next learned batch's rollouts were acted with, in its order
+    /// (IMPALA: what V-trace corrects for; a replay needs them not, a person reading the log
+    /// may).
+    ActedWith {
+        /// One version per rollout.
+        versions: Vec<u64>,
+    },
     /// The learner is about to save a checkpoint of `updates` updates.
     Checkpointed {
         /// The learner's updates.
@@ -93,6 +100,7 @@ impl LogRecord {
             LogRecord::Reported { .. } => "reported",
             LogRecord::Evaluated { .. } => "evaluated",
             LogRecord::Checkpointed { .. } => "checkpointed",
+            LogRecord::ActedWith { .. } => "acted_with",
         }
     }
 
@@ -129,6 +137,7 @@ impl LogRecord {
             ),
             LogRecord::Evaluated { rounds } => (5, json!({ "rounds": rounds }), None),
             LogRecord::Checkpointed { updates, run } => (6, json!({ "updates": updates, "run": run }), None),
+            LogRecord::ActedWith { versions } => (7, json!({ "versions": versions }), None),
         };
         body(kind, &head, batch)
     }
@@ -192,6 +201,14 @@ impl LogRecord {
             6 => LogRecord::Checkpointed {
                 updates: u("updates")?,
                 run: head["run"].clone(),
+            },
+            7 => LogRecord::ActedWith {
+                versions: head["versions"]
+                    .as_array()
+                    .ok_or("the record's 'versions' is not a list")?
+                    .iter()
+                    .map(|v| v.as_u64().ok_or("a version is not a count"))
+                    .collect::<Result<_, _>>()?,
             },
             k => return Err(format!("unknown record kind {k}")),
         };
@@ -442,6 +459,9 @@ mod tests {
                 episode_returns: vec![1.0 / 3.0, -0.0],
             },
             LogRecord::Evaluated { rounds: json!([]) },
+            LogRecord::ActedWith {
+                versions: vec![3, u64::MAX],
+            },
             LogRecord::Checkpointed {
                 updates: 4,
                 run: json!({"frames": 3}),

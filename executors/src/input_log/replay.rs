@@ -6,15 +6,16 @@
 //! learner wrote last, byte for byte.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use rlgraph_core::spaces::Space;
 use rlgraph_core::Backend;
 use serde_json::Value as Json;
 
-use super::record::{weights_crc, LogHeader, LogRecord};
+use super::record::{weights_crc, LogHeader, LogRecord, LOG_FORMAT};
 use super::replayed_learner::ReplayedLearner;
-use super::segments::{check_same_run, log_error, read_log, Logged};
+use super::segments::{check_same_run, first_header, log_error, segments, visit_log, Logged};
 use crate::distributed::DistributedError;
 use crate::tensorboard::EventWriter;
 
@@ -66,150 +67,177 @@ const SNAPSHOTS_KEPT: usize = 4;
 
 /// Replays the learner input log in `dir` on backend `B` (see the module's docs).
 pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<ReplayOutcome, DistributedError> {
-    let (records, mut notes) = read_log(dir)?;
-    let Some(Logged {
-        segment: first_path,
-        offset: first_offset,
-        record: LogRecord::Started(first),
-    }) = records.first()
-    else {
-        return Err(DistributedError::Setup(format!("{}: the log is empty", dir.display())));
-    };
-    if first.backend != B::NAME {
-        return Err(log_error(
-            first_path,
-            *first_offset,
-            format!(
-                "the run learned on {}; replay it there (--backend {}), another backend rounds differently",
-                first.backend, first.backend
-            ),
-        ));
+    let first = first_header(dir)?;
+    let first_segment = segments(dir)?.into_iter().next().unwrap_or_default();
+    let at_start = |reason: String| log_error(&first_segment, 8, reason);
+    if first.format > LOG_FORMAT {
+        return Err(at_start(format!(
+            "a log of format {}; this program reads format {LOG_FORMAT} and older",
+            first.format
+        )));
     }
+    if first.backend != B::NAME {
+        return Err(at_start(format!(
+            "the run learned on {}; another backend rounds differently, so the replay runs there too",
+            first.backend
+        )));
+    }
+    let out_dir = options.checkpoint.parent().unwrap_or(Path::new(".")).to_path_buf();
+    refuse_used_folder(&out_dir, &options.checkpoint)?;
     let config = options.config.as_ref().unwrap_or(&first.config);
     let space = |json: &Json, what: &str| {
-        serde_json::from_value::<Space>(json.clone()).map_err(|e| {
-            log_error(
-                first_path,
-                *first_offset,
-                format!("the {what} space does not read: {e}"),
-            )
-        })
+        serde_json::from_value::<Space>(json.clone())
+            .map_err(|e| at_start(format!("the {what} space does not read: {e}")))
     };
     let (state_space, action_space) = (
         space(&first.state_space, "state")?,
         space(&first.action_space, "action")?,
     );
-    let fresh = || ReplayedLearner::<B>::new(&first.layout, config, &state_space, &action_space, first.seed);
+    let fresh = || {
+        ReplayedLearner::<B>::new(&first.layout, config, &state_space, &action_space, first.seed).map_err(|e| {
+            let whose = if options.config.is_some() {
+                "--config"
+            } else {
+                "the log's config"
+            };
+            at_start(format!("cannot build the learner from {whose}: {e}"))
+        })
+    };
     let compare = options.config.is_none();
-    let out_dir = options.checkpoint.parent().unwrap_or(Path::new(".")).to_path_buf();
     let snapshot_dir = out_dir.join("replay-snapshots");
     let mut events = EventWriter::create(&out_dir).map_err(DistributedError::Setup)?;
 
     let mut learner = fresh()?;
     let mut snapshots: BTreeMap<u64, PathBuf> = BTreeMap::new();
     let mut outcome = ReplayOutcome::default();
-    for Logged {
-        segment,
-        offset,
-        record,
-    } in &records
-    {
-        let at = |reason: String| log_error(segment, *offset, reason);
-        outcome.records += 1;
-        learner.count(record).map_err(|e| at(e.to_string()))?;
-        match record {
-            LogRecord::Started(header) => {
-                if let Some(why) = check_same_run(first, header) {
-                    return Err(at(why));
+    let mut notes = Vec::new();
+    let read_notes = visit_log(
+        dir,
+        |Logged {
+             segment,
+             offset,
+             record,
+         }| {
+            let at = |reason: String| log_error(&segment, offset, reason);
+            outcome.records += 1;
+            learner.count(&record).map_err(|e| at(e.to_string()))?;
+            match &record {
+                LogRecord::Started(header) => {
+                    if let Some(why) = check_same_run(&first, header) {
+                        return Err(at(why));
+                    }
+                    check_version(header, options, &mut notes).map_err(at)?;
+                    outcome.processes += 1;
+                    if outcome.processes > 1 {
+                        learner = fresh()?;
+                    }
                 }
-                check_version(header, options, &mut notes).map_err(at)?;
-                outcome.processes += 1;
-                if outcome.processes > 1 {
-                    learner = fresh()?;
-                }
-            }
-            LogRecord::Resumed { updates } => {
-                let Some(snapshot) = snapshots.get(updates) else {
-                    return Err(at(format!(
+                LogRecord::Resumed { updates } => {
+                    let Some(snapshot) = snapshots.get(updates) else {
+                        return Err(at(format!(
                         "the learner resumed from its checkpoint of update {updates}, which the log does not record \
                          being saved"
                     )));
-                };
-                learner.restore(snapshot)?;
-            }
-            LogRecord::Learned {
-                time_percentage,
-                loss,
-                updates,
-                batch,
-            } => {
-                let replayed = learner.learn(batch, *time_percentage).map_err(|e| at(e.to_string()))?;
-                let n = learner.updates();
-                if compare && n != *updates {
-                    return Err(at(format!(
-                        "the live learner had {updates} updates here, the replay {n}"
-                    )));
+                    };
+                    learner.restore(snapshot)?;
                 }
-                if compare && replayed.to_bits() != loss.to_bits() && outcome.first_loss_difference.is_none() {
-                    if options.check {
+                LogRecord::Learned {
+                    time_percentage,
+                    loss,
+                    updates,
+                    batch,
+                } => {
+                    let replayed = learner.learn(batch, *time_percentage).map_err(|e| at(e.to_string()))?;
+                    let n = learner.updates();
+                    if compare && n != *updates {
                         return Err(at(format!(
-                            "update {n}: the replayed loss {replayed} differs from the live run's {loss}"
+                            "the live learner had {updates} updates here, the replay {n}"
                         )));
                     }
-                    outcome.first_loss_difference = Some(n);
+                    if compare && replayed.to_bits() != loss.to_bits() && outcome.first_loss_difference.is_none() {
+                        if options.check {
+                            return Err(at(format!(
+                                "update {n}: the replayed loss {replayed} differs from the live run's {loss}"
+                            )));
+                        }
+                        outcome.first_loss_difference = Some(n);
+                    }
+                    events
+                        .scalar("train/loss", n, replayed)
+                        .map_err(DistributedError::Setup)?;
+                    outcome.losses.push(replayed);
+                    if options.until == Some(n) {
+                        return Ok(ControlFlow::Break(()));
+                    }
                 }
-                events
-                    .scalar("train/loss", n, replayed)
-                    .map_err(DistributedError::Setup)?;
-                outcome.losses.push(replayed);
-                if options.until == Some(n) {
-                    break;
-                }
-            }
-            LogRecord::Published {
-                version,
-                weights_crc: crc,
-            } => {
-                let snapshot = learner.publish()?;
-                outcome.publications += 1;
-                if compare && snapshot.version != *version {
-                    return Err(at(format!(
-                        "the live learner published version {version} here, the replay {}",
-                        snapshot.version
-                    )));
-                }
-                if compare && options.check {
-                    if weights_crc(&snapshot) != *crc {
+                LogRecord::Published {
+                    version,
+                    weights_crc: crc,
+                } => {
+                    let snapshot = learner.publish()?;
+                    outcome.publications += 1;
+                    if compare && snapshot.version != *version {
                         return Err(at(format!(
-                            "update {}: the weights of version {version} differ from the live run's",
-                            learner.updates()
+                            "the live learner published version {version} here, the replay {}",
+                            snapshot.version
                         )));
                     }
-                    outcome.publications_checked += 1;
-                }
-            }
-            LogRecord::Checkpointed { updates, .. } => {
-                std::fs::create_dir_all(&snapshot_dir)
-                    .map_err(|e| DistributedError::Setup(format!("cannot create {}: {e}", snapshot_dir.display())))?;
-                let file = snapshot_dir.join(format!("update-{updates}.safetensors"));
-                learner.save(&file)?;
-                snapshots.insert(*updates, file);
-                while snapshots.len() > SNAPSHOTS_KEPT {
-                    if let Some((_, old)) = snapshots.pop_first() {
-                        let _ = std::fs::remove_file(old);
+                    if compare && options.check {
+                        if weights_crc(&snapshot) != *crc {
+                            return Err(at(format!(
+                                "update {}: the weights of version {version} differ from the live run's",
+                                learner.updates()
+                            )));
+                        }
+                        outcome.publications_checked += 1;
                     }
                 }
+                LogRecord::Checkpointed { updates, .. } => {
+                    std::fs::create_dir_all(&snapshot_dir).map_err(|e| {
+                        DistributedError::Setup(format!("cannot create {}: {e}", snapshot_dir.display()))
+                    })?;
+                    let file = snapshot_dir.join(format!("update-{updates}.safetensors"));
+                    learner.save(&file)?;
+                    snapshots.insert(*updates, file);
+                    while snapshots.len() > SNAPSHOTS_KEPT {
+                        if let Some((_, old)) = snapshots.pop_first() {
+                            let _ = std::fs::remove_file(old);
+                        }
+                    }
+                }
+                LogRecord::Reported { .. } | LogRecord::Evaluated { .. } | LogRecord::ActedWith { .. } => {}
             }
-            LogRecord::Reported { .. } | LogRecord::Evaluated { .. } => {}
-        }
-    }
+            Ok(ControlFlow::Continue(()))
+        },
+    )?;
     learner.save(&options.checkpoint)?;
     let _ = std::fs::remove_dir_all(&snapshot_dir);
     events.flush().map_err(DistributedError::Setup)?;
     outcome.updates = learner.updates();
     outcome.frames = learner.frames();
-    outcome.notes = notes;
+    outcome.notes = [read_notes, notes].concat();
     Ok(outcome)
+}
+
+/// Refuses a folder that already holds a checkpoint or TensorBoard events: a replay never
+/// overwrites a run's files (the live learner's own folder, an earlier replay).
+fn refuse_used_folder(dir: &Path, checkpoint: &Path) -> Result<(), DistributedError> {
+    let used = checkpoint.exists()
+        || dir.join("replay-snapshots").exists()
+        || std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("events.out.tfevents."))
+            })
+            .unwrap_or(false);
+    match used {
+        true => Err(DistributedError::Setup(format!(
+            "{} already holds a run's files (a checkpoint or TensorBoard events); replay into a new folder",
+            dir.display()
+        ))),
+        false => Ok(()),
+    }
 }
 
 /// Refuses a log another program wrote, unless allowed (then notes it).
@@ -299,16 +327,26 @@ mod tests {
         out
     }
 
+    /// Writes a process's records (one report where none are given: a process that logs
+    /// nothing leaves no segment).
     fn write_log(dir: &Path, header: LogHeader, records: &[LogRecord]) {
+        let report = [LogRecord::Reported {
+            frames: 1,
+            episode_returns: vec![],
+        }];
+        let records = if records.is_empty() { &report[..] } else { records };
         let mut w = LogWriter::open(dir, header, 1 << 20).unwrap();
         for r in records {
             w.append(r).unwrap();
         }
     }
 
+    /// Options for a replay into a folder of its own under `dir`.
     fn options(dir: &Path, check: bool) -> ReplayOptions {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         ReplayOptions {
-            checkpoint: dir.join("out/checkpoint.safetensors"),
+            checkpoint: dir.join(format!("out-{n}/checkpoint.safetensors")),
             until: None,
             check,
             config: None,
@@ -356,6 +394,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("update 2: the weights of version 2 differ"), "{e}");
+
+        // A folder that holds a run's files is not written into.
+        let used = options(dir.path(), false);
+        replay_log::<Candle>(&log, &used).unwrap();
+        let e = replay_log::<Candle>(&log, &used).unwrap_err().to_string();
+        assert!(e.contains("already holds a run's files"), "{e}");
     }
 
     #[test]
@@ -389,7 +433,10 @@ mod tests {
         let e = replay_log::<Candle>(&tch, &options(dir.path(), false))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("the run learned on tch; replay it there"), "{e}");
+        assert!(
+            e.contains("the run learned on tch; another backend rounds differently"),
+            "{e}"
+        );
 
         // A second process of the same run that resumed from a checkpoint the log never saw.
         let resumed = dir.path().join("resumed");

@@ -1,13 +1,16 @@
 //! A learner input log on disk: an append-only folder of numbered segments
 //! (`segment-000000.rlog`, ...), each a magic number and then framed records (length, CRC-32C,
-//! bytes). Every learner process starts a segment of its own with a `started` record, and a
-//! segment rolls over to the next once it passes its size. A process that dies mid-write
-//! leaves at most its last record unfinished: the reader drops that torn record where a new
-//! process began after it (or at the log's end), and refuses every other damage by segment
-//! and byte offset.
+//! bytes), and `index.json`, which counts the segments made (so a segment missing from the
+//! end is told too). Every learner process starts a segment of its own with a `started`
+//! record, made with the process's first record (a process that fails before it has done
+//! anything leaves nothing), and a segment rolls over to the next once it passes its size. A
+//! process that dies mid-write leaves at most its last record unfinished, and a machine that
+//! crashes may leave zeros past it: the reader drops those where a new process began after
+//! them (or at the log's end), and refuses every other damage by segment and byte offset.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::record::{LogHeader, LogRecord};
@@ -18,6 +21,8 @@ const MAGIC: &[u8; 8] = b"RLGLOG01";
 /// A record's frame, little-endian `u32`s: its length, the CRC-32C of those four bytes (so a
 /// damaged length is told from a torn end) and the CRC-32C of its bytes.
 const FRAME: usize = 12;
+/// The file that counts the segments made.
+const INDEX: &str = "index.json";
 /// Segments roll over past this many bytes unless told otherwise.
 pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 20;
 
@@ -38,7 +43,8 @@ fn segment_name(n: u64) -> String {
     format!("segment-{n:06}.rlog")
 }
 
-/// The log's segments in order, or the first one missing from the middle.
+/// The log's segments in order (none in a new log), or the first one missing: from the
+/// middle, or from the end where `index.json` counts more than there are.
 pub fn segments(dir: &Path) -> Result<Vec<PathBuf>, DistributedError> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| DistributedError::Setup(format!("cannot read {}: {e}", dir.display())))?;
@@ -54,12 +60,6 @@ pub fn segments(dir: &Path) -> Result<Vec<PathBuf>, DistributedError> {
         }
     }
     numbers.sort_unstable();
-    if numbers.is_empty() {
-        return Err(DistributedError::Setup(format!(
-            "{}: no learner log here (no segment-NNNNNN.rlog files)",
-            dir.display()
-        )));
-    }
     for (expected, n) in (0u64..).zip(&numbers) {
         if *n != expected {
             return Err(log_error(
@@ -69,7 +69,37 @@ pub fn segments(dir: &Path) -> Result<Vec<PathBuf>, DistributedError> {
             ));
         }
     }
+    let index = dir.join(INDEX);
+    if index.exists() {
+        let counted = std::fs::read_to_string(&index)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|j| j["segments"].as_u64())
+            .ok_or_else(|| DistributedError::Setup(format!("{}: not the log's index", index.display())))?;
+        if counted > numbers.len() as u64 {
+            return Err(log_error(
+                &dir.join(segment_name(numbers.len() as u64)),
+                0,
+                format!(
+                    "this segment is missing: {INDEX} counts {counted} segments, {} are here",
+                    numbers.len()
+                ),
+            ));
+        }
+    }
     Ok(numbers.into_iter().map(|n| dir.join(segment_name(n))).collect())
+}
+
+/// The segments of the log a reader was pointed at: at least one.
+fn log_segments(dir: &Path) -> Result<Vec<PathBuf>, DistributedError> {
+    let paths = segments(dir)?;
+    if paths.is_empty() {
+        return Err(DistributedError::Setup(format!(
+            "{}: no learner log here (no segment-NNNNNN.rlog files)",
+            dir.display()
+        )));
+    }
+    Ok(paths)
 }
 
 /// An error at byte `offset` of `segment`.
@@ -85,7 +115,10 @@ pub(crate) fn log_error(segment: &Path, offset: u64, reason: impl Into<String>) 
 pub struct LogWriter {
     dir: PathBuf,
     segment: u64,
-    file: BufWriter<File>,
+    /// The open segment; `None` until the process's first record.
+    file: Option<BufWriter<File>>,
+    /// The framed `started` record the process's first segment begins with.
+    started: Vec<u8>,
     written: u64,
     segment_bytes: u64,
     /// Bytes appended by this writer, frames included.
@@ -93,33 +126,30 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    /// Opens the log in `dir` (made if missing) for a learner process described by `header`:
-    /// refuses a log of another run (its first record's config, spaces or seed differ), then
-    /// starts the next segment with a `started` record.
+    /// Opens the log in `dir` (made if missing) for a learner process described by `header`,
+    /// refusing a log of another run (its first record's config, spaces, seed, backend or
+    /// layout differ). The process's segment is made with its first record.
     pub fn open(dir: &Path, header: LogHeader, segment_bytes: u64) -> Result<Self, DistributedError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| DistributedError::Setup(format!("cannot create the log folder {}: {e}", dir.display())))?;
-        let next = match segments(dir) {
-            Ok(existing) => {
-                if let Some(what) = differs(&first_header(dir)?, &header) {
-                    return Err(DistributedError::Setup(format!(
-                        "{}: this learner log is of another run ({what}); record into another folder",
-                        dir.display()
-                    )));
-                }
-                existing.len() as u64
+        let existing = segments(dir)?;
+        if !existing.is_empty() {
+            if let Some(what) = differs(&first_header(dir)?, &header) {
+                return Err(DistributedError::Setup(format!(
+                    "{}: this learner log is of another run ({what}); record into another folder",
+                    dir.display()
+                )));
             }
-            Err(_) => 0,
-        };
+        }
         let body = LogRecord::Started(header).encode();
-        let started = [&frame(&body)?[..], &body].concat();
         Ok(LogWriter {
             dir: dir.to_path_buf(),
-            segment: next,
-            file: new_segment(dir, next, &started)?,
-            written: (MAGIC.len() + started.len()) as u64,
+            segment: existing.len() as u64,
+            file: None,
+            started: [&frame(&body)?[..], &body].concat(),
+            written: 0,
             segment_bytes: segment_bytes.max(1),
-            total_bytes: started.len() as u64,
+            total_bytes: 0,
         })
     }
 
@@ -130,15 +160,28 @@ impl LogWriter {
 
     /// Appends a record's bytes ([`LogRecord::encode`], [`LogRecord::encode_learned`]).
     pub fn append_encoded(&mut self, body: &[u8]) -> Result<(), DistributedError> {
-        if self.written >= self.segment_bytes {
-            self.file.flush().map_err(|e| self.io_error(e))?;
-            self.segment += 1;
-            self.file = new_segment(&self.dir, self.segment, &[])?;
-            self.written = MAGIC.len() as u64;
-        }
+        let file = match self.file.take() {
+            None => {
+                let started = std::mem::take(&mut self.started);
+                self.written = (MAGIC.len() + started.len()) as u64;
+                self.total_bytes += started.len() as u64;
+                new_segment(&self.dir, self.segment, &started)?
+            }
+            // The full segment reaches the disk before the next one exists, so a crash never
+            // leaves a segment that rolled over cut short.
+            Some(mut full) if self.written >= self.segment_bytes => {
+                full.flush().map_err(|e| self.io_error(e))?;
+                full.get_ref().sync_data().map_err(|e| self.io_error(e))?;
+                self.segment += 1;
+                self.written = MAGIC.len() as u64;
+                new_segment(&self.dir, self.segment, &[])?
+            }
+            Some(file) => file,
+        };
+        let file = self.file.insert(file);
         let frame = frame(body)?;
-        self.file.write_all(&frame).map_err(|e| self.io_error(e))?;
-        self.file.write_all(body).map_err(|e| self.io_error(e))?;
+        let written = file.write_all(&frame).and_then(|()| file.write_all(body));
+        written.map_err(|e| self.io_error(e))?;
         let n = (frame.len() + body.len()) as u64;
         self.written += n;
         self.total_bytes += n;
@@ -148,8 +191,11 @@ impl LogWriter {
     /// Writes what is buffered through to the disk (before a checkpoint is saved, so the log
     /// always reaches every checkpoint a learner can resume from).
     pub fn sync(&mut self) -> Result<(), DistributedError> {
-        self.file.flush().map_err(|e| self.io_error(e))?;
-        self.file.get_ref().sync_data().map_err(|e| self.io_error(e))
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let synced = file.flush().and_then(|()| file.get_ref().sync_data());
+        synced.map_err(|e| self.io_error(e))
     }
 
     fn io_error(&self, e: std::io::Error) -> DistributedError {
@@ -189,6 +235,9 @@ fn new_segment(dir: &Path, n: u64, first: &[u8]) -> Result<BufWriter<File>, Dist
         )));
     }
     rlgraph_core::write_atomically(&path, &[&MAGIC[..], first].concat()).map_err(cannot)?;
+    let index = serde_json::json!({ "segments": n + 1 }).to_string();
+    rlgraph_core::write_atomically(dir.join(INDEX), index.as_bytes())
+        .map_err(|e| DistributedError::Setup(format!("cannot write {}: {e}", dir.join(INDEX).display())))?;
     let file = File::options().append(true).open(&path).map_err(cannot)?;
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
@@ -224,6 +273,11 @@ pub(crate) type SegmentRecords = (Vec<(u64, LogRecord)>, Option<(u64, String)>);
 /// Reads one segment (see [`SegmentRecords`]).
 pub(crate) fn read_segment(path: &Path, tail_may_tear: bool) -> Result<SegmentRecords, DistributedError> {
     let bytes = std::fs::read(path).map_err(|e| log_error(path, 0, format!("cannot read it: {e}")))?;
+    parse_records(path, &bytes, tail_may_tear)
+}
+
+/// The records in `bytes`, a segment's (or its start), as [`read_segment`] reads them.
+fn parse_records(path: &Path, bytes: &[u8], tail_may_tear: bool) -> Result<SegmentRecords, DistributedError> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err(log_error(
             path,
@@ -234,37 +288,45 @@ pub(crate) fn read_segment(path: &Path, tail_may_tear: bool) -> Result<SegmentRe
     let mut at = MAGIC.len();
     let mut records = Vec::new();
     while at < bytes.len() {
-        let refuse =
-            |reason: String| -> Result<SegmentRecords, DistributedError> { Err(log_error(path, at as u64, reason)) };
+        let torn = |reason: String| -> Result<Option<(u64, String)>, DistributedError> {
+            match tail_may_tear {
+                true => Ok(Some((at as u64, reason))),
+                false => Err(log_error(path, at as u64, reason)),
+            }
+        };
         let left = bytes.len() - at;
+        // What a machine that crashed mid-write leaves: the file longer than what reached it.
+        if bytes[at..].iter().all(|&b| b == 0) {
+            let tail = torn(format!("{left} bytes of zeros to the end"))?;
+            return Ok((records, tail));
+        }
         if left < FRAME {
-            let reason = format!("a record's frame is cut off after {left} of {FRAME} bytes");
-            return match tail_may_tear {
-                true => Ok((records, Some((at as u64, reason)))),
-                false => refuse(reason),
-            };
+            let tail = torn(format!("a record's frame is cut off after {left} of {FRAME} bytes"))?;
+            return Ok((records, tail));
         }
         let word = |i: usize| u32::from_le_bytes(bytes[at + i..at + i + 4].try_into().unwrap_or_default());
         if crc32c::crc32c(&bytes[at..at + 4]) != word(4) {
-            return refuse("the record's length is damaged (its checksum does not match)".into());
+            return Err(log_error(
+                path,
+                at as u64,
+                "the record's length is damaged (its checksum does not match)",
+            ));
         }
         let (len, crc) = (word(0) as usize, word(8));
         let end = at + FRAME + len;
         if end > bytes.len() {
-            let reason = format!("a record of {len} bytes is cut off after {}", left - FRAME);
-            return match tail_may_tear {
-                true => Ok((records, Some((at as u64, reason)))),
-                false => refuse(reason),
-            };
+            let tail = torn(format!("a record of {len} bytes is cut off after {}", left - FRAME))?;
+            return Ok((records, tail));
         }
         let body = &bytes[at + FRAME..end];
+        // A process dies between writes, never inside a record's bytes already written: a
+        // record whose bytes are all there and do not match is damage, wherever it is.
         if crc32c::crc32c(body) != crc {
-            let reason = "the record's checksum does not match its bytes".to_string();
-            // Only the very last record may be torn: one whose bytes reached the disk only in part.
-            return match tail_may_tear && end == bytes.len() {
-                true => Ok((records, Some((at as u64, reason)))),
-                false => refuse(reason),
-            };
+            return Err(log_error(
+                path,
+                at as u64,
+                "the record's checksum does not match its bytes",
+            ));
         }
         let record = LogRecord::decode(body).map_err(|reason| log_error(path, at as u64, reason))?;
         records.push((at as u64, record));
@@ -273,11 +335,38 @@ pub(crate) fn read_segment(path: &Path, tail_may_tear: bool) -> Result<SegmentRe
     Ok((records, None))
 }
 
+/// The first record of the segment at `path`, read alone (`None` for a segment with none).
+fn first_record(path: &Path) -> Result<Option<LogRecord>, DistributedError> {
+    use std::io::Read;
+    let mut file = File::open(path).map_err(|e| log_error(path, 0, format!("cannot read it: {e}")))?;
+    let mut head = [0u8; MAGIC.len() + FRAME];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(log_error(path, got as u64, format!("cannot read it: {e}"))),
+        }
+    }
+    if got < head.len() {
+        // Too short for a record: read whole, which says why.
+        return Ok(read_segment(path, true)?.0.into_iter().next().map(|(_, r)| r));
+    }
+    let len = u32::from_le_bytes(head[MAGIC.len()..MAGIC.len() + 4].try_into().unwrap_or_default()) as u64;
+    let mut body = Vec::new();
+    file.take(len)
+        .read_to_end(&mut body)
+        .map_err(|e| log_error(path, MAGIC.len() as u64, format!("cannot read it: {e}")))?;
+    let bytes = [&head[..], &body].concat();
+    // The first record alone, checked as the whole segment's reading checks it.
+    Ok(parse_records(path, &bytes, true)?.0.into_iter().next().map(|(_, r)| r))
+}
+
 /// The header of the log's first learner process (what a replay builds its learner from).
 pub fn first_header(dir: &Path) -> Result<LogHeader, DistributedError> {
-    let paths = segments(dir)?;
-    match read_segment(&paths[0], true)?.0.into_iter().next() {
-        Some((_, LogRecord::Started(header))) => Ok(header),
+    let paths = log_segments(dir)?;
+    match first_record(&paths[0])? {
+        Some(LogRecord::Started(header)) => Ok(header),
         _ => Err(log_error(
             &paths[0],
             MAGIC.len() as u64,
@@ -297,17 +386,20 @@ pub struct Logged {
     pub record: LogRecord,
 }
 
-/// Every record of the log in `dir`, in order, and a note per torn record dropped.
-pub fn read_log(dir: &Path) -> Result<(Vec<Logged>, Vec<String>), DistributedError> {
-    let paths = segments(dir)?;
-    let mut out = Vec::new();
+/// Reads the log in `dir` in order, one segment in memory at a time, handing each record to
+/// `visit` until it breaks; returns a note per torn record dropped.
+pub fn visit_log(
+    dir: &Path,
+    mut visit: impl FnMut(Logged) -> Result<ControlFlow<()>, DistributedError>,
+) -> Result<Vec<String>, DistributedError> {
+    let paths = log_segments(dir)?;
     let mut notes = Vec::new();
     for (i, path) in paths.iter().enumerate() {
         // A torn record can end a segment only where its process ended: the log's last
         // segment, or one after which another process started.
         let next_starts = match paths.get(i + 1) {
             None => true,
-            Some(next) => matches!(read_segment(next, true)?.0.first(), Some((_, LogRecord::Started(_)))),
+            Some(next) => matches!(first_record(next)?, Some(LogRecord::Started(_))),
         };
         let (records, torn) = read_segment(path, next_starts)?;
         if i == 0 && !matches!(records.first(), Some((_, LogRecord::Started(_)))) {
@@ -319,17 +411,32 @@ pub fn read_log(dir: &Path) -> Result<(Vec<Logged>, Vec<String>), DistributedErr
         }
         if let Some((offset, reason)) = torn {
             notes.push(format!(
-                "{} at byte {offset}: dropped a torn last record ({reason}); its process ended there",
+                "{} at byte {offset}: dropped a torn end ({reason}); its process ended there",
                 path.display()
             ));
         }
-        out.extend(records.into_iter().map(|(offset, record)| Logged {
-            segment: path.clone(),
-            offset,
-            record,
-        }));
+        for (offset, record) in records {
+            let logged = Logged {
+                segment: path.clone(),
+                offset,
+                record,
+            };
+            if visit(logged)?.is_break() {
+                return Ok(notes);
+            }
+        }
     }
-    Ok((out, notes))
+    Ok(notes)
+}
+
+/// Every record of the log in `dir`, in order, and a note per torn record dropped.
+pub fn read_log(dir: &Path) -> Result<(Vec<Logged>, Vec<String>), DistributedError> {
+    let mut records = Vec::new();
+    let notes = visit_log(dir, |logged| {
+        records.push(logged);
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok((records, notes))
 }
 
 #[cfg(test)]
@@ -394,6 +501,9 @@ mod tests {
             starts,
             vec![("segment-000000.rlog".into(), 8), (segment_name(first as u64), 8)]
         );
+        // A process that logs nothing (a learner that failed at its start) leaves nothing.
+        drop(LogWriter::open(dir.path(), header(1), 200).unwrap());
+        assert_eq!(read_log(dir.path()).unwrap().0.len(), records.len());
         // Another run's learner may not append here.
         let e = LogWriter::open(dir.path(), header(2), 200).err().unwrap().to_string();
         assert!(e.contains("another run (another seed)"), "{e}");
@@ -426,6 +536,24 @@ mod tests {
             w.append(&report(4)).unwrap();
         }
         assert_eq!(frames_of(&read_log(dir.path()).unwrap().0), vec![1, 2, 4]);
+        // Zeros past the last record (a machine that crashed mid-write) are dropped too.
+        let seg1 = dir.path().join(segment_name(1));
+        let mut zeros = std::fs::read(&seg1).unwrap();
+        zeros.extend_from_slice(&[0; 100]);
+        std::fs::write(&seg1, &zeros).unwrap();
+        let (records, notes) = read_log(dir.path()).unwrap();
+        assert_eq!(frames_of(&records), vec![1, 2, 4]);
+        assert!(notes.iter().any(|n| n.contains("100 bytes of zeros")), "{notes:?}");
+        // A last record whose bytes are all there and do not match is damage, not a torn end.
+        let mut last = zeros[..zeros.len() - 100].to_vec();
+        let n = last.len();
+        last[n - 1] ^= 1;
+        std::fs::write(&seg1, &last).unwrap();
+        let e = read_log(dir.path()).err().unwrap().to_string();
+        assert!(
+            e.contains("segment-000001.rlog at byte") && e.contains("checksum"),
+            "{e}"
+        );
         // A flipped bit in a record that is not the last is refused by segment and offset.
         let mut flipped = full.clone();
         let last_start = full.len() - (FRAME + report(3).encode().len());
@@ -467,6 +595,18 @@ mod tests {
         std::fs::remove_file(&seg1).unwrap();
         let e = read_log(dir.path()).err().unwrap().to_string();
         assert!(e.contains("segment-000001.rlog") && e.contains("missing"), "{e}");
+        // Segments missing from the end: the index counts them.
+        for k in 1..n {
+            let _ = std::fs::remove_file(dir.path().join(segment_name(k as u64)));
+        }
+        let e = read_log(dir.path()).err().unwrap().to_string();
+        assert!(
+            e.contains("segment-000001.rlog") && e.contains(&format!("index.json counts {n} segments")),
+            "{e}"
+        );
+        // So does a learner asked to record there: it names the damage, not another learner.
+        let e = LogWriter::open(dir.path(), header(1), 100).err().unwrap().to_string();
+        assert!(e.contains("missing"), "{e}");
         let empty = tempfile::tempdir().unwrap();
         assert!(read_log(empty.path())
             .err()

@@ -437,8 +437,25 @@ fn impala_with_two_actor_processes_learns_the_grid_world() {
     // Recorded, the run replays in one process to the learner's checkpoint bytes: the
     // rollouts in the order the learner took them, a publication after every update.
     let replay_dir = std::env::temp_dir().join(format!("rlgraph-impala-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&replay_dir);
     let replayed = assert_replays_to(&log, &replay_dir, &dir, &summary);
     assert_eq!(replayed["publications"].as_u64(), Some(updates + 1), "{replayed}");
+    // Before each update, the versions its 4 rollouts were acted with: each one the learner
+    // had published by then.
+    use executors::input_log::{read_log, LogRecord};
+    let (mut published, mut batches) = (0, 0);
+    for logged in read_log(&log).unwrap().0 {
+        match logged.record {
+            LogRecord::Published { version, .. } => published = version,
+            LogRecord::ActedWith { versions } => {
+                assert_eq!(versions.len(), 4);
+                assert!(versions.iter().all(|v| (1..=published).contains(v)), "{versions:?}");
+                batches += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(batches, updates);
     std::fs::remove_dir_all(&replay_dir).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -74,6 +74,7 @@ fn a_recorded_ape_x_run_with_two_actors_and_two_shards_replays_to_the_same_check
             let e = e.unwrap();
             (e.path(), e.metadata().unwrap().len())
         })
+        .filter(|(p, _)| p.extension().is_some_and(|x| x == "rlog"))
         .collect();
     sizes.sort();
     assert!(sizes.len() >= 2, "{log_bytes} bytes in {sizes:?}");
@@ -103,6 +104,10 @@ fn a_recorded_ape_x_run_with_two_actors_and_two_shards_replays_to_the_same_check
         live.iter().all(|(_, x)| rest.any(|y| y == x.to_bits())),
         "every live loss is among the replay's, in order: {live:?}"
     );
+
+    // Never into the live run's folder (or any that holds a run's files).
+    let e = replay(&log, &run, &[]).unwrap_err();
+    assert!(e.contains("already holds a run's files"), "{e}");
 
     // Stopped at update 10: a checkpoint of a learner that has done 10 updates.
     let until = replay(&log, &dir.join("until"), &["--until", "10"]).unwrap();
