@@ -1,7 +1,7 @@
 //! The learner input log: everything that decides a learner's next state (each batch it
 //! learns on, its publications, the reports and rounds its run counts, its checkpoints), in
 //! the order it happened, so a distributed or GA3C run is replayed bit for bit in one process
-//! (`rlgraph replay`). [`record`] is a record's bytes, [`segments`] the folder of checksummed
+//! (`rlgraph replay`). [`record`] is a record's bytes, [`mod@segments`] the folder of checksummed
 //! segments, [`replay`] the replay.
 
 pub mod record;
