@@ -32,12 +32,16 @@ pub enum Rule {
         /// Added to the denominator.
         epsilon: f64,
     },
-    /// `v = rho v + (1 - rho) g^2; w -= lr * g / (sqrt(v) + eps)`.
+    /// `v = rho v + (1 - rho) g^2; w -= lr * g / (sqrt(v) + eps)`; centered, also
+    /// `m = rho m + (1 - rho) g` and `w -= lr * g / (sqrt(v - m^2) + eps)` (Graves 2013,
+    /// PyTorch's `centered=True`, the MinAtar reference's DQN).
     RmsProp {
         /// Decay of the squared-gradient average.
         decay: f64,
         /// Added to the denominator.
         epsilon: f64,
+        /// Whether the gradient's variance, not its second moment, scales the step.
+        centered: bool,
     },
     /// `G += g^2; w -= lr * g / (sqrt(G) + eps)`.
     Adagrad {
@@ -111,10 +115,17 @@ impl OptimizerSpec {
                 }
             }
             "rmsprop" => {
-                s.only(&keys(&["decay", "epsilon"]))?;
+                s.only(&keys(&["decay", "alpha", "epsilon", "centered"]))?;
+                if s.get("decay").is_some() && s.get("alpha").is_some() {
+                    return Err(CoreError::Config {
+                        at: s.at("alpha"),
+                        reason: "alpha is PyTorch's name for decay; give one of them".into(),
+                    });
+                }
                 Rule::RmsProp {
-                    decay: s.f64_or("decay", 0.99)?,
+                    decay: s.f64_or("decay", s.f64_or("alpha", 0.99)?)?,
                     epsilon: s.f64_or("epsilon", 1e-8)?,
+                    centered: s.bool_or("centered", false)?,
                 }
             }
             "adagrad" => {
@@ -160,7 +171,8 @@ impl OptimizerSpec {
         match self.rule {
             Rule::Sgd => vec![],
             Rule::Adam { .. } => vec!["m", "v"],
-            Rule::RmsProp { .. } => vec!["v"],
+            Rule::RmsProp { centered: false, .. } => vec!["v"],
+            Rule::RmsProp { centered: true, .. } => vec!["v", "mg"],
             Rule::Adagrad { .. } => vec!["g2"],
             Rule::Adadelta { .. } => vec!["g2", "dx2"],
         }
@@ -251,14 +263,29 @@ fn apply<B: Backend>(
                 B::adam_step(var, slot("m")?, slot("v")?, &g, &h)?;
                 continue;
             }
-            Rule::RmsProp { decay, epsilon } => {
+            Rule::RmsProp {
+                decay,
+                epsilon,
+                centered,
+            } => {
                 let v = slot("v")?;
                 let v_new = B::add(
                     &B::affine(B::var_tensor(v), decay, 0.0)?,
                     &B::affine(&B::square(&g)?, 1.0 - decay, 0.0)?,
                 )?;
                 B::var_set(v, &v_new)?;
-                B::affine(&B::div(&g, &B::affine(&B::sqrt(&v_new)?, 1.0, epsilon)?)?, lr, 0.0)?
+                let second = if centered {
+                    let mg = slot("mg")?;
+                    let mg_new = B::add(
+                        &B::affine(B::var_tensor(mg), decay, 0.0)?,
+                        &B::affine(&g, 1.0 - decay, 0.0)?,
+                    )?;
+                    B::var_set(mg, &mg_new)?;
+                    B::sub(&v_new, &B::square(&mg_new)?)?
+                } else {
+                    v_new
+                };
+                B::affine(&B::div(&g, &B::affine(&B::sqrt(&second)?, 1.0, epsilon)?)?, lr, 0.0)?
             }
             Rule::Adagrad { epsilon, .. } => {
                 let acc = slot("g2")?;

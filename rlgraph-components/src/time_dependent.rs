@@ -39,12 +39,15 @@ pub enum TimeDependent {
         /// The factor left of `from - to` at `t = 1`.
         decay_rate: f64,
     },
-    /// `schedule` run over the first `end` of training (`t / end`), then held at its last
-    /// value: SB3's `exploration_fraction`, spelled `end_time_percentage` in a decay spec.
-    EndsAt {
-        /// The time percentage at which `schedule` reaches its end (in `(0, 1]`).
+    /// `schedule` run between the shares `start` and `end` of training, held at its first
+    /// value before and its last after: SB3's `learning_starts` and `exploration_fraction`,
+    /// spelled `start_time_percentage` and `end_time_percentage` in a decay spec.
+    Window {
+        /// The time percentage at which `schedule` starts (in `[0, end)`).
+        start: f64,
+        /// The time percentage at which `schedule` reaches its end (in `(start, 1]`).
         end: f64,
-        /// The schedule, over `[0, end]`.
+        /// The schedule, over `[start, end]`.
         schedule: Box<TimeDependent>,
     },
 }
@@ -54,7 +57,11 @@ impl TimeDependent {
     pub fn value(&self, t: f64) -> f64 {
         let t = t.clamp(0.0, 1.0);
         match *self {
-            TimeDependent::EndsAt { end, ref schedule } => schedule.value(t / end),
+            TimeDependent::Window {
+                start,
+                end,
+                ref schedule,
+            } => schedule.value((t - start) / (end - start)),
             TimeDependent::Constant(v) => v,
             TimeDependent::Linear { from, to } => from - (from - to) * t,
             TimeDependent::Polynomial { from, to, power } => (from - to) * (1.0 - t).powf(power) + to,
@@ -92,7 +99,9 @@ impl TimeDependent {
     /// `constant_value`, `polynomial_decay` with `power`, `exponential_decay` with `decay_rate`).
     /// `from` defaults to 1 and `to` to 0, as in RLgraph. The dict form may add
     /// `end_time_percentage` (this project's key, not RLgraph's): the schedule reaches `to` at
-    /// that share of training and holds it, as SB3's `exploration_fraction` decays epsilon.
+    /// that share of training and holds it, as SB3's `exploration_fraction` decays epsilon;
+    /// and `start_time_percentage`: it holds `from` until that share (SB3's
+    /// `learning_starts`, the MinAtar reference's replay warm-up).
     pub fn parse(spec: &Json, at: &str) -> Result<Self> {
         let bad = |reason: String| CoreError::Config { at: at.into(), reason };
         let num = |j: Option<&Json>, what: &str| {
@@ -147,6 +156,7 @@ impl TimeDependent {
                     "max_time_steps",
                     "resolution",
                     "end_time_percentage",
+                    "start_time_percentage",
                 ])?;
                 let written = s.str_or("type", "constant")?;
                 let kind = normalize_type(written);
@@ -168,24 +178,42 @@ impl TimeDependent {
                 wrong_for("decay_rate", &["exponential", "exp"])?;
                 let schedule = Self::build(written, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?)
                     .map_err(&bad)?;
-                match s.get("end_time_percentage") {
-                    None => Ok(schedule),
-                    Some(_) => {
-                        let end = s.f64_or("end_time_percentage", 1.0)?;
-                        if !(end > 0.0 && end <= 1.0) {
-                            return Err(CoreError::Config {
-                                at: s.at("end_time_percentage"),
-                                reason: format!(
-                                    "expected a share of training above 0 and at most 1 (0.1: the schedule ends a tenth of the way in), got {end}"
-                                ),
-                            });
-                        }
-                        Ok(TimeDependent::EndsAt {
-                            end,
-                            schedule: Box::new(schedule),
-                        })
-                    }
+                if s.get("end_time_percentage").is_none() && s.get("start_time_percentage").is_none() {
+                    return Ok(schedule);
                 }
+                let share = |key: &str, default: f64| -> Result<f64> {
+                    let x = s.f64_or(key, default)?;
+                    match (0.0..=1.0).contains(&x) {
+                        true => Ok(x),
+                        false => Err(CoreError::Config {
+                            at: s.at(key),
+                            reason: format!(
+                                "expected a share of training from 0 to 1 (0.1: a tenth of the way in), got {x}"
+                            ),
+                        }),
+                    }
+                };
+                let (start, end) = (share("start_time_percentage", 0.0)?, share("end_time_percentage", 1.0)?);
+                if end <= start {
+                    let key = if s.get("end_time_percentage").is_some() {
+                        "end_time_percentage"
+                    } else {
+                        "start_time_percentage"
+                    };
+                    return Err(CoreError::Config {
+                        at: s.at(key),
+                        reason: format!(
+                            "the schedule would end (end_time_percentage {end}) before it starts \
+                             (start_time_percentage {start}), got {}",
+                            s.f64_or(key, 0.0)?
+                        ),
+                    });
+                }
+                Ok(TimeDependent::Window {
+                    start,
+                    end,
+                    schedule: Box::new(schedule),
+                })
             }
             other => Err(bad(format!("expected a number, an array or an object, got {other}"))),
         }
@@ -241,7 +269,11 @@ impl TimeDependent {
 fn on_tensor<B: Backend>(schedule: &TimeDependent, t: &B::Tensor) -> Result<B::Tensor> {
     let t = B::clamp(t, 0.0, 1.0)?;
     match *schedule {
-        TimeDependent::EndsAt { end, ref schedule } => on_tensor::<B>(schedule, &B::affine(&t, 1.0 / end, 0.0)?),
+        TimeDependent::Window {
+            start,
+            end,
+            ref schedule,
+        } => on_tensor::<B>(schedule, &B::affine(&t, 1.0 / (end - start), -start / (end - start))?),
         TimeDependent::Constant(v) => B::affine(&t, 0.0, v),
         TimeDependent::Linear { from, to } => B::affine(&t, -(from - to), from),
         TimeDependent::Polynomial { from, to, power } => {

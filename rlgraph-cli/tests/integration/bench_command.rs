@@ -297,7 +297,7 @@ fn a_suite_runs_in_pieces_and_a_resumed_run_equals_a_straight_one() {
 }
 
 #[test]
-fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
+fn every_shipped_suite_loads_and_the_minatar_and_atari_rows_build_step_and_pause() {
     // Every suite in configs/benchmarks/ reads, and every row's config is there.
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let suites = root.join("configs/benchmarks");
@@ -314,7 +314,41 @@ fn every_shipped_suite_loads_and_the_atari_rows_build_step_and_pause() {
         }
     }
     names.sort();
-    assert_eq!(names, ["atari", "box2d", "classic", "mujoco", "tiny"]);
+    assert_eq!(names, ["atari", "box2d", "classic", "minatar", "mujoco", "tiny"]);
+
+    // The MinAtar DQN rows (the reference's settings) build for each game, act at random
+    // through the 5,000-frame warm-up, learn 100 updates and pause with a checkpoint.
+    let out = std::env::temp_dir().join(format!("rlgraph-bench-minatar-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let rows = "dqn-asterix-2m,dqn-breakout-2m,dqn-freeway-2m,dqn-seaquest-2m,dqn-space-invaders-2m";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rlgraph"))
+        .args([
+            "bench",
+            "minatar",
+            "--rows",
+            rows,
+            "--seeds",
+            "1",
+            "--pause-at",
+            "5100",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for row in summary["rows"].as_array().unwrap() {
+        let run = out.join(row["row"].as_str().unwrap()).join("seed-1");
+        let steps: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(steps["paused_at_timestep"], 5100, "{steps}");
+        // One update per frame after the warm-up (the first at frame 5,000).
+        assert_eq!(steps["updates"], 101, "{steps}");
+    }
+    assert_eq!(summary["rows"].as_array().unwrap().len(), 5, "{summary}");
+    std::fs::remove_dir_all(&out).unwrap();
 
     // The Atari rows (ale-py through the bridge) build for their games, step 304 times each
     // and pause with a checkpoint: what a GPU machine's first piece starts from. PPO then

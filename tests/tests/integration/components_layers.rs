@@ -181,6 +181,17 @@ both_backends! {
                 json!({"type": "polynomial_decay", "from": 1.0, "to": 0.0, "end_time_percentage": 0.5}),
                 [1.0, 0.25, 0.0, 0.0],
             ),
+            // Held at `from` until a quarter, then linear to `to` at three quarters: halfway at
+            // t = 0.5 (1.0 - 0.5 * 0.8).
+            (
+                json!({"type": "linear_decay", "from": 1.0, "to": 0.2, "start_time_percentage": 0.25, "end_time_percentage": 0.75}),
+                [1.0, 1.0, 0.6, 0.2],
+            ),
+            // From a quarter to the end: a third of the way at t = 0.5 (1.0 - 0.8 / 3).
+            (
+                json!({"type": "linear_decay", "from": 1.0, "to": 0.2, "start_time_percentage": 0.25}),
+                [1.0, 1.0, 1.0 - 0.8 / 3.0, 0.2],
+            ),
         ];
         for (spec, want) in cases {
             let schedule = TimeDependent::parse(&spec, "decay_spec").unwrap();
@@ -277,6 +288,12 @@ fn time_dependent_spellings_parse_and_bad_ones_are_named() {
             err.contains("decay_spec.end_time_percentage") && err.contains(&format!("got {bad}")),
             "{err}"
         );
+    }
+    for (start, end, key) in [(0.5, 0.5, "end_time_percentage"), (1.5, 1.0, "start_time_percentage")] {
+        let err = p(json!({"type": "linear_decay", "start_time_percentage": start, "end_time_percentage": end}))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("decay_spec.{key}")), "{err}");
     }
     let err = p(json!({"type": "linear_decay", "decay_rate": 0.5}))
         .unwrap_err()

@@ -81,6 +81,12 @@ fn reference(steps: usize, rule: &str, lr: f64) -> Vec<f64> {
                     v[i] = 0.99 * v[i] + 0.01 * g * g;
                     lr * g / (v[i].sqrt() + 1e-8)
                 }
+                // The MinAtar reference's: PyTorch's RMSprop(alpha=0.95, eps=0.01, centered=True).
+                "centered-rmsprop" => {
+                    v[i] = 0.95 * v[i] + 0.05 * g * g;
+                    m[i] = 0.95 * m[i] + 0.05 * g;
+                    lr * g / ((v[i] - m[i] * m[i]).sqrt() + 0.01)
+                }
                 "adagrad" => {
                     v[i] += g * g;
                     lr * g / (v[i].sqrt() + 1e-10)
@@ -110,6 +116,19 @@ both_backends! {
         // Step 1 by hand: m^ = g, v^ = g^2, so w moves by lr * sign(g): [0.9, -1.9].
         close(&run::<B>(json!({"type": "adam", "learning_rate": 0.1}), 1, 0.0), &[0.9, -1.9]);
         close(&run::<B>(json!({"type": "adam", "learning_rate": 0.1}), 3, 0.0), &reference(3, "adam", 0.1));
+    }
+
+    fn centered_rmsprop_by_hand_then_against_the_reference<B>() {
+        // Step 1 by hand, w = 1: g = 2, v = 0.05 * 4 = 0.2, m = 0.05 * 2 = 0.1, so
+        // v - m^2 = 0.19 and w = 1 - 0.2 / (0.435890 + 0.01) = 1 - 0.448541 = 0.551459; for
+        // w = -2, g = -4, v = 0.8, m = -0.2, v - m^2 = 0.76, w = -2 + 0.4 / (0.871780 + 0.01)
+        // = -2 + 0.453628 = -1.546372.
+        let spec = json!({"type": "rmsprop", "learning_rate": 0.1, "alpha": 0.95, "epsilon": 0.01, "centered": true});
+        close(&run::<B>(spec.clone(), 1, 0.0), &[0.551459, -1.546372]);
+        close(&run::<B>(spec, 3, 0.0), &reference(3, "centered-rmsprop", 0.1));
+        let both = json!({"type": "rmsprop", "learning_rate": 0.1, "alpha": 0.95, "decay": 0.9});
+        let e = OptimizerSpec::parse(&both, "optimizer_spec").unwrap_err().to_string();
+        assert!(e.contains("optimizer_spec.alpha") && e.contains("one of them"), "{e}");
     }
 
     fn rmsprop_and_adagrad_against_the_reference<B>() {
