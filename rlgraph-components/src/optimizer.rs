@@ -34,7 +34,8 @@ pub enum Rule {
     },
     /// `v = rho v + (1 - rho) g^2; w -= lr * g / (sqrt(v) + eps)`; centered, also
     /// `m = rho m + (1 - rho) g` and `w -= lr * g / (sqrt(v - m^2) + eps)` (Graves 2013,
-    /// PyTorch's `centered=True`, the MinAtar reference's DQN).
+    /// PyTorch's `centered=True`); with momentum, `b = momentum b + g / (...)` and
+    /// `w -= lr * b`, as PyTorch's `RMSprop` (the MinAtar reference's DQN uses all three).
     RmsProp {
         /// Decay of the squared-gradient average.
         decay: f64,
@@ -42,6 +43,8 @@ pub enum Rule {
         epsilon: f64,
         /// Whether the gradient's variance, not its second moment, scales the step.
         centered: bool,
+        /// The scaled steps' momentum (0: none).
+        momentum: f64,
     },
     /// `G += g^2; w -= lr * g / (sqrt(G) + eps)`.
     Adagrad {
@@ -115,7 +118,7 @@ impl OptimizerSpec {
                 }
             }
             "rmsprop" => {
-                s.only(&keys(&["decay", "alpha", "epsilon", "centered"]))?;
+                s.only(&keys(&["decay", "alpha", "epsilon", "centered", "momentum"]))?;
                 if s.get("decay").is_some() && s.get("alpha").is_some() {
                     return Err(CoreError::Config {
                         at: s.at("alpha"),
@@ -126,6 +129,15 @@ impl OptimizerSpec {
                     decay: s.f64_or("decay", s.f64_or("alpha", 0.99)?)?,
                     epsilon: s.f64_or("epsilon", 1e-8)?,
                     centered: s.bool_or("centered", false)?,
+                    momentum: match s.f64_or("momentum", 0.0)? {
+                        m if (0.0..1.0).contains(&m) => m,
+                        m => {
+                            return Err(CoreError::Config {
+                                at: s.at("momentum"),
+                                reason: format!("expected a momentum from 0 up to (not including) 1, got {m}"),
+                            })
+                        }
+                    },
                 }
             }
             "adagrad" => {
@@ -171,8 +183,16 @@ impl OptimizerSpec {
         match self.rule {
             Rule::Sgd => vec![],
             Rule::Adam { .. } => vec!["m", "v"],
-            Rule::RmsProp { centered: false, .. } => vec!["v"],
-            Rule::RmsProp { centered: true, .. } => vec!["v", "mg"],
+            Rule::RmsProp { centered, momentum, .. } => {
+                let mut slots = vec!["v"];
+                if centered {
+                    slots.push("mg");
+                }
+                if momentum > 0.0 {
+                    slots.push("mom");
+                }
+                slots
+            }
             Rule::Adagrad { .. } => vec!["g2"],
             Rule::Adadelta { .. } => vec!["g2", "dx2"],
         }
@@ -267,6 +287,7 @@ fn apply<B: Backend>(
                 decay,
                 epsilon,
                 centered,
+                momentum,
             } => {
                 let v = slot("v")?;
                 let v_new = B::add(
@@ -285,7 +306,15 @@ fn apply<B: Backend>(
                 } else {
                     v_new
                 };
-                B::affine(&B::div(&g, &B::affine(&B::sqrt(&second)?, 1.0, epsilon)?)?, lr, 0.0)?
+                let scaled = B::div(&g, &B::affine(&B::sqrt(&second)?, 1.0, epsilon)?)?;
+                if momentum > 0.0 {
+                    let mom = slot("mom")?;
+                    let mom_new = B::add(&B::affine(B::var_tensor(mom), momentum, 0.0)?, &scaled)?;
+                    B::var_set(mom, &mom_new)?;
+                    B::affine(&mom_new, lr, 0.0)?
+                } else {
+                    B::affine(&scaled, lr, 0.0)?
+                }
             }
             Rule::Adagrad { epsilon, .. } => {
                 let acc = slot("g2")?;

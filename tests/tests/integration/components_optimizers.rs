@@ -63,7 +63,7 @@ fn close(got: &[f64], want: &[f64]) {
 /// Reference: `steps` updates of `rule` on loss sum(w^2), in plain f64.
 fn reference(steps: usize, rule: &str, lr: f64) -> Vec<f64> {
     let mut w = W0.to_vec();
-    let (mut m, mut v) = (vec![0.0; 2], vec![0.0; 2]);
+    let (mut m, mut v, mut b) = (vec![0.0; 2], vec![0.0; 2], vec![0.0; 2]);
     for t in 1..=steps {
         for i in 0..2 {
             let g = 2.0 * w[i];
@@ -86,6 +86,13 @@ fn reference(steps: usize, rule: &str, lr: f64) -> Vec<f64> {
                     v[i] = 0.95 * v[i] + 0.05 * g * g;
                     m[i] = 0.95 * m[i] + 0.05 * g;
                     lr * g / ((v[i] - m[i] * m[i]).sqrt() + 0.01)
+                }
+                // The same with PyTorch's momentum 0.95 on the scaled steps.
+                "centered-rmsprop-momentum" => {
+                    v[i] = 0.95 * v[i] + 0.05 * g * g;
+                    m[i] = 0.95 * m[i] + 0.05 * g;
+                    b[i] = 0.95 * b[i] + g / ((v[i] - m[i] * m[i]).sqrt() + 0.01);
+                    lr * b[i]
                 }
                 "adagrad" => {
                     v[i] += g * g;
@@ -126,6 +133,14 @@ both_backends! {
         let spec = json!({"type": "rmsprop", "learning_rate": 0.1, "alpha": 0.95, "epsilon": 0.01, "centered": true});
         close(&run::<B>(spec.clone(), 1, 0.0), &[0.551459, -1.546372]);
         close(&run::<B>(spec, 3, 0.0), &reference(3, "centered-rmsprop", 0.1));
+        // With momentum, step 1 is the same (the buffer starts at the scaled step); later ones
+        // carry 0.95 of the last.
+        let spec = json!({"type": "rmsprop", "learning_rate": 0.1, "alpha": 0.95, "epsilon": 0.01, "centered": true, "momentum": 0.95});
+        close(&run::<B>(spec.clone(), 1, 0.0), &[0.551459, -1.546372]);
+        close(&run::<B>(spec, 3, 0.0), &reference(3, "centered-rmsprop-momentum", 0.1));
+        let bad = json!({"type": "rmsprop", "learning_rate": 0.1, "momentum": 1.0});
+        let e = OptimizerSpec::parse(&bad, "optimizer_spec").unwrap_err().to_string();
+        assert!(e.contains("optimizer_spec.momentum"), "{e}");
         let both = json!({"type": "rmsprop", "learning_rate": 0.1, "alpha": 0.95, "decay": 0.9});
         let e = OptimizerSpec::parse(&both, "optimizer_spec").unwrap_err().to_string();
         assert!(e.contains("optimizer_spec.alpha") && e.contains("one of them"), "{e}");
