@@ -129,7 +129,8 @@ fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
     let (code, _, stderr) = rlgraph(&["bench", "atari-everything"]);
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("no suite \"atari-everything\"") && stderr.contains("atari, box2d, classic, mujoco, tiny"),
+        stderr.contains("no suite \"atari-everything\"")
+            && stderr.contains("atari, box2d, classic, minatar, mujoco, tiny"),
         "{stderr}"
     );
     let (code, _, stderr) = rlgraph(&["bench", "tiny", "--rows", "sac-cartpole"]);
