@@ -28,15 +28,6 @@ const CHECKSUM_FIELD: &str = "\"crc32c\":\"";
 const CHECKSUM_PLACEHOLDER: &str = "00000000";
 const HOST: &str = "#host/";
 
-fn to_bytes(data: &HostData) -> Vec<u8> {
-    match data {
-        HostData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        HostData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        HostData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        HostData::U8(v) => v.clone(),
-    }
-}
-
 fn from_bytes(dtype: StDtype, bytes: &[u8]) -> Option<HostData> {
     fn chunks<const N: usize, T>(bytes: &[u8], f: fn([u8; N]) -> T) -> Option<Vec<T>> {
         if !bytes.len().is_multiple_of(N) {
@@ -217,7 +208,7 @@ fn write_checkpoint(
     }
     let bytes: BTreeMap<&String, (DType, Vec<usize>, Vec<u8>)> = values
         .iter()
-        .map(|(k, v)| (k, (v.dtype(), v.shape.clone(), to_bytes(&v.data))))
+        .map(|(k, v)| (k, (v.dtype(), v.shape.clone(), v.data.to_le_bytes())))
         .collect();
     let views: Vec<(String, TensorView<'_>)> = bytes
         .iter()

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agents::{GraphActor, GraphLearner, Learned, WeightSnapshot};
+use agents::{GraphActor, GraphLearner, Learned};
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{Backend, CoreError, HostState, SavedState};
 use serde_json::json;
@@ -23,7 +23,7 @@ use super::peers::serve_learner;
 use super::LearnerOptions;
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 use crate::greedy_rounds::GreedyRounds;
-use crate::input_log::{rounds_record, weights_crc, LogRecord, LogWriter};
+use crate::input_log::{rounds_record, LogRecord, LogWriter};
 use crate::run_tally::MetaReader;
 use crate::worker_stats::{solved, Progress, RunLength, WorkerStats};
 
@@ -154,7 +154,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
             None => None,
         };
         let first = learner.publish()?;
-        append(&mut log, || published(&first))?;
+        append(&mut log, || LogRecord::published(&first))?;
         hub.publish(&first);
         let addr = cluster.address(Role::Learner, 0)?;
         let (stop_server, server_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -304,7 +304,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// Publishes the learner's weights to the actors (IMPALA's learner after every update).
     pub(crate) fn publish(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
         let snapshot = learner.publish()?;
-        append(&mut self.log, || published(&snapshot))?;
+        append(&mut self.log, || LogRecord::published(&snapshot))?;
         self.hub.publish(&snapshot);
         self.published_at.insert(snapshot.version, learner.updates());
         // The lag of reports older than this many publications is not measured.
@@ -358,7 +358,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
                 || {
                     let snapshot = learner.publish()?;
                     if logged.is_ok() {
-                        logged = append(log, || published(&snapshot));
+                        logged = append(log, || LogRecord::published(&snapshot));
                     }
                     Ok(Box::new(snapshot))
                 },
@@ -375,7 +375,9 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
         if let Some(path) = &options.checkpoint {
             if options.checkpoint_every > 0 && learner.updates() >= self.last_checkpoint + options.checkpoint_every {
                 self.last_checkpoint = learner.updates();
-                checkpointed(&mut self.log, learner.updates())?;
+                if let Some(log) = &mut self.log {
+                    log.checkpointed(learner.updates(), serde_json::Value::Null)?;
+                }
                 learner.save_checkpoint(path, vec![("distributed", &self.counters)], &[])?;
             }
         }
@@ -458,26 +460,6 @@ fn append(log: &mut Option<&mut LogWriter>, make: impl FnOnce() -> LogRecord) ->
     match log {
         Some(log) => log.append(&make()),
         None => Ok(()),
-    }
-}
-
-/// Logs that a checkpoint of `updates` updates is about to be saved, through to the disk first,
-/// so the log reaches every checkpoint a learner may resume from.
-pub(crate) fn checkpointed(log: &mut Option<&mut LogWriter>, updates: u64) -> Result<(), DistributedError> {
-    if let Some(log) = log {
-        log.append(&LogRecord::Checkpointed {
-            updates,
-            run: serde_json::Value::Null,
-        })?;
-        log.sync()?;
-    }
-    Ok(())
-}
-
-fn published(snapshot: &WeightSnapshot) -> LogRecord {
-    LogRecord::Published {
-        version: snapshot.version,
-        weights_crc: weights_crc(snapshot),
     }
 }
 

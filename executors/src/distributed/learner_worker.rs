@@ -14,9 +14,9 @@ use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::impala_learner::learn_impala;
-use super::learner_run::{checkpointed, RunCounters};
+use super::learner_run::RunCounters;
 use super::{DistributedStats, LearnerOptions};
-use crate::input_log::{LogHeader, LogRecord, LogWriter, LOG_FORMAT};
+use crate::input_log::{LogRecord, LogWriter};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{Progress, RunLength, WorkerStats};
@@ -129,20 +129,11 @@ impl<B: Backend> LearnerWorker<B> {
     ) -> Result<Self> {
         let learner = Held::new(&algorithm, state_space, action_space, options.seed)?;
         let log = match &options.record {
-            Some(recording) => {
-                let space_json = |s: &Space| serde_json::to_value(s).unwrap_or_default();
-                let header = LogHeader {
-                    format: LOG_FORMAT,
-                    code_version: recording.code_version.clone(),
-                    config: recording.config.clone(),
-                    state_space: space_json(state_space),
-                    action_space: space_json(action_space),
-                    seed: options.seed,
-                    backend: B::NAME.to_string(),
-                    layout: "distributed".into(),
-                };
-                Some(LogWriter::open(&recording.dir, header, recording.segment_bytes).map_err(core_error)?)
-            }
+            Some(recording) => Some(
+                recording
+                    .open(state_space, action_space, options.seed, B::NAME, "distributed")
+                    .map_err(core_error)?,
+            ),
             None => None,
         };
         Ok(LearnerWorker {
@@ -214,7 +205,9 @@ impl<B: Backend> Worker for LearnerWorker<B> {
 
     fn save_checkpoint(&mut self, path: &Path) -> Result<()> {
         let updates = self.updates();
-        checkpointed(&mut self.log.as_mut(), updates).map_err(core_error)?;
+        if let Some(log) = &mut self.log {
+            log.checkpointed(updates, serde_json::Value::Null).map_err(core_error)?;
+        }
         save_learner(self.learner.learner_ref(), &self.counters, path)
     }
 

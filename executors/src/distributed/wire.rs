@@ -201,17 +201,17 @@ pub fn encode_weights(weights: &BTreeMap<String, HostTensor>) -> Nest {
     let leaves = weights
         .iter()
         .map(|(path, t)| {
-            let (dtype, data) = match &t.data {
-                HostData::F32(v) => (Dtype::Float32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-                HostData::F64(v) => (Dtype::Float64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-                HostData::I64(v) => (Dtype::Int64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-                HostData::U8(v) => (Dtype::Uint8, v.clone()),
+            let dtype = match &t.data {
+                HostData::F32(_) => Dtype::Float32,
+                HostData::F64(_) => Dtype::Float64,
+                HostData::I64(_) => Dtype::Int64,
+                HostData::U8(_) => Dtype::Uint8,
             };
             Tensor {
                 key: path.clone(),
                 dtype: dtype as i32,
                 shape: t.shape.iter().map(|&d| d as u64).collect(),
-                data,
+                data: t.data.to_le_bytes(),
             }
         })
         .collect();

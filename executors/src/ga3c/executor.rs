@@ -23,7 +23,7 @@ use crate::distributed::learner_worker::core_error;
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
-use crate::input_log::{weights_crc, LogHeader, LogRecord, LogWriter, Recording, LOG_FORMAT};
+use crate::input_log::{LogRecord, LogWriter, Recording};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{solved, Progress, RunLength};
@@ -120,18 +120,9 @@ impl<B: Backend> Ga3cExecutor<B> {
     /// trainers' batches in the order the learner took them, its publications and
     /// checkpoints. `rlgraph replay` then runs the learner again to its checkpoint's bytes.
     pub fn with_recording(self, recording: &Recording) -> Result<Self> {
-        let space_json = |s: &Space| serde_json::to_value(s).unwrap_or_default();
-        let header = LogHeader {
-            format: LOG_FORMAT,
-            code_version: recording.code_version.clone(),
-            config: recording.config.clone(),
-            state_space: space_json(&self.state_space),
-            action_space: space_json(&self.action_space),
-            seed: self.seed,
-            backend: B::NAME.to_string(),
-            layout: "ga3c".into(),
-        };
-        let log = LogWriter::open(&recording.dir, header, recording.segment_bytes).map_err(core_error)?;
+        let log = recording
+            .open(&self.state_space, &self.action_space, self.seed, B::NAME, "ga3c")
+            .map_err(core_error)?;
         *self.log.lock().map_err(|_| poisoned("learner log"))? = Some(log);
         Ok(self)
     }
@@ -253,7 +244,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         let first = {
             let mut learner = learner.lock().map_err(|_| poisoned("learner"))?;
             let first = learner.publish()?;
-            append(&self.log, || published(&first))?;
+            append(&self.log, || Ok(LogRecord::published(&first)))?;
             first
         };
         let max = self.spec.max_counts();
@@ -597,12 +588,8 @@ fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, pri
 fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &Path, log: &RunLog) -> Result<()> {
     let learner = learner.lock().map_err(|_| poisoned("learner"))?;
     if let Some(log) = log.lock().map_err(|_| poisoned("learner log"))?.as_mut() {
-        log.append(&LogRecord::Checkpointed {
-            updates: learner.updates(),
-            run: record.save_state()?.meta,
-        })
-        .and_then(|()| log.sync())
-        .map_err(core_error)?;
+        log.checkpointed(learner.updates(), record.save_state()?.meta)
+            .map_err(core_error)?;
     }
     learner.save_checkpoint(path, vec![(RUN_PART, record)])
 }
@@ -617,14 +604,6 @@ pub(crate) fn append(log: &RunLog, make: impl FnOnce() -> Result<LogRecord>) -> 
         Some(log) => log.append(&make()?).map_err(core_error),
         None => Ok(()),
     }
-}
-
-/// A published snapshot as its log record.
-pub(crate) fn published(snapshot: &agents::WeightSnapshot) -> Result<LogRecord> {
-    Ok(LogRecord::Published {
-        version: snapshot.version,
-        weights_crc: weights_crc(snapshot),
-    })
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

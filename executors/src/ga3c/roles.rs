@@ -13,7 +13,7 @@ use rlgraph_core::{Backend, CoreError, Result};
 use rlgraph_envs::Env;
 
 use super::algorithm::{Ga3cLearner, Segment};
-use super::executor::{append, published, RunLog};
+use super::executor::{append, RunLog};
 use super::metrics::Counters;
 use super::segment_value::segments_to_value;
 use super::spec::ThreadCounts;
@@ -421,7 +421,7 @@ impl<B: Backend> TrainerRole<B> {
                         learner.executor().variables()
                     })?;
                 let snapshot = learner.publish()?;
-                append(&self.log, || published(&snapshot))?;
+                append(&self.log, || Ok(LogRecord::published(&snapshot)))?;
                 shared.board.put(snapshot)?;
                 (loss, lags)
             };

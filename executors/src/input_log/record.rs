@@ -5,7 +5,6 @@
 
 use agents::WeightSnapshot;
 use rlgraph_core::spaces::{Array, Value};
-use rlgraph_core::HostData;
 use serde_json::{json, Value as Json};
 
 /// The log format this code writes and reads.
@@ -90,6 +89,14 @@ pub enum LogRecord {
 }
 
 impl LogRecord {
+    /// The record of a publication: its version and its weights' CRC.
+    pub fn published(snapshot: &WeightSnapshot) -> LogRecord {
+        LogRecord::Published {
+            version: snapshot.version,
+            weights_crc: weights_crc(snapshot),
+        }
+    }
+
     /// The record's name, for messages.
     pub fn name(&self) -> &'static str {
         match self {
@@ -245,12 +252,7 @@ pub fn weights_crc(snapshot: &WeightSnapshot) -> u32 {
         for d in &tensor.shape {
             crc = crc32c::crc32c_append(crc, &(*d as u64).to_le_bytes());
         }
-        crc = match &tensor.data {
-            HostData::F32(v) => v.iter().fold(crc, |c, x| crc32c::crc32c_append(c, &x.to_le_bytes())),
-            HostData::F64(v) => v.iter().fold(crc, |c, x| crc32c::crc32c_append(c, &x.to_le_bytes())),
-            HostData::I64(v) => v.iter().fold(crc, |c, x| crc32c::crc32c_append(c, &x.to_le_bytes())),
-            HostData::U8(v) => crc32c::crc32c_append(crc, v),
-        };
+        crc = crc32c::crc32c_append(crc, &tensor.data.to_le_bytes());
     }
     crc
 }
@@ -403,6 +405,8 @@ pub(crate) fn rounds_record(rounds: &[crate::evaluation::Evaluated]) -> LogRecor
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    use rlgraph_core::HostData;
 
     use super::*;
 

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 
 use super::record::{weights_crc, LogHeader, LogRecord, LOG_FORMAT};
 use super::replayed_learner::ReplayedLearner;
-use super::segments::{check_same_run, first_header, log_error, segments, visit_log, Logged};
+use super::segments::{at_first_record, check_same_run, first_header, log_error, visit_log, Logged};
 use crate::distributed::DistributedError;
 use crate::tensorboard::EventWriter;
 
@@ -68,8 +68,7 @@ const SNAPSHOTS_KEPT: usize = 4;
 /// Replays the learner input log in `dir` on backend `B` (see the module's docs).
 pub fn replay_log<B: Backend>(dir: &Path, options: &ReplayOptions) -> Result<ReplayOutcome, DistributedError> {
     let first = first_header(dir)?;
-    let first_segment = segments(dir)?.into_iter().next().unwrap_or_default();
-    let at_start = |reason: String| log_error(&first_segment, 8, reason);
+    let at_start = |reason: String| at_first_record(dir, reason);
     if first.format > LOG_FORMAT {
         return Err(at_start(format!(
             "a log of format {}; this program reads format {LOG_FORMAT} and older",

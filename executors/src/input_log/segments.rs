@@ -39,6 +39,31 @@ pub struct Recording {
     pub code_version: String,
 }
 
+impl Recording {
+    /// Opens the log for a learner of `layout` (`distributed`, `ga3c`) on backend `backend`,
+    /// seeded `seed`, learning from these spaces.
+    pub fn open(
+        &self,
+        state_space: &rlgraph_core::spaces::Space,
+        action_space: &rlgraph_core::spaces::Space,
+        seed: u64,
+        backend: &str,
+        layout: &str,
+    ) -> Result<LogWriter, DistributedError> {
+        let header = LogHeader {
+            format: super::record::LOG_FORMAT,
+            code_version: self.code_version.clone(),
+            config: self.config.clone(),
+            state_space: state_space.to_json(),
+            action_space: action_space.to_json(),
+            seed,
+            backend: backend.to_string(),
+            layout: layout.to_string(),
+        };
+        LogWriter::open(&self.dir, header, self.segment_bytes)
+    }
+}
+
 fn segment_name(n: u64) -> String {
     format!("segment-{n:06}.rlog")
 }
@@ -100,6 +125,11 @@ fn log_segments(dir: &Path) -> Result<Vec<PathBuf>, DistributedError> {
         )));
     }
     Ok(paths)
+}
+
+/// An error at the log's first record (its `started` record, in segment 0).
+pub(crate) fn at_first_record(dir: &Path, reason: impl Into<String>) -> DistributedError {
+    log_error(&dir.join(segment_name(0)), MAGIC.len() as u64, reason)
 }
 
 /// An error at byte `offset` of `segment`.
@@ -186,6 +216,14 @@ impl LogWriter {
         self.written += n;
         self.total_bytes += n;
         Ok(())
+    }
+
+    /// Logs that a checkpoint of `updates` updates (with the run's counts `run`, where the
+    /// replay cannot count them) is about to be saved, through to the disk, so the log reaches
+    /// every checkpoint a learner can resume from.
+    pub fn checkpointed(&mut self, updates: u64, run: serde_json::Value) -> Result<(), DistributedError> {
+        self.append(&LogRecord::Checkpointed { updates, run })?;
+        self.sync()
     }
 
     /// Writes what is buffered through to the disk (before a checkpoint is saved, so the log

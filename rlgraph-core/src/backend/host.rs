@@ -104,6 +104,16 @@ impl HostData {
         self.len() == 0
     }
 
+    /// The elements' little-endian bytes, as checkpoints, the wire and checksums hold them.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            HostData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            HostData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            HostData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            HostData::U8(v) => v.clone(),
+        }
+    }
+
     /// The elements as f64 (exact for f32, u8 and integers below 2^53).
     pub fn to_f64(&self) -> Vec<f64> {
         match self {
