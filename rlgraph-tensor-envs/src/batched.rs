@@ -80,6 +80,19 @@ pub struct Batched<B: Backend, D: Dynamics<B>> {
     /// The copies on the host while the fused pass runs; the tensors are authoritative
     /// otherwise.
     host: Option<HostCopies>,
+    /// What the last step reached before restarts, for [`TensorEnv::final_observation`].
+    reached: Reached<B>,
+}
+
+/// The states the last step reached before finished copies restarted, kept in the cheapest
+/// form each path has: the tensor path's advanced state, or the host pass's ended rows.
+enum Reached<B: Backend> {
+    /// No step since the copies were (re)set: the current state.
+    Current,
+    /// The tensor path's state after the dynamics, before restarts.
+    Advanced(B::Tensor),
+    /// The host pass: the ended copies' rows; the others are the current state.
+    EndedRows(Vec<(usize, Vec<f32>)>),
 }
 
 impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
@@ -146,6 +159,7 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
             no_flags: B::full(&[n], 0.0, DType::U8, device)?,
             fused: can_fuse(device, &dynamics),
             host: None,
+            reached: Reached::Current,
             stream,
             dynamics,
             state_space: spaces.0,
@@ -195,6 +209,7 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
             &HostTensor::f32([n, host.state.len() / n], host.state.clone())?,
             self.device,
         )?;
+        self.reached = Reached::EndedRows(out.finals);
         Ok(TensorStep {
             observation: self.dynamics.observe(&self.state)?,
             reward: B::from_host(&HostTensor::f32([n], out.reward)?, self.device)?,
@@ -248,7 +263,34 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         self.sync_tensors()?;
         self.state = self.stream.next_all()?;
         self.elapsed = B::full(&[self.n], 0.0, DType::F32, self.device)?;
+        self.reached = Reached::Current;
         self.dynamics.observe(&self.state)
+    }
+
+    fn final_observation(&mut self) -> Result<B::Tensor> {
+        match &self.reached {
+            Reached::Current => self.dynamics.observe(&self.state),
+            Reached::Advanced(next) => self.dynamics.observe(next),
+            Reached::EndedRows(rows) if rows.is_empty() => self.dynamics.observe(&self.state),
+            Reached::EndedRows(rows) => {
+                let mut state = B::to_host(&self.state)?;
+                let width = self.dynamics.width();
+                match &mut state.data {
+                    rlgraph_core::HostData::F32(data) => {
+                        for (i, row) in rows {
+                            data[i * width..(i + 1) * width].copy_from_slice(row);
+                        }
+                    }
+                    other => {
+                        return Err(CoreError::Config {
+                            at: format!("tensor env {}: final_observation", self.dynamics.id()),
+                            reason: format!("the host pass keeps f32 states, found {:?}", other.dtype()),
+                        })
+                    }
+                }
+                self.dynamics.observe(&B::from_host(&state, self.device)?)
+            }
+        }
     }
 
     fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>> {
@@ -279,6 +321,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         self.elapsed = B::where_cond(&done, &self.zero, &elapsed)?;
         let restart = self.stream.next(&done)?;
         self.state = B::where_cond(&B::unsqueeze(&done, 1)?, &restart, &next)?;
+        self.reached = Reached::Advanced(next);
         Ok(TensorStep {
             observation: self.dynamics.observe(&self.state)?,
             reward,
@@ -305,6 +348,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         let counts: Vec<f32> = elapsed.iter().map(|&e| e as f32).collect();
         self.elapsed = B::from_host(&HostTensor::f32([self.n], counts)?, self.device)?;
         self.state = state;
+        self.reached = Reached::Current;
         self.dynamics.observe(&self.state)
     }
 

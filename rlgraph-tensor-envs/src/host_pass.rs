@@ -25,6 +25,8 @@ pub(crate) struct HostStep {
     pub(crate) reward: Vec<f32>,
     pub(crate) terminated: Vec<u8>,
     pub(crate) truncated: Vec<u8>,
+    /// The copies that ended, each with the row its episode ended on (before the restart).
+    pub(crate) finals: Vec<(usize, Vec<f32>)>,
 }
 
 impl HostCopies {
@@ -61,6 +63,7 @@ impl HostCopies {
     ) -> HostStep {
         let n = self.elapsed.len();
         let (mut reward, mut terminated, mut truncated) = (vec![0.0; n], vec![0u8; n], vec![0u8; n]);
+        let mut finals = vec![];
         for (i, row) in self.state.chunks_exact_mut(self.width).enumerate() {
             let (r, ended) = advance(row, actions[i]);
             reward[i] = r;
@@ -68,6 +71,7 @@ impl HostCopies {
             let cut = !ended && limit.is_some_and(|l| self.elapsed[i] as usize >= l);
             (terminated[i], truncated[i]) = (u8::from(ended), u8::from(cut));
             if ended || cut {
+                finals.push((i, row.to_vec()));
                 self.elapsed[i] = 0;
                 match &self.restarts {
                     HostRestarts::Pool { pool, rows } => {
@@ -86,6 +90,7 @@ impl HostCopies {
             reward,
             terminated,
             truncated,
+            finals,
         }
     }
 

@@ -162,6 +162,15 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
         })
     }
 
+    fn final_observation(&mut self) -> Result<B::Tensor> {
+        // The kernel restarts ended copies in place and keeps no other state: keeping one
+        // would cost every step a second state write that training does not read.
+        Err(CoreError::Config {
+            at: format!("tensor env {}: final_observation", self.id()),
+            reason: "the one-kernel step keeps no final observations; use the copies `make` builds".into(),
+        })
+    }
+
     fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor> {
         self.env.set_state(state, elapsed)
     }

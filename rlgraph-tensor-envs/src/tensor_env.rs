@@ -50,6 +50,11 @@ pub trait TensorEnv<B: Backend>: Send {
     /// Applies one action per copy (`[N]` for discrete actions, `[N, d]` or `[N]` for
     /// continuous ones).
     fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>>;
+    /// The observations the last `step` reached before finished copies restarted, `[N, ...]`:
+    /// a finished copy's row is where its episode ended (what bootstrapping a cut-off episode
+    /// needs), every other row equals `step`'s observation. Computed only when asked for;
+    /// before any step, the current observations. An error where the step does not keep them.
+    fn final_observation(&mut self) -> Result<B::Tensor>;
     /// Sets every copy's physical state (`[N, width]`, the host version's `set_state` per
     /// row) and step count; returns the observations. A testing aid, as `set_state` is.
     fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor>;

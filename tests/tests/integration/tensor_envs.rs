@@ -1,6 +1,7 @@
 //! Device-resident environments against the host environments: from the same states and
 //! actions, every copy's observation and reward agree to 1e-5 (relative above 1) and its
-//! terminated and truncated flags are identical, on candle and on tch.
+//! terminated and truncated flags are identical, on candle and on tch; where an episode
+//! ended, the copies' final observation is the host's last one.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -75,6 +76,7 @@ fn lockstep<B: Backend>(id: &str, n: usize, steps: usize, actions: i64) -> (usiz
         let reward = download::<B>(&step.reward);
         let terminated = download::<B>(&step.terminated);
         let truncated = download::<B>(&step.truncated);
+        let finals = download::<B>(&envs.final_observation().unwrap());
         let w = obs.len() / n;
         for i in 0..n {
             let h = hosts[i].step(&host_actions[i]).unwrap();
@@ -87,6 +89,12 @@ fn lockstep<B: Backend>(id: &str, n: usize, steps: usize, actions: i64) -> (usiz
                 reward[i],
                 h.reward
             );
+            // Where the host's episode ended, its observation is the final one, which the
+            // tensor copies replaced by a restart; elsewhere the two observations agree.
+            for (j, want) in flat(&h.observation).into_iter().enumerate() {
+                let got = finals[i * w + j];
+                assert!(close(got, want), "{at}: final observation[{j}] {got} vs host {want}");
+            }
             if h.terminated || h.truncated {
                 terminations += h.terminated as usize;
                 truncations += h.truncated as usize;
@@ -383,6 +391,7 @@ both_backends! {
             same(&x.reward, &y.reward, "reward", t);
             same(&x.terminated, &y.terminated, "terminated", t);
             same(&x.truncated, &y.truncated, "truncated", t);
+            same(&fused.final_observation().unwrap(), &ops.final_observation().unwrap(), "final observation", t);
             ended += download::<B>(&y.terminated).iter().sum::<f64>() + download::<B>(&y.truncated).iter().sum::<f64>();
         }
         // Hundreds of restarts (random CartPole episodes last about 20 steps), among them the
