@@ -12,7 +12,8 @@ Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default
 `--device-ppo`, PPO on 1,024 CPU tensor CartPoles against the same program in JAX
 (BENCH_DEVICE_SEEDS seeds, default 3); with `--python`, the Python package (`import rlgraph`)
 against SB3 on a Gymnasium CartPoleEnv object, against the `rlgraph` program on the native
-id, and `make_vec` against EnvPool; `--no-micro` skips the hot-path table.
+id, and `make_vec` (native and tensor copies) against EnvPool, which `--make-vec` runs alone;
+`--no-micro` skips the hot-path table.
 """
 
 import json
@@ -54,6 +55,11 @@ def ours(*path):
         sys.exit(f"bench-peers: no criterion result at {file}; run scripts/bench-peers.sh")
 
 
+def cartpole_actions(copies):
+    """The actions every CartPole stepping figure uses, on every side: copy i pushes i % 2."""
+    return np.arange(copies, dtype=np.int32) % 2
+
+
 def envpool_cartpole(copies):
     import envpool
 
@@ -61,7 +67,7 @@ def envpool_cartpole(copies):
         "CartPole-v1", env_type="gymnasium", num_envs=copies, batch_size=copies, num_threads=1, seed=0
     )
     env.reset()
-    actions = np.arange(copies, dtype=np.int32) % 2
+    actions = cartpole_actions(copies)
     return median_seconds(lambda: env.step(actions), 500)
 
 
@@ -347,15 +353,26 @@ def python_table():
         program = ours_solve(config, budget, True)
         lines.append(f"| {name}, the native id / the `rlgraph` program | {solve_cell(native)} "
                      f"| {solve_cell(program)} | {solve_ratio(native, program)} |")
-    env = rlgraph.envs.make_vec("CartPole-v1", 256)
-    env.reset(seed=0)
-    actions = np.zeros(256, dtype=np.int64)
-    mine = median_seconds(lambda: env.step(actions), 200)
-    pool = envpool_cartpole(256)
-    rate = lambda seconds: 256 / seconds / 1e6  # noqa: E731
-    lines.append(f"| CartPole, 256 copies, one thread: `make_vec` / EnvPool | {rate(mine):.2f}M steps/s "
-                 f"| {rate(pool):.2f}M steps/s | {pool / mine:.2f}x |")
+    lines += make_vec_rows()
     return "\n".join(lines)
+
+
+def make_vec_rows():
+    """`rlgraph.envs.make_vec` against EnvPool on 256 CartPoles, one thread, the same actions:
+    native copies, and tensor copies on candle's CPU device."""
+    import rlgraph
+
+    actions = cartpole_actions(256)
+    rate = lambda seconds: 256 / seconds / 1e6  # noqa: E731
+    pool = envpool_cartpole(256)
+    rows = []
+    for name, kwargs in (("`make_vec`", {}), ("`make_vec(tensor=True)`", {"tensor": True})):
+        env = rlgraph.envs.make_vec("CartPole-v1", 256, **kwargs)
+        env.reset(seed=0)
+        mine = median_seconds(lambda: env.step(actions), 500)
+        rows.append(f"| CartPole, 256 copies, one thread: {name} / EnvPool | {rate(mine):.2f}M steps/s "
+                    f"| {rate(pool):.2f}M steps/s | {pool / mine:.2f}x |")
+    return rows
 
 
 def peer_table(title, peer_name, target, mine, peer):
@@ -510,6 +527,9 @@ def main():
     if "--python" in sys.argv[1:]:
         print()
         print(python_table())
+    elif "--make-vec" in sys.argv[1:]:
+        print()
+        print("\n".join(make_vec_rows()))
 
 
 def micro_table():

@@ -328,8 +328,14 @@ impl NativeAgent {
             })
             .map_err(runtime)?;
         match batch {
-            None => from_value(py, &actions[0]),
-            Some(_) => from_value(py, &rlgraph_core::batching::stack(&actions).map_err(runtime)?),
+            None => from_value(
+                py,
+                actions
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| runtime("the agent gave no action"))?,
+            ),
+            Some(_) => from_value(py, rlgraph_core::batching::stack(&actions).map_err(runtime)?),
         }
     }
 
@@ -367,7 +373,7 @@ impl NativeAgent {
         let dict = pyo3::types::PyDict::new(py);
         for (path, tensor) in weights {
             let value = rlgraph_core::convert::host_to_value(tensor, None).map_err(runtime)?;
-            dict.set_item(path, from_value(py, &value)?)?;
+            dict.set_item(path, from_value(py, value)?)?;
         }
         Ok(dict)
     }

@@ -104,7 +104,7 @@ impl NativeComponentTest {
         let outputs = py
             .detach(|| lock(&self.harness).executor().execute(method, &values))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        outputs.iter().map(|v| from_value(py, v)).collect()
+        outputs.into_iter().map(|v| from_value(py, v)).collect()
     }
 
     /// Every variable, by scope path, as numpy arrays.
@@ -116,7 +116,7 @@ impl NativeComponentTest {
         for (path, tensor) in variables {
             let value =
                 rlgraph_core::convert::host_to_value(tensor, None).map_err(|e| PyValueError::new_err(e.to_string()))?;
-            dict.set_item(path, from_value(py, &value)?)?;
+            dict.set_item(path, from_value(py, value)?)?;
         }
         Ok(dict)
     }

@@ -1,14 +1,19 @@
 //! `rlgraph._rlgraph`, the native half of the Python package `rlgraph`: agents trained by the
-//! library's worker, components under test, and vectors of native environments. The Python
+//! library's worker, components under test, and vectors of native and tensor environments. The Python
 //! half (`python/rlgraph/`) turns Python arguments into these calls and nothing more.
 
 mod agent;
 mod component_test;
 mod python_env;
+mod tensor_vector_env;
 mod values;
 mod vector_env;
 
 use pyo3::exceptions::PyValueError;
+
+/// mimalloc for every allocation the extension makes (see Cargo.toml for why).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use pyo3::prelude::*;
 
 /// Runs one subcommand of the `rlgraph` program (`args`: its name first) with the GIL
@@ -33,9 +38,11 @@ fn _rlgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<component_test::NativeComponentTest>()?;
     m.add_class::<vector_env::NativeVectorEnv>()?;
+    m.add_class::<tensor_vector_env::TensorVectorEnv>()?;
     m.add_function(wrap_pyfunction!(program, m)?)?;
     m.add_function(wrap_pyfunction!(program_main, m)?)?;
     m.add("ENV_IDS", rlgraph_envs::ENV_IDS.to_vec())?;
+    m.add("TENSOR_ENV_IDS", rlgraph_tensor_envs::TENSOR_ENV_IDS.to_vec())?;
     m.add("TCH", rlgraph_cli::backend_choice::TCH_BUILT)?;
     // The file that marks a GA3C run's folder, so `Agent.load` finds the layout.
     m.add("GA3C_CHECKPOINT_FILE", rlgraph_cli::GA3C_CHECKPOINT_FILE)?;

@@ -171,7 +171,7 @@ impl Env for PythonEnv {
             return Err(rlgraph_envs::bad_action(&self.id, &self.action_space, action));
         }
         Python::attach(|py| -> PyResult<Step> {
-            let a = crate::values::from_value(py, action)?;
+            let a = crate::values::from_value(py, action.clone())?;
             let a = bridge(py)?.call_method1("action", (self.action_gym_space.bind(py), a))?;
             let out = self.env.bind(py).call_method1("step", (a,))?;
             let out = out.cast::<PyTuple>().ok().filter(|t| t.len() == 5).ok_or_else(|| {

@@ -145,11 +145,11 @@ fn read<T: Element + Clone>(array: &Bound<'_, PyAny>) -> PyResult<Array<T>> {
 }
 
 /// `value` as Python: a numpy array per leaf (0-d for scalars), dicts and tuples around them.
-pub(crate) fn from_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    fn array<'py, T: Element + Clone>(py: Python<'py>, a: &Array<T>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyArray1::from_vec(py, a.data().to_vec())
-            .reshape(a.shape().to_vec())?
-            .into_any())
+/// Each leaf's buffer moves into its array without a copy (numpy frees it through Rust).
+pub(crate) fn from_value(py: Python<'_>, value: Value) -> PyResult<Bound<'_, PyAny>> {
+    fn array<T: Element>(py: Python<'_>, a: Array<T>) -> PyResult<Bound<'_, PyAny>> {
+        let (shape, data) = a.into_parts();
+        Ok(PyArray1::from_vec(py, data).reshape(shape)?.into_any())
     }
     match value {
         Value::Bool(a) => array(py, a),
@@ -158,7 +158,7 @@ pub(crate) fn from_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<
         Value::Uint8(a) => array(py, a),
         Value::Float32(a) => array(py, a),
         Value::Float64(a) => array(py, a),
-        Value::Text(a) => Ok(a.data().to_vec().into_pyobject(py)?.into_any()),
+        Value::Text(a) => Ok(a.into_parts().1.into_pyobject(py)?.into_any()),
         Value::Dict(d) => {
             let dict = PyDict::new(py);
             for (k, v) in d {
@@ -167,7 +167,10 @@ pub(crate) fn from_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<
             Ok(dict.into_any())
         }
         Value::Tuple(items) => {
-            let items = items.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?;
+            let items = items
+                .into_iter()
+                .map(|v| from_value(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
             Ok(PyTuple::new(py, items)?.into_any())
         }
     }

@@ -23,7 +23,7 @@ pub(crate) struct NativeVectorEnv {
 
 /// What one vector step gives Python: observations, rewards, terminated, truncated, the
 /// copies whose episode ended and (stacked, in that order) their episodes' last observations.
-type Stepped<'py> = (
+pub(crate) type Stepped<'py> = (
     Bound<'py, PyAny>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<bool>>,
@@ -87,7 +87,7 @@ impl NativeVectorEnv {
             .map_err(PyRuntimeError::new_err)?;
         from_value(
             py,
-            &stack(&observations).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+            stack(&observations).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
         )
     }
 
@@ -128,20 +128,20 @@ impl NativeVectorEnv {
             }
         })?;
         let n = steps.len();
-        let (mut next, mut rewards, mut terminated, mut truncated) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let (mut ended, mut finals) = (vec![], vec![]);
+        let mut out = HostSteps {
+            rewards: Vec::with_capacity(n),
+            terminated: Vec::with_capacity(n),
+            truncated: Vec::with_capacity(n),
+            ended: vec![],
+        };
+        let (mut next, mut finals) = (Vec::with_capacity(n), vec![]);
         for (i, s) in steps.into_iter().enumerate() {
-            rewards.push(s.step.reward);
-            terminated.push(s.step.terminated);
-            truncated.push(s.step.truncated);
+            out.rewards.push(s.step.reward);
+            out.terminated.push(s.step.terminated);
+            out.truncated.push(s.step.truncated);
             match s.reset_observation {
                 Some(first) => {
-                    ended.push(i);
+                    out.ended.push(i);
                     finals.push(s.step.observation);
                     next.push(first);
                 }
@@ -151,14 +151,37 @@ impl NativeVectorEnv {
         let stacked = |values: &[Value]| stack(values).map_err(|e| PyRuntimeError::new_err(e.to_string()));
         let finals = match finals.is_empty() {
             true => None,
-            false => Some(from_value(py, &stacked(&finals)?)?),
+            false => Some(stacked(&finals)?),
         };
+        out.into_python(py, stacked(&next)?, finals)
+    }
+}
+
+/// A vector step's per-copy results on the host, before they become numpy arrays.
+pub(crate) struct HostSteps {
+    pub(crate) rewards: Vec<f64>,
+    pub(crate) terminated: Vec<bool>,
+    pub(crate) truncated: Vec<bool>,
+    /// The copies whose episode ended, in order.
+    pub(crate) ended: Vec<usize>,
+}
+
+impl HostSteps {
+    /// The step as Python receives it, given the observations and the ended copies' final
+    /// ones; every buffer moves into numpy without a copy.
+    pub(crate) fn into_python(
+        self,
+        py: Python<'_>,
+        observations: Value,
+        finals: Option<Value>,
+    ) -> PyResult<Stepped<'_>> {
+        let finals = finals.map(|f| from_value(py, f)).transpose()?;
         Ok((
-            from_value(py, &stacked(&next)?)?,
-            PyArray1::from_vec(py, rewards),
-            PyArray1::from_vec(py, terminated),
-            PyArray1::from_vec(py, truncated),
-            PyArray1::from_vec(py, ended),
+            from_value(py, observations)?,
+            PyArray1::from_vec(py, self.rewards),
+            PyArray1::from_vec(py, self.terminated),
+            PyArray1::from_vec(py, self.truncated),
+            PyArray1::from_vec(py, self.ended),
             finals,
         ))
     }

@@ -64,3 +64,74 @@ def test_make_vec_refuses_bad_input_by_name():
         env.step(np.zeros(3, int))
     with pytest.raises(ValueError, match=r"actions\[1\]"):
         env.step(np.array([0, 2, 0, 0]))
+
+
+BACKENDS = ["candle", "tch"] if rlgraph._rlgraph.TCH else ["candle"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_copies_step_as_gymnasiums_cartpole(backend):
+    """Tensor CartPole copies (f32 on the backend) against Gymnasium's CartPoleEnv (f64): each
+    step, Gymnasium's copy starts from our last observation (CartPole's observation is its
+    state) and both take the same action; observations agree to 1e-5, rewards and flags
+    exactly, and where an episode ended our final observation is Gymnasium's last one."""
+    n = 16
+    ours = rlgraph.envs.make_vec("CartPole-v1", n, tensor=True, backend=backend, seed=3)
+    assert ours.single_observation_space.shape == (4,)
+    assert ours.single_action_space == gym.spaces.Discrete(2)
+    theirs = [CartPoleEnv() for _ in range(n)]
+    for e in theirs:
+        e.reset(seed=0)
+    obs, _ = ours.reset()
+    assert obs.shape == (n, 4) and obs.dtype == np.float32
+    elapsed = np.zeros(n, int)
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(2000):
+        actions = rng.integers(0, 2, n)
+        nxt, rewards, terminated, truncated, info = ours.step(actions)
+        assert rewards.dtype == np.float64 and terminated.dtype == bool
+        elapsed += 1
+        for i in range(n):
+            theirs[i].unwrapped.state = obs[i].astype(np.float64)
+            want, reward, term, _, _ = theirs[i].step(int(actions[i]))
+            assert reward == rewards[i]
+            assert term == terminated[i], f"copy {i}"
+            assert truncated[i] == (not term and elapsed[i] >= 500)
+            got = info["final_obs"][i] if terminated[i] or truncated[i] else nxt[i]
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+            if terminated[i] or truncated[i]:
+                assert info["_final_obs"][i]
+                theirs[i].reset()
+                elapsed[i] = 0
+                ended += 1
+            elif "_final_obs" in info:
+                assert not info["_final_obs"][i]
+        obs = nxt
+    assert ended > 500, "the run must cross many episode ends"
+
+
+def test_tensor_copies_are_seeded_and_refuse_bad_input_by_name():
+    a = rlgraph.envs.make_vec("CartPole-v1", 4, tensor=True, seed=5)
+    b = rlgraph.envs.make_vec("CartPole-v1", 4, tensor=True, seed=9)
+    first, _ = a.reset()
+    np.testing.assert_array_equal(b.reset(seed=5)[0], first)
+    assert not np.array_equal(b.reset(seed=6)[0], first)
+    with pytest.raises(ValueError, match="one per copy"):
+        a.step(np.zeros(3, int))
+    with pytest.raises(ValueError, match=r"actions\[2\]"):
+        a.step(np.array([0, 1, 2, 0]))
+    with pytest.raises(ValueError, match="NoSuch-v0"):
+        rlgraph.envs.make_vec("NoSuch-v0", 2, tensor=True)
+    with pytest.raises(ValueError, match="device"):
+        rlgraph.envs.make_vec("CartPole-v1", 2, tensor=True, device="tpu")
+    with pytest.raises(ValueError, match="backend"):
+        rlgraph.envs.make_vec("CartPole-v1", 2, tensor=True, backend="jax")
+    with pytest.raises(ValueError, match="tensor=True"):
+        rlgraph.envs.make_vec("CartPole-v1", 2, device="cuda")
+    pendulum = rlgraph.envs.make_vec("Pendulum-v1", 2, tensor=True)
+    pendulum.reset()
+    with pytest.raises(ValueError, match=r"actions\[1\]"):
+        pendulum.step(np.array([[0.5], [3.0]], np.float32))
+    obs, reward, *_ = pendulum.step(np.array([[0.5], [-1.0]], np.float32))
+    assert obs.shape == (2, 3) and reward.shape == (2,)

@@ -1,5 +1,6 @@
 """The native environments for any Python library: ``make_vec`` gives a Gymnasium
-``VectorEnv`` over copies stepped in Rust."""
+``VectorEnv`` over copies stepped in Rust, one by one (native) or as one tensor program on a
+backend's device (tensor)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import gymnasium as gym
 from gymnasium.vector.utils import batch_space
 
-from rlgraph._rlgraph import ENV_IDS, NativeVectorEnv
+from rlgraph._rlgraph import ENV_IDS, TENSOR_ENV_IDS, NativeVectorEnv, TensorVectorEnv
 from rlgraph.spaces import to_gym
 
 try:
@@ -31,7 +32,8 @@ def _row(stacked: Any, j: int) -> Any:
 
 
 class RustVectorEnv(gym.vector.VectorEnv):
-    """``num_envs`` copies of a native environment, stepped in Rust with the GIL released.
+    """``num_envs`` copies of an environment, stepped in Rust with the GIL released: native
+    copies one by one, or tensor copies as one program on a backend's device.
 
     Autoreset is Gymnasium's same-step mode: a copy whose episode ends starts its next one
     within the same ``step``, which returns the new episode's first observation, with the
@@ -40,8 +42,8 @@ class RustVectorEnv(gym.vector.VectorEnv):
 
     metadata = {"autoreset_mode": _SAME_STEP}
 
-    def __init__(self, id: str, num_envs: int, threads: bool = False) -> None:
-        self._native = NativeVectorEnv(id, num_envs, threads)
+    def __init__(self, id: str, num_envs: int, native: Any) -> None:
+        self._native = native
         self.num_envs = num_envs
         self.single_observation_space = to_gym(json.loads(self._native.observation_space))
         self.single_action_space = to_gym(json.loads(self._native.action_space))
@@ -53,8 +55,8 @@ class RustVectorEnv(gym.vector.VectorEnv):
         self._no_infos = np.array([{} for _ in range(num_envs)] + [None], dtype=object)[:-1]
 
     def reset(self, *, seed: Optional[Union[int, List[int]]] = None, options: Optional[Dict[str, Any]] = None):
-        """Resets every copy; with ``seed``, copy ``i`` from ``seed + i`` (a list must be
-        those consecutive seeds)."""
+        """Resets every copy; with ``seed``, native copy ``i`` from ``seed + i`` (a list must
+        be those consecutive seeds), tensor copies made again from ``seed``."""
         if isinstance(seed, list):
             if seed != list(range(seed[0], seed[0] + len(seed))) or len(seed) != self.num_envs:
                 raise ValueError(f"seed: a list must be {self.num_envs} consecutive seeds, got {seed}")
@@ -79,15 +81,37 @@ class RustVectorEnv(gym.vector.VectorEnv):
         pass
 
 
-def make_vec(id: str, num_envs: int = 1, *, threads: bool = False) -> RustVectorEnv:
-    """A Gymnasium ``VectorEnv`` of ``num_envs`` copies of the native environment ``id`` (see
-    ``rlgraph.ENV_IDS``: classic control, MuJoCo, MinAtar), stepped on a thread pool with
-    ``threads``."""
+def make_vec(
+    id: str,
+    num_envs: int = 1,
+    *,
+    threads: bool = False,
+    tensor: bool = False,
+    backend: str = "candle",
+    device: str = "cpu",
+    seed: int = 0,
+) -> RustVectorEnv:
+    """A Gymnasium ``VectorEnv`` of ``num_envs`` copies of environment ``id``.
+
+    Native copies (``rlgraph.ENV_IDS``: classic control, MuJoCo, MinAtar) step one by one,
+    on a thread pool with ``threads``. With ``tensor=True`` the copies are a tensor
+    environment (``rlgraph.envs.TENSOR_ENV_IDS``) stepped as one program by ``backend``
+    (``"candle"`` or ``"tch"``) on ``device`` (``"cpu"``, ``"cuda:0"``), their start states
+    drawn from ``seed``; each step's results come back as numpy arrays.
+    """
     if not isinstance(id, str):
         raise TypeError(f"id: expected an environment id (str), got {type(id).__name__}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs: expected a whole number >= 1, got {num_envs!r}")
-    return RustVectorEnv(id, num_envs, threads)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
+    if tensor:
+        if threads:
+            raise ValueError("threads: tensor copies step as one program; threads is for native copies")
+        return RustVectorEnv(id, num_envs, TensorVectorEnv(id, num_envs, backend, device, seed))
+    if backend != "candle" or device != "cpu":
+        raise ValueError(f"backend, device: only tensor copies (tensor=True) run on a backend, got {backend!r} on {device!r}")
+    return RustVectorEnv(id, num_envs, NativeVectorEnv(id, num_envs, threads))
 
 
-__all__ = ["ENV_IDS", "RustVectorEnv", "make_vec"]
+__all__ = ["ENV_IDS", "TENSOR_ENV_IDS", "RustVectorEnv", "make_vec"]
