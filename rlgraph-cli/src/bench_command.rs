@@ -336,7 +336,8 @@ fn run_one<B: Backend>(
         let before = curve.len();
         // The checkpoint's rounds come first: a resumed run's curve continues its own.
         for e in p.evaluations.get(curve.len()..).unwrap_or_default() {
-            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(10)..];
+            // The last 100 episodes: the moving average papers plot for training returns.
+            let recent = &p.episode_rewards[p.episode_rewards.len().saturating_sub(100)..];
             let train_return = match recent.len() {
                 0 => f64::NAN,
                 n => recent.iter().sum::<f64>() / n as f64,

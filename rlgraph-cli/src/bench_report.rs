@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::bench_suite::{Row, Suite};
+use crate::bench_suite::{Measure, Row, Suite};
 
 /// One evaluation round of a run: when, and the returns then.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -13,7 +13,8 @@ pub struct CurvePoint {
     pub step: u64,
     /// Wall seconds of training so far.
     pub seconds: f64,
-    /// The mean training return of the last 10 episodes (NaN before the first).
+    /// The mean training return of the last 100 episodes (of all, before the 100th; NaN
+    /// before the first).
     pub train_return: f64,
     /// The greedy evaluation round's mean return.
     pub eval_return: f64,
@@ -43,11 +44,14 @@ pub struct RowSummary {
     pub paused: usize,
     /// The mean and sample standard deviation over seeds of the last evaluation's return.
     pub final_return: Option<(f64, f64)>,
-    /// Seeds whose greedy return reached the threshold, with the mean steps and seconds they
-    /// took.
+    /// The same of the training return (last 100 episodes) at the last evaluation.
+    pub final_training: Option<(f64, f64)>,
+    /// Seeds whose return in the row's measure reached the threshold, with the mean steps and
+    /// seconds they took.
     pub solved: Option<(usize, f64, f64)>,
-    /// The final mean is at least the published mean minus one published standard deviation
-    /// (`None` without a published result, or for runs cut short by a budget).
+    /// The final mean in the row's measure is at least the published mean minus one published
+    /// standard deviation (`None` without a published result, or for runs cut short by a
+    /// budget).
     pub matches: Option<bool>,
 }
 
@@ -71,12 +75,26 @@ fn curves(runs: &[RunResult]) -> Vec<&Vec<CurvePoint>> {
 /// budget (otherwise nothing is matched against the published result).
 pub fn summarize(row: &Row, runs: &[RunResult], comparable: bool) -> RowSummary {
     let curves = curves(runs);
-    let finals: Vec<f64> = curves.iter().filter_map(|c| c.last()).map(|p| p.eval_return).collect();
-    let final_return = (!finals.is_empty()).then(|| mean_std(&finals));
+    let finals = |of: fn(&CurvePoint) -> f64| -> Option<(f64, f64)> {
+        let xs: Vec<f64> = curves
+            .iter()
+            .filter_map(|c| c.last())
+            .map(of)
+            .filter(|x| !x.is_nan())
+            .collect();
+        (!xs.is_empty()).then(|| mean_std(&xs))
+    };
+    let greedy: fn(&CurvePoint) -> f64 = |p| p.eval_return;
+    let training: fn(&CurvePoint) -> f64 = |p| p.train_return;
+    let measured = match row.measure {
+        Measure::Greedy => greedy,
+        Measure::Training => training,
+    };
+    let (final_return, final_training) = (finals(greedy), finals(training));
     let solved = row.threshold.map(|t| {
         let hits: Vec<&CurvePoint> = curves
             .iter()
-            .filter_map(|c| c.iter().find(|p| p.eval_return >= t))
+            .filter_map(|c| c.iter().find(|p| measured(p) >= t))
             .collect();
         let steps: Vec<f64> = hits.iter().map(|p| p.step as f64).collect();
         let seconds: Vec<f64> = hits.iter().map(|p| p.seconds).collect();
@@ -85,7 +103,7 @@ pub fn summarize(row: &Row, runs: &[RunResult], comparable: bool) -> RowSummary 
     // A paused run's last round is not its final one.
     let paused = runs.iter().filter(|r| r.paused_at.is_some()).count();
     let comparable = comparable && paused == 0;
-    let matches = match (&row.published, final_return, comparable) {
+    let matches = match (&row.published, finals(measured), comparable) {
         (Some(p), Some((mean, _)), true) => Some(mean >= p.mean - p.std),
         _ => None,
     };
@@ -94,6 +112,7 @@ pub fn summarize(row: &Row, runs: &[RunResult], comparable: bool) -> RowSummary 
         finished: (curves.len(), runs.len()),
         paused,
         final_return,
+        final_training,
         solved,
         matches,
     }
@@ -317,7 +336,8 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
     }
     s.push_str(
         "<table><tr><th>row</th><th>environment</th><th>steps</th><th>runs</th><th>final greedy return (mean ± sample std over seeds)</th>\
-         <th>threshold</th><th>reached (seeds; mean steps, seconds)</th><th>published</th><th>matches</th></tr>",
+         <th>final training return (last 100 episodes)</th><th>threshold (measure)</th><th>reached (seeds; mean steps, seconds)</th>\
+         <th>published</th><th>matches</th></tr>",
     );
     for (row, runs) in suite.rows.iter().zip(results) {
         let m = summarize(row, runs, context.budget.is_none());
@@ -337,13 +357,20 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
         };
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.name),
             escape(&row.env),
             runs.first().map_or(row.timesteps, |r| r.steps),
             runs_cell,
             fmt(m.final_return),
-            row.threshold.map_or("-".into(), |t| format!("{t}")),
+            fmt(m.final_training),
+            row.threshold.map_or("-".into(), |t| {
+                let measure = match row.measure {
+                    Measure::Greedy => "greedy",
+                    Measure::Training => "training",
+                };
+                format!("{t} ({measure})")
+            }),
             reached,
             published,
             matches
@@ -390,6 +417,7 @@ mod tests {
                 std: 10.0,
                 source: "somewhere".into(),
             }),
+            measure: Measure::Greedy,
         }
     }
 
@@ -452,6 +480,36 @@ mod tests {
         paused[1].paused_at = Some(300);
         let m = summarize(&row(), &paused, true);
         assert_eq!((m.paused, m.matches), (1, None));
+    }
+
+    #[test]
+    fn a_training_measure_row_is_held_to_the_training_returns() {
+        // The same greedy rounds, with training returns beside them: the row's threshold
+        // and published result now read the training column, the greedy one stays reported.
+        let with_training = |seed: u64, greedy: &[f64], training: &[f64]| {
+            let mut r = run(seed, greedy);
+            if let Ok(curve) = &mut r.outcome {
+                for (p, &t) in curve.iter_mut().zip(training) {
+                    p.train_return = t;
+                }
+            }
+            r
+        };
+        let runs = vec![
+            with_training(0, &[10.0, 100.0, 110.0], &[5.0, 90.0, 101.0]),
+            with_training(1, &[20.0, 50.0, 130.0], &[f64::NAN, 40.0, 99.0]),
+        ];
+        let mut training = row();
+        training.measure = Measure::Training;
+        let m = summarize(&training, &runs, true);
+        assert_eq!(m.final_return, Some((120.0, 200f64.sqrt())));
+        // Finals 101 and 99: mean 100, sample std sqrt((1 + 1) / 1).
+        assert_eq!(m.final_training, Some((100.0, 2f64.sqrt())));
+        // Only seed 0 reaches 100 in training, at its third round (step 300, 3 s).
+        assert_eq!(m.solved, Some((1, 300.0, 3.0)));
+        // 100 < 120 - 10 in training, where the greedy 120 would have matched.
+        assert_eq!(m.matches, Some(false));
+        assert_eq!(summarize(&row(), &runs, true).matches, Some(true));
     }
 
     #[test]

@@ -53,6 +53,21 @@ pub struct Row {
     pub threshold: Option<f64>,
     /// The published result this row is held against.
     pub published: Option<Published>,
+    /// Which return `threshold` and `published` are in.
+    #[serde(default)]
+    pub measure: Measure,
+}
+
+/// Which return a row is held against.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// The greedy evaluation rounds' mean return.
+    #[default]
+    Greedy,
+    /// The mean return of the last 100 training episodes at each round: the measure of
+    /// papers that publish training curves (MinAtar's among them).
+    Training,
 }
 
 impl Row {
