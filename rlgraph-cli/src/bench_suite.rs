@@ -27,8 +27,9 @@ pub struct Suite {
 pub struct Row {
     /// The row's name (unique in its suite; names the run directories).
     pub name: String,
-    /// The agent config (RLgraph's JSON format), relative to the working directory (the
-    /// shipped suites name paths from the repository's root).
+    /// The agent config (RLgraph's JSON format). A relative path is looked up beside the
+    /// suite file first, then from the working directory (the shipped suites name paths from
+    /// the repository's root); [`Suite::load`] leaves the path that exists.
     pub config: PathBuf,
     /// The environment id.
     pub env: String,
@@ -114,6 +115,7 @@ impl Suite {
         let mut suite: Suite =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a benchmark suite: {e}", path.display()))?;
         suite.check(&path)?;
+        suite.find_configs(&path)?;
         if let Some(only) = only {
             let names: Vec<&str> = suite.rows.iter().map(|r| r.name.as_str()).collect();
             if let Some(unknown) = only.iter().find(|n| !names.contains(&n.as_str())) {
@@ -126,6 +128,29 @@ impl Suite {
             suite.rows.retain(|r| only.contains(&r.name));
         }
         Ok(suite)
+    }
+
+    /// Points each row's relative config path at the file beside the suite, where there is
+    /// one, else at the working directory's; a row whose config is in neither is refused.
+    fn find_configs(&mut self, path: &Path) -> Result<(), String> {
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for (i, r) in self.rows.iter_mut().enumerate() {
+            let beside = folder.join(&r.config);
+            if r.config.is_relative() && beside.is_file() {
+                r.config = beside;
+            } else if !r.config.is_file() {
+                let places = match r.config.is_relative() {
+                    true => format!("beside the suite ({}) nor in the working directory", beside.display()),
+                    false => "there".to_string(),
+                };
+                return Err(format!(
+                    "{}: rows[{i}].config: no file {} {places}",
+                    path.display(),
+                    r.config.display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check(&self, path: &Path) -> Result<(), String> {
@@ -192,4 +217,44 @@ pub fn shipped() -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_config_is_found_beside_its_suite_then_in_the_working_directory() {
+        let dir = std::env::temp_dir().join(format!("rlgraph-suite-paths-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("mine")).unwrap();
+        std::fs::write(dir.join("mine/dqn.json"), "{}").unwrap();
+        let row = |name: &str, config: &str| {
+            format!(
+                r#"{{"name": "{name}", "config": "{config}", "env": "CartPole-v1", "timesteps": 10, "seeds": [0], "eval_every": 10, "threshold": null, "published": null}}"#
+            )
+        };
+        // The tests run in the crate's folder: the working directory's configs are its
+        // parent's (the repository root).
+        let shipped = "../configs/benchmarks/classic/dqn-cartpole.json";
+        let suite = dir.join("suite.json");
+        let write = |rows: &[String]| {
+            std::fs::write(
+                &suite,
+                format!(r#"{{"name": "s", "description": "", "rows": [{}]}}"#, rows.join(",")),
+            )
+            .unwrap()
+        };
+        write(&[row("beside", "mine/dqn.json"), row("cwd", shipped)]);
+        let loaded = Suite::load(suite.to_str().unwrap(), None).unwrap();
+        assert_eq!(loaded.rows[0].config, dir.join("mine/dqn.json"));
+        assert_eq!(loaded.rows[1].config, PathBuf::from(shipped));
+        write(&[row("missing", "mine/nope.json")]);
+        let err = Suite::load(suite.to_str().unwrap(), None).unwrap_err();
+        assert!(
+            err.contains("rows[0].config: no file mine/nope.json beside the suite")
+                && err.contains("mine/nope.json) nor in the working directory"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
