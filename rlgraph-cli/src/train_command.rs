@@ -135,10 +135,11 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
     summary["num_envs"] = args.num_envs.into();
     if let Some(dir) = &args.out {
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;
-        // The acting graph for other runtimes, where the exporter can write the agent
-        // (`rlgraph export` says why where it cannot).
-        if let Ok(model) = crate::export_command::onnx_model(&json, &args.env, worker.agent().as_ref()) {
-            write_file(dir, "model.onnx", &model)?;
+        // The acting graph for other runtimes, where the exporter can write the agent; where
+        // it cannot, the run still succeeds and says why there is no model.
+        match crate::export_command::onnx_model(&json, &args.env, worker.agent().as_ref()) {
+            Ok(model) => write_file(dir, "model.onnx", &model)?,
+            Err(why) => crate::output_files::stderr_line(&format!("note: --out: no model.onnx: {why}")),
         }
     }
     Ok(summary.to_string())

@@ -217,6 +217,12 @@ fn what_cannot_be_exported_is_refused_by_name() {
         &run,
     ]);
     assert_eq!(code, 0, "{stderr}");
+    // The run succeeds without the model and says why.
+    assert!(!dir.join("model.onnx").exists());
+    assert!(
+        stderr.contains("note: --out: no model.onnx") && stderr.contains("cannot be exported to ONNX"),
+        "{stderr}"
+    );
     let (code, _, stderr) = rlgraph(&["export", &run]);
     assert_eq!(code, 2);
     assert!(
