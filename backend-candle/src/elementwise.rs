@@ -4,7 +4,7 @@ use candle_core::Tensor;
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::{BinaryOp, Result, UnaryOp};
 
-use crate::{err, fast_tanh, full_like, Candle};
+use crate::{err, fast_relu, fast_tanh, full_like, Candle};
 
 impl ElementwiseOps for Candle {
     #[inline]
@@ -39,7 +39,7 @@ impl ElementwiseOps for Candle {
                 .and_then(|x| x.exp())
                 .and_then(|x| x.affine(1.0, 1.0))
                 .and_then(|x| x.recip()),
-            UnaryOp::Relu => t.relu(),
+            UnaryOp::Relu => fast_relu::apply(t),
         }
         .map_err(err(op.name()))
     }

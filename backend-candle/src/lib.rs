@@ -20,10 +20,12 @@
 
 mod autodiff;
 mod bitwise;
+mod channel_bias;
 mod compare;
 mod conv2d;
 mod cpu_slices;
 mod elementwise;
+mod fast_relu;
 mod fast_tanh;
 mod fused_adam;
 mod gemm_call;

@@ -4,7 +4,7 @@ use candle_core::Tensor;
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::Result;
 
-use crate::{conv2d, err, linear, matmul, Candle};
+use crate::{channel_bias, conv2d, err, linear, matmul, Candle};
 
 impl ModuleOps for Candle {
     #[inline]
@@ -38,6 +38,13 @@ impl ModuleOps for Candle {
             return y.map_err(err("conv2d"));
         }
         x.conv2d(w, padding, stride, 1, 1).map_err(err("conv2d"))
+    }
+    fn conv2d_bias(x: &Tensor, w: &Tensor, b: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
+        let y = Self::conv2d(x, w, stride, padding)?;
+        match channel_bias::apply(&y, b) {
+            Some(out) => out.map_err(err("conv2d_bias")),
+            None => Self::add(&y, &Self::reshape(b, &[1, b.elem_count(), 1, 1])?),
+        }
     }
     fn max_pool2d(x: &Tensor, kernel: usize, stride: usize) -> Result<Tensor> {
         x.max_pool2d_with_stride(kernel, stride).map_err(err("max_pool2d"))

@@ -195,10 +195,10 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
                 // order. CReLU concatenates along the channels, so it runs in NHWC.
                 let elementwise = activation.width_factor() == 1;
                 let y = on_padded_nchw::<B>(xs[0], k, s, padding, 0.0, |x| {
-                    let mut y = B::conv2d(x, ctx.var("kernel")?, s, 0)?;
-                    if use_bias {
-                        y = B::add(&y, &B::reshape(ctx.var("bias")?, &[1, filters, 1, 1])?)?;
-                    }
+                    let mut y = match use_bias {
+                        true => B::conv2d_bias(x, ctx.var("kernel")?, ctx.var("bias")?, s, 0)?,
+                        false => B::conv2d(x, ctx.var("kernel")?, s, 0)?,
+                    };
                     if elementwise {
                         y = activation.apply::<B>(&y)?;
                     }

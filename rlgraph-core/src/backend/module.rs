@@ -1,6 +1,6 @@
 //! `ModuleOps`: the ops of network layers: matrix products, convolution and pooling.
 
-use super::{BackendCore, ElementwiseOps};
+use super::{BackendCore, ElementwiseOps, ShapeOps};
 use crate::error::Result;
 
 /// Linear algebra and convolution, the ops of network layers.
@@ -19,6 +19,26 @@ pub trait ModuleOps: BackendCore {
         Self: ElementwiseOps,
     {
         Self::add(&Self::matmul(x, w)?, b)
+    }
+
+    /// `conv2d(x, w)` plus a bias per output channel (`b` of shape `[O]`, broadcast over each
+    /// map). A backend with a fused kernel (candle's CPU path) adds it and sums its gradient
+    /// per channel in one pass each; by default `conv2d` then `add`.
+    fn conv2d_bias(
+        x: &Self::Tensor,
+        w: &Self::Tensor,
+        b: &Self::Tensor,
+        stride: usize,
+        padding: usize,
+    ) -> Result<Self::Tensor>
+    where
+        Self: ElementwiseOps + ShapeOps,
+    {
+        let channels = Self::shape(b).iter().product();
+        Self::add(
+            &Self::conv2d(x, w, stride, padding)?,
+            &Self::reshape(b, &[1, channels, 1, 1])?,
+        )
     }
 
     /// `tanh(x @ w + b)`, a dense layer with tanh activation. A backend with a fused kernel
