@@ -129,6 +129,8 @@ def test_tensor_copies_are_seeded_and_refuse_bad_input_by_name():
         rlgraph.envs.make_vec("CartPole-v1", 2, tensor=True, backend="jax")
     with pytest.raises(ValueError, match="tensor=True"):
         rlgraph.envs.make_vec("CartPole-v1", 2, device="cuda")
+    with pytest.raises(ValueError, match=r"reset\(seed="):
+        rlgraph.envs.make_vec("CartPole-v1", 2, seed=3)
     pendulum = rlgraph.envs.make_vec("Pendulum-v1", 2, tensor=True)
     pendulum.reset()
     with pytest.raises(ValueError, match=r"actions\[1\]"):

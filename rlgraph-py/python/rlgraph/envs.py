@@ -89,7 +89,7 @@ def make_vec(
     tensor: bool = False,
     backend: str = "candle",
     device: str = "cpu",
-    seed: int = 0,
+    seed: Optional[int] = None,
 ) -> RustVectorEnv:
     """A Gymnasium ``VectorEnv`` of ``num_envs`` copies of environment ``id``.
 
@@ -97,20 +97,23 @@ def make_vec(
     on a thread pool with ``threads``. With ``tensor=True`` the copies are a tensor
     environment (``rlgraph.envs.TENSOR_ENV_IDS``) stepped as one program by ``backend``
     (``"candle"`` or ``"tch"``) on ``device`` (``"cpu"``, ``"cuda:0"``), their start states
-    drawn from ``seed``; each step's results come back as numpy arrays.
+    drawn from ``seed`` (0 by default); each step's results come back as numpy arrays. Native
+    copies take their seed in ``reset(seed=...)``.
     """
     if not isinstance(id, str):
         raise TypeError(f"id: expected an environment id (str), got {type(id).__name__}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs: expected a whole number >= 1, got {num_envs!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
     if tensor:
         if threads:
             raise ValueError("threads: tensor copies step as one program; threads is for native copies")
-        return RustVectorEnv(id, num_envs, TensorVectorEnv(id, num_envs, backend, device, seed))
+        return RustVectorEnv(id, num_envs, TensorVectorEnv(id, num_envs, backend, device, seed or 0))
     if backend != "candle" or device != "cpu":
         raise ValueError(f"backend, device: only tensor copies (tensor=True) run on a backend, got {backend!r} on {device!r}")
+    if seed is not None:
+        raise ValueError("seed: native copies are seeded by reset(seed=...), copy i from seed + i")
     return RustVectorEnv(id, num_envs, NativeVectorEnv(id, num_envs, threads))
 
 
