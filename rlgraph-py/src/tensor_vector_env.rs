@@ -7,9 +7,10 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rlgraph_cli::backend_choice::{on_backend, OnBackend};
+use rlgraph_core::batching::unstack;
 use rlgraph_core::convert::{host_to_value, value_into_host};
 use rlgraph_core::{Backend, Device, HostData, HostTensor};
-use rlgraph_spaces::{Space, Value};
+use rlgraph_spaces::{Array, Space, Value};
 use rlgraph_tensor_envs::TensorEnv;
 
 use crate::values::{from_value, to_value};
@@ -180,49 +181,42 @@ impl TensorVectorEnv {
         host_to_value(host, self.state_space.dtype()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
-    /// `actions` as a host tensor of one action per copy, each checked against the action
-    /// space (the copies clamp rather than refuse, so the check is here).
+    /// `actions` as a host tensor of one action per copy (`[N]` stands for `[N, 1]`), checked
+    /// by the action space (the copies clamp rather than refuse, so the check is here); a
+    /// failure names the first copy whose action does not fit, as for native copies.
     fn actions(&self, actions: &Bound<'_, PyAny>) -> PyResult<HostTensor> {
-        let value = to_value(actions, &self.action_space, "actions")?;
+        let n = self.num_envs;
         let one = self.action_space.shape().unwrap_or(&[]);
+        let value = match to_value(actions, &self.action_space, "actions")? {
+            Value::Float32(a) if one == [1] && a.shape() == [n] => {
+                let (_, data) = a.into_parts();
+                Value::Float32(Array::new([n, 1], data).map_err(|e| PyValueError::new_err(format!("actions: {e}")))?)
+            }
+            v => v,
+        };
         let shape = value.shape().unwrap_or(&[]).to_vec();
-        let fits = shape.first() == Some(&self.num_envs) && (shape[1..] == *one || (one == [1] && shape.len() == 1));
-        if !fits {
+        if shape.first() != Some(&n) || shape[1..] != *one {
             return Err(PyValueError::new_err(format!(
-                "actions: expected one per copy, shape [{}{}], got {shape:?}",
-                self.num_envs,
+                "actions: expected one per copy, shape [{n}{}], got {shape:?}",
                 one.iter().map(|d| format!(", {d}")).collect::<String>()
             )));
         }
-        let host = value_into_host(value).map_err(|e| PyValueError::new_err(format!("actions: {e}")))?;
-        if let Some((i, x)) = outside(&host.data, &self.action_space, host.data.len() / self.num_envs) {
-            return Err(PyValueError::new_err(format!(
-                "actions[{i}]: {x} does not fit the action space {}",
-                self.action_space.describe()
-            )));
+        if let Err(whole) = self.action_space.with_batch_rank(true).check(&value) {
+            let rows = unstack(&value).map_err(|e| PyValueError::new_err(format!("actions: {e}")))?;
+            let first = rows
+                .iter()
+                .enumerate()
+                .find_map(|(i, a)| self.action_space.check(a).err().map(|e| (i, e)));
+            return Err(PyValueError::new_err(match first {
+                Some((i, e)) => format!(
+                    "actions[{i}]: {e}; the action space is {}",
+                    self.action_space.describe()
+                ),
+                None => format!("actions: {whole}"),
+            }));
         }
-        Ok(host)
+        value_into_host(value).map_err(|e| PyValueError::new_err(format!("actions: {e}")))
     }
-}
-
-/// The first action (copy and value) outside `space`'s bounds, `width` values per copy.
-fn outside(data: &HostData, space: &Space, width: usize) -> Option<(usize, f64)> {
-    let values = data.to_f64();
-    let out = |j: usize, x: f64| -> bool {
-        match space {
-            Space::Int(b) => b.low().is_some_and(|l| x < l as f64) || b.high().is_some_and(|h| x >= h as f64),
-            Space::Float(b) => {
-                let (low, high) = b.bounds_of(j % width.max(1));
-                !(low..=high).contains(&x)
-            }
-            _ => false,
-        }
-    };
-    values
-        .iter()
-        .enumerate()
-        .find(|&(j, &x)| out(j, x))
-        .map(|(j, &x)| (j / width.max(1), x))
 }
 
 /// Rows `which` of `all` (its first dimension), in that order.
