@@ -6,19 +6,10 @@ use serde_json::{json, Map, Value as Json};
 
 use rlgraph_core::{Backend, Component, CoreError, Result};
 
+use crate::spec_keys;
 use crate::layer_registry::{component_from_spec, layers_from_spec, network_layers};
 use crate::network::neural_network;
 use crate::spec::Spec;
-
-/// The keys an action adapter spec takes.
-const ADAPTER_KEYS: [&str; 6] = [
-    "pre_network_spec",
-    "weights_spec",
-    "biases_spec",
-    "activation",
-    "activation_params",
-    "scope",
-];
 
 /// An `action_adapter_spec` and where it was written (`config.policy_spec.action_adapter_spec`
 /// in an agent config), so its errors name the place.
@@ -92,7 +83,7 @@ pub fn action_adapter<B: Backend>(name: &str, units: usize, adapter: Option<&Ada
         });
     }
     let s = Spec::new(spec, at)?;
-    s.only(&ADAPTER_KEYS)?;
+    s.only(spec_keys::ACTION_ADAPTER.keys)?;
     // The action layer is an ordinary dense spec, so it reads its keys as every dense does.
     let mut layer = json!({"type": "dense", "units": units, "activation": "linear"});
     for key in ["weights_spec", "biases_spec", "activation", "activation_params"] {
@@ -119,5 +110,5 @@ pub fn action_adapter<B: Backend>(name: &str, units: usize, adapter: Option<&Ada
 /// container actions) rather than one adapter spec.
 pub fn is_keyed(spec: &Json) -> bool {
     spec.as_object()
-        .is_some_and(|o| !o.is_empty() && o.keys().all(|k| k != "type" && !ADAPTER_KEYS.contains(&k.as_str())))
+        .is_some_and(|o| !o.is_empty() && o.keys().all(|k| k != "type" && !spec_keys::ACTION_ADAPTER.keys.contains(&k.as_str())))
 }

@@ -9,6 +9,7 @@ use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
 use rlgraph_core::spaces::Space;
 
+use crate::spec_keys;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
@@ -123,7 +124,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
     }
     match normalize_type(kind).as_str() {
         "dense" | "denselayer" => {
-            s.only(&[&["units", "scope"][..], &LAYER_KEYS].concat())?;
+            s.only(spec_keys::DENSE.keys)?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = DenseSpec {
                 units: s.positive("units")?,
@@ -136,7 +137,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
         }
         "lstm" | "lstmlayer" => Ok(lstm(s.str_or("scope", "lstm")?, lstm_settings(&s)?)),
         "neuralnetwork" | "network" => {
-            s.only(&["layers", "scope", "num_inputs"])?;
+            s.only(spec_keys::NEURAL_NETWORK.keys)?;
             let num_inputs = s.usize_or("num_inputs", 1)?;
             match s.get("layers") {
                 Some(Json::Array(layers)) => {
@@ -155,6 +156,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             }
         }
         "constantdecay" | "lineardecay" | "polynomialdecay" | "exponentialdecay" | "timedependentparameter" => {
+            s.only(spec_keys::DECAY.keys)?;
             let mut copy = spec.clone();
             let scope = copy
                 .as_object_mut()
@@ -163,13 +165,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             Ok(TimeDependent::parse(&copy, at)?.component(scope.as_deref().unwrap_or("time-dependent-parameter")))
         }
         "conv2d" | "conv2dlayer" => {
-            s.only(
-                &[
-                    &["filters", "kernel_size", "strides", "padding", "kernel_spec", "scope"][..],
-                    &LAYER_KEYS,
-                ]
-                .concat(),
-            )?;
+            s.only(spec_keys::CONV2D.keys)?;
             let (activation, use_bias, weights, biases) = layer_settings(&s)?;
             let spec = Conv2dSpec {
                 filters: s.positive("filters")?,
@@ -184,7 +180,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             Ok(conv2d(s.str_or("scope", "conv2d")?, spec))
         }
         "maxpool2d" | "maxpooling2d" | "maxpool2dlayer" => {
-            s.only(&["pool_size", "strides", "padding", "scope"])?;
+            s.only(spec_keys::MAX_POOL2D.keys)?;
             let pool = s.positive("pool_size")?;
             Ok(max_pool2d(
                 s.str_or("scope", "max-pool2d")?,
@@ -195,14 +191,14 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
         }
         "reshape" => {
             if s.bool_or("fold_time_rank", false)? {
-                s.only(&["fold_time_rank", "scope"])?;
+                s.only(spec_keys::RESHAPE_FOLD.keys)?;
                 return Ok(fold_time_rank(s.str_or("scope", "fold-time-rank")?));
             }
             if s.bool_or("unfold_time_rank", false)? {
-                s.only(&["unfold_time_rank", "scope"])?;
+                s.only(spec_keys::RESHAPE_UNFOLD.keys)?;
                 return Ok(unfold_time_rank(s.str_or("scope", "unfold-time-rank")?));
             }
-            s.only(&["flatten", "flatten_categories", "new_shape", "scope"])?;
+            s.only(spec_keys::RESHAPE.keys)?;
             let flatten = s.bool_or("flatten", false)?;
             // RLgraph's default is true, and it only matters when flattening.
             let categories = match s.get("flatten_categories") {
@@ -254,7 +250,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             reason: format!("a {kind} is a component of its own, not a layer of a network or utility"),
         }),
         "epsilonexploration" | "exploration" => {
-            s.only(&["epsilon_spec", "decay_spec", "scope"])?;
+            s.only(spec_keys::EPSILON_EXPLORATION.keys)?;
             let decay = match (s.get("epsilon_spec"), s.get("decay_spec")) {
                 (Some(e), _) => e.get("decay_spec").ok_or_else(|| CoreError::Config {
                     at: s.at("epsilon_spec"),
@@ -281,7 +277,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             epsilon_exploration(s.str_or("scope", "exploration")?, schedule, action_space)
         }
         "gaussiannoise" => {
-            s.only(&["mean", "stddev", "scope"])?;
+            s.only(spec_keys::GAUSSIAN_NOISE.keys)?;
             Ok(gaussian_noise(
                 s.str_or("scope", "gaussian-noise")?,
                 s.f64_or("mean", 0.0)?,
@@ -289,7 +285,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             ))
         }
         "sgd" | "adam" | "rmsprop" | "adagrad" | "sgdoptimizer" | "adamoptimizer" | "rmspropoptimizer"
-        | "adagradoptimizer" | "adadelta" | "adadeltaoptimizer" => Ok(optimizer(
+        | "adagradoptimizer" | "adadelta" | "adadeltaoptimizer" | "gradientdescent" | "gradientdescentoptimizer" => Ok(optimizer(
             s.str_or("scope", "optimizer")?,
             OptimizerSpec::parse(spec, at)?,
         )),
@@ -314,15 +310,6 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
         }),
     }
 }
-
-/// The spec keys `layer_settings` reads.
-const LAYER_KEYS: [&str; 5] = [
-    "activation",
-    "activation_params",
-    "use_bias",
-    "weights_spec",
-    "biases_spec",
-];
 
 /// A list of non-negative integer dimensions, if `v` is one.
 fn dimensions(v: &Json) -> Option<Vec<usize>> {
@@ -418,19 +405,7 @@ pub fn lstm_spec(spec: &Json, at: &str) -> Result<LstmSpec> {
 }
 
 fn lstm_settings(s: &Spec<'_>) -> Result<LstmSpec> {
-    s.only(&[
-        "units",
-        "forget_bias",
-        "return_sequences",
-        "time_major",
-        "use_peepholes",
-        "cell_clip",
-        "static_loop",
-        "parallel_iterations",
-        "swap_inputs",
-        "stateful_batch_size",
-        "scope",
-    ])?;
+    s.only(spec_keys::LSTM.keys)?;
     for (key, ok) in [
         ("use_peepholes", !s.bool_or("use_peepholes", false)?),
         ("cell_clip", s.get("cell_clip").is_none_or(Json::is_null)),

@@ -47,6 +47,7 @@ pub mod preprocessors;
 pub mod registry;
 pub mod registry_utilities;
 pub mod spec;
+pub mod spec_keys;
 pub mod special_functions;
 pub mod stateful_preprocessors;
 pub mod synchronizable;

@@ -17,6 +17,7 @@ use rlgraph_core::{
 };
 use rlgraph_memories::{FifoQueue, PrioritizedReplay, ReplayMemory, RingBuffer};
 
+use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
 
 /// Which memory a component holds, with its settings.
@@ -288,14 +289,15 @@ pub(crate) fn memory_from_spec<B: Backend>(
         let s = Spec::new(spec, at)?;
         let memory = match memory {
             MemoryKind::Prioritized { alpha, beta } => {
-                s.only(&["capacity", "alpha", "beta", "scope"])?;
+                s.only(spec_keys::PRIORITIZED_REPLAY.keys)?;
                 MemoryKind::Prioritized {
                     alpha: s.f64_or("alpha", alpha)?,
                     beta: s.f64_or("beta", beta)?,
                 }
             }
             other => {
-                s.only(&["capacity", "scope"])?;
+                // Every memory without priorities takes the same keys.
+                s.only(spec_keys::REPLAY_MEMORY.keys)?;
                 other
             }
         };

@@ -14,6 +14,7 @@ use rlgraph_core::{
     VarDecl,
 };
 
+use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
 use crate::synchronizable::handles;
 use crate::time_dependent::TimeDependent;
@@ -102,15 +103,13 @@ impl OptimizerSpec {
             )?,
             None => TimeDependent::Constant(0.001),
         };
-        let common = ["learning_rate", "clip_grad_norm", "scope"];
-        let keys = |extra: &[&'static str]| -> Vec<&'static str> { common.iter().chain(extra).copied().collect() };
         let rule = match normalize_type(kind).trim_end_matches("optimizer") {
             "sgd" | "gradientdescent" => {
-                s.only(&keys(&[]))?;
+                s.only(spec_keys::SGD.keys)?;
                 Rule::Sgd
             }
             "adam" => {
-                s.only(&keys(&["beta1", "beta2", "epsilon", "beta_1", "beta_2"]))?;
+                s.only(spec_keys::ADAM.keys)?;
                 Rule::Adam {
                     beta1: s.f64_or("beta1", s.f64_or("beta_1", 0.9)?)?,
                     beta2: s.f64_or("beta2", s.f64_or("beta_2", 0.999)?)?,
@@ -118,7 +117,7 @@ impl OptimizerSpec {
                 }
             }
             "rmsprop" => {
-                s.only(&keys(&["decay", "alpha", "epsilon", "centered", "momentum"]))?;
+                s.only(spec_keys::RMSPROP.keys)?;
                 if s.get("decay").is_some() && s.get("alpha").is_some() {
                     return Err(CoreError::Config {
                         at: s.at("alpha"),
@@ -141,14 +140,14 @@ impl OptimizerSpec {
                 }
             }
             "adagrad" => {
-                s.only(&keys(&["initial_accumulator_value", "epsilon"]))?;
+                s.only(spec_keys::ADAGRAD.keys)?;
                 Rule::Adagrad {
                     initial_accumulator: s.f64_or("initial_accumulator_value", 0.0)?,
                     epsilon: s.f64_or("epsilon", 1e-10)?,
                 }
             }
             "adadelta" => {
-                s.only(&keys(&["rho", "epsilon"]))?;
+                s.only(spec_keys::ADADELTA.keys)?;
                 // TensorFlow's defaults, which RLgraph configs were written against.
                 Rule::Adadelta {
                     rho: s.f64_or("rho", 0.95)?,

@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 use rlgraph_core::spaces::{BoolBox, Dtype, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Param, Result};
 
+use crate::spec_keys;
 use crate::image_preprocessors::{
     grayscale, image_binary, image_crop, image_resize, transpose, Interpolation, GRAYSCALE_WEIGHTS,
 };
@@ -198,7 +199,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
         let scope = |d: &'static str| s.str_or("scope", d);
         Ok(Some(match normalize_type(kind).as_str() {
             "clip" => {
-                s.only(&["min", "max", "scope"])?;
+                s.only(spec_keys::CLIP.keys)?;
                 let (min, max) = (s.f64_or("min", f64::NEG_INFINITY)?, s.f64_or("max", f64::INFINITY)?);
                 if min > max {
                     return Err(CoreError::Config {
@@ -209,7 +210,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 clip(scope("clip")?, min, max)
             }
             "divide" => {
-                s.only(&["divisor", "scope"])?;
+                s.only(spec_keys::DIVIDE.keys)?;
                 let divisor = s.f64_or("divisor", 1.0)?;
                 if divisor == 0.0 {
                     return Err(CoreError::Config {
@@ -220,19 +221,19 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 divide(scope("divide")?, divisor)
             }
             "multiply" => {
-                s.only(&["factor", "scope"])?;
+                s.only(spec_keys::MULTIPLY.keys)?;
                 multiply(scope("multiply")?, s.f64_or("factor", 1.0)?)
             }
             "normalize" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::NORMALIZE.keys)?;
                 normalize(scope("normalize")?)
             }
             "roundtouint8" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::ROUND_TO_UINT8.keys)?;
                 round_to_uint8(scope("round-to-uint8")?)
             }
             "grayscale" => {
-                s.only(&["keep_rank", "weights", "scope"])?;
+                s.only(spec_keys::GRAYSCALE.keys)?;
                 let weights = match s.get("weights") {
                     None | Some(Json::Null) => GRAYSCALE_WEIGHTS.to_vec(),
                     Some(w) => w
@@ -247,7 +248,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 grayscale(scope("grayscale")?, weights, s.bool_or("keep_rank", false)?)
             }
             "imagecrop" => {
-                s.only(&["x", "y", "width", "height", "scope"])?;
+                s.only(spec_keys::IMAGE_CROP.keys)?;
                 image_crop(
                     scope("image-crop")?,
                     s.usize_or("x", 0)?,
@@ -257,7 +258,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 )
             }
             "imageresize" => {
-                s.only(&["width", "height", "interpolation", "scope"])?;
+                s.only(spec_keys::IMAGE_RESIZE.keys)?;
                 let name = s.str_or("interpolation", "area")?;
                 let how = Interpolation::parse(name).ok_or_else(|| CoreError::Config {
                     at: s.at("interpolation"),
@@ -268,7 +269,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 image_resize(scope("image-resize")?, s.positive("width")?, s.positive("height")?, how)
             }
             "imagebinary" => {
-                s.only(&["threshold", "keep_rank", "scope"])?;
+                s.only(spec_keys::IMAGE_BINARY.keys)?;
                 image_binary(
                     scope("image-binary")?,
                     s.f64_or("threshold", 0.0)?,
@@ -276,7 +277,7 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 )
             }
             "transpose" => {
-                s.only(&["perm", "scope"])?;
+                s.only(spec_keys::TRANSPOSE.keys)?;
                 let perm = match s.get("perm") {
                     None => None,
                     Some(p) => Some(
@@ -291,11 +292,11 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 transpose(scope("transpose")?, perm)
             }
             "movingstandardize" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::MOVING_STANDARDIZE.keys)?;
                 moving_standardize(scope("moving-standardize")?)
             }
             "sequence" => {
-                s.only(&["sequence_length", "batch_size", "add_rank", "scope"])?;
+                s.only(spec_keys::SEQUENCE.keys)?;
                 sequence(
                     scope("sequence")?,
                     s.usize_or("sequence_length", 2)?,
@@ -304,11 +305,11 @@ pub fn preprocessor_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> 
                 )
             }
             "concat" | "concatleaves" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::CONCAT_LEAVES.keys)?;
                 concat_leaves(scope("concat")?)
             }
             "converttype" => {
-                s.only(&["to_dtype", "scope"])?;
+                s.only(spec_keys::CONVERT_TYPE.keys)?;
                 let name = s.str_or("to_dtype", "float")?;
                 let to = Dtype::parse(name).ok_or_else(|| CoreError::Config {
                     at: s.at("to_dtype"),

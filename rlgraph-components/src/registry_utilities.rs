@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
+use crate::spec_keys;
 use crate::activation::Activation;
 use crate::common::{container_merger, container_splitter, slice, softmax};
 use crate::distributions::{distribution, Kind};
@@ -68,7 +69,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
     }
     Ok(Some(match kind {
         "concat" | "concatlayer" => {
-            s.only(&["axis", "num_inputs", "scope"])?;
+            s.only(spec_keys::CONCAT.keys)?;
             // RLgraph's default axis; the only one the layer's shape inference covers here.
             if !matches!(s.get("axis"), None | Some(Json::Null)) && s.get("axis").and_then(Json::as_i64) != Some(-1) {
                 return Err(bad(
@@ -79,7 +80,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             concat(scope("concat-layer")?, s.usize_or("num_inputs", 2)?.max(1))
         }
         "residual" | "residuallayer" => {
-            s.only(&["residual_unit", "repeats", "activation", "activation_params", "scope"])?;
+            s.only(spec_keys::RESIDUAL.keys)?;
             let unit = s
                 .get("residual_unit")
                 .ok_or_else(|| bad("residual_unit", "missing; the layer (or layers) to repeat".into()))?;
@@ -102,15 +103,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             )
         }
         "embedding" | "embeddinglookup" | "embeddinglookuplayer" => {
-            s.only(&[
-                "embed_dim",
-                "vocab_size",
-                "initializer_spec",
-                "partition_strategy",
-                "trainable",
-                "pad_empty",
-                "scope",
-            ])?;
+            s.only(spec_keys::EMBEDDING.keys)?;
             let vocab = s.positive("vocab_size")?;
             let dim = s.positive("embed_dim")?;
             // Partitioning only matters to TensorFlow's sharded variables.
@@ -138,7 +131,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             embedding(scope("embedding-lookup")?, vocab, dim, init)
         }
         "localresponsenormalization" | "localresponsenormalizationlayer" => {
-            s.only(&["depth_radius", "bias", "alpha", "beta", "scope"])?;
+            s.only(spec_keys::LOCAL_RESPONSE_NORMALIZATION.keys)?;
             let d = LrnSpec::default();
             let spec = LrnSpec {
                 depth_radius: s.usize_or("depth_radius", d.depth_radius)?,
@@ -155,11 +148,11 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             local_response_norm(scope("local-response-normalization")?, spec)
         }
         "softmax" => {
-            s.only(&["scope"])?;
+            s.only(spec_keys::SOFTMAX.keys)?;
             softmax(scope("softmax")?)
         }
         "slice" => {
-            s.only(&["squeeze", "scope"])?;
+            s.only(spec_keys::SLICE.keys)?;
             if s.bool_or("squeeze", false)? {
                 return Err(bad(
                     "squeeze",
@@ -169,17 +162,17 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             slice(scope("slice")?)
         }
         "containersplitter" => {
-            s.only(&["output_order", "_args", "scope"])?;
+            s.only(spec_keys::CONTAINER_SPLITTER.keys)?;
             let key = key_or_args(&s, "output_order");
             container_splitter(scope("container-splitter")?, names(&s, key)?)
         }
         "containermerger" => {
-            s.only(&["input_names", "_args", "scope"])?;
+            s.only(spec_keys::CONTAINER_MERGER.keys)?;
             let key = key_or_args(&s, "input_names");
             container_merger(scope("container-merger")?, names(&s, key)?)
         }
         "synchronizable" => {
-            s.only(&["sync_tau", "scope"])?;
+            s.only(spec_keys::SYNCHRONIZABLE.keys)?;
             let tau = s.f64_or("sync_tau", 1.0)?;
             if !(tau > 0.0 && tau <= 1.0) {
                 return Err(bad(
@@ -190,7 +183,7 @@ fn build<B: Backend>(kind: &str, spec: &Json, at: &str, nested: Nested<B>) -> Re
             synchronizable(scope("synchronizable")?, tau)
         }
         "preprocessorstack" => {
-            s.only(&["preprocessors", "_args", "scope"])?;
+            s.only(spec_keys::PREPROCESSOR_STACK.keys)?;
             let key = key_or_args(&s, "preprocessors");
             let list = s
                 .get(key)
@@ -237,29 +230,29 @@ fn distribution_kind(kind: &str) -> Option<KindFromSpec> {
     let base = kind.strip_suffix("distribution").unwrap_or(kind);
     let make: KindFromSpec = match base {
         "categorical" => |s| {
-            s.only(&["scope"])?;
+            s.only(spec_keys::CATEGORICAL.keys)?;
             Ok(Kind::Categorical)
         },
         "bernoulli" => |s| {
-            s.only(&["scope"])?;
+            s.only(spec_keys::BERNOULLI.keys)?;
             Ok(Kind::Bernoulli)
         },
         "normal" => |s| {
-            s.only(&["scope"])?;
+            s.only(spec_keys::NORMAL.keys)?;
             Ok(Kind::Normal)
         },
         "beta" => |s| {
-            s.only(&["low", "high", "scope"])?;
+            s.only(spec_keys::BETA.keys)?;
             let (low, high) = bounds(s, 0.0, 1.0)?;
             Ok(Kind::Beta { low, high })
         },
         "squashednormal" => |s| {
-            s.only(&["low", "high", "scope"])?;
+            s.only(spec_keys::SQUASHED_NORMAL.keys)?;
             let (low, high) = bounds(s, -1.0, 1.0)?;
             Ok(Kind::SquashedNormal { low, high })
         },
         "gumbelsoftmax" => |s| {
-            s.only(&["temperature", "scope"])?;
+            s.only(spec_keys::GUMBEL_SOFTMAX.keys)?;
             let temperature = s.positive_f64_or("temperature", 1.0)?;
             Ok(Kind::GumbelSoftmax { temperature })
         },

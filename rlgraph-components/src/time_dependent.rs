@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result};
 
+use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
 
 /// A schedule over the time percentage `t` (clamped into `[0, 1]`).
@@ -144,20 +145,7 @@ impl TimeDependent {
                 let s = Spec::new(spec, at)?;
                 // `max_time_steps` and `resolution` only matter to RLgraph's TensorFlow global
                 // step; here the caller always passes the time percentage (or none: the start).
-                s.only(&[
-                    "from",
-                    "to",
-                    "from_",
-                    "to_",
-                    "power",
-                    "decay_rate",
-                    "constant_value",
-                    "value",
-                    "max_time_steps",
-                    "resolution",
-                    "end_time_percentage",
-                    "start_time_percentage",
-                ])?;
+                s.only(spec_keys::SCHEDULE.keys)?;
                 let written = s.str_or("type", "constant")?;
                 let kind = normalize_type(written);
                 let from = s.f64_or("from", s.f64_or("from_", 1.0)?)?;

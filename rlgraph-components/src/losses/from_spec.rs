@@ -9,6 +9,7 @@ use super::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
     ActorCriticLossSpec, ContainerLoss, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
+use crate::spec_keys;
 use crate::helpers::{gae, sequence_helper, v_trace};
 use crate::spec::{normalize_type, Spec};
 
@@ -35,16 +36,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
         let scope = |d: &'static str| s.str_or("scope", d);
         Ok(Some(match kind.as_str() {
             "dqnloss" => {
-                s.only(&[
-                    "discount",
-                    "double_q",
-                    "huber_loss",
-                    "importance_weights",
-                    "n_step",
-                    "shared_container_action_target",
-                    "container_actions_loss",
-                    "scope",
-                ])?;
+                s.only(spec_keys::DQN_LOSS.keys)?;
                 let d = DqnLossSpec::default();
                 let container_loss = ContainerLoss::parse(
                     s.str_or("container_actions_loss", "average_td")?,
@@ -65,14 +57,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "actorcriticloss" => {
-                s.only(&[
-                    "discount",
-                    "gae_lambda",
-                    "weight_pg",
-                    "weight_vf",
-                    "weight_entropy",
-                    "scope",
-                ])?;
+                s.only(spec_keys::ACTOR_CRITIC_LOSS.keys)?;
                 let d = ActorCriticLossSpec::default();
                 actor_critic_loss(
                     scope("actor-critic-loss-function")?,
@@ -86,14 +71,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "ppoloss" => {
-                s.only(&[
-                    "clip_ratio",
-                    "value_function_clipping",
-                    "standardize_advantages",
-                    "weight_vf",
-                    "weight_entropy",
-                    "scope",
-                ])?;
+                s.only(spec_keys::PPO_LOSS.keys)?;
                 let d = PpoLossSpec::default();
                 let clipping = match s.get("value_function_clipping") {
                     None | Some(Json::Null) => None,
@@ -111,17 +89,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "impalaloss" => {
-                s.only(&[
-                    "discount",
-                    "rho_bar",
-                    "c_bar",
-                    "pg_rho_bar",
-                    "weight_pg",
-                    "weight_vf",
-                    "weight_entropy",
-                    "reward_clipping",
-                    "scope",
-                ])?;
+                s.only(spec_keys::IMPALA_LOSS.keys)?;
                 let d = ImpalaLossSpec::default();
                 let reward_clipping =
                     crate::losses::RewardClipping::parse(s.get("reward_clipping"), &s.at("reward_clipping"))?;
@@ -140,7 +108,7 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "sacloss" => {
-                s.only(&["discount", "initial_alpha", "target_entropy", "scope"])?;
+                s.only(spec_keys::SAC_LOSS.keys)?;
                 let d = SacLossSpec::default();
                 sac_loss(
                     scope("sac-loss-function")?,
@@ -156,15 +124,15 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "categoricalcrossentropyloss" | "crossentropyloss" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::CROSS_ENTROPY_LOSS.keys)?;
                 cross_entropy_loss(scope("cross-entropy-loss")?)
             }
             "euclidiandistanceloss" | "euclideandistanceloss" => {
-                s.only(&["scope"])?;
+                s.only(spec_keys::EUCLIDEAN_DISTANCE_LOSS.keys)?;
                 euclidean_distance_loss(scope("euclidean-distance-loss")?)
             }
             "gae" | "generalizedadvantageestimation" => {
-                s.only(&["discount", "gae_lambda", "scope"])?;
+                s.only(spec_keys::GAE.keys)?;
                 gae(
                     scope("generalized-advantage-estimation")?,
                     s.f64_or("discount", 0.99)?,
@@ -172,11 +140,11 @@ pub fn loss_from_spec<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<R
                 )
             }
             "sequencehelper" => {
-                s.only(&["decay", "scope"])?;
+                s.only(spec_keys::SEQUENCE_HELPER.keys)?;
                 sequence_helper(scope("sequence-helper")?, s.f64_or("decay", 1.0)?)
             }
             "vtrace" => {
-                s.only(&["rho_bar", "c_bar", "pg_rho_bar", "scope"])?;
+                s.only(spec_keys::V_TRACE.keys)?;
                 v_trace(
                     scope("v-trace")?,
                     s.f64_or("rho_bar", 1.0)?,
