@@ -5,6 +5,7 @@
 
 use rlgraph_components::{MultiGpuSync, TimeDependent};
 use rlgraph_core::{CoreError, Device, Result, SpecOnly};
+use schemars::JsonSchema;
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 use serde_aux::serde_introspection::serde_introspect;
@@ -30,7 +31,7 @@ pub struct MaskKey {
 
 /// The keys every agent config has, whatever the algorithm: network, preprocessing,
 /// discount, device, optimizer, update schedule and observation buffering.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 pub(crate) struct SharedSpec {
     /// The agent type as written (see [`SharedSpec::kind`]).
     #[serde(rename = "type")]
@@ -38,6 +39,8 @@ pub(crate) struct SharedSpec {
     /// The policy network's layers.
     pub network_spec: Option<Layers>,
     /// The preprocessor specs.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::components")]
     pub preprocessing_spec: Option<Vec<Json>>,
     /// Where Dict states carry their action mask (Gymnasium's convention, `action_mask` by
     /// default).
@@ -53,6 +56,8 @@ pub(crate) struct SharedSpec {
     #[allow(dead_code)] // Read only to refuse the keys inside it.
     pub saver_spec: Option<NoKeys>,
     /// The optimizer, read by `OptimizerSpec::parse` (shared with the component registry).
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::optimizer")]
     pub optimizer_spec: Option<Json>,
     /// The update schedule.
     pub update_spec: Option<UpdateSpecKeys>,
@@ -238,7 +243,8 @@ pub(crate) fn read_config<T: DeserializeOwned>(spec: &Json, kind: &AgentKind) ->
                 .into(),
         ));
     }
-    if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+    // `$schema` names the config schema for editors; it means nothing to the agent.
+    if let Some(key) = map.keys().find(|k| *k != "$schema" && !known.contains(&k.as_str())) {
         return Err(config(
             &format!("config.{key}"),
             format!("not a key of {} config (known: {})", kind.what, known.join(", ")),
@@ -328,7 +334,7 @@ fn unexpected(value: &Json) -> Unexpected<'_> {
 }
 
 /// RLgraph's `execution_spec`: the device, and the device strategy with its GPU settings.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExecutionSpec {
     /// `cpu` or `cuda:N`.
@@ -365,7 +371,7 @@ pub(crate) struct ExecutionSpec {
 }
 
 /// The executors an `execution_spec` may name.
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ExecutorName {
     /// One thread steps the environments and updates (`SingleThreadedWorker`).
@@ -375,7 +381,7 @@ pub(crate) enum ExecutorName {
 }
 
 /// RLgraph's device strategies.
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum DeviceStrategy {
     /// Everything on the default device (or as the device map says).
@@ -385,7 +391,7 @@ pub(crate) enum DeviceStrategy {
 }
 
 /// RLgraph's `execution_spec.gpu_spec`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GpuSpec {
     /// Whether GPUs may be used at all.
@@ -432,12 +438,12 @@ impl<'de> Deserialize<'de> for DeviceName {
 
 /// An object that must be empty: the spec exists in RLgraph but none of its keys is
 /// supported yet.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct NoKeys {}
 
 /// RLgraph's `observe_spec`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ObserveSpec {
     /// RLgraph's per-environment buffer before records reach memory; buffering here is
@@ -450,7 +456,7 @@ pub(crate) struct ObserveSpec {
 }
 
 /// RLgraph's `memory_spec`.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MemorySpec {
     /// The memory type as written.
@@ -463,6 +469,8 @@ pub(crate) struct MemorySpec {
     /// Prioritized replay's importance-weight exponent.
     pub beta: Option<f64>,
     /// Stacked states stored frame by frame (set for frame-stacking preprocessing).
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::frame_stack")]
     pub frame_stack: Option<rlgraph_memories::FrameStack>,
 }
 
@@ -533,3 +541,24 @@ pub fn unused_keys(spec: &Json) -> Vec<(String, &'static str)> {
         .map(|(pointer, why)| (format!("config{}", pointer.replace('/', ".")), *why))
         .collect()
 }
+
+crate::bounded_numbers::inline_schema!(Fraction, "Fraction", {"type": "number", "minimum": 0, "maximum": 1});
+crate::bounded_numbers::inline_schema!(AlwaysTrue, "AlwaysTrue", {"const": true});
+crate::bounded_numbers::inline_schema!(DeviceName, "DeviceName", {
+    "type": "string",
+    "description": "cpu, cuda:N or RLgraph's /device:GPU:N"
+});
+crate::bounded_numbers::inline_schema!(Layers, "Layers", {
+    "anyOf": [
+        {"type": "array", "items": {"$ref": "#/$defs/component"}},
+        {
+            "type": "object",
+            "properties": {
+                "layers": {"type": "array", "items": {"$ref": "#/$defs/component"}},
+                "scope": {"type": "string"}
+            },
+            "required": ["layers"],
+            "additionalProperties": false
+        }
+    ]
+});

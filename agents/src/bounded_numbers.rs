@@ -35,3 +35,25 @@ impl<'de> Deserialize<'de> for Positive {
             .map_err(|_| D::Error::invalid_value(Unexpected::Unsigned(n), &"an integer that fits this machine"))
     }
 }
+
+/// A schema that is `schema` inlined wherever the type is used (a bound, not a definition of
+/// its own).
+macro_rules! inline_schema {
+    ($ty:ty, $name:literal, $schema:tt) => {
+        impl schemars::JsonSchema for $ty {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!($schema)
+            }
+        }
+    };
+}
+pub(crate) use inline_schema;
+
+inline_schema!(PositiveReal, "PositiveReal", {"type": "number", "exclusiveMinimum": 0});
+inline_schema!(Positive, "Positive", {"type": "integer", "minimum": 1});

@@ -24,7 +24,7 @@ use crate::worker_preprocessing::preprocessed_space;
 
 /// How a config asks for its observations to be stored and sent (`frame_storage`, a key of
 /// this project beside RLgraph's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameStorage {
     /// Bytes where the observation is bytes and its preprocessing allows it; else as the

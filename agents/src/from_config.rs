@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 
 use crate::agent::Agent;
 use crate::agent_family::{agent_family, AgentFamily};
+use crate::agent_spec::config;
 use crate::frame_storage::WorkerLayout;
 use crate::normalizer::NormalizeSpec;
 use crate::worker_preprocessing::PreprocessedAgent;
@@ -47,6 +48,27 @@ pub fn build_agent<B: Backend>(
         build_family::<B>(family, &inner, preprocessed, action_space, seed)
     })?;
     Ok(Box::new(agent))
+}
+
+/// Reads `spec` as [`build_agent`] reads it, without spaces or a backend: every key the
+/// agent reads is checked (its path named on error), but nothing is built, so checks that
+/// need the environment's spaces are left to `build_agent`.
+pub fn check_config(spec: &Json) -> Result<()> {
+    let family = agent_family(spec)?;
+    if family != AgentFamily::Random {
+        normalize_spec(spec)?;
+    }
+    let spec = &without_key(spec, "normalize_spec");
+    match family {
+        AgentFamily::Dqn => DqnConfig::parse(spec).map(drop),
+        AgentFamily::PolicyGradient => PgConfig::parse(spec).map(drop),
+        AgentFamily::Sac => SacConfig::parse(spec).map(drop),
+        AgentFamily::Impala => ImpalaConfig::parse(spec).map(drop),
+        AgentFamily::Random => {
+            let two_actions = rlgraph_core::spaces::IntBox::new(2).map_err(|e| config("config", e.to_string()))?;
+            RandomAgent::new(spec, &Space::from(two_actions), 0).map(drop)
+        }
+    }
 }
 
 /// The config's `normalize_spec`, with the discount its reward scaling uses (the config's

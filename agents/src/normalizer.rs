@@ -15,7 +15,7 @@ use crate::agent_spec::config;
 pub(crate) const STATE_NAME: &str = "normalizer";
 
 /// `normalize_spec` as written: each key is optional, with SB3's defaults.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NormalizeSpec {
     /// Standardize observations (default true).

@@ -26,9 +26,24 @@ pub(crate) const KIND: AgentKind = AgentKind {
 /// The format of a random agent's checkpoint.
 const FORMAT: &str = "rlgraph-rs random agent 2";
 
+/// The shared keys a random agent refuses: it learns nothing.
+pub(crate) const LEARNING_KEYS: [&str; 6] = [
+    "network_spec",
+    "preprocessing_spec",
+    "discount",
+    "optimizer_spec",
+    "update_spec",
+    "observe_spec",
+];
+
 /// A random agent has no keys of its own, and of the shared ones it takes only the device.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct RandomKeys {}
+
+/// The schema of this config's own keys (beside the shared ones), for the config schema.
+pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
+    <RandomKeys as schemars::JsonSchema>::json_schema(generator).to_value()
+}
 
 /// An agent that acts uniformly at random (among the valid actions, where states carry an
 /// action mask).
@@ -47,14 +62,7 @@ impl RandomAgent {
         shared.multi_gpu(false)?;
         refuse_given(
             "config",
-            &[
-                ("network_spec", shared.network_spec.is_some()),
-                ("preprocessing_spec", shared.preprocessing_spec.is_some()),
-                ("discount", shared.discount.is_some()),
-                ("optimizer_spec", shared.optimizer_spec.is_some()),
-                ("update_spec", shared.update_spec.is_some()),
-                ("observe_spec", shared.observe_spec.is_some()),
-            ],
+            &LEARNING_KEYS.map(|key| (key, spec.get(key).is_some())),
             "a random agent learns nothing; remove this key",
         )?;
         let update = UpdateSpec {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use crate::bounded_numbers::Positive;
 
 /// What `update_interval` and `steps_before_update` count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpdateMode {
     /// Environment steps, summed over vector copies (RLgraph's `time_steps`).
@@ -49,7 +49,7 @@ impl Default for UpdateSpec {
 }
 
 /// `update_spec` as written: every key optional, unknown keys refused.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateSpecKeys {
     pub update_mode: Option<UpdateMode>,
@@ -98,3 +98,5 @@ impl<'de> Deserialize<'de> for SyncTau {
         }
     }
 }
+
+crate::bounded_numbers::inline_schema!(SyncTau, "SyncTau", {"type": "number", "exclusiveMinimum": 0, "maximum": 1});

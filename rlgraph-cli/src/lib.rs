@@ -22,6 +22,7 @@ pub mod profile_command;
 mod program;
 pub mod replay_command;
 mod run_outputs;
+pub mod schema_command;
 mod slurm_script;
 pub mod space_command;
 pub mod train_args;

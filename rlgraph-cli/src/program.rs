@@ -4,7 +4,7 @@
 
 use crate::{
     act_command, agent_commands, bench_command, call_command, certs_command, distributed_command, env_command,
-    export_command, output_files, profile_command, replay_command, space_command, train_command,
+    export_command, output_files, profile_command, replay_command, schema_command, space_command, train_command,
 };
 
 use std::ffi::OsString;
@@ -59,6 +59,9 @@ enum Command {
     /// Train every row of a benchmark suite on its seeds and write a report (HTML, SVG)
     /// against the published results.
     Bench(bench_command::BenchArgs),
+    /// Print the JSON Schema of agent configs, which editors complete and check keys with
+    /// (`docs/config.schema.json` holds it; configs name it with `$schema`).
+    Schema(schema_command::SchemaArgs),
 }
 
 /// The command-line reference page (`docs/book/src/reference/cli-flags.md`): every
@@ -178,6 +181,7 @@ fn dispatch(cli: Cli) -> Result<String, String> {
         Command::Launch(args) => distributed_command::launch(&args),
         Command::Replay(args) => replay_command::run(&args),
         Command::Certs(args) => certs_command::run(&args),
+        Command::Schema(args) => schema_command::run(&args),
     }
 }
 
@@ -207,7 +211,7 @@ mod tests {
         let page = super::cli_reference();
         for sub in [
             "space", "call", "env", "train", "evaluate", "act", "export", "graph", "serve", "launch", "replay",
-            "certs", "profile", "bench",
+            "certs", "profile", "bench", "schema",
         ] {
             assert!(page.contains(&format!("## `rlgraph {sub}`")), "{sub} missing");
         }

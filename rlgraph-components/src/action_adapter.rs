@@ -6,10 +6,10 @@ use serde_json::{json, Map, Value as Json};
 
 use rlgraph_core::{Backend, Component, CoreError, Result};
 
-use crate::spec_keys;
 use crate::layer_registry::{component_from_spec, layers_from_spec, network_layers};
 use crate::network::neural_network;
 use crate::spec::Spec;
+use crate::spec_keys;
 
 /// An `action_adapter_spec` and where it was written (`config.policy_spec.action_adapter_spec`
 /// in an agent config), so its errors name the place.
@@ -109,6 +109,9 @@ pub fn action_adapter<B: Backend>(name: &str, units: usize, adapter: Option<&Ada
 /// Whether `spec` is a dict of adapter specs keyed by action-space keys (RLgraph's form for
 /// container actions) rather than one adapter spec.
 pub fn is_keyed(spec: &Json) -> bool {
-    spec.as_object()
-        .is_some_and(|o| !o.is_empty() && o.keys().all(|k| k != "type" && !spec_keys::ACTION_ADAPTER.keys.contains(&k.as_str())))
+    spec.as_object().is_some_and(|o| {
+        !o.is_empty()
+            && o.keys()
+                .all(|k| k != "type" && !spec_keys::ACTION_ADAPTER.keys.contains(&k.as_str()))
+    })
 }

@@ -9,7 +9,6 @@ use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
 use rlgraph_core::spaces::Space;
 
-use crate::spec_keys;
 use crate::activation::Activation;
 use crate::exploration::{epsilon_exploration, gaussian_noise};
 use crate::initializer_spec::parse_initializer;
@@ -21,6 +20,7 @@ use crate::network::{neural_network, stack_with_inputs};
 use crate::optimizer::{optimizer, OptimizerSpec};
 use crate::preprocessors::preprocessor_from_spec;
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 use crate::time_dependent::TimeDependent;
 
 /// The component types this registry builds, as RLgraph spells them.
@@ -284,8 +284,18 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
                 s.f64_or("stddev", 1.0)?,
             ))
         }
-        "sgd" | "adam" | "rmsprop" | "adagrad" | "sgdoptimizer" | "adamoptimizer" | "rmspropoptimizer"
-        | "adagradoptimizer" | "adadelta" | "adadeltaoptimizer" | "gradientdescent" | "gradientdescentoptimizer" => Ok(optimizer(
+        "sgd"
+        | "adam"
+        | "rmsprop"
+        | "adagrad"
+        | "sgdoptimizer"
+        | "adamoptimizer"
+        | "rmspropoptimizer"
+        | "adagradoptimizer"
+        | "adadelta"
+        | "adadeltaoptimizer"
+        | "gradientdescent"
+        | "gradientdescentoptimizer" => Ok(optimizer(
             s.str_or("scope", "optimizer")?,
             OptimizerSpec::parse(spec, at)?,
         )),

@@ -48,6 +48,7 @@ pub mod registry;
 pub mod registry_utilities;
 pub mod spec;
 pub mod spec_keys;
+pub mod spec_schema;
 pub mod special_functions;
 pub mod stateful_preprocessors;
 pub mod synchronizable;

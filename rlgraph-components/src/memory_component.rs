@@ -17,8 +17,8 @@ use rlgraph_core::{
 };
 use rlgraph_memories::{FifoQueue, PrioritizedReplay, ReplayMemory, RingBuffer};
 
-use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 
 /// Which memory a component holds, with its settings.
 #[derive(Clone, Debug, PartialEq)]

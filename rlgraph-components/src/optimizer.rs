@@ -14,8 +14,8 @@ use rlgraph_core::{
     VarDecl,
 };
 
-use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 use crate::synchronizable::handles;
 use crate::time_dependent::TimeDependent;
 

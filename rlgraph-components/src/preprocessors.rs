@@ -7,11 +7,11 @@ use serde_json::Value as Json;
 use rlgraph_core::spaces::{BoolBox, Dtype, FloatBox, IntBox, Space};
 use rlgraph_core::{Backend, Component, CoreError, DType, GraphFn, Param, Result};
 
-use crate::spec_keys;
 use crate::image_preprocessors::{
     grayscale, image_binary, image_crop, image_resize, transpose, Interpolation, GRAYSCALE_WEIGHTS,
 };
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 use crate::stateful_preprocessors::{moving_standardize, sequence};
 
 fn elementwise<B: Backend>(

@@ -7,7 +7,6 @@ use serde_json::Value as Json;
 
 use rlgraph_core::{Backend, Component, CoreError, Initializer, Result};
 
-use crate::spec_keys;
 use crate::activation::Activation;
 use crate::common::{container_merger, container_splitter, slice, softmax};
 use crate::distributions::{distribution, Kind};
@@ -16,6 +15,7 @@ use crate::layers::{concat, embedding, local_response_norm, residual_activated, 
 use crate::network::neural_network;
 use crate::preprocessors::preprocessor_stack;
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 use crate::synchronizable::synchronizable;
 
 /// The types this module builds from their specs, as RLgraph spells them.

@@ -41,7 +41,15 @@ const fn optimizer(names: &'static [&'static str], keys: &'static [&'static str]
 /// Dense layers.
 pub const DENSE: SpecKeys = component(
     &["dense", "denselayer"],
-    &["units", "activation", "activation_params", "use_bias", "weights_spec", "biases_spec", "scope"],
+    &[
+        "units",
+        "activation",
+        "activation_params",
+        "use_bias",
+        "weights_spec",
+        "biases_spec",
+        "scope",
+    ],
 );
 /// 2-D convolutions.
 pub const CONV2D: SpecKeys = component(
@@ -206,7 +214,14 @@ pub const DQN_LOSS: SpecKeys = component(
 /// The actor-critic loss.
 pub const ACTOR_CRITIC_LOSS: SpecKeys = component(
     &["actorcriticlossfunction", "actorcriticloss"],
-    &["discount", "gae_lambda", "weight_pg", "weight_vf", "weight_entropy", "scope"],
+    &[
+        "discount",
+        "gae_lambda",
+        "weight_pg",
+        "weight_vf",
+        "weight_entropy",
+        "scope",
+    ],
 );
 /// PPO's loss.
 pub const PPO_LOSS: SpecKeys = component(
@@ -343,17 +358,41 @@ pub const SGD: SpecKeys = optimizer(
 /// Adam.
 pub const ADAM: SpecKeys = optimizer(
     &["adam", "adamoptimizer"],
-    &["learning_rate", "clip_grad_norm", "scope", "beta1", "beta2", "epsilon", "beta_1", "beta_2"],
+    &[
+        "learning_rate",
+        "clip_grad_norm",
+        "scope",
+        "beta1",
+        "beta2",
+        "epsilon",
+        "beta_1",
+        "beta_2",
+    ],
 );
 /// RMSProp.
 pub const RMSPROP: SpecKeys = optimizer(
     &["rmsprop", "rmspropoptimizer"],
-    &["learning_rate", "clip_grad_norm", "scope", "decay", "alpha", "epsilon", "centered", "momentum"],
+    &[
+        "learning_rate",
+        "clip_grad_norm",
+        "scope",
+        "decay",
+        "alpha",
+        "epsilon",
+        "centered",
+        "momentum",
+    ],
 );
 /// Adagrad.
 pub const ADAGRAD: SpecKeys = optimizer(
     &["adagrad", "adagradoptimizer"],
-    &["learning_rate", "clip_grad_norm", "scope", "initial_accumulator_value", "epsilon"],
+    &[
+        "learning_rate",
+        "clip_grad_norm",
+        "scope",
+        "initial_accumulator_value",
+        "epsilon",
+    ],
 );
 /// Adadelta.
 pub const ADADELTA: SpecKeys = optimizer(

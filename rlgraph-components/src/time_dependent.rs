@@ -6,8 +6,8 @@ use serde_json::Value as Json;
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, CoreError, GraphFn, Param, Result};
 
-use crate::spec_keys;
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 
 /// A schedule over the time percentage `t` (clamped into `[0, 1]`).
 #[derive(Clone, Debug, PartialEq)]

@@ -4,6 +4,7 @@
 use rlgraph_components::losses::ContainerLoss;
 use rlgraph_components::{MultiGpuSync, OptimizerSpec, TimeDependent};
 use rlgraph_core::{Device, Result};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
@@ -84,7 +85,7 @@ pub(crate) const KIND: AgentKind = AgentKind {
 };
 
 /// The keys of a DQN config beyond the shared ones.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DqnKeys {
     policy_spec: Option<PolicySpec>,
     memory_spec: Option<MemorySpec>,
@@ -97,18 +98,26 @@ struct DqnKeys {
     container_actions_loss: Option<String>,
 }
 
+/// The schema of this config's own keys (beside the shared ones), for the config schema.
+pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
+    <DqnKeys as schemars::JsonSchema>::json_schema(generator).to_value()
+}
+
 /// `policy_spec`: a plain or dueling Q policy.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "DqnPolicySpec")]
 struct PolicySpec {
     #[serde(rename = "type")]
     kind: Option<String>,
     units_state_value_stream: Option<Positive>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::action_adapter")]
     action_adapter_spec: Option<Json>,
 }
 
 /// `exploration_spec`: epsilon-greedy with an epsilon schedule.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ExplorationSpec {
     #[serde(rename = "type")]
@@ -118,9 +127,10 @@ struct ExplorationSpec {
 }
 
 /// `exploration_spec.epsilon_spec`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct EpsilonSpec {
+    #[schemars(schema_with = "crate::config_schema::schedule")]
     decay_spec: Json,
 }
 

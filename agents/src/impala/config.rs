@@ -59,7 +59,7 @@ pub(crate) const KIND: AgentKind = AgentKind {
 };
 
 /// The keys of an IMPALA config beyond the shared ones.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct ImpalaKeys {
     value_function_spec: Option<Layers>,
     worker_sample_size: Option<Positive>,
@@ -71,14 +71,21 @@ struct ImpalaKeys {
     weight_pg: Option<f64>,
     weight_vf: Option<f64>,
     weight_entropy: Option<f64>,
+    // Always refused, with why: the schema leaves it out.
+    #[schemars(skip)]
     environment_spec: Option<Json>,
     // Read from the JSON itself, where `null` (no clipping) differs from absent (the default).
     #[allow(dead_code)]
     reward_clipping: Option<Json>,
 }
 
+/// The schema of this config's own keys (beside the shared ones), for the config schema.
+pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
+    <ImpalaKeys as schemars::JsonSchema>::json_schema(generator).to_value()
+}
+
 /// `fifo_queue_spec`: the queue of rollouts between actors and learner.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct QueueSpec {
     #[serde(rename = "type")]

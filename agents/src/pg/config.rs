@@ -7,6 +7,7 @@ use rlgraph_components::registry::checked_log_std_init;
 use rlgraph_components::{BoundedDistribution, OptimizerSpec, TimeDependent};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Device, Result};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
@@ -88,16 +89,25 @@ pub(crate) const KIND: AgentKind = AgentKind {
     what: "a policy-gradient agent (ppo or actor_critic)",
 };
 
+/// The keys only PPO reads (an actor-critic config refuses them).
+pub(crate) const PPO_ONLY: [&str; 3] = ["clip_ratio", "value_function_clipping", "standardize_advantages"];
+
 /// The keys of a PPO or actor-critic config beyond the shared ones.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct PgKeys {
     value_function_spec: Option<Layers>,
     memory_spec: Option<MemorySpec>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::optimizer")]
     value_function_optimizer_spec: Option<Json>,
     gae_lambda: Option<f64>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::optional_schedule")]
     weight_entropy: Option<Json>,
     weight_vf: Option<f64>,
     weight_pg: Option<f64>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::optional_schedule")]
     clip_ratio: Option<Json>,
     value_function_clipping: Option<f64>,
     standardize_advantages: Option<bool>,
@@ -105,12 +115,20 @@ struct PgKeys {
     policy_spec: Option<PolicySpec>,
 }
 
+/// The schema of this config's own keys (beside the shared ones), for the config schema.
+pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
+    <PgKeys as schemars::JsonSchema>::json_schema(generator).to_value()
+}
+
 /// `policy_spec`: only the plain policy.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "PgPolicySpec")]
 struct PolicySpec {
     #[serde(rename = "type")]
     kind: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::action_adapter")]
     action_adapter_spec: Option<Json>,
     bounded_distribution_type: Option<String>,
     log_std_init: Option<f64>,
@@ -212,13 +230,14 @@ impl PgConfig {
                 standardize_advantages: own.standardize_advantages.unwrap_or(false),
             }
         } else {
+            let given = |key: &str| match key {
+                "clip_ratio" => own.clip_ratio.is_some(),
+                "value_function_clipping" => own.value_function_clipping.is_some(),
+                _ => own.standardize_advantages.is_some(),
+            };
             refuse_given(
                 "config",
-                &[
-                    ("clip_ratio", own.clip_ratio.is_some()),
-                    ("value_function_clipping", own.value_function_clipping.is_some()),
-                    ("standardize_advantages", own.standardize_advantages.is_some()),
-                ],
+                &PPO_ONLY.map(|key| (key, given(key))),
                 "is a PPO setting; actor-critic has none",
             )?;
             PgAlgorithm::ActorCritic {

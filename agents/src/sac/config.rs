@@ -54,15 +54,22 @@ pub(crate) const KIND: AgentKind = AgentKind {
 };
 
 /// The keys of a SAC config beyond the shared ones.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SacKeys {
     gumbel_softmax_temperature: Option<PositiveReal>,
     value_function_spec: Option<Layers>,
     memory_spec: Option<MemorySpec>,
+    #[serde(default)]
+    #[schemars(schema_with = "crate::config_schema::optimizer")]
     value_function_optimizer_spec: Option<Json>,
     initial_alpha: Option<PositiveReal>,
     target_entropy: Option<f64>,
     double_q: Option<bool>,
+}
+
+/// The schema of this config's own keys (beside the shared ones), for the config schema.
+pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
+    <SacKeys as schemars::JsonSchema>::json_schema(generator).to_value()
 }
 
 impl SacConfig {

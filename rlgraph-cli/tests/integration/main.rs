@@ -8,6 +8,7 @@ mod bench_command;
 mod call_command;
 mod chaos_soak;
 mod common;
+mod config_schema;
 mod distributed;
 mod env_command;
 mod export_command;

@@ -9,9 +9,9 @@ use super::{
     actor_critic_loss, cross_entropy_loss, dqn_loss, euclidean_distance_loss, impala_loss, ppo_loss, sac_loss,
     ActorCriticLossSpec, ContainerLoss, DqnLossSpec, ImpalaLossSpec, PpoLossSpec, SacLossSpec,
 };
-use crate::spec_keys;
 use crate::helpers::{gae, sequence_helper, v_trace};
 use crate::spec::{normalize_type, Spec};
+use crate::spec_keys;
 
 /// The spec type names this module builds (RLgraph spellings, normalized).
 pub const LOSS_TYPES: &[&str] = &[

@@ -1,0 +1,216 @@
+//! `rlgraph schema`: the JSON Schema of agent configs, and the book's page of every config
+//! key, both made from [`agents::config_schema`].
+
+use clap::Args;
+use serde_json::Value as Json;
+
+/// Arguments of `rlgraph schema` (none: it prints the one schema).
+#[derive(Args)]
+pub struct SchemaArgs {}
+
+/// The schema as pretty JSON, as `docs/config.schema.json` holds it.
+pub fn run(_: &SchemaArgs) -> Result<String, String> {
+    Ok(schema_text())
+}
+
+/// The schema file's text.
+pub fn schema_text() -> String {
+    serde_json::to_string_pretty(&agents::config_schema()).unwrap_or_default()
+}
+
+/// The book's page of every config key (`docs/book/src/reference/config-keys.md`).
+pub fn config_reference() -> String {
+    let schema = agents::config_schema();
+    let defs = &schema["$defs"];
+    let mut page = String::from(
+        "<!-- Generated from the config schema by rlgraph-cli's `config_reference`; do not edit.\n     \
+         Regenerate: RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib config_reference -->\n\n\
+         # Every config key\n\n\
+         The keys each agent type takes, and each component type's keys, as `rlgraph schema` \
+         lists them (the same schema editors check configs against: see [Config keys](config.md)). \
+         A `type` is matched as RLgraph matches it: case, `-` and `_` do not count.\n",
+    );
+    for rule in schema["allOf"].as_array().into_iter().flatten() {
+        let Some(name) = rule.pointer("/then/$ref").and_then(Json::as_str) else {
+            continue;
+        };
+        let family = &defs[name.trim_start_matches("#/$defs/")];
+        let types = names_of(rule);
+        page.push_str(&format!(
+            "\n## {}\n\n`type`: {}\n\n| key | value | what it is |\n| --- | --- | --- |\n",
+            family["title"].as_str().unwrap_or(name),
+            types
+        ));
+        for (key, value) in family["properties"].as_object().into_iter().flatten() {
+            if key == "type" {
+                continue;
+            }
+            page.push_str(&format!(
+                "| `{key}` | {} | {} |\n",
+                kind(value, defs),
+                value["description"].as_str().unwrap_or("").replace('\n', " ")
+            ));
+        }
+    }
+    for (def, title) in [
+        (
+            "component",
+            "Components: layers, preprocessors, losses, memories and utilities",
+        ),
+        ("optimizer", "Optimizers"),
+    ] {
+        page.push_str(&format!(
+            "\n## {title}\n\n| `type` | keys besides `type` |\n| --- | --- |\n"
+        ));
+        for rule in defs[def]["allOf"].as_array().into_iter().flatten() {
+            let types = names_of(rule);
+            let selector = rule["if"]["required"]
+                .as_array()
+                .and_then(|r| r.get(1))
+                .and_then(Json::as_str)
+                .map(|key| format!(" with `{key}: true`"))
+                .unwrap_or_default();
+            let keys: Vec<String> = rule["then"]["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+                .filter(|k| *k != "type")
+                .map(|k| format!("`{k}`"))
+                .collect();
+            page.push_str(&format!("| {types}{selector} | {} |\n", keys.join(", ")));
+        }
+    }
+    for (def, title) in [
+        ("schedule", "Schedules (as objects)"),
+        ("action_adapter", "Action adapters"),
+    ] {
+        let object = match def {
+            "schedule" => &defs[def]["anyOf"][2],
+            _ => &defs[def]["anyOf"][0],
+        };
+        let keys: Vec<String> = object["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| format!("`{k}`"))
+            .collect();
+        page.push_str(&format!(
+            "\n## {title}\n\n{}.\n\nKeys: {}.\n",
+            defs[def]["description"].as_str().unwrap_or(""),
+            keys.join(", ")
+        ));
+    }
+    page
+}
+
+/// The type names a rule's `then` lists in its title, as the docs show them.
+fn names_of(rule: &Json) -> String {
+    let title = rule["then"]["title"].as_str().unwrap_or("");
+    title
+        .split(", ")
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A short description of a value's schema for the reference table.
+fn kind(value: &Json, defs: &Json) -> String {
+    if let Some(r) = value["$ref"].as_str() {
+        let name = r.trim_start_matches("#/$defs/");
+        return match defs[name]["enum"].as_array() {
+            Some(values) => values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(" or "),
+            None => format!("{} (object)", name.replace('_', " ")),
+        };
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(parts) = value[key].as_array() {
+            let kinds: Vec<String> = parts.iter().map(|p| kind(p, defs)).filter(|k| k != "null").collect();
+            return kinds.join(" or ");
+        }
+    }
+    if let Some(c) = value.get("const") {
+        return format!("`{c}`");
+    }
+    let mut text = match &value["type"] {
+        Json::String(t) => t.clone(),
+        Json::Array(ts) => ts
+            .iter()
+            .filter_map(Json::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".into(),
+    };
+    if let Some(items) = value.get("items") {
+        text = format!("list of {}", kind(items, defs));
+    }
+    if let Some(min) = value.get("minimum") {
+        text.push_str(&format!(" ≥ {min}"));
+    }
+    if let Some(min) = value.get("exclusiveMinimum") {
+        text.push_str(&format!(" > {min}"));
+    }
+    if let Some(max) = value.get("maximum") {
+        text.push_str(&format!(" ≤ {max}"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn current(relative: &str, generated: &str, test: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        if std::env::var_os("RLGRAPH_BLESS").is_some() {
+            std::fs::write(&path, generated).expect("write the generated file");
+        }
+        let stored = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            stored == generated,
+            "{} is not what the config types make; regenerate it with RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib {test}",
+            path.display()
+        );
+    }
+
+    /// The shipped schema file is what the config types make today.
+    #[test]
+    fn config_schema_file_is_current() {
+        current(
+            "../docs/config.schema.json",
+            &(super::schema_text() + "\n"),
+            "config_schema",
+        );
+    }
+
+    /// The book's page of every key is what the schema says today.
+    #[test]
+    fn config_reference_page_is_current() {
+        current(
+            "../docs/book/src/reference/config-keys.md",
+            &super::config_reference(),
+            "config_reference",
+        );
+    }
+
+    #[test]
+    fn the_reference_names_each_agent_type_and_a_component_key() {
+        let page = super::config_reference();
+        for heading in [
+            "## DQN or Ape-X agent",
+            "## PPO agent",
+            "## actor-critic agent",
+            "## SAC agent",
+            "## IMPALA agent",
+            "## random agent",
+        ] {
+            assert!(page.contains(heading), "{heading} missing");
+        }
+        assert!(
+            page.contains("| `dense`, `denselayer` | `units`, `activation`"),
+            "{page}"
+        );
+        assert!(page.contains("| `reshape` with `fold_time_rank: true` | `fold_time_rank`, `scope` |"));
+    }
+}
