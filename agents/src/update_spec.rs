@@ -52,15 +52,25 @@ impl Default for UpdateSpec {
 #[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateSpecKeys {
+    /// What `update_interval` and `steps_before_update` count: `time_steps` or `episodes`.
     pub update_mode: Option<UpdateMode>,
+    /// Whether to learn at all.
     pub do_updates: Option<bool>,
+    /// Steps between updates (default 4).
     pub update_interval: Option<Positive>,
+    /// Steps before the first update (default the batch size).
     pub steps_before_update: Option<u64>,
+    /// Updates each `update_interval` (default 1).
     pub update_steps: Option<Positive>,
+    /// Records per update (default 64).
     pub batch_size: Option<Positive>,
+    /// Steps between target-network syncs (default 32).
     pub sync_interval: Option<Positive>,
+    /// The target sync rate: 1 copies, less blends (default 1).
     pub sync_tau: Option<SyncTau>,
+    /// Passes over each batch (PPO's epochs; default 1).
     pub num_iterations: Option<Positive>,
+    /// Records per gradient step within an update (PPO's minibatch; the batch by default).
     pub sample_size: Option<Positive>,
 }
 

@@ -48,10 +48,11 @@ pub fn config_reference() -> String {
             page.push_str(&format!(
                 "| `{key}` | {} | {} |\n",
                 kind(value, defs),
-                value["description"].as_str().unwrap_or("").replace('\n', " ")
+                description(value)
             ));
         }
     }
+    page.push_str(&nested_settings(defs));
     for (def, title) in [
         (
             "component",
@@ -114,13 +115,88 @@ fn names_of(rule: &Json) -> String {
         .join(", ")
 }
 
+/// A section per nested settings object (`execution_spec`, `update_spec`, ...): its keys.
+fn nested_settings(defs: &Json) -> String {
+    // Which keys refer to each definition, to title its section by them.
+    let mut users: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    fn collect(value: &Json, key: &str, users: &mut std::collections::BTreeMap<String, Vec<String>>) {
+        match value {
+            Json::Object(map) => {
+                if let Some(r) = map.get("$ref").and_then(Json::as_str) {
+                    let list = users.entry(r.trim_start_matches("#/$defs/").to_string()).or_default();
+                    if !list.iter().any(|k| k == key) {
+                        list.push(key.to_string());
+                    }
+                }
+                for (k, v) in map {
+                    let next = match k.as_str() {
+                        "properties" | "anyOf" | "items" | "oneOf" | "then" => key.to_string(),
+                        _ => k.clone(),
+                    };
+                    collect(v, &next, users);
+                }
+            }
+            Json::Array(items) => items.iter().for_each(|v| collect(v, key, users)),
+            _ => {}
+        }
+    }
+    collect(defs, "", &mut users);
+    let mut text = String::from("\n## Nested settings\n");
+    for (name, def) in defs.as_object().into_iter().flatten() {
+        let Some(props) = def["properties"].as_object().filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        if def.get("title").is_some() || def.get("allOf").is_some() {
+            continue; // an agent type, or a typed spec: listed in sections of their own
+        }
+        let keys: Vec<String> = users
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|k| format!("`{k}`"))
+            .collect();
+        let shared = users.values().filter(|other| *other == &users[name]).count() > 1;
+        let which = if shared { format!(" ({name})") } else { String::new() };
+        text.push_str(&format!(
+            "\n### {}{which}\n\n{}\n\n| key | value | what it is |\n| --- | --- | --- |\n",
+            keys.join(", "),
+            description(def)
+        ));
+        for (key, value) in props {
+            text.push_str(&format!(
+                "| `{key}` | {} | {} |\n",
+                kind(value, defs),
+                description(value)
+            ));
+        }
+    }
+    text
+}
+
+/// A schema's description on one line, its rustdoc links as plain code.
+fn description(schema: &Json) -> String {
+    schema["description"]
+        .as_str()
+        .unwrap_or("")
+        .replace('\n', " ")
+        .replace("[`", "`")
+        .replace("`]", "`")
+}
+
 /// A short description of a value's schema for the reference table.
 fn kind(value: &Json, defs: &Json) -> String {
     if let Some(r) = value["$ref"].as_str() {
         let name = r.trim_start_matches("#/$defs/");
-        return match defs[name]["enum"].as_array() {
-            Some(values) => values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(" or "),
-            None => format!("{} (object)", name.replace('_', " ")),
+        let def = &defs[name];
+        let consts: Option<Vec<String>> = match (def["enum"].as_array(), def["oneOf"].as_array()) {
+            (Some(values), _) => Some(values.iter().map(|v| format!("`{v}`")).collect()),
+            (None, Some(parts)) => parts.iter().map(|p| p.get("const").map(|c| format!("`{c}`"))).collect(),
+            _ => None,
+        };
+        return match consts {
+            Some(values) => values.join(" or "),
+            None if def.get("properties").is_some() => "object (below)".into(),
+            None => format!("{} (below)", name.replace('_', " ")),
         };
     }
     for key in ["anyOf", "oneOf"] {

@@ -87,14 +87,23 @@ pub(crate) const KIND: AgentKind = AgentKind {
 /// The keys of a DQN config beyond the shared ones.
 #[derive(Deserialize, JsonSchema)]
 struct DqnKeys {
+    /// The Q policy: plain or dueling, and its action adapter.
     policy_spec: Option<PolicySpec>,
+    /// The replay memory (`replay` or `prioritized-replay`) and its capacity.
     memory_spec: Option<MemorySpec>,
+    /// Epsilon-greedy exploration and its schedule.
     exploration_spec: Option<ExplorationSpec>,
+    /// Double Q-learning (default true).
     double_q: Option<bool>,
+    /// Dueling Q heads.
     dueling_q: Option<bool>,
+    /// The Huber loss on TD errors instead of the squared error.
     huber_loss: Option<bool>,
+    /// n-step returns (also `observe_spec.n_step`).
     n_step: Option<Positive>,
+    /// RLgraph's `shared_container_action_target` for container actions.
     shared_container_action_target: Option<bool>,
+    /// How container actions' TD errors make one loss: `average_td` (default) or `per_action`.
     container_actions_loss: Option<String>,
 }
 
@@ -108,9 +117,12 @@ pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_js
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "DqnPolicySpec")]
 struct PolicySpec {
+    /// `dueling-policy` for dueling Q heads.
     #[serde(rename = "type")]
     kind: Option<String>,
+    /// Units of the dueling state-value stream.
     units_state_value_stream: Option<Positive>,
+    /// The Q-value layer's settings and pre-network.
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::action_adapter")]
     action_adapter_spec: Option<Json>,
@@ -122,7 +134,9 @@ struct PolicySpec {
 struct ExplorationSpec {
     #[serde(rename = "type")]
     #[allow(dead_code)] // RLgraph's "epsilon_exploration", the only kind.
+    /// RLgraph's `epsilon_exploration`, the only kind.
     kind: Option<String>,
+    /// The epsilon schedule.
     epsilon_spec: EpsilonSpec,
 }
 
@@ -130,6 +144,7 @@ struct ExplorationSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct EpsilonSpec {
+    /// Epsilon over the share of training: a number or a schedule.
     #[schemars(schema_with = "crate::config_schema::schedule")]
     decay_spec: Json,
 }

@@ -61,20 +61,31 @@ pub(crate) const KIND: AgentKind = AgentKind {
 /// The keys of an IMPALA config beyond the shared ones.
 #[derive(Deserialize, schemars::JsonSchema)]
 struct ImpalaKeys {
+    /// The value network's layers.
     value_function_spec: Option<Layers>,
+    /// Steps per rollout.
     worker_sample_size: Option<Positive>,
+    /// The queue of rollouts between actors and learner.
     fifo_queue_spec: Option<QueueSpec>,
+    /// Single-process IMPALA takes 1 (use `--num-envs`).
     num_workers: Option<Positive>,
+    /// Only false (or 0) is accepted.
     visualize: Option<Json>,
+    /// Only false is accepted.
     feed_previous_action_through_nn: Option<bool>,
+    /// Only false is accepted.
     feed_previous_reward_through_nn: Option<bool>,
+    /// The policy loss's weight.
     weight_pg: Option<f64>,
+    /// The value loss's weight.
     weight_vf: Option<f64>,
+    /// The entropy bonus's weight.
     weight_entropy: Option<f64>,
     // Always refused, with why: the schema leaves it out.
     #[schemars(skip)]
     environment_spec: Option<Json>,
     // Read from the JSON itself, where `null` (no clipping) differs from absent (the default).
+    /// `clamp_one` (default), `soft_asymmetric`, or null for none.
     #[allow(dead_code)]
     reward_clipping: Option<Json>,
 }
@@ -90,7 +101,9 @@ pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_js
 struct QueueSpec {
     #[serde(rename = "type")]
     #[allow(dead_code)] // RLgraph's "fifo_queue", the only kind.
+    /// RLgraph's `fifo_queue`, the only kind.
     kind: Option<String>,
+    /// Rollouts the queue holds.
     capacity: Option<Positive>,
 }
 

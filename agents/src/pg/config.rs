@@ -95,23 +95,35 @@ pub(crate) const PPO_ONLY: [&str; 3] = ["clip_ratio", "value_function_clipping",
 /// The keys of a PPO or actor-critic config beyond the shared ones.
 #[derive(Deserialize, JsonSchema)]
 struct PgKeys {
+    /// The value network's layers.
     value_function_spec: Option<Layers>,
+    /// The rollout buffer (`ring_buffer`) and its capacity.
     memory_spec: Option<MemorySpec>,
+    /// The value network's optimizer (the policy's when absent).
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::optimizer")]
     value_function_optimizer_spec: Option<Json>,
+    /// GAE's lambda.
     gae_lambda: Option<f64>,
+    /// The entropy bonus's weight (a schedule for PPO).
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::optional_schedule")]
     weight_entropy: Option<Json>,
+    /// The value loss's weight.
     weight_vf: Option<f64>,
+    /// The policy loss's weight (actor-critic).
     weight_pg: Option<f64>,
+    /// PPO's clip ratio (a number or a schedule).
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::optional_schedule")]
     clip_ratio: Option<Json>,
+    /// PPO: clip value updates to this distance from the old values.
     value_function_clipping: Option<f64>,
+    /// PPO: standardize advantages per minibatch.
     standardize_advantages: Option<bool>,
+    /// Update from whole episodes rather than fixed-length rollouts.
     sample_episodes: Option<bool>,
+    /// The policy: its action adapter and how bounded actions are drawn.
     policy_spec: Option<PolicySpec>,
 }
 
@@ -125,12 +137,16 @@ pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_js
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "PgPolicySpec")]
 struct PolicySpec {
+    /// The policy type (only the plain policy).
     #[serde(rename = "type")]
     kind: Option<String>,
+    /// The action layer's settings and pre-network.
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::action_adapter")]
     action_adapter_spec: Option<Json>,
+    /// `normal` for a plain Normal on bounded actions (clipped by the environment); squashed by default.
     bounded_distribution_type: Option<String>,
+    /// The initial log standard deviation of a Normal policy.
     log_std_init: Option<f64>,
 }
 

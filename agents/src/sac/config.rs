@@ -56,14 +56,21 @@ pub(crate) const KIND: AgentKind = AgentKind {
 /// The keys of a SAC config beyond the shared ones.
 #[derive(Deserialize, schemars::JsonSchema)]
 struct SacKeys {
+    /// The Gumbel-softmax temperature for discrete actions.
     gumbel_softmax_temperature: Option<PositiveReal>,
+    /// The Q networks' layers.
     value_function_spec: Option<Layers>,
+    /// The replay memory and its capacity.
     memory_spec: Option<MemorySpec>,
+    /// The Q networks' optimizer.
     #[serde(default)]
     #[schemars(schema_with = "crate::config_schema::optimizer")]
     value_function_optimizer_spec: Option<Json>,
+    /// The entropy coefficient at the start.
     initial_alpha: Option<PositiveReal>,
+    /// The entropy alpha is tuned towards (absent: alpha stays fixed).
     target_entropy: Option<f64>,
+    /// Two Q networks, the smaller value taken.
     double_q: Option<bool>,
 }
 
