@@ -4,7 +4,8 @@ implementation independent of the Rust code that made the schema).
     python scripts/check_config_schema.py docs/config.schema.json < cases.json
 
 reads a JSON list of configs on stdin and prints, for each, whether it is valid and every
-error the validator finds (its instance path and message), as one JSON list.
+error the validator finds with its deepest causes (instance path and message), as one JSON
+list.
 """
 
 import json
@@ -30,9 +31,9 @@ def main():
     verdicts = []
     for config in json.load(sys.stdin):
         errors = [
-            {"path": "/".join(str(p) for p in leaf.absolute_path), "message": leaf.message}
+            {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
             for error in validator.iter_errors(config)
-            for leaf in leaf_errors(error)
+            for e in [error, *leaf_errors(error)]
         ]
         verdicts.append({"valid": not errors, "errors": errors})
     json.dump(verdicts, sys.stdout)

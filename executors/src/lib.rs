@@ -9,6 +9,7 @@
 //!
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
+mod config_schema;
 mod device_run;
 mod device_worker;
 pub mod distributed;
@@ -26,6 +27,7 @@ pub mod tensorboard;
 mod worker;
 mod worker_stats;
 
+pub use config_schema::{check_config, config_schema};
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};
 pub use driver::{drive, DriveOptions, Driven, RunProgress};

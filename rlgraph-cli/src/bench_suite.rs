@@ -9,9 +9,12 @@ use serde::Deserialize;
 pub const SUITES_DIR: &str = "configs/benchmarks";
 
 /// A suite as its file describes it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Suite {
+    /// The suite schema, for editors (`docs/suite.schema.json`).
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
     /// The suite's name.
     pub name: String,
     /// What the suite is for, shown in the report.
@@ -22,7 +25,7 @@ pub struct Suite {
 }
 
 /// One row: a config trained on an environment for a budget, once per seed.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Row {
     /// The row's name (unique in its suite; names the run directories).
@@ -60,7 +63,7 @@ pub struct Row {
 }
 
 /// Which return a row is held against.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Measure {
     /// The greedy evaluation rounds' mean return.
@@ -79,7 +82,7 @@ impl Row {
 }
 
 /// A published result: the mean and standard deviation of the return, and where it is from.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Published {
     /// The mean return.
@@ -202,6 +205,18 @@ impl Suite {
         }
         Ok(())
     }
+}
+
+/// Where the suite schema says it lives, for editors that follow `$id`.
+pub const SUITE_SCHEMA_ID: &str = "https://rlgraph-rs.dev/suite.schema.json";
+
+/// The JSON Schema (draft 2020-12) of a suite file, made from [`Suite`].
+pub fn suite_schema() -> serde_json::Value {
+    let generator = schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12());
+    let mut schema = generator.into_root_schema_for::<Suite>().to_value();
+    schema["$id"] = SUITE_SCHEMA_ID.into();
+    schema["title"] = "rlgraph-rs benchmark suite".into();
+    schema
 }
 
 /// The names of the shipped suites.

@@ -1,26 +1,40 @@
 //! `rlgraph schema`: the JSON Schema of agent configs, and the book's page of every config
-//! key, both made from [`agents::config_schema`].
+//! key, both made from [`executors::config_schema`].
 
 use clap::Args;
 use serde_json::Value as Json;
 
-/// Arguments of `rlgraph schema` (none: it prints the one schema).
+/// Arguments of `rlgraph schema`.
 #[derive(Args)]
-pub struct SchemaArgs {}
-
-/// The schema as pretty JSON, as `docs/config.schema.json` holds it.
-pub fn run(_: &SchemaArgs) -> Result<String, String> {
-    Ok(schema_text())
+pub struct SchemaArgs {
+    /// Print the schema of benchmark suite files (`configs/benchmarks/*.json`) instead of
+    /// agent configs'.
+    #[arg(long)]
+    suite: bool,
 }
 
-/// The schema file's text.
+/// The schema as pretty JSON, as `docs/config.schema.json` (or `docs/suite.schema.json`)
+/// holds it.
+pub fn run(args: &SchemaArgs) -> Result<String, String> {
+    Ok(match args.suite {
+        true => suite_schema_text(),
+        false => schema_text(),
+    })
+}
+
+/// The agent config schema file's text.
 pub fn schema_text() -> String {
-    serde_json::to_string_pretty(&agents::config_schema()).unwrap_or_default()
+    serde_json::to_string_pretty(&executors::config_schema()).unwrap_or_default()
+}
+
+/// The suite schema file's text.
+pub fn suite_schema_text() -> String {
+    serde_json::to_string_pretty(&crate::bench_suite::suite_schema()).unwrap_or_default()
 }
 
 /// The book's page of every config key (`docs/book/src/reference/config-keys.md`).
 pub fn config_reference() -> String {
-    let schema = agents::config_schema();
+    let schema = executors::config_schema();
     let defs = &schema["$defs"];
     let mut page = String::from(
         "<!-- Generated from the config schema by rlgraph-cli's `config_reference`; do not edit.\n     \
@@ -82,6 +96,7 @@ pub fn config_reference() -> String {
             page.push_str(&format!("| {types}{selector} | {} |\n", keys.join(", ")));
         }
     }
+    page.push_str(&suite_keys());
     for (def, title) in [
         ("schedule", "Schedules (as objects)"),
         ("action_adapter", "Action adapters"),
@@ -113,6 +128,33 @@ fn names_of(rule: &Json) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The keys of a benchmark suite file and of its rows.
+fn suite_keys() -> String {
+    let schema = crate::bench_suite::suite_schema();
+    let defs = &schema["$defs"];
+    let mut text = String::from(
+        "\n## Benchmark suites\n\nA suite file (`configs/benchmarks/*.json`, checked against \
+         `docs/suite.schema.json`; `rlgraph schema --suite` prints it).\n",
+    );
+    for (title, object) in [
+        ("The suite", &schema),
+        ("Each row of `rows`", &defs["Row"]),
+        ("`published`", &defs["Published"]),
+    ] {
+        text.push_str(&format!(
+            "\n### {title}\n\n| key | value | what it is |\n| --- | --- | --- |\n"
+        ));
+        for (key, value) in object["properties"].as_object().into_iter().flatten() {
+            text.push_str(&format!(
+                "| `{key}` | {} | {} |\n",
+                kind(value, defs),
+                description(value)
+            ));
+        }
+    }
+    text
 }
 
 /// A section per nested settings object (`execution_spec`, `update_spec`, ...): its keys.
@@ -250,12 +292,17 @@ mod tests {
         );
     }
 
-    /// The shipped schema file is what the config types make today.
+    /// The shipped schema files are what the config types make today.
     #[test]
-    fn config_schema_file_is_current() {
+    fn config_schema_files_are_current() {
         current(
             "../docs/config.schema.json",
             &(super::schema_text() + "\n"),
+            "config_schema",
+        );
+        current(
+            "../docs/suite.schema.json",
+            &(super::suite_schema_text() + "\n"),
             "config_schema",
         );
     }
@@ -284,7 +331,9 @@ mod tests {
             assert!(page.contains(heading), "{heading} missing");
         }
         assert!(
-            page.contains("| `dense`, `denselayer` | `units`, `activation`"),
+            page.contains(
+                "| `dense`, `denselayer` | `activation`, `activation_params`, `biases_spec`, `scope`, `units`, "
+            ),
             "{page}"
         );
         assert!(page.contains("| `reshape` with `fold_time_rank: true` | `fold_time_rank`, `scope` |"));

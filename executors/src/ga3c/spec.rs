@@ -17,7 +17,7 @@ pub struct ThreadCounts {
 }
 
 /// The `ga3c_spec` keys; every one is optional.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Ga3cSpec {
     /// Agent threads at the start.
@@ -74,8 +74,11 @@ impl Ga3cSpec {
     /// The GA3C settings of an agent `config` whose `execution_spec.executor` is `"ga3c"`;
     /// `None` for any other executor. Errors name the key (`execution_spec.ga3c_spec.t_max`).
     pub fn from_config(config: &Json) -> Result<Option<Ga3cSpec>> {
+        // Written settings are checked whatever the executor, so a typo in them is refused
+        // when the config loads (as the config schema refuses it).
+        let spec = Self::parse(config)?;
         match config["execution_spec"].get("executor") {
-            Some(Json::String(name)) if name == "ga3c" => Self::parse(config).map(Some),
+            Some(Json::String(name)) if name == "ga3c" => Ok(Some(spec)),
             _ => Ok(None),
         }
     }

@@ -1,7 +1,7 @@
 //! The config schema (`docs/config.schema.json`, what `rlgraph schema` prints) against the
 //! config reader: over every shipped config and a set of broken ones, the schema, checked by
 //! Python's `jsonschema` (an implementation of its own), refuses exactly the configs
-//! `agents::check_config` refuses, and for the same key. Skipped without the test venv's
+//! `executors::check_config` refuses, and for the same key. Skipped without the test venv's
 //! Python (an error where `RLGRAPH_REQUIRE_GYM` is set).
 
 use std::path::{Path, PathBuf};
@@ -173,6 +173,22 @@ fn cases() -> Vec<(&'static str, Json, Option<&'static str>)> {
             Some("clip_obs"),
         ),
         (
+            "a GA3C setting's typo",
+            with(dqn(), &[("/execution_spec", json!({"ga3c_spec": {"num_agent": 2}}))]),
+            Some("num_agent"),
+        ),
+        (
+            "GA3C settings",
+            with(
+                dqn(),
+                &[(
+                    "/execution_spec",
+                    json!({"executor": "ga3c", "ga3c_spec": {"num_agents": 2, "t_max": 8}}),
+                )],
+            ),
+            None,
+        ),
+        (
             "an unknown agent type",
             with(dqn(), &[("/type", json!("dqn2"))]),
             Some("type"),
@@ -187,9 +203,14 @@ fn cases() -> Vec<(&'static str, Json, Option<&'static str>)> {
 
 /// The schema's verdicts on `configs` from Python's `jsonschema`.
 fn schema_verdicts(python: &str, configs: &[Json]) -> Vec<Json> {
+    verdicts_of(python, "docs/config.schema.json", configs)
+}
+
+/// The verdicts of the schema at `schema` (from the repository's root) on `files`.
+fn verdicts_of(python: &str, schema: &str, configs: &[Json]) -> Vec<Json> {
     use std::io::Write;
     let mut child = std::process::Command::new(python)
-        .args(["scripts/check_config_schema.py", "docs/config.schema.json"])
+        .args(["scripts/check_config_schema.py", schema])
         .current_dir(ROOT)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -225,7 +246,7 @@ fn the_schema_refuses_exactly_what_the_reader_refuses() {
     let verdicts = schema_verdicts(&python, &configs);
     let mut refused = vec![];
     for ((what, config, key), verdict) in named.iter().zip(&verdicts) {
-        let reader = agents::check_config(config);
+        let reader = executors::check_config(config);
         let schema_ok = verdict["valid"] == json!(true);
         assert_eq!(
             reader.is_ok(),
@@ -275,6 +296,90 @@ fn the_projects_configs_name_the_schema() {
         assert!(
             target.canonicalize().ok() == Path::new(ROOT).join("docs/config.schema.json").canonicalize().ok(),
             "{}: $schema {named} is not docs/config.schema.json",
+            path.display()
+        );
+    }
+}
+
+/// The shipped benchmark suites.
+fn shipped_suites() -> Vec<PathBuf> {
+    let dir = Path::new(ROOT).join("configs/benchmarks");
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the suites' folder lists")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    suites.sort();
+    suites
+}
+
+/// The suite schema (`docs/suite.schema.json`) against the suite reader's keys, as above.
+#[test]
+fn the_suite_schema_refuses_exactly_what_the_suite_reader_refuses() {
+    let Some(python) = python() else { return };
+    let tiny = || read(&Path::new(ROOT).join("configs/benchmarks/tiny.json"));
+    let mut cases: Vec<(String, Json, Option<&str>)> = shipped_suites()
+        .iter()
+        .map(|p| (p.display().to_string(), read(p), None))
+        .collect();
+    assert!(cases.len() >= 5, "{} suites", cases.len());
+    cases.extend([
+        (
+            "a suite typo".to_string(),
+            with(tiny(), &[("/descripton", json!("x"))]),
+            Some("descripton"),
+        ),
+        (
+            "a row typo".to_string(),
+            with(tiny(), &[("/rows/0/seed", json!([1]))]),
+            Some("seed"),
+        ),
+        (
+            "a published typo".to_string(),
+            with(
+                tiny(),
+                &[("/rows/0/published", json!({"mean": 1.0, "stdev": 0.0, "source": "s"}))],
+            ),
+            Some("stdev"),
+        ),
+        (
+            "an unknown measure".to_string(),
+            with(tiny(), &[("/rows/0/measure", json!("best"))]),
+            Some("best"),
+        ),
+        (
+            "the training measure".to_string(),
+            with(tiny(), &[("/rows/0/measure", json!("training"))]),
+            None,
+        ),
+    ]);
+    let suites: Vec<Json> = cases.iter().map(|(_, c, _)| c.clone()).collect();
+    let verdicts = verdicts_of(&python, "docs/suite.schema.json", &suites);
+    for ((what, suite, key), verdict) in cases.iter().zip(&verdicts) {
+        let reader = serde_json::from_value::<rlgraph_cli::bench_suite::Suite>(suite.clone());
+        let schema_ok = verdict["valid"] == json!(true);
+        assert_eq!(
+            reader.is_ok(),
+            schema_ok,
+            "{what}: the reader says {reader:?}; the schema says {verdict}"
+        );
+        if let (Some(key), Err(e)) = (key, &reader) {
+            assert!(
+                e.to_string().contains(key),
+                "{what}: the reader's error names {key}: {e}"
+            );
+            assert!(
+                verdict.to_string().contains(key),
+                "{what}: the schema's errors name {key}: {verdict}"
+            );
+        }
+        assert!(key.is_some() || schema_ok, "{what} is refused: {verdict}");
+    }
+    for path in shipped_suites() {
+        assert_eq!(
+            read(&path)["$schema"],
+            json!("../../docs/suite.schema.json"),
+            "{} names the suite schema",
             path.display()
         );
     }
