@@ -2,9 +2,10 @@
 
 use candle_core::{Tensor, Var};
 use rlgraph_core::backend::prelude::*;
+use rlgraph_core::backend::{RmsPropSlots, RmsPropStep};
 use rlgraph_core::{AdamStep, CoreError, Result};
 
-use crate::{err, fused_adam, threads, Candle};
+use crate::{err, fused_adam, fused_rmsprop, threads, Candle};
 
 impl AutodiffOps for Candle {
     type Var = Var;
@@ -52,6 +53,13 @@ impl OptimizerOps for Candle {
             return Ok(());
         }
         rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h)
+    }
+
+    fn rmsprop_step(var: &Var, slots: RmsPropSlots<'_, Var>, g: &Tensor, h: &RmsPropStep) -> Result<()> {
+        if fused_rmsprop::step(var, slots, g, h).map_err(err("rmsprop_step"))? {
+            return Ok(());
+        }
+        rlgraph_core::backend::rmsprop_step_ops::<Self>(var, slots, g, h)
     }
 }
 

@@ -15,16 +15,16 @@ use rlgraph_core::AdamStep;
 use crate::cpu_slices::{contiguous_f32, contiguous_f32_mut};
 
 /// Whether `t` is a contiguous f32 CPU tensor.
-fn fusable(t: &Tensor) -> bool {
+pub(crate) fn fusable(t: &Tensor) -> bool {
     t.dtype() == DType::F32 && t.device().is_cpu() && t.is_contiguous()
 }
 
 /// A moment in place: `x = (x * decay + 0) + (g * scale + 0)`, or with `g * g` for the
 /// second moment.
-struct Moment {
-    decay: f32,
-    scale: f32,
-    square: bool,
+pub(crate) struct Moment {
+    pub(crate) decay: f32,
+    pub(crate) scale: f32,
+    pub(crate) square: bool,
 }
 
 impl InplaceOp2 for Moment {

@@ -28,6 +28,7 @@ mod elementwise;
 mod fast_relu;
 mod fast_tanh;
 mod fused_adam;
+mod fused_rmsprop;
 mod gemm_call;
 mod index;
 mod linear;

@@ -8,6 +8,7 @@
 
 use serde_json::Value as Json;
 
+use rlgraph_core::backend::{RmsPropSlots, RmsPropStep};
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{
     AdamStep, Backend, Component, CoreError, DType, Device, GraphFn, Initializer, KernelCtx, Param, Result, Tree,
@@ -288,32 +289,20 @@ fn apply<B: Backend>(
                 centered,
                 momentum,
             } => {
-                let v = slot("v")?;
-                let v_new = B::add(
-                    &B::affine(B::var_tensor(v), decay, 0.0)?,
-                    &B::affine(&B::square(&g)?, 1.0 - decay, 0.0)?,
-                )?;
-                B::var_set(v, &v_new)?;
-                let second = if centered {
-                    let mg = slot("mg")?;
-                    let mg_new = B::add(
-                        &B::affine(B::var_tensor(mg), decay, 0.0)?,
-                        &B::affine(&g, 1.0 - decay, 0.0)?,
-                    )?;
-                    B::var_set(mg, &mg_new)?;
-                    B::sub(&v_new, &B::square(&mg_new)?)?
-                } else {
-                    v_new
+                let slots = RmsPropSlots {
+                    v: slot("v")?,
+                    mg: centered.then(|| slot("mg")).transpose()?,
+                    mom: (momentum > 0.0).then(|| slot("mom")).transpose()?,
                 };
-                let scaled = B::div(&g, &B::affine(&B::sqrt(&second)?, 1.0, epsilon)?)?;
-                if momentum > 0.0 {
-                    let mom = slot("mom")?;
-                    let mom_new = B::add(&B::affine(B::var_tensor(mom), momentum, 0.0)?, &scaled)?;
-                    B::var_set(mom, &mom_new)?;
-                    B::affine(&mom_new, lr, 0.0)?
-                } else {
-                    B::affine(&scaled, lr, 0.0)?
-                }
+                let h = RmsPropStep {
+                    lr,
+                    decay,
+                    epsilon,
+                    momentum,
+                };
+                // As Adam's: one call per variable, which a backend may fuse.
+                B::rmsprop_step(var, slots, &g, &h)?;
+                continue;
             }
             Rule::Adagrad { epsilon, .. } => {
                 let acc = slot("g2")?;

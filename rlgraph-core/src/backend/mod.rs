@@ -55,7 +55,7 @@ pub use elementwise::{BinaryOp, ElementwiseOps, UnaryOp};
 pub use host::{DType, Device, HostData, HostTensor};
 pub use index::IndexOps;
 pub use module::ModuleOps;
-pub use optimizer::{adam_step_ops, AdamStep, OptimizerOps};
+pub use optimizer::{adam_step_ops, rmsprop_step_ops, AdamStep, OptimizerOps, RmsPropSlots, RmsPropStep};
 pub use random::RandomOps;
 pub use reduce::{ReduceOp, ReduceOps};
 pub use shape::ShapeOps;

@@ -12,6 +12,89 @@ pub trait OptimizerOps: AutodiffOps + ElementwiseOps {
     fn adam_step(var: &Self::Var, m: &Self::Var, v: &Self::Var, g: &Self::Tensor, h: &AdamStep) -> Result<()> {
         adam_step_ops::<Self>(var, m, v, g, h)
     }
+
+    /// One RMSProp step on `var` with gradient `g` (PyTorch's `RMSprop`):
+    /// `v = ρ v + (1 - ρ) g²`; centred (with `mg`), also `mg = ρ mg + (1 - ρ) g` and the
+    /// variance `v - mg²` in place of `v`; `s = g / (sqrt(·) + ε)`; with momentum (`mom`),
+    /// `mom = μ mom + s` stands for `s`; then `var -= lr s`. By default as separate ops.
+    fn rmsprop_step(
+        var: &Self::Var,
+        slots: RmsPropSlots<'_, Self::Var>,
+        g: &Self::Tensor,
+        h: &RmsPropStep,
+    ) -> Result<()> {
+        rmsprop_step_ops::<Self>(var, slots, g, h)
+    }
+}
+
+/// The state variables of one [`OptimizerOps::rmsprop_step`], each of the variable's shape.
+#[derive(Debug)]
+pub struct RmsPropSlots<'a, V> {
+    /// The squared gradients' running average.
+    pub v: &'a V,
+    /// The gradients' running average, when centred.
+    pub mg: Option<&'a V>,
+    /// The scaled steps' momentum buffer, when there is momentum.
+    pub mom: Option<&'a V>,
+}
+
+// By hand: derived, they would ask the variables themselves to be `Copy`.
+impl<V> Clone for RmsPropSlots<'_, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<V> Copy for RmsPropSlots<'_, V> {}
+
+/// The scalars of one [`OptimizerOps::rmsprop_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RmsPropStep {
+    /// The learning rate.
+    pub lr: f64,
+    /// The running averages' decay (PyTorch's `alpha`).
+    pub decay: f64,
+    /// Added to the root.
+    pub epsilon: f64,
+    /// The momentum buffer's decay (read only with a momentum buffer).
+    pub momentum: f64,
+}
+
+/// [`OptimizerOps::rmsprop_step`] as separate backend ops: the default, and the fallback of
+/// a backend whose fused step does not take some operands.
+pub fn rmsprop_step_ops<B: AutodiffOps + ElementwiseOps>(
+    var: &B::Var,
+    slots: RmsPropSlots<'_, B::Var>,
+    g: &B::Tensor,
+    h: &RmsPropStep,
+) -> Result<()> {
+    let v_new = B::add(
+        &B::affine(B::var_tensor(slots.v), h.decay, 0.0)?,
+        &B::affine(&B::square(g)?, 1.0 - h.decay, 0.0)?,
+    )?;
+    B::var_set(slots.v, &v_new)?;
+    let second = match slots.mg {
+        Some(mg) => {
+            let mg_new = B::add(
+                &B::affine(B::var_tensor(mg), h.decay, 0.0)?,
+                &B::affine(g, 1.0 - h.decay, 0.0)?,
+            )?;
+            B::var_set(mg, &mg_new)?;
+            B::sub(&v_new, &B::square(&mg_new)?)?
+        }
+        None => v_new,
+    };
+    let scaled = B::div(g, &B::affine(&B::sqrt(&second)?, 1.0, h.epsilon)?)?;
+    let step = match slots.mom {
+        Some(mom) => {
+            let mom_new = B::add(&B::affine(B::var_tensor(mom), h.momentum, 0.0)?, &scaled)?;
+            B::var_set(mom, &mom_new)?;
+            mom_new
+        }
+        None => scaled,
+    };
+    let w = B::detach(B::var_tensor(var));
+    B::var_set(var, &B::sub(&w, &B::affine(&step, h.lr, 0.0)?)?)
 }
 
 /// [`OptimizerOps::adam_step`] as separate backend ops: the default, and the fallback of a
