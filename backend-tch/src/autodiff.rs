@@ -1,10 +1,11 @@
 //! Variables and gradients on libtorch's autograd, Adam in place, and host-drawn random tensors.
 
 use rlgraph_core::backend::prelude::*;
+use rlgraph_core::backend::{RmsPropSlots, RmsPropStep};
 use rlgraph_core::{CoreError, Result};
 use tch::Tensor;
 
-use crate::{err, inplace_adam, threads, Tch, TchTensor};
+use crate::{err, inplace_adam, inplace_rmsprop, threads, Tch, TchTensor};
 
 impl AutodiffOps for Tch {
     type Var = TchTensor;
@@ -70,6 +71,15 @@ impl OptimizerOps for Tch {
             return rlgraph_core::backend::adam_step_ops::<Self>(var, m, v, g, h);
         }
         inplace_adam::step_for_device(&var.0, &m.0, &v.0, &g.0, h).map_err(err("adam_step"))
+    }
+
+    fn rmsprop_step(var: &TchTensor, slots: RmsPropSlots<'_, TchTensor>, g: &TchTensor, h: &RmsPropStep) -> Result<()> {
+        let same = |t: &TchTensor| t.0.size() == var.0.size() && t.0.kind() == var.0.kind();
+        let operands = [Some(slots.v), slots.mg, slots.mom, Some(g)];
+        if !operands.into_iter().flatten().all(same) {
+            return rlgraph_core::backend::rmsprop_step_ops::<Self>(var, slots, g, h);
+        }
+        inplace_rmsprop::step(&var.0, slots, &g.0, h).map_err(err("rmsprop_step"))
     }
 }
 

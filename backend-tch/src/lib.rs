@@ -31,6 +31,7 @@ mod cuda_shim;
 mod elementwise;
 mod index;
 mod inplace_adam;
+mod inplace_rmsprop;
 mod module;
 mod reduce;
 mod shape;
