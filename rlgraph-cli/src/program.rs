@@ -186,23 +186,32 @@ fn dispatch(cli: Cli) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::Path;
+
+    /// Asserts that the file at `relative` (from this crate's folder) holds `generated`;
+    /// with `RLGRAPH_BLESS` set, writes it first. `test` names the test that regenerates it.
+    pub(crate) fn assert_current(relative: &str, generated: &str, test: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        if std::env::var_os("RLGRAPH_BLESS").is_some() {
+            std::fs::write(&path, generated).expect("write the generated file");
+        }
+        let stored = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            stored == generated,
+            "{} is not what its source makes; regenerate it with RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib {test}",
+            path.display()
+        );
+    }
 
     /// The generated page in the book is what the parser prints today (regenerated and
     /// compared, so a new flag without its page fails here).
     #[test]
     fn cli_reference_page_is_current() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/book/src/reference/cli-flags.md");
-        let page = super::cli_reference();
-        if std::env::var_os("RLGRAPH_BLESS").is_some() {
-            std::fs::write(&path, &page).expect("write the reference page");
-        }
-        let stored = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            stored == page,
-            "{} is not what the parser prints; regenerate it with RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib cli_reference",
-            path.display()
+        assert_current(
+            "../docs/book/src/reference/cli-flags.md",
+            &super::cli_reference(),
+            "cli_reference",
         );
     }
 

@@ -51,20 +51,11 @@ pub fn config_reference() -> String {
         let family = &defs[name.trim_start_matches("#/$defs/")];
         let types = names_of(rule);
         page.push_str(&format!(
-            "\n## {}\n\n`type`: {}\n\n| key | value | what it is |\n| --- | --- | --- |\n",
+            "\n## {}\n\n`type`: {}\n\n{}",
             family["title"].as_str().unwrap_or(name),
-            types
+            types,
+            key_table(family, defs)
         ));
-        for (key, value) in family["properties"].as_object().into_iter().flatten() {
-            if key == "type" {
-                continue;
-            }
-            page.push_str(&format!(
-                "| `{key}` | {} | {} |\n",
-                kind(value, defs),
-                description(value)
-            ));
-        }
     }
     page.push_str(&nested_settings(defs));
     for (def, title) in [
@@ -143,18 +134,25 @@ fn suite_keys() -> String {
         ("Each row of `rows`", &defs["Row"]),
         ("`published`", &defs["Published"]),
     ] {
-        text.push_str(&format!(
-            "\n### {title}\n\n| key | value | what it is |\n| --- | --- | --- |\n"
-        ));
-        for (key, value) in object["properties"].as_object().into_iter().flatten() {
-            text.push_str(&format!(
+        text.push_str(&format!("\n### {title}\n\n{}", key_table(object, defs)));
+    }
+    text
+}
+
+/// A table of `object`'s keys: each one's value and description (an agent type's own `type`
+/// left out: its section names the types).
+fn key_table(object: &Json, defs: &Json) -> String {
+    let mut table = String::from("| key | value | what it is |\n| --- | --- | --- |\n");
+    for (key, value) in object["properties"].as_object().into_iter().flatten() {
+        if key != "type" || object.get("title").is_none() {
+            table.push_str(&format!(
                 "| `{key}` | {} | {} |\n",
                 kind(value, defs),
                 description(value)
             ));
         }
     }
-    text
+    table
 }
 
 /// A section per nested settings object (`execution_spec`, `update_spec`, ...): its keys.
@@ -185,9 +183,9 @@ fn nested_settings(defs: &Json) -> String {
     collect(defs, "", &mut users);
     let mut text = String::from("\n## Nested settings\n");
     for (name, def) in defs.as_object().into_iter().flatten() {
-        let Some(props) = def["properties"].as_object().filter(|p| !p.is_empty()) else {
+        if def["properties"].as_object().is_none_or(|p| p.is_empty()) {
             continue;
-        };
+        }
         if def.get("title").is_some() || def.get("allOf").is_some() {
             continue; // an agent type, or a typed spec: listed in sections of their own
         }
@@ -200,17 +198,11 @@ fn nested_settings(defs: &Json) -> String {
         let shared = users.values().filter(|other| *other == &users[name]).count() > 1;
         let which = if shared { format!(" ({name})") } else { String::new() };
         text.push_str(&format!(
-            "\n### {}{which}\n\n{}\n\n| key | value | what it is |\n| --- | --- | --- |\n",
+            "\n### {}{which}\n\n{}\n\n{}",
             keys.join(", "),
-            description(def)
+            description(def),
+            key_table(def, defs)
         ));
-        for (key, value) in props {
-            text.push_str(&format!(
-                "| `{key}` | {} | {} |\n",
-                kind(value, defs),
-                description(value)
-            ));
-        }
     }
     text
 }
@@ -277,20 +269,7 @@ fn kind(value: &Json, defs: &Json) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    fn current(relative: &str, generated: &str, test: &str) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
-        if std::env::var_os("RLGRAPH_BLESS").is_some() {
-            std::fs::write(&path, generated).expect("write the generated file");
-        }
-        let stored = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            stored == generated,
-            "{} is not what the config types make; regenerate it with RLGRAPH_BLESS=1 cargo test -p rlgraph-cli --lib {test}",
-            path.display()
-        );
-    }
+    use crate::program::tests::assert_current as current;
 
     /// The shipped schema files are what the config types make today.
     #[test]

@@ -111,6 +111,32 @@ pub const EPSILON_EXPLORATION: SpecKeys = component(
 );
 /// Gaussian action noise.
 pub const GAUSSIAN_NOISE: SpecKeys = component(&["gaussiannoise"], &["mean", "stddev", "scope"]);
+const SCHEDULE_KEYS: [&str; 12] = [
+    "from",
+    "to",
+    "from_",
+    "to_",
+    "power",
+    "decay_rate",
+    "constant_value",
+    "value",
+    "max_time_steps",
+    "resolution",
+    "end_time_percentage",
+    "start_time_percentage",
+];
+
+/// A schedule's keys and a scope.
+const DECAY_KEYS: [&str; 13] = {
+    let mut keys = ["scope"; 13];
+    let mut i = 0;
+    while i < SCHEDULE_KEYS.len() {
+        keys[i] = SCHEDULE_KEYS[i];
+        i += 1;
+    }
+    keys
+};
+
 /// The keys of a schedule written as an object (RLgraph's `TimeDependentParameter`).
 pub const SCHEDULE: SpecKeys = SpecKeys {
     group: "schedule",
@@ -127,20 +153,7 @@ pub const SCHEDULE: SpecKeys = SpecKeys {
         "exp",
     ],
     selector: None,
-    keys: &[
-        "from",
-        "to",
-        "from_",
-        "to_",
-        "power",
-        "decay_rate",
-        "constant_value",
-        "value",
-        "max_time_steps",
-        "resolution",
-        "end_time_percentage",
-        "start_time_percentage",
-    ],
+    keys: &SCHEDULE_KEYS,
 };
 /// A schedule as a component of its own (its keys and a scope).
 pub const DECAY: SpecKeys = component(
@@ -151,21 +164,7 @@ pub const DECAY: SpecKeys = component(
         "exponentialdecay",
         "timedependentparameter",
     ],
-    &[
-        "from",
-        "to",
-        "from_",
-        "to_",
-        "power",
-        "decay_rate",
-        "constant_value",
-        "value",
-        "max_time_steps",
-        "resolution",
-        "end_time_percentage",
-        "start_time_percentage",
-        "scope",
-    ],
+    &DECAY_KEYS,
 );
 
 /// Clipping preprocessor.

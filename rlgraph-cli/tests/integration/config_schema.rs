@@ -228,6 +228,25 @@ fn verdicts_of(python: &str, schema: &str, configs: &[Json]) -> Vec<Json> {
     serde_json::from_slice(&out.stdout).expect("the validator's JSON")
 }
 
+/// Asserts that the reader and the schema agree on a config `what` (and, where `key` is the
+/// broken key, that both errors name it); returns whether the schema took it.
+fn agree(what: &str, reader: Result<(), String>, key: Option<&str>, verdict: &Json) -> bool {
+    let schema_ok = verdict["valid"] == json!(true);
+    assert_eq!(
+        reader.is_ok(),
+        schema_ok,
+        "{what}: the reader says {reader:?}; the schema says {verdict}"
+    );
+    if let (Some(key), Err(e)) = (key, &reader) {
+        assert!(e.contains(key), "{what}: the reader's error names {key}: {e}");
+        assert!(
+            verdict.to_string().contains(key),
+            "{what}: the schema's errors name {key}: {verdict}"
+        );
+    }
+    schema_ok
+}
+
 fn python() -> Option<String> {
     crate::common::python()
 }
@@ -246,24 +265,8 @@ fn the_schema_refuses_exactly_what_the_reader_refuses() {
     let verdicts = schema_verdicts(&python, &configs);
     let mut refused = vec![];
     for ((what, config, key), verdict) in named.iter().zip(&verdicts) {
-        let reader = executors::check_config(config);
-        let schema_ok = verdict["valid"] == json!(true);
-        assert_eq!(
-            reader.is_ok(),
-            schema_ok,
-            "{what}: the reader says {reader:?}; the schema says {verdict}"
-        );
-        if let (Some(key), Err(e)) = (key, &reader) {
-            assert!(
-                e.to_string().contains(key),
-                "{what}: the reader's error names {key}: {e}"
-            );
-            assert!(
-                verdict.to_string().contains(key),
-                "{what}: the schema's errors name {key}: {verdict}"
-            );
-        }
-        if !schema_ok && key.is_none() {
+        let reader = executors::check_config(config).map_err(|e| e.to_string());
+        if !agree(what, reader, *key, verdict) && key.is_none() {
             refused.push(what.rsplit('/').next().unwrap_or(what).to_string());
         }
     }
@@ -356,23 +359,8 @@ fn the_suite_schema_refuses_exactly_what_the_suite_reader_refuses() {
     let suites: Vec<Json> = cases.iter().map(|(_, c, _)| c.clone()).collect();
     let verdicts = verdicts_of(&python, "docs/suite.schema.json", &suites);
     for ((what, suite, key), verdict) in cases.iter().zip(&verdicts) {
-        let reader = serde_json::from_value::<rlgraph_cli::bench_suite::Suite>(suite.clone());
-        let schema_ok = verdict["valid"] == json!(true);
-        assert_eq!(
-            reader.is_ok(),
-            schema_ok,
-            "{what}: the reader says {reader:?}; the schema says {verdict}"
-        );
-        if let (Some(key), Err(e)) = (key, &reader) {
-            assert!(
-                e.to_string().contains(key),
-                "{what}: the reader's error names {key}: {e}"
-            );
-            assert!(
-                verdict.to_string().contains(key),
-                "{what}: the schema's errors name {key}: {verdict}"
-            );
-        }
+        let reader = serde_json::from_value::<rlgraph_cli::bench_suite::Suite>(suite.clone()).map(drop);
+        let schema_ok = agree(what, reader.map_err(|e| e.to_string()), *key, verdict);
         assert!(key.is_some() || schema_ok, "{what} is refused: {verdict}");
     }
     for path in shipped_suites() {
