@@ -548,17 +548,4 @@ crate::bounded_numbers::inline_schema!(DeviceName, "DeviceName", {
     "type": "string",
     "description": "cpu, cuda:N or RLgraph's /device:GPU:N"
 });
-crate::bounded_numbers::inline_schema!(Layers, "Layers", {
-    "anyOf": [
-        {"type": "array", "items": {"$ref": "#/$defs/component"}},
-        {
-            "type": "object",
-            "properties": {
-                "layers": {"type": "array", "items": {"$ref": "#/$defs/component"}},
-                "scope": {"type": "string"}
-            },
-            "required": ["layers"],
-            "additionalProperties": false
-        }
-    ]
-});
+crate::bounded_numbers::inline_schema!(Layers, "Layers", {"$ref": "#/$defs/layer_list"});

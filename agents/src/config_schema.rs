@@ -9,7 +9,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value as Json};
 
-use crate::agent_spec::{ObserveSpec, SharedSpec};
+use crate::agent_spec::{MemorySpec, ObserveSpec, SharedSpec};
 use crate::normalizer::NormalizeSpec;
 
 /// Where the schema says it lives, for editors that follow `$id`.
@@ -20,8 +20,10 @@ struct Family {
     title: &'static str,
     names: &'static [&'static str],
     own: fn(&mut SchemaGenerator) -> Json,
-    /// Shared keys this kind refuses.
+    /// Keys this kind refuses (shared ones, or the algorithm's that belong to a sibling).
     refused: &'static [&'static str],
+    /// Whether `memory_spec.alpha` and `beta` may be given (prioritized replay: DQN's).
+    priorities: bool,
     /// Whether `observe_spec.n_step` is read (DQN only).
     n_step: bool,
     /// Whether `normalize_spec` may wrap the agent.
@@ -35,6 +37,7 @@ fn families() -> [Family; 6] {
             names: crate::dqn::config::KIND.names,
             own: crate::dqn::config::keys_schema,
             refused: &[],
+            priorities: true,
             n_step: true,
             normalize: true,
         },
@@ -42,7 +45,9 @@ fn families() -> [Family; 6] {
             title: "PPO agent",
             names: &["ppo", "ppoagent"],
             own: crate::pg::config::keys_schema,
-            refused: &[],
+            // Actor-critic's policy-loss weight; PPO's loss has none.
+            refused: &["weight_pg"],
+            priorities: false,
             n_step: false,
             normalize: true,
         },
@@ -51,6 +56,7 @@ fn families() -> [Family; 6] {
             names: &["actorcritic", "actorcriticagent", "a2c"],
             own: crate::pg::config::keys_schema,
             refused: &crate::pg::config::PPO_ONLY,
+            priorities: false,
             n_step: false,
             normalize: true,
         },
@@ -59,6 +65,7 @@ fn families() -> [Family; 6] {
             names: crate::sac::config::KIND.names,
             own: crate::sac::config::keys_schema,
             refused: &[],
+            priorities: false,
             n_step: false,
             normalize: true,
         },
@@ -67,6 +74,7 @@ fn families() -> [Family; 6] {
             names: crate::impala::config::KIND.names,
             own: crate::impala::config::keys_schema,
             refused: &[],
+            priorities: true,
             n_step: false,
             normalize: true,
         },
@@ -75,6 +83,7 @@ fn families() -> [Family; 6] {
             names: crate::random_agent::KIND.names,
             own: crate::random_agent::keys_schema,
             refused: &crate::random_agent::LEARNING_KEYS,
+            priorities: true,
             n_step: false,
             normalize: false,
         },
@@ -86,6 +95,7 @@ pub fn config_schema() -> Json {
     let mut generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
     let shared = properties(SharedSpec::json_schema(&mut generator).to_value());
     let observe = ObserveSpec::json_schema(&mut generator).to_value();
+    let memory = MemorySpec::json_schema(&mut generator).to_value();
     let normalize = generator.subschema_for::<NormalizeSpec>().to_value();
     let mut defs = Map::new();
     let mut type_names = vec![];
@@ -98,11 +108,10 @@ pub fn config_schema() -> Json {
             props.remove(*key);
         }
         if !family.n_step && !family.refused.contains(&"observe_spec") {
-            let mut without = observe.clone();
-            if let Some(p) = without.get_mut("properties").and_then(Json::as_object_mut) {
-                p.remove("n_step");
-            }
-            props.insert("observe_spec".into(), without);
+            props.insert("observe_spec".into(), nullable(without(&observe, &["n_step"])));
+        }
+        if !family.priorities && props.contains_key("memory_spec") {
+            props.insert("memory_spec".into(), nullable(without(&memory, &["alpha", "beta"])));
         }
         if family.normalize {
             props.insert("normalize_spec".into(), normalize.clone());
@@ -141,6 +150,20 @@ pub fn config_schema() -> Json {
         "allOf": rules,
         "$defs": defs,
     })
+}
+
+/// `schema` (an object's) without `keys`.
+fn without(schema: &Json, keys: &[&str]) -> Json {
+    let mut copy = schema.clone();
+    if let Some(p) = copy.get_mut("properties").and_then(Json::as_object_mut) {
+        keys.iter().for_each(|k| drop(p.remove(*k)));
+    }
+    copy
+}
+
+/// `schema`, or null (an `Option` field's absent value, as serde reads it).
+fn nullable(schema: Json) -> Json {
+    json!({"anyOf": [schema, {"type": "null"}]})
 }
 
 fn properties(schema: Json) -> Map<String, Json> {

@@ -55,10 +55,14 @@ pub fn build_agent<B: Backend>(
 /// need the environment's spaces are left to `build_agent`.
 pub fn check_config(spec: &Json) -> Result<()> {
     let family = agent_family(spec)?;
-    if family != AgentFamily::Random {
-        normalize_spec(spec)?;
-    }
-    let spec = &without_key(spec, "normalize_spec");
+    // As `build_agent`: the normalizer wraps every agent but the random one, which refuses it.
+    let spec = &match family {
+        AgentFamily::Random => spec.clone(),
+        _ => {
+            normalize_spec(spec)?;
+            without_key(spec, "normalize_spec")
+        }
+    };
     match family {
         AgentFamily::Dqn => DqnConfig::parse(spec).map(drop),
         AgentFamily::PolicyGradient => PgConfig::parse(spec).map(drop),

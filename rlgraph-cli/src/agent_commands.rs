@@ -52,6 +52,11 @@ pub fn build_agent_for<B: Backend>(
 pub fn read_config(config: &std::path::Path, device: Option<&str>) -> Result<Json, String> {
     let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
     let mut json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
+    // The GA3C settings are the executors' to read; checked here, whatever the executor or
+    // layout, so a typo in them is refused when the config loads (as the schema refuses it).
+    if json.pointer("/execution_spec/ga3c_spec").is_some() {
+        executors::ga3c::Ga3cSpec::parse(&json).map_err(|e| format!("{}: {e}", config.display()))?;
+    }
     for (key, why) in agents::unused_keys(&json) {
         crate::output_files::stderr_line(&format!(
             "note: {}: {key}: accepted and not used ({why})",

@@ -68,8 +68,20 @@ pub fn config_reference() -> String {
         page.push_str(&format!(
             "\n## {title}\n\n| `type` | keys besides `type` |\n| --- | --- |\n"
         ));
-        for rule in defs[def]["allOf"].as_array().into_iter().flatten() {
-            let types = names_of(rule);
+        // The typed spec's rules; a component may also be a list, the other branch.
+        let typed = match defs[def]["anyOf"].as_array() {
+            Some(branches) if defs[def].get("allOf").is_none() => branches
+                .iter()
+                .find(|b| b.get("allOf").is_some())
+                .unwrap_or(&Json::Null),
+            _ => &defs[def],
+        };
+        for rule in typed["allOf"].as_array().into_iter().flatten() {
+            // The one rule that does not ask for a type is the spec without one.
+            let types = match rule["if"].get("required") {
+                None => "no `type`".to_string(),
+                Some(_) => names_of(rule),
+            };
             let selector = rule["if"]["required"]
                 .as_array()
                 .and_then(|r| r.get(1))
@@ -316,5 +328,8 @@ mod tests {
             "{page}"
         );
         assert!(page.contains("| `reshape` with `fold_time_rank: true` | `fold_time_rank`, `scope` |"));
+        // A network without a type, and gradient descent without one.
+        assert!(page.contains("| no `type` | `layers`, `num_inputs`, `scope` |"));
+        assert!(page.contains("| no `type` | `clip_grad_norm`, `learning_rate`, `scope` |"));
     }
 }

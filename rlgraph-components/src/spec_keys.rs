@@ -276,13 +276,21 @@ pub const EUCLIDEAN_DISTANCE_LOSS: SpecKeys = component(
 );
 /// Generalized advantage estimation.
 pub const GAE: SpecKeys = component(
-    &["generalizedadvantageestimation", "gae"],
+    &[
+        "generalizedadvantageestimation",
+        "gae",
+        "generalizedadvantageestimationfunction",
+        "gaefunction",
+    ],
     &["discount", "gae_lambda", "scope"],
 );
 /// Discounted sums over sequences.
-pub const SEQUENCE_HELPER: SpecKeys = component(&["sequencehelper"], &["decay", "scope"]);
+pub const SEQUENCE_HELPER: SpecKeys = component(&["sequencehelper", "sequencehelperfunction"], &["decay", "scope"]);
 /// V-trace.
-pub const V_TRACE: SpecKeys = component(&["vtrace"], &["rho_bar", "c_bar", "pg_rho_bar", "scope"]);
+pub const V_TRACE: SpecKeys = component(
+    &["vtrace", "vtracefunction"],
+    &["rho_bar", "c_bar", "pg_rho_bar", "scope"],
+);
 
 /// Concatenation (the layer; a bare `concat` is the preprocessor).
 pub const CONCAT: SpecKeys = component(&["concatlayer"], &["axis", "num_inputs", "scope"]);

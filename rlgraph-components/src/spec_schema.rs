@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::spec_keys::{SpecKeys, ACTION_ADAPTER, ALL, SCHEDULE};
+use crate::spec_keys::{SpecKeys, ACTION_ADAPTER, ALL, NEURAL_NETWORK, SCHEDULE, SGD};
 
 /// A regular expression matching the spellings RLgraph accepts for `names` (case ignored,
 /// `-` and `_` anywhere), as [`crate::spec::normalize_type`] matches them.
@@ -23,21 +23,49 @@ pub fn type_pattern(names: &[&str]) -> String {
     format!("^[-_]*(?:{})[-_]*$", alternatives.join("|"))
 }
 
-/// The `$defs` entries `component`, `optimizer`, `schedule` and `action_adapter`, which
-/// the config schema refers to as `#/$defs/<name>`.
+/// The `$defs` entries `component`, `layer_list`, `optimizer`, `schedule` and
+/// `action_adapter`, which the config schema refers to as `#/$defs/<name>`.
 pub fn definitions() -> Map<String, Json> {
     let in_group = |groups: &[&str]| -> Vec<&'static SpecKeys> {
         ALL.iter().copied().filter(|e| groups.contains(&e.group)).collect()
     };
     let mut defs = Map::new();
-    // Optimizers are components too: a layer list may hold one.
+    // Optimizers are components too: a layer list may hold one. A list in a list is a
+    // network, and so is RLgraph's `{"layers": [...]}` without a type.
+    let untyped_network = Untyped {
+        entry: &NEURAL_NETWORK,
+        when: json!({"required": ["layers"]}),
+    };
     defs.insert(
         "component".into(),
-        typed(&in_group(&["component", "optimizer"]), "a component spec"),
+        json!({"anyOf": [
+            {"type": "array", "items": {"$ref": "#/$defs/component"}},
+            typed(&in_group(&["component", "optimizer"]), "a component spec", untyped_network),
+        ]}),
     );
     defs.insert(
+        "layer_list".into(),
+        json!({
+            "description": "a list of layer specs, or RLgraph's {\"layers\": [...], \"scope\": ...}",
+            "anyOf": [
+                {"type": "array", "items": {"$ref": "#/$defs/component"}},
+                {
+                    "type": "object",
+                    "properties": {"layers": {"type": "array", "items": {"$ref": "#/$defs/component"}}, "scope": {"type": ["string", "null"]}},
+                    "required": ["layers"],
+                    "additionalProperties": false,
+                },
+            ],
+        }),
+    );
+    // An optimizer without a type is plain gradient descent.
+    let untyped_sgd = Untyped {
+        entry: &SGD,
+        when: json!({}),
+    };
+    defs.insert(
         "optimizer".into(),
-        typed(&in_group(&["optimizer"]), "an optimizer spec"),
+        typed(&in_group(&["optimizer"]), "an optimizer spec", untyped_sgd),
     );
     defs.insert(
         "schedule".into(),
@@ -46,13 +74,19 @@ pub fn definitions() -> Map<String, Json> {
             "anyOf": [
                 {"type": "number"},
                 {"type": "array"},
-                {"type": "object", "properties": properties(&SCHEDULE, true), "additionalProperties": false},
+                {
+                    "type": "object",
+                    "properties": properties(&SCHEDULE, true),
+                    "additionalProperties": false,
+                    "allOf": schedule_rules(),
+                },
             ]
         }),
     );
+    // The reader lets a `type` through (every spec may have one) and reads nothing of it.
     let adapter = json!({
         "type": "object",
-        "properties": properties(&ACTION_ADAPTER, false),
+        "properties": properties(&ACTION_ADAPTER, true),
         "additionalProperties": false,
     });
     defs.insert(
@@ -65,18 +99,35 @@ pub fn definitions() -> Map<String, Json> {
     defs
 }
 
+/// What a spec without a `type` is read as, and what it must have to be read so.
+struct Untyped {
+    entry: &'static SpecKeys,
+    when: Json,
+}
+
 /// The schema of a spec whose `type` picks one of `entries`: the type must name one, and
-/// each entry's keys are the only ones allowed beside it.
-fn typed(entries: &[&SpecKeys], description: &str) -> Json {
+/// each entry's keys are the only ones allowed beside it; without a type, `untyped` says
+/// what the spec is.
+fn typed(entries: &[&SpecKeys], description: &str, untyped: Untyped) -> Json {
     let any_type: Vec<Json> = entries
         .iter()
         .map(|e| json!({"pattern": type_pattern(e.names), "title": e.names[0]}))
         .collect();
-    let rules: Vec<Json> = entries.iter().map(|e| rule(e, entries)).collect();
+    let mut rules: Vec<Json> = entries.iter().map(|e| rule(e, entries)).collect();
+    let mut keys = properties(untyped.entry, false);
+    keys["type"] = json!({"type": "null"});
+    rules.push(json!({
+        "if": {"not": {"required": ["type"]}},
+        "then": {
+            "title": format!("{} (no type)", untyped.entry.names[0]),
+            "properties": keys,
+            "additionalProperties": false,
+        },
+    }));
     json!({
         "description": description,
         "type": "object",
-        "required": ["type"],
+        "anyOf": [{"required": ["type"]}, untyped.when],
         "properties": {"type": {"type": "string", "anyOf": any_type}},
         "allOf": rules,
     })
@@ -106,26 +157,48 @@ fn rule(entry: &SpecKeys, all: &[&SpecKeys]) -> Json {
             }
         }
     }
-    json!({
-        "if": when,
-        "then": {
-            "title": entry.names.join(", "),
-            "properties": properties(entry, true),
-            "additionalProperties": false,
-        },
-    })
+    let mut then = json!({
+        "title": entry.names.join(", "),
+        "properties": properties(entry, true),
+        "additionalProperties": false,
+    });
+    if entry.keys.contains(&"power") {
+        then["allOf"] = schedule_rules();
+    }
+    json!({"if": when, "then": then})
 }
 
-/// `entry`'s keys as schema properties (values of any JSON type but `scope`, a string),
-/// with `type` among them where the spec has one.
+/// A schedule's `power` belongs to polynomial kinds and its `decay_rate` to exponential ones
+/// (a schedule without a type is constant).
+fn schedule_rules() -> Json {
+    let only_for = |key: &str, names: &[&str]| {
+        json!({
+            "if": {"not": {"properties": {"type": {"pattern": type_pattern(names)}}, "required": ["type"]}},
+            "then": {"not": {"required": [key]}},
+        })
+    };
+    json!([
+        only_for("power", &["polynomial", "polynomialdecay", "poly", "polydecay"]),
+        only_for("decay_rate", &["exponential", "exponentialdecay", "exp", "expdecay"]),
+    ])
+}
+
+/// `entry`'s keys as schema properties, with `type` among them where the spec has one. The
+/// keys that hold other specs are checked as those; the rest take any JSON value (their
+/// values are the readers' to check).
 fn properties(entry: &SpecKeys, with_type: bool) -> Json {
     let mut props = Map::new();
     if with_type {
         props.insert("type".into(), json!({"type": "string"}));
     }
+    let components = json!({"type": "array", "items": {"$ref": "#/$defs/component"}});
     for key in entry.keys {
         let value = match *key {
-            "scope" => json!({"type": "string"}),
+            "scope" => json!({"type": ["string", "null"]}),
+            "layers" | "preprocessors" => components.clone(),
+            "residual_unit" => json!({"$ref": "#/$defs/component"}),
+            "pre_network_spec" => json!({"anyOf": [{"$ref": "#/$defs/layer_list"}, {"type": "null"}]}),
+            "learning_rate" | "decay_spec" => json!({"$ref": "#/$defs/schedule"}),
             _ => json!(true),
         };
         props.insert((*key).into(), value);

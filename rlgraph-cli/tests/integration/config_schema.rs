@@ -173,6 +173,86 @@ fn cases() -> Vec<(&'static str, Json, Option<&'static str>)> {
             Some("clip_obs"),
         ),
         (
+            "an optimizer without a type (gradient descent)",
+            with(dqn(), &[("/optimizer_spec", json!({"learning_rate": 0.01}))]),
+            None,
+        ),
+        (
+            "an Adam key for an optimizer without a type",
+            with(
+                dqn(),
+                &[("/optimizer_spec", json!({"learning_rate": 0.01, "beta1": 0.9}))],
+            ),
+            Some("beta1"),
+        ),
+        (
+            "networks in a layer list, as a list and as RLgraph's layers object",
+            with(
+                dqn(),
+                &[(
+                    "/network_spec",
+                    json!([[{"type": "dense", "units": 4}], {"layers": [{"type": "dense", "units": 4}]}]),
+                )],
+            ),
+            None,
+        ),
+        (
+            "a typo in a network inside a layer list",
+            with(
+                dqn(),
+                &[("/network_spec", json!([{"layers": [{"type": "dense", "unit": 4}]}]))],
+            ),
+            Some("unit"),
+        ),
+        (
+            "a typo in a residual unit",
+            with(
+                dqn(),
+                &[(
+                    "/network_spec",
+                    json!([{"type": "residual", "residual_unit": {"type": "dense", "unitz": 4}}]),
+                )],
+            ),
+            Some("unitz"),
+        ),
+        (
+            "actor-critic's weight for PPO",
+            with(ppo(), &[("/weight_pg", json!(1.0))]),
+            Some("weight_pg"),
+        ),
+        (
+            "priorities for PPO's memory",
+            with(ppo(), &[("/memory_spec/alpha", json!(0.6))]),
+            Some("alpha"),
+        ),
+        (
+            "a power for a linear schedule",
+            with(
+                dqn(),
+                &[(
+                    "/exploration_spec/epsilon_spec/decay_spec",
+                    json!({"type": "linear", "from": 1.0, "to": 0.1, "power": 2.0}),
+                )],
+            ),
+            Some("power"),
+        ),
+        (
+            "a power for a polynomial schedule",
+            with(
+                dqn(),
+                &[(
+                    "/exploration_spec/epsilon_spec/decay_spec",
+                    json!({"type": "polynomial_decay", "from": 1.0, "to": 0.1, "power": 2.0}),
+                )],
+            ),
+            None,
+        ),
+        (
+            "normalization for the random agent",
+            with(config("random-cartpole.json"), &[("/normalize_spec", json!({}))]),
+            Some("normalize_spec"),
+        ),
+        (
             "a GA3C setting's typo",
             with(dqn(), &[("/execution_spec", json!({"ga3c_spec": {"num_agent": 2}}))]),
             Some("num_agent"),
