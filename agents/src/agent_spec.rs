@@ -40,7 +40,7 @@ pub(crate) struct SharedSpec {
     pub network_spec: Option<Layers>,
     /// The preprocessor specs.
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::components")]
+    #[schemars(schema_with = "crate::schema_refs::components")]
     pub preprocessing_spec: Option<Vec<Json>>,
     /// Where Dict states carry their action mask (Gymnasium's convention, `action_mask` by
     /// default).
@@ -57,7 +57,7 @@ pub(crate) struct SharedSpec {
     pub saver_spec: Option<NoKeys>,
     /// The optimizer, read by `OptimizerSpec::parse` (shared with the component registry).
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::optimizer")]
+    #[schemars(schema_with = "crate::schema_refs::optimizer")]
     pub optimizer_spec: Option<Json>,
     /// The update schedule.
     pub update_spec: Option<UpdateSpecKeys>,
@@ -204,6 +204,25 @@ pub(crate) fn refuse_given(at: &str, keys: &[(&str, bool)], why: &str) -> Result
 /// `kind` lower-cased with `-` and `_` removed, or `default`.
 pub(crate) fn normalized_kind(kind: Option<&str>, default: &str) -> String {
     kind.unwrap_or(default).to_lowercase().replace(['-', '_'], "")
+}
+
+/// One kind of agent config, as its algorithm's folder describes it for the schema: the
+/// `type` names that pick it and how its keys differ from the shared ones.
+pub(crate) struct SchemaKind {
+    /// The kind, as the schema and the reference page title it.
+    pub title: &'static str,
+    /// The normalized `type` names.
+    pub names: &'static [&'static str],
+    /// The schema of the algorithm's own keys.
+    pub own: fn(&mut schemars::SchemaGenerator) -> Json,
+    /// Keys this kind refuses (shared ones, or the algorithm's that belong to a sibling).
+    pub refused: &'static [&'static str],
+    /// Whether `memory_spec.alpha` and `beta` may be given (prioritized replay: DQN's).
+    pub priorities: bool,
+    /// Whether `observe_spec.n_step` is read (DQN only).
+    pub n_step: bool,
+    /// Whether `normalize_spec` may wrap the agent.
+    pub normalize: bool,
 }
 
 /// Which `type` values an agent's config may have.
@@ -470,7 +489,7 @@ pub(crate) struct MemorySpec {
     pub beta: Option<f64>,
     /// Stacked states stored frame by frame (set for frame-stacking preprocessing).
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::frame_stack")]
+    #[schemars(schema_with = "crate::schema_refs::frame_stack")]
     pub frame_stack: Option<rlgraph_memories::FrameStack>,
 }
 

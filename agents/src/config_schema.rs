@@ -6,88 +6,27 @@
 //! reader's.
 
 use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value as Json};
 
-use crate::agent_spec::{MemorySpec, ObserveSpec, SharedSpec};
+use crate::agent_spec::{MemorySpec, ObserveSpec, SchemaKind, SharedSpec};
 use crate::normalizer::NormalizeSpec;
 
 /// Where the schema says it lives, for editors that follow `$id`.
 pub const SCHEMA_ID: &str = "https://rlgraph-rs.dev/config.schema.json";
 
-/// One kind of agent config: the `type` names that pick it and how its keys differ.
-struct Family {
-    title: &'static str,
-    names: &'static [&'static str],
-    own: fn(&mut SchemaGenerator) -> Json,
-    /// Keys this kind refuses (shared ones, or the algorithm's that belong to a sibling).
-    refused: &'static [&'static str],
-    /// Whether `memory_spec.alpha` and `beta` may be given (prioritized replay: DQN's).
-    priorities: bool,
-    /// Whether `observe_spec.n_step` is read (DQN only).
-    n_step: bool,
-    /// Whether `normalize_spec` may wrap the agent.
-    normalize: bool,
-}
-
-fn families() -> [Family; 6] {
+/// Every algorithm's kinds, as `agent_family` knows them.
+fn families() -> Vec<&'static SchemaKind> {
     [
-        Family {
-            title: "DQN or Ape-X agent",
-            names: crate::dqn::config::KIND.names,
-            own: crate::dqn::config::keys_schema,
-            refused: &[],
-            priorities: true,
-            n_step: true,
-            normalize: true,
-        },
-        Family {
-            title: "PPO agent",
-            names: &["ppo", "ppoagent"],
-            own: crate::pg::config::keys_schema,
-            // Actor-critic's policy-loss weight; PPO's loss has none.
-            refused: &["weight_pg"],
-            priorities: false,
-            n_step: false,
-            normalize: true,
-        },
-        Family {
-            title: "actor-critic agent",
-            names: &["actorcritic", "actorcriticagent", "a2c"],
-            own: crate::pg::config::keys_schema,
-            refused: &crate::pg::config::PPO_ONLY,
-            priorities: false,
-            n_step: false,
-            normalize: true,
-        },
-        Family {
-            title: "SAC agent",
-            names: crate::sac::config::KIND.names,
-            own: crate::sac::config::keys_schema,
-            refused: &[],
-            priorities: false,
-            n_step: false,
-            normalize: true,
-        },
-        Family {
-            title: "IMPALA agent",
-            names: crate::impala::config::KIND.names,
-            own: crate::impala::config::keys_schema,
-            refused: &[],
-            priorities: true,
-            n_step: false,
-            normalize: true,
-        },
-        Family {
-            title: "random agent",
-            names: crate::random_agent::KIND.names,
-            own: crate::random_agent::keys_schema,
-            refused: &crate::random_agent::LEARNING_KEYS,
-            priorities: true,
-            n_step: false,
-            normalize: false,
-        },
+        crate::dqn::config::SCHEMA_KINDS,
+        crate::pg::config::SCHEMA_KINDS,
+        crate::sac::config::SCHEMA_KINDS,
+        crate::impala::config::SCHEMA_KINDS,
+        crate::random_agent::SCHEMA_KINDS,
     ]
+    .concat()
+    .into_iter()
+    .collect()
 }
 
 /// The JSON Schema (draft 2020-12) every agent config `build_agent` reads validates against.
@@ -171,41 +110,4 @@ fn properties(schema: Json) -> Map<String, Json> {
         Some(Json::Object(p)) => p.clone(),
         _ => Map::new(),
     }
-}
-
-// Each of these stands for an `Option` field, where `null` means absent, as serde reads it.
-
-/// `preprocessing_spec`: a list of component specs.
-pub(crate) fn components(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({"type": ["array", "null"], "items": {"$ref": "#/$defs/component"}})
-}
-
-/// An optimizer spec.
-pub(crate) fn optimizer(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({"anyOf": [{"$ref": "#/$defs/optimizer"}, {"type": "null"}]})
-}
-
-/// A schedule that must be given: a number or a time-dependent parameter.
-pub(crate) fn schedule(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({"$ref": "#/$defs/schedule"})
-}
-
-/// A schedule that may be left out.
-pub(crate) fn optional_schedule(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({"anyOf": [{"$ref": "#/$defs/schedule"}, {"type": "null"}]})
-}
-
-/// `policy_spec.action_adapter_spec`.
-pub(crate) fn action_adapter(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({"anyOf": [{"$ref": "#/$defs/action_adapter"}, {"type": "null"}]})
-}
-
-/// `memory_spec.frame_stack`: how stacked states split into frames.
-pub(crate) fn frame_stack(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({
-        "type": ["object", "null"],
-        "properties": {"frames": {"type": "integer", "minimum": 0}, "group": {"type": "integer", "minimum": 0}},
-        "required": ["frames", "group"],
-        "additionalProperties": false
-    })
 }

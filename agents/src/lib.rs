@@ -66,6 +66,7 @@ mod random_agent;
 mod recurrence;
 mod replay;
 mod sac;
+mod schema_refs;
 mod snapshot;
 mod transition_json;
 mod update_spec;

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::agent::{Agent, Transition};
+use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{read_config, refuse_given, AgentKind};
 use crate::counters::Counters;
 use crate::update_spec::UpdateSpec;
@@ -39,6 +40,17 @@ pub(crate) const LEARNING_KEYS: [&str; 6] = [
 /// A random agent has no keys of its own, and of the shared ones it takes only the device.
 #[derive(Deserialize, schemars::JsonSchema)]
 struct RandomKeys {}
+
+/// How the config schema describes the random agent's config.
+pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+    title: "random agent",
+    names: KIND.names,
+    own: keys_schema,
+    refused: &LEARNING_KEYS,
+    priorities: true,
+    n_step: false,
+    normalize: false,
+}];
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

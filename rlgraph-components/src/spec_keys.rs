@@ -137,6 +137,13 @@ const DECAY_KEYS: [&str; 13] = {
     keys
 };
 
+/// The schedule kinds that take `power` (polynomial ones) and `decay_rate` (exponential
+/// ones), each also written with a `decay` suffix; the schedule reader refuses either key
+/// for any other kind.
+pub const POWER_KINDS: [&str; 2] = ["polynomial", "poly"];
+/// See [`POWER_KINDS`].
+pub const DECAY_RATE_KINDS: [&str; 2] = ["exponential", "exp"];
+
 /// The keys of a schedule written as an object (RLgraph's `TimeDependentParameter`).
 pub const SCHEDULE: SpecKeys = SpecKeys {
     group: "schedule",

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::spec_keys::{SpecKeys, ACTION_ADAPTER, ALL, NEURAL_NETWORK, SCHEDULE, SGD};
+use crate::spec_keys::{SpecKeys, ACTION_ADAPTER, ALL, DECAY_RATE_KINDS, NEURAL_NETWORK, POWER_KINDS, SCHEDULE, SGD};
 
 /// A regular expression matching the spellings RLgraph accepts for `names` (case ignored,
 /// `-` and `_` anywhere), as [`crate::spec::normalize_type`] matches them.
@@ -171,15 +171,20 @@ fn rule(entry: &SpecKeys, all: &[&SpecKeys]) -> Json {
 /// A schedule's `power` belongs to polynomial kinds and its `decay_rate` to exponential ones
 /// (a schedule without a type is constant).
 fn schedule_rules() -> Json {
-    let only_for = |key: &str, names: &[&str]| {
+    let only_for = |key: &str, kinds: &[&str]| {
+        let names: Vec<String> = kinds
+            .iter()
+            .flat_map(|k| [k.to_string(), format!("{k}decay")])
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         json!({
-            "if": {"not": {"properties": {"type": {"pattern": type_pattern(names)}}, "required": ["type"]}},
+            "if": {"not": {"properties": {"type": {"pattern": type_pattern(&names)}}, "required": ["type"]}},
             "then": {"not": {"required": [key]}},
         })
     };
     json!([
-        only_for("power", &["polynomial", "polynomialdecay", "poly", "polydecay"]),
-        only_for("decay_rate", &["exponential", "exponentialdecay", "exp", "expdecay"]),
+        only_for("power", &POWER_KINDS),
+        only_for("decay_rate", &DECAY_RATE_KINDS),
     ])
 }
 

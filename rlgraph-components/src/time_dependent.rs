@@ -162,8 +162,8 @@ impl TimeDependent {
                         _ => Ok(()),
                     }
                 };
-                wrong_for("power", &["polynomial", "poly"])?;
-                wrong_for("decay_rate", &["exponential", "exp"])?;
+                wrong_for("power", &spec_keys::POWER_KINDS)?;
+                wrong_for("decay_rate", &spec_keys::DECAY_RATE_KINDS)?;
                 let schedule = Self::build(written, from, to, s.f64_or("power", 2.0)?, s.f64_or("decay_rate", 0.1)?)
                     .map_err(&bad)?;
                 if s.get("end_time_percentage").is_none() && s.get("start_time_percentage").is_none() {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent_spec::config;
+use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec};
 use crate::bounded_numbers::Positive;
 use crate::update_spec::UpdateSpec;
@@ -107,6 +108,17 @@ struct DqnKeys {
     container_actions_loss: Option<String>,
 }
 
+/// How the config schema describes a DQN or Ape-X config.
+pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+    title: "DQN or Ape-X agent",
+    names: KIND.names,
+    own: keys_schema,
+    refused: &[],
+    priorities: true,
+    n_step: true,
+    normalize: true,
+}];
+
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
     <DqnKeys as schemars::JsonSchema>::json_schema(generator).to_value()
@@ -124,7 +136,7 @@ struct PolicySpec {
     units_state_value_stream: Option<Positive>,
     /// The Q-value layer's settings and pre-network.
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::action_adapter")]
+    #[schemars(schema_with = "crate::schema_refs::action_adapter")]
     action_adapter_spec: Option<Json>,
 }
 
@@ -145,7 +157,7 @@ struct ExplorationSpec {
 #[serde(deny_unknown_fields)]
 struct EpsilonSpec {
     /// Epsilon over the share of training: a number or a schedule.
-    #[schemars(schema_with = "crate::config_schema::schedule")]
+    #[schemars(schema_with = "crate::schema_refs::schedule")]
     decay_spec: Json,
 }
 

@@ -11,6 +11,7 @@ use serde_json::{json, Value as Json};
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
+use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{read_config, refuse_given, AgentKind, Layers};
 use crate::bounded_numbers::Positive;
 use crate::update_spec::UpdateSpec;
@@ -89,6 +90,17 @@ struct ImpalaKeys {
     #[allow(dead_code)]
     reward_clipping: Option<Json>,
 }
+
+/// How the config schema describes an IMPALA config.
+pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+    title: "IMPALA agent",
+    names: KIND.names,
+    own: keys_schema,
+    refused: &[],
+    priorities: true,
+    n_step: false,
+    normalize: true,
+}];
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

@@ -14,6 +14,7 @@ use serde_json::{json, Value as Json};
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
+use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{normalized_kind, read_config, refuse_given, schedule, AgentKind, Layers, MemorySpec};
 use crate::recurrence::{recurrence, Recurrence};
 use crate::update_spec::UpdateSpec;
@@ -101,13 +102,13 @@ struct PgKeys {
     memory_spec: Option<MemorySpec>,
     /// The value network's optimizer (the policy's when absent).
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::optimizer")]
+    #[schemars(schema_with = "crate::schema_refs::optimizer")]
     value_function_optimizer_spec: Option<Json>,
     /// GAE's lambda.
     gae_lambda: Option<f64>,
     /// The entropy bonus's weight (a schedule for PPO).
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::optional_schedule")]
+    #[schemars(schema_with = "crate::schema_refs::optional_schedule")]
     weight_entropy: Option<Json>,
     /// The value loss's weight.
     weight_vf: Option<f64>,
@@ -115,7 +116,7 @@ struct PgKeys {
     weight_pg: Option<f64>,
     /// PPO's clip ratio (a number or a schedule).
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::optional_schedule")]
+    #[schemars(schema_with = "crate::schema_refs::optional_schedule")]
     clip_ratio: Option<Json>,
     /// PPO: clip value updates to this distance from the old values.
     value_function_clipping: Option<f64>,
@@ -126,6 +127,32 @@ struct PgKeys {
     /// The policy: its action adapter and how bounded actions are drawn.
     policy_spec: Option<PolicySpec>,
 }
+
+/// The `type` names that pick PPO; the others of [`KIND`] pick actor-critic.
+const PPO_NAMES: [&str; 2] = ["ppo", "ppoagent"];
+
+/// How the config schema describes PPO and actor-critic configs.
+pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[
+    &SchemaKind {
+        title: "PPO agent",
+        names: &PPO_NAMES,
+        own: keys_schema,
+        // Actor-critic's policy-loss weight; PPO's loss has none.
+        refused: &["weight_pg"],
+        priorities: false,
+        n_step: false,
+        normalize: true,
+    },
+    &SchemaKind {
+        title: "actor-critic agent",
+        names: &["actorcritic", "actorcriticagent", "a2c"],
+        own: keys_schema,
+        refused: &PPO_ONLY,
+        priorities: false,
+        n_step: false,
+        normalize: true,
+    },
+];
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
@@ -142,7 +169,7 @@ struct PolicySpec {
     kind: Option<String>,
     /// The action layer's settings and pre-network.
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::action_adapter")]
+    #[schemars(schema_with = "crate::schema_refs::action_adapter")]
     action_adapter_spec: Option<Json>,
     /// `normal` for a plain Normal on bounded actions (clipped by the environment); squashed by default.
     bounded_distribution_type: Option<String>,
@@ -185,7 +212,7 @@ impl PgConfig {
     /// Parses an RLgraph PPO or actor-critic config.
     pub fn parse(spec: &Json) -> Result<Self> {
         let (kind, shared, own) = read_config::<PgKeys>(spec, &KIND)?;
-        let ppo = kind.starts_with("ppo");
+        let ppo = PPO_NAMES.contains(&kind.as_str());
         shared.refuse_n_step()?;
         shared.multi_gpu(false)?;
         if let Some(p) = &own.policy_spec {
@@ -249,7 +276,8 @@ impl PgConfig {
             let given = |key: &str| match key {
                 "clip_ratio" => own.clip_ratio.is_some(),
                 "value_function_clipping" => own.value_function_clipping.is_some(),
-                _ => own.standardize_advantages.is_some(),
+                "standardize_advantages" => own.standardize_advantages.is_some(),
+                _ => false,
             };
             refuse_given(
                 "config",

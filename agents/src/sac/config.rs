@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent_spec::config;
+use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{read_config, AgentKind, Layers, MemorySpec};
 use crate::bounded_numbers::PositiveReal;
 use crate::update_spec::UpdateSpec;
@@ -64,7 +65,7 @@ struct SacKeys {
     memory_spec: Option<MemorySpec>,
     /// The Q networks' optimizer.
     #[serde(default)]
-    #[schemars(schema_with = "crate::config_schema::optimizer")]
+    #[schemars(schema_with = "crate::schema_refs::optimizer")]
     value_function_optimizer_spec: Option<Json>,
     /// The entropy coefficient at the start.
     initial_alpha: Option<PositiveReal>,
@@ -73,6 +74,17 @@ struct SacKeys {
     /// Two Q networks, the smaller value taken.
     double_q: Option<bool>,
 }
+
+/// How the config schema describes a SAC config.
+pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+    title: "SAC agent",
+    names: KIND.names,
+    own: keys_schema,
+    refused: &[],
+    priorities: false,
+    n_step: false,
+    normalize: true,
+}];
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {
