@@ -23,6 +23,30 @@ pub enum AgentFamily {
     Impala,
     /// The random agent.
     Random,
+    /// An algorithm registered with [`crate::register_algorithm`].
+    Registered,
+}
+
+/// The built-in algorithms' kinds, with the family each picks.
+const BUILT_IN: [(&AgentKind, AgentFamily); 5] = [
+    (&dqn::config::KIND, AgentFamily::Dqn),
+    (&pg::config::KIND, AgentFamily::PolicyGradient),
+    (&sac::config::KIND, AgentFamily::Sac),
+    (&impala::config::KIND, AgentFamily::Impala),
+    (&random_agent::KIND, AgentFamily::Random),
+];
+
+/// The built-in algorithm that answers to normalized type `key`, if one does.
+pub(crate) fn built_in_kind(key: &str) -> Option<&'static AgentKind> {
+    BUILT_IN.iter().find(|(k, _)| k.names.contains(&key)).map(|(k, _)| *k)
+}
+
+/// The types a config may have, for messages: the built-in ones in RLgraph's spelling, then
+/// the registered ones.
+pub fn agent_types() -> String {
+    let mut types: Vec<String> = AGENT_TYPES.iter().map(|t| t.to_string()).collect();
+    types.extend(crate::algorithm_registry::registered_algorithms());
+    types.join(", ")
 }
 
 /// The family of the agent `spec` describes, by its `type` (RLgraph's spellings; case, `-` and
@@ -36,26 +60,20 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
         Some(other) => {
             return Err(config(
                 "config.type",
-                format!("expected a string, one of {}; got {other}", AGENT_TYPES.join(", ")),
+                format!("expected a string, one of {}; got {other}", agent_types()),
             ))
         }
     };
-    let is = |k: &AgentKind| k.names.contains(&kind.as_str());
-    Ok(if is(&dqn::config::KIND) {
-        AgentFamily::Dqn
-    } else if is(&pg::config::KIND) {
-        AgentFamily::PolicyGradient
-    } else if is(&sac::config::KIND) {
-        AgentFamily::Sac
-    } else if is(&impala::config::KIND) {
-        AgentFamily::Impala
-    } else if is(&random_agent::KIND) {
-        AgentFamily::Random
+    if let Some((_, family)) = BUILT_IN.iter().find(|(k, _)| k.names.contains(&kind.as_str())) {
+        return Ok(*family);
+    }
+    Ok(if crate::algorithm_registry::is_registered(&kind) {
+        AgentFamily::Registered
     } else if kind.is_empty() && object.contains_key("learner") && object.contains_key("actor") {
         return Err(config(
             "config",
-            "a cluster spec (learner and actor addresses) for distributed execution, not an agent config; \
-             distributed execution across processes is not built yet (the gRPC executor)"
+            "a cluster spec (learner and actor addresses), not an agent config; \
+             give it to `rlgraph serve --cluster` beside the agent config"
                 .into(),
         ));
     } else if kind.is_empty() && object.contains_key("layers") {
@@ -65,14 +83,15 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
                 .into(),
         ));
     } else if kind.is_empty() {
-        return Err(config(
-            "config.type",
-            format!("missing; one of {}", AGENT_TYPES.join(", ")),
-        ));
+        return Err(config("config.type", format!("missing; one of {}", agent_types())));
     } else {
         return Err(config(
             "config.type",
-            format!("{kind:?} is not built yet; one of {}", AGENT_TYPES.join(", ")),
+            format!(
+                "{kind:?} is neither a built-in algorithm nor one registered with \
+                 agents::register_algorithm; one of {}",
+                agent_types()
+            ),
         ));
     })
 }

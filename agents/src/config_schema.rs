@@ -29,7 +29,8 @@ fn families() -> Vec<&'static SchemaKind> {
     .collect()
 }
 
-/// The JSON Schema (draft 2020-12) every agent config `build_agent` reads validates against.
+/// The JSON Schema (draft 2020-12) every agent config `build_agent` reads validates against,
+/// the algorithms registered in this process included.
 pub fn config_schema() -> Json {
     let mut generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
     let shared = properties(SharedSpec::json_schema(&mut generator).to_value());
@@ -74,6 +75,29 @@ pub fn config_schema() -> Json {
         rules.push(json!({
             "if": {"properties": {"type": {"pattern": pattern}}, "required": ["type"]},
             "then": {"$ref": format!("#/$defs/{name}"), "title": family.names.join(", ")},
+        }));
+    }
+    for (kind, mut schema) in crate::algorithm_registry::registered_schemas(&mut generator) {
+        let title = format!("{kind} (registered)");
+        let name = format!("registered_{}", kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        let key = crate::agent_spec::normalized_kind(Some(&kind), "");
+        let pattern = rlgraph_components::spec_schema::type_pattern(&[key.as_str()]);
+        // The settings' own schema, with the two keys that are not settings.
+        if let Some(object) = schema.as_object_mut() {
+            object.insert("title".into(), json!(title));
+            if let Some(props) = object.entry("properties").or_insert_with(|| json!({})).as_object_mut() {
+                props.insert("type".into(), json!({"type": "string"}));
+                props.insert(
+                    "$schema".into(),
+                    json!({"type": "string", "description": "this schema, for editors"}),
+                );
+            }
+        }
+        defs.insert(name.clone(), schema);
+        type_names.push(json!({"pattern": pattern, "title": title}));
+        rules.push(json!({
+            "if": {"properties": {"type": {"pattern": pattern}}, "required": ["type"]},
+            "then": {"$ref": format!("#/$defs/{name}"), "title": kind},
         }));
     }
     defs.extend(generator.take_definitions(true));

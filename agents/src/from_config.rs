@@ -12,7 +12,8 @@ use crate::normalizer::NormalizeSpec;
 use crate::worker_preprocessing::PreprocessedAgent;
 use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
-/// Builds the agent `spec` describes (its `type`: see [`crate::AGENT_TYPES`]) for the given
+/// Builds the agent `spec` describes (its `type`: see [`crate::AGENT_TYPES`], or one
+/// registered with [`crate::register_algorithm`]) for the given
 /// spaces, with every random choice drawn from `seed`. A `preprocessing_spec` that keeps
 /// state (`sequence`, `moving_standardize`) runs per environment copy on the acting side
 /// ([`PreprocessedAgent`]), and the agent learns from preprocessed states: bytes, where the
@@ -68,6 +69,7 @@ pub fn check_config(spec: &Json) -> Result<()> {
         AgentFamily::PolicyGradient => PgConfig::parse(spec).map(drop),
         AgentFamily::Sac => SacConfig::parse(spec).map(drop),
         AgentFamily::Impala => ImpalaConfig::parse(spec).map(drop),
+        AgentFamily::Registered => crate::algorithm_registry::check_registered(spec),
         AgentFamily::Random => {
             let two_actions = rlgraph_core::spaces::IntBox::new(2).map_err(|e| config("config", e.to_string()))?;
             RandomAgent::new(spec, &Space::from(two_actions), 0).map(drop)
@@ -143,5 +145,8 @@ fn build_family<B: Backend>(
             seed,
         )?),
         AgentFamily::Random => Box::new(RandomAgent::new(spec, action_space, seed)?),
+        AgentFamily::Registered => {
+            crate::algorithm_registry::build_registered::<B>(spec, state_space, action_space, seed)?
+        }
     })
 }

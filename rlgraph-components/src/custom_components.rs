@@ -155,17 +155,25 @@ pub(crate) fn custom_component<B: Backend>(kind: &str, spec: &Json, at: &str) ->
 /// The settings of `spec` (its keys but `type` and `scope`) read as `S`, an error naming the
 /// key path under `at` where they do not.
 fn settings<S: DeserializeOwned>(spec: &Json, at: &str) -> Result<S> {
+    read_settings(spec, at, &["type", "scope"], "a component spec")
+}
+
+/// The keys of `spec` but `skip` read as `S`, an error naming the key path under `at` where
+/// they do not (`what` names the JSON object expected, for a spec that is not one): how a
+/// registered type's settings are read.
+pub fn read_settings<S: DeserializeOwned>(spec: &Json, at: &str, skip: &[&str], what: &str) -> Result<S> {
     let mut rest = match spec {
         Json::Object(o) => o.clone(),
         other => {
             return Err(CoreError::Config {
                 at: at.into(),
-                reason: format!("expected a component spec (a JSON object), got {other}"),
+                reason: format!("expected {what} (a JSON object), got {other}"),
             })
         }
     };
-    rest.remove("type");
-    rest.remove("scope");
+    for key in skip {
+        rest.remove(*key);
+    }
     serde_path_to_error::deserialize(Json::Object(rest)).map_err(|e| {
         let path = e.path().to_string();
         CoreError::Config {

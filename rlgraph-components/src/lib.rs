@@ -58,7 +58,7 @@ pub mod training_harness;
 
 pub use action_adapter::{action_adapter, AdapterSpec};
 pub use activation::Activation;
-pub use custom_components::{register_component, registered_components};
+pub use custom_components::{read_settings, register_component, registered_components};
 pub use discrete_actions::{discrete_actions, greedy_fn, DiscreteAction};
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use dueling_policy::dueling_policy;

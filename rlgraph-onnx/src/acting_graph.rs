@@ -68,7 +68,10 @@ impl Plan {
                     recurrence: c.recurrence,
                 }
             }
-            other => return Err(unsupported("config.type", format!("{other:?} agents"))),
+            _ => {
+                let kind = config.get("type").unwrap_or(&Json::Null);
+                return Err(unsupported("config.type", format!("agents of type {kind}")));
+            }
         })
     }
 }

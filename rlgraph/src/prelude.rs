@@ -5,7 +5,10 @@
 pub use crate::Candle;
 #[cfg(feature = "tch")]
 pub use crate::Tch;
-pub use agents::{build_agent, transition_space, Agent, AgentBuilder, DqnAgent, ImpalaAgent, PgAgent, SacAgent};
+pub use agents::{
+    build_agent, register_algorithm, transition_space, Agent, AgentBuilder, DqnAgent, ImpalaAgent, PgAgent, SacAgent,
+    Transition, UpdateSpec,
+};
 pub use executors::{
     drive, DriveOptions, Evaluation, OnDivergence, RunLength, SingleThreadedWorker, Worker, WorkerStats,
 };

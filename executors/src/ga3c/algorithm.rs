@@ -44,10 +44,11 @@ impl Ga3cAlgorithm {
         match agent_family(config)? {
             AgentFamily::PolicyGradient => Ok(Ga3cAlgorithm::PolicyGradient(PgConfig::parse(config)?)),
             AgentFamily::Impala => Ok(Ga3cAlgorithm::Impala(ImpalaConfig::parse(config)?)),
-            other => Err(CoreError::Config {
+            _ => Err(CoreError::Config {
                 at: "config.execution_spec.executor".into(),
                 reason: format!(
-                    "ga3c runs agents with an actor-critic policy (ppo, actor_critic, single-impala), not {other:?}"
+                    "ga3c runs agents with an actor-critic policy (ppo, actor_critic, single-impala), not type {}",
+                    config.get("type").unwrap_or(&Json::Null)
                 ),
             }),
         }

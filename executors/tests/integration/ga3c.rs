@@ -258,7 +258,7 @@ fn bad_settings_and_agents_are_refused_by_name() {
     dqn["execution_spec"] = json!({"executor": "ga3c"});
     let e = err(dqn, "CartPole-v1");
     assert!(
-        e.contains("ga3c runs agents with an actor-critic policy") && e.contains("Dqn"),
+        e.contains("ga3c runs agents with an actor-critic policy") && e.contains("not type \"dqn\""),
         "{e}"
     );
     // A config without the executor key is not a GA3C config.

@@ -226,7 +226,7 @@ fn what_cannot_be_exported_is_refused_by_name() {
     let (code, _, stderr) = rlgraph(&["export", &run]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("Sac") && stderr.contains("cannot be exported to ONNX"),
+        stderr.contains("agents of type \"sac\"") && stderr.contains("cannot be exported to ONNX"),
         "{stderr}"
     );
     let (code, _, stderr) = rlgraph(&["export", &run, "--format", "tflite"]);

@@ -26,6 +26,7 @@ mod components_sequences;
 mod conformance;
 mod core_build;
 mod core_components;
+mod custom_algorithms;
 mod custom_components;
 mod gae_time_major;
 mod gpu;

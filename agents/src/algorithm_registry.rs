@@ -1,0 +1,183 @@
+//! Algorithms of one's own, registered by `type` name, so that [`crate::build_agent`] (and so
+//! `rlgraph train`, `evaluate`, `bench` and the Python package) builds them as it builds the
+//! built-in ones, and the load-time check and the config schema know their keys.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError, Result};
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use crate::agent::Agent;
+use crate::agent_family::built_in_kind;
+use crate::agent_spec::normalized_kind;
+
+/// Builds a registered algorithm's agent on one backend from its config and spaces.
+type Build = Arc<dyn Fn(&Json, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>> + Send + Sync>;
+
+/// Reads a registered algorithm's settings without building anything.
+type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
+
+/// The JSON Schema of a registered algorithm's settings.
+type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
+
+/// One registered algorithm: how its settings are read and described, and its builder on
+/// each backend.
+struct Entry {
+    /// The name as registered, for messages.
+    kind: String,
+    /// Reads the settings without building (what a config's load-time check runs).
+    check: Check,
+    /// The JSON Schema of the settings, for the config schema.
+    schema: SettingsSchema,
+    /// The builder on each backend, by the backend's type.
+    builders: HashMap<TypeId, Build>,
+}
+
+fn registry() -> &'static RwLock<BTreeMap<String, Entry>> {
+    static REGISTRY: OnceLock<RwLock<BTreeMap<String, Entry>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| RwLock::new(BTreeMap::new()))
+}
+
+/// The keys of an agent config that are not a registered algorithm's settings: the type that
+/// picks it and the schema an editor reads.
+const NOT_SETTINGS: [&str; 2] = ["type", "$schema"];
+
+/// Registers algorithm `kind` on backend `B` for the whole process: an agent config
+/// `{"type": kind, ...}` is then built by `build(settings, state_space, action_space, seed)`
+/// wherever a config is (`rlgraph train` and `evaluate` in a program that registered it, the
+/// bench runner, `build_agent`). `settings` are the config's other keys (not `type`, nor
+/// `$schema`) read as `C`; put `#[serde(deny_unknown_fields)]` on it to refuse typo keys,
+/// which are then refused with their full key path when a config loads, and `C`'s schema joins
+/// `rlgraph schema`. A `normalize_spec`, and a `preprocessing_spec` that keeps state per
+/// environment copy, run around the agent as for the built-in algorithms (the agent then sees
+/// the rest of the preprocessing as `preprocessing_spec`). `kind` is matched as RLgraph
+/// matches types (case, `-` and `_` ignored). Register once per backend you build on; a kind
+/// a built-in algorithm answers to, or one registered on `B` before, is refused, and nothing
+/// changes.
+pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static>(
+    kind: &str,
+    build: impl Fn(C, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>> + Send + Sync + 'static,
+) -> Result<()> {
+    let refuse = |reason: String| CoreError::Config {
+        at: format!("register_algorithm({kind:?})"),
+        reason,
+    };
+    let key = normalized_kind(Some(kind), "");
+    if key.is_empty() {
+        return Err(refuse("an algorithm needs a name".into()));
+    }
+    if let Some(built_in) = built_in_kind(&key) {
+        return Err(refuse(format!(
+            "{} answers to this name; register yours under another",
+            built_in.what
+        )));
+    }
+    let build: Build = Arc::new(move |spec, states, actions, seed| build(settings::<C>(spec)?, states, actions, seed));
+    let mut entries = registry()
+        .write()
+        .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
+    let entry = entries.entry(key).or_insert_with(|| Entry {
+        kind: kind.into(),
+        check: Arc::new(|spec| settings::<C>(spec).map(drop)),
+        schema: C::json_schema,
+        builders: HashMap::new(),
+    });
+    if entry.builders.contains_key(&TypeId::of::<B>()) {
+        return Err(refuse(format!(
+            "already registered on the {} backend (as {:?}); register each algorithm once per backend",
+            B::NAME,
+            entry.kind
+        )));
+    }
+    entry.builders.insert(TypeId::of::<B>(), build);
+    Ok(())
+}
+
+/// The registered algorithms, by the names they were registered under.
+pub fn registered_algorithms() -> Vec<String> {
+    registry()
+        .read()
+        .map(|entries| entries.values().map(|e| e.kind.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Whether an algorithm is registered under normalized type `key` (on any backend).
+pub(crate) fn is_registered(key: &str) -> bool {
+    registry().read().is_ok_and(|entries| entries.contains_key(key))
+}
+
+/// The registered algorithm `spec`'s type names, built on `B`.
+pub(crate) fn build_registered<B: Backend>(
+    spec: &Json,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>> {
+    let build = {
+        let entries = read()?;
+        let entry = entry(&entries, spec)?;
+        match entry.builders.get(&TypeId::of::<B>()) {
+            Some(build) => build.clone(),
+            None => {
+                return Err(CoreError::Config {
+                    at: "config.type".into(),
+                    reason: format!(
+                        "{:?} is registered on other backends, not on {}; register it with \
+                         agents::register_algorithm::<{}, _> too",
+                        entry.kind,
+                        B::NAME,
+                        B::NAME
+                    ),
+                })
+            }
+        }
+    };
+    // Built without the lock: a builder may build another registered algorithm.
+    build(spec, state_space, action_space, seed)
+}
+
+/// Reads the registered algorithm `spec`'s settings as its builder would.
+pub(crate) fn check_registered(spec: &Json) -> Result<()> {
+    let check = {
+        let entries = read()?;
+        entry(&entries, spec)?.check.clone()
+    };
+    check(spec)
+}
+
+/// Each registered algorithm's name and the schema of its settings, for the config schema.
+pub(crate) fn registered_schemas(generator: &mut SchemaGenerator) -> Vec<(String, Json)> {
+    let schemas: Vec<(String, SettingsSchema)> = match registry().read() {
+        Ok(entries) => entries.values().map(|e| (e.kind.clone(), e.schema)).collect(),
+        Err(_) => vec![],
+    };
+    schemas
+        .into_iter()
+        .map(|(kind, schema)| (kind, schema(generator).to_value()))
+        .collect()
+}
+
+fn read() -> Result<std::sync::RwLockReadGuard<'static, BTreeMap<String, Entry>>> {
+    registry().read().map_err(|_| CoreError::Config {
+        at: "config.type".into(),
+        reason: "the algorithm registry was poisoned by a panic while registering".into(),
+    })
+}
+
+fn entry<'a>(entries: &'a BTreeMap<String, Entry>, spec: &Json) -> Result<&'a Entry> {
+    let key = normalized_kind(spec.get("type").and_then(Json::as_str), "");
+    entries.get(&key).ok_or_else(|| CoreError::Config {
+        at: "config.type".into(),
+        reason: format!("{key:?} is not a registered algorithm"),
+    })
+}
+
+/// A registered algorithm's settings: the config's keys but `type` and `$schema`, as `C`.
+fn settings<C: DeserializeOwned>(spec: &Json) -> Result<C> {
+    rlgraph_components::read_settings(spec, "config", &NOT_SETTINGS, "an agent config")
+}

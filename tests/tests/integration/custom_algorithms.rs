@@ -1,0 +1,134 @@
+//! An algorithm of one's own, registered by `type` name: built by `build_agent` from a config
+//! with typed settings on candle and on tch, checked when the config loads, described by the
+//! config schema, and refused by name where it is misspelt or its name is taken.
+
+use agents::{agent_family, build_agent, check_config, register_algorithm, registered_algorithms, AgentFamily};
+use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
+use rlgraph_core::Backend;
+use rlgraph_tests::both_backends;
+use serde_json::json;
+
+/// The settings of `tiny-dqn`: a preset of DQN with one hidden layer of `hidden` units.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TinyDqn {
+    /// Units of the one hidden layer.
+    hidden: usize,
+}
+
+/// The preset's agent: DQN with the given hidden layer, built on `B`.
+fn tiny_dqn<B: Backend>(
+    s: TinyDqn,
+    states: &Space,
+    actions: &Space,
+    seed: u64,
+) -> rlgraph_core::Result<Box<dyn agents::Agent + Send>> {
+    let config = agents::DqnConfig::parse(&json!({
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": s.hidden, "activation": "tanh", "scope": "hidden"}],
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "update_spec": {"update_interval": 4, "batch_size": 8, "steps_before_update": 8}
+    }))?;
+    Ok(Box::new(agents::DqnAgent::<B>::new(config, states, actions, seed)?))
+}
+
+/// Registers `tiny-dqn` on `B` once for the process (each test may be the first).
+fn registered<B: Backend>() {
+    match register_algorithm::<B, TinyDqn>("tiny-dqn", tiny_dqn::<B>) {
+        Ok(()) => {}
+        Err(e) if e.to_string().contains("already registered") => {}
+        Err(e) => panic!("{e}"),
+    }
+    assert!(registered_algorithms().contains(&"tiny-dqn".to_string()));
+}
+
+fn spaces() -> (Space, Space) {
+    (Space::from(FloatBox::new([4])), Space::from(IntBox::new(3).unwrap()))
+}
+
+both_backends! {
+    fn a_registered_algorithm_is_built_from_its_config_with_its_settings<B>() {
+        registered::<B>();
+        let (states, actions) = spaces();
+        let config = json!({"type": "Tiny_DQN", "hidden": 5, "$schema": "config.schema.json"});
+        assert_eq!(agent_family(&config).unwrap(), AgentFamily::Registered);
+        check_config(&config).unwrap();
+        let mut agent = build_agent::<B>(&config, &states, &actions, 0).unwrap();
+        // The setting reached the network: 4 inputs to 5 hidden units, 5 to 3 Q-values.
+        let weights = agent.get_weights().unwrap();
+        let shape = |name: &str| weights[&format!("dqn-agent/policy/{name}")].shape.clone();
+        assert_eq!(shape("neural-network/hidden/kernel"), [4, 5]);
+        assert_eq!(shape("action-adapter/kernel"), [5, 3]);
+        let obs = Value::Float32(Array::new([4], vec![0.1, 0.0, -0.1, 0.2]).unwrap());
+        let acted = agent.get_actions(&[obs], false, 0.0).unwrap();
+        assert!(acted.len() == 1 && actions.contains(&acted[0]), "{acted:?}");
+    }
+
+    fn a_registered_algorithms_config_is_checked_by_key_path_and_names_are_guarded<B>() {
+        registered::<B>();
+        let (states, actions) = spaces();
+        for (config, path, what) in [
+            (json!({"type": "tiny-dqn", "hiden": 5}), "config.hiden", "unknown field"),
+            (json!({"type": "tiny-dqn", "hidden": "many"}), "config.hidden", "invalid type"),
+            (json!({"type": "tiny-dqn"}), "config", "missing field `hidden`"),
+        ] {
+            let e = check_config(&config).unwrap_err().to_string();
+            assert!(e.contains(path) && e.contains(what), "{config}: {e}");
+            let e = build_agent::<B>(&config, &states, &actions, 0).err().unwrap().to_string();
+            assert!(e.contains(path) && e.contains(what), "{config}: {e}");
+        }
+        // Once per backend; a built-in algorithm's name or alias cannot be taken.
+        let e = register_algorithm::<B, TinyDqn>("TINY_DQN", tiny_dqn::<B>).unwrap_err().to_string();
+        assert!(e.contains("already registered") && e.contains(B::NAME), "{e}");
+        for (taken, owner) in [("dqn", "DQN"), ("Single-IMPALA", "IMPALA"), ("actor-critic", "policy-gradient")] {
+            let e = register_algorithm::<B, TinyDqn>(taken, tiny_dqn::<B>).unwrap_err().to_string();
+            assert!(e.contains(&format!("register_algorithm({taken:?})")) && e.contains(owner), "{taken}: {e}");
+        }
+        let e = register_algorithm::<B, TinyDqn>("-", tiny_dqn::<B>).unwrap_err().to_string();
+        assert!(e.contains("needs a name"), "{e}");
+        // A type no one answers to lists the registered ones beside the built-in ones.
+        let e = check_config(&json!({"type": "tiny-ppo"})).unwrap_err().to_string();
+        assert!(e.contains("register_algorithm") && e.contains("tiny-dqn") && e.contains("single-impala"), "{e}");
+    }
+}
+
+#[test]
+fn an_algorithm_registered_on_one_backend_is_refused_on_the_other_by_name() {
+    register_algorithm::<rlgraph_tests::Candle, TinyDqn>("tiny-dqn-candle-only", tiny_dqn::<rlgraph_tests::Candle>)
+        .unwrap();
+    let (states, actions) = spaces();
+    let config = json!({"type": "tiny-dqn-candle-only", "hidden": 2});
+    assert!(build_agent::<rlgraph_tests::Candle>(&config, &states, &actions, 0).is_ok());
+    let e = build_agent::<rlgraph_tests::Tch>(&config, &states, &actions, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("not on tch") && e.contains("register_algorithm::<tch"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_config_schema_describes_a_registered_algorithms_settings() {
+    registered::<rlgraph_tests::Candle>();
+    let schema = agents::config_schema();
+    let def = &schema["$defs"]["registered_tiny_dqn"];
+    assert_eq!(def["title"], "tiny-dqn (registered)");
+    assert_eq!(def["additionalProperties"], false, "{def}");
+    assert_eq!(def["required"], json!(["hidden"]), "{def}");
+    for key in ["hidden", "type", "$schema"] {
+        assert!(def["properties"].get(key).is_some(), "{key}: {def}");
+    }
+    // The rule that picks the definition matches the type as RLgraph spells types.
+    let rule = schema["allOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["then"]["$ref"] == "#/$defs/registered_tiny_dqn")
+        .expect("a rule for the registered type");
+    assert_eq!(
+        rule["if"]["properties"]["type"]["pattern"],
+        "^[-_]*(?:[tT][-_]*[iI][-_]*[nN][-_]*[yY][-_]*[dD][-_]*[qQ][-_]*[nN])[-_]*$"
+    );
+}
