@@ -23,9 +23,9 @@
 //! about 240 crates, the distributed executors' gRPC and TLS stack among them: 10 to 15
 //! minutes on two cores and about 3 GB of `target/`; later builds take seconds.
 //!
-//! The registries (`register_component`, `register_env`) are process-wide, as Gymnasium's
-//! `register` is: register each name once, at the start of `main` (a second registration of
-//! a name is refused).
+//! The registries (`register_component`, `register_env`, `register_algorithm`) are
+//! process-wide, as Gymnasium's `register` is: register each name once, at the start of
+//! `main` (a second registration of a name is refused).
 //!
 //! ## A component of your own, tested alone, then in a DQN network from JSON
 //!

@@ -278,7 +278,8 @@ impl Agent for Reinforce {
         }
         let learned = serde_json::to_value(&self.learned).map_err(|e| fail(e.to_string()))?;
         let text = serde_json::json!({"format": FORMAT, "agent": learned, "host": host});
-        std::fs::write(path, text.to_string()).map_err(|e| fail(e.to_string()))
+        // Atomically, so a run killed while saving leaves the old checkpoint or the new one.
+        rlgraph::core::write_atomically(path, text.to_string().as_bytes()).map_err(|e| fail(e.to_string()))
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
