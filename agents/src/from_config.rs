@@ -5,8 +5,8 @@ use rlgraph_core::{Backend, Result};
 use serde_json::Value as Json;
 
 use crate::agent::Agent;
-use crate::agent_family::{agent_family, AgentFamily};
 use crate::agent_spec::config;
+use crate::algorithm_registry::{agent_family, AgentFamily};
 use crate::frame_storage::WorkerLayout;
 use crate::normalizer::NormalizeSpec;
 use crate::worker_preprocessing::PreprocessedAgent;

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::distributed_command::{serve_args, RunOptions};
+use crate::serve_options::{serve_args, RunOptions};
 
 /// The port every learner and replay shard pod serves on.
 const PORT: u16 = 7100;

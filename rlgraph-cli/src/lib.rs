@@ -23,6 +23,7 @@ mod program;
 pub mod replay_command;
 mod run_outputs;
 pub mod schema_command;
+pub mod serve_options;
 mod slurm_script;
 pub mod space_command;
 pub mod train_args;

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::distributed_command::{serve_args, RunOptions};
+use crate::serve_options::{serve_args, RunOptions};
 
 /// The script, for `actors` actors and `shards` replay shards, the learner on `base_port`
 /// of the first node and the shards on the ports after it.

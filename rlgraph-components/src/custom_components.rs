@@ -2,36 +2,16 @@
 //! a preprocessor stack) and so agent configs build them as they build the built-in types,
 //! and check their settings when a config loads.
 
-use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use rlgraph_core::{Backend, Component, CoreError, Result, SpecOnly};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
+use crate::component_table::{registry, Build, Entry, UNKNOWN_TYPE};
 use crate::spec::normalize_type;
-
-/// Builds a registered component on one backend from its spec and the spec's place.
-type Build<B> = Arc<dyn Fn(&Json, &str) -> Result<Component<B>> + Send + Sync>;
-
-/// Reads a registered type's settings from its spec without building it.
-type Check = Arc<dyn Fn(&Json, &str) -> Result<()> + Send + Sync>;
-
-/// One registered type: how its settings are checked, and its builder on each backend.
-struct Entry {
-    /// The name as registered, for messages.
-    kind: String,
-    /// Reads the settings without building (what a config's load-time check runs).
-    check: Check,
-    /// A `Build<B>` per backend `B`, by the backend's type.
-    builders: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
-}
-
-fn registry() -> &'static RwLock<BTreeMap<String, Entry>> {
-    static REGISTRY: OnceLock<RwLock<BTreeMap<String, Entry>>> = OnceLock::new();
-    REGISTRY.get_or_init(|| RwLock::new(BTreeMap::new()))
-}
 
 /// Registers component type `kind` on backend `B` for the whole process: a spec
 /// `{"type": kind, ...}` anywhere a component spec goes (a layer of `network_spec`, a
@@ -108,50 +88,6 @@ pub fn register_component<B: Backend, S: DeserializeOwned + 'static>(
     Ok(())
 }
 
-/// The registered component types, by the names they were registered under.
-pub fn registered_components() -> Vec<String> {
-    registry()
-        .read()
-        .map(|entries| entries.values().map(|e| e.kind.clone()).collect())
-        .unwrap_or_default()
-}
-
-/// Builds registered type `kind` from `spec` (at `at`) on `B`, or `None` if no such type is
-/// registered. On [`SpecOnly`] (a config's load-time check) a type registered on any backend
-/// has its settings read and stands as an empty component.
-pub(crate) fn custom_component<B: Backend>(kind: &str, spec: &Json, at: &str) -> Option<Result<Component<B>>> {
-    let entries = registry().read().ok()?;
-    let entry = entries.get(&normalize_type(kind))?;
-    let built = match entry.builders.get(&TypeId::of::<B>()) {
-        Some(build) => match build.downcast_ref::<Build<B>>() {
-            Some(build) => {
-                let build = build.clone();
-                // Built without the lock: a builder may build other registered types.
-                drop(entries);
-                build(spec, at)
-            }
-            None => Err(CoreError::Config {
-                at: format!("{at}.type"),
-                reason: format!("the registry holds a builder of another type for {kind:?}"),
-            }),
-        },
-        None if TypeId::of::<B>() == TypeId::of::<SpecOnly>() => (entry.check)(spec, at).map(|_| Component::new(kind)),
-        None => Err(CoreError::Config {
-            at: format!("{at}.type"),
-            reason: format!(
-                "{kind:?} is registered on other backends, not on {}; register it with \
-                 rlgraph_components::register_component::<{}, _> too",
-                B::NAME,
-                B::NAME
-            ),
-        }),
-    };
-    Some(built.map(|c| match spec.get("scope").and_then(Json::as_str) {
-        Some(scope) => c.copy_as(scope, true),
-        None => c,
-    }))
-}
-
 /// The settings of `spec` (its keys but `type` and `scope`) read as `S`, an error naming the
 /// key path under `at` where they do not.
 fn settings<S: DeserializeOwned>(spec: &Json, at: &str) -> Result<S> {
@@ -209,6 +145,3 @@ fn is_built_in(kind: &str) -> bool {
         Err(_) => true,
     }
 }
-
-/// How the registry's error for a type no one answers to begins.
-pub(crate) const UNKNOWN_TYPE: &str = "unknown or not yet supported component type";

@@ -299,8 +299,8 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
             s.str_or("scope", "optimizer")?,
             OptimizerSpec::parse(spec, at)?,
         )),
-        other => crate::custom_components::custom_component::<B>(kind, spec, at).unwrap_or_else(|| {
-            let registered = crate::custom_components::registered_components();
+        other => crate::component_table::custom_component::<B>(kind, spec, at).unwrap_or_else(|| {
+            let registered = crate::component_table::registered_components();
             let registered = match registered.is_empty() {
                 true => String::new(),
                 false => format!("; registered: {}", registered.join(", ")),
@@ -310,7 +310,7 @@ pub(crate) fn build_from_spec<B: Backend>(spec: &Json, at: &str, action_space: O
                 reason: format!(
                     "{} {kind:?} ({other}); known types: {}, {}, {}, {}{registered} (a type of your own: \
                      rlgraph_components::register_component)",
-                    crate::custom_components::UNKNOWN_TYPE,
+                    crate::component_table::UNKNOWN_TYPE,
                     KNOWN_TYPES.join(", "),
                     crate::registry_utilities::UTILITY_TYPES.join(", "),
                     crate::losses::LOSS_TYPES.join(", "),

@@ -27,6 +27,7 @@ pub mod action_adapter;
 pub mod action_mask;
 pub mod activation;
 pub mod common;
+mod component_table;
 mod custom_components;
 pub mod discrete_actions;
 pub mod distributions;
@@ -58,7 +59,8 @@ pub mod training_harness;
 
 pub use action_adapter::{action_adapter, AdapterSpec};
 pub use activation::Activation;
-pub use custom_components::{read_settings, register_component, registered_components};
+pub use component_table::registered_components;
+pub use custom_components::{read_settings, register_component};
 pub use discrete_actions::{discrete_actions, greedy_fn, DiscreteAction};
 pub use distributions::{distribution, Kind as DistributionKind};
 pub use dueling_policy::dueling_policy;

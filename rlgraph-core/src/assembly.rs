@@ -3,20 +3,10 @@
 use rlgraph_spaces::{BoolBox, Dtype, FloatBox, IntBox, Space, Value};
 
 use crate::backend::Backend;
-use crate::component::Component;
+use crate::component::{ApiCtx, Args, Component};
 use crate::error::{CoreError, Result};
 pub use crate::meta_graph::Op;
 use crate::meta_graph::{MetaGraph, NodeKind};
-
-/// The arguments an API-method body receives, one per parameter (`None` for a left-out
-/// optional parameter).
-#[derive(Clone, Debug)]
-pub struct Args {
-    ops: Vec<Option<Op>>,
-    names: Vec<String>,
-    component: String,
-    method: String,
-}
 
 impl Args {
     /// The operand of parameter `i`; an error naming the parameter if it was left out.
@@ -54,16 +44,6 @@ impl Args {
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
-}
-
-/// What an API-method body can do: call sub-components' (or its own) API methods, call its
-/// own graph functions, and make constants.
-pub struct ApiCtx<'a, B: Backend> {
-    pub(crate) graph: &'a mut MetaGraph,
-    pub(crate) component: &'a Component<B>,
-    pub(crate) path: &'a str,
-    pub(crate) root_method: &'a str,
-    pub(crate) stack: &'a mut Vec<String>,
 }
 
 /// An argument by position or by name.

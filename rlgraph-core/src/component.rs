@@ -6,11 +6,31 @@ use std::sync::Arc;
 
 use rlgraph_spaces::{Space, Value};
 
-use crate::assembly::{ApiCtx, Args, Op};
 use crate::backend::{Backend, Device};
 use crate::error::{CoreError, Result};
 use crate::graph_fn::GraphFn;
+use crate::meta_graph::{MetaGraph, Op};
 use crate::variables::VarDecl;
+
+/// The arguments an API-method body receives, one per parameter (`None` for a left-out
+/// optional parameter).
+#[derive(Clone, Debug)]
+pub struct Args {
+    pub(crate) ops: Vec<Option<Op>>,
+    pub(crate) names: Vec<String>,
+    pub(crate) component: String,
+    pub(crate) method: String,
+}
+
+/// What an API-method body can do: call sub-components' (or its own) API methods, call its
+/// own graph functions, and make constants.
+pub struct ApiCtx<'a, B: Backend> {
+    pub(crate) graph: &'a mut MetaGraph,
+    pub(crate) component: &'a Component<B>,
+    pub(crate) path: &'a str,
+    pub(crate) root_method: &'a str,
+    pub(crate) stack: &'a mut Vec<String>,
+}
 
 /// The body of an API method: wires sub-component API calls and own graph functions on
 /// symbolic operands. It runs once, at assembly, so it holds no data-dependent control flow.

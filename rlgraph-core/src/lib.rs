@@ -72,7 +72,7 @@ pub mod threads;
 pub mod tree;
 pub mod variables;
 
-pub use assembly::{ApiCtx, Args, Op};
+pub use assembly::Op;
 pub use atomic_file::{write_atomically, write_private_atomically};
 pub use backend::{
     AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, DType, Device,
@@ -81,6 +81,7 @@ pub use backend::{
 };
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
+pub use component::{ApiCtx, Args};
 pub use component::{ApiMethod, Component, InputSpaces, Param};
 pub use component_layout::{Layout, Rect};
 pub use component_test::{check_close, test_device, ComponentTest, Tolerance};

@@ -4,8 +4,24 @@
 
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{Env, EnvError, EnvSnapshot, Result};
-use crate::vector_env::VectorStep;
+use crate::env::{Env, EnvError, EnvSnapshot, Result, Step};
+
+/// One environment's transition in a vector step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorStep {
+    /// The transition. When the episode ended, `step.observation` is its last observation.
+    pub step: Step,
+    /// The first observation of the next episode, when this one ended (auto-reset); the
+    /// next action is taken from it.
+    pub reset_observation: Option<Value>,
+}
+
+impl VectorStep {
+    /// The observation the next action is taken from.
+    pub fn next_observation(&self) -> &Value {
+        self.reset_observation.as_ref().unwrap_or(&self.step.observation)
+    }
+}
 
 /// Copies of an environment stepped together, each resetting as its episode ends.
 pub trait EnvGroup: Send {

@@ -40,6 +40,7 @@ pub use env::{
 };
 pub use env_check::check_env;
 pub use env_group::EnvGroup;
+pub use env_group::VectorStep;
 pub use env_registry::{register_env, registered_envs};
 pub use grid_world::{
     ActionType, GridTables, GridWorld, StateRepresentation, FIRE_REWARD, GOAL_REWARD, HOLE_REWARD, MAPS, STEP_REWARD,
@@ -49,7 +50,7 @@ pub use mountain_car::MountainCar;
 pub use pendulum::{angle_normalize, Pendulum};
 pub use render::RgbFrame;
 pub use test_envs::{DeterministicEnv, MaskedChoiceEnv, RandomEnv};
-pub use vector_env::{Stepping, VectorEnv, VectorStep};
+pub use vector_env::{Stepping, VectorEnv};
 
 /// The ids `make` knows.
 pub const ENV_IDS: &[&str] = &[

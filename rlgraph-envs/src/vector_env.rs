@@ -4,25 +4,8 @@
 use rayon::prelude::*;
 use rlgraph_spaces::{Space, Value};
 
-use crate::env::{Env, EnvError, EnvSnapshot, Result, Step};
-use crate::env_group::EnvGroup;
-
-/// One environment's transition in a vector step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VectorStep {
-    /// The transition. When the episode ended, `step.observation` is its last observation.
-    pub step: Step,
-    /// The first observation of the next episode, when this one ended (auto-reset); the
-    /// next action is taken from it.
-    pub reset_observation: Option<Value>,
-}
-
-impl VectorStep {
-    /// The observation the next action is taken from.
-    pub fn next_observation(&self) -> &Value {
-        self.reset_observation.as_ref().unwrap_or(&self.step.observation)
-    }
-}
+use crate::env::{Env, EnvError, EnvSnapshot, Result};
+use crate::env_group::{EnvGroup, VectorStep};
 
 /// How a vector environment steps its copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,8 @@ use crate::agent_parts::AgentParts;
 use crate::batch::{field, host_floats};
 use crate::dqn::config::DqnConfig;
 use crate::dqn::policy::{dqn_policy, q_values, ROOT};
-use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing};
+use crate::mask_key::mask_key;
+use crate::preprocessing::{action_mask, preprocess, with_preprocessing};
 
 /// The actor of a DQN (or Ape-X) agent: `get_action(states, time_percentage)` gives the
 /// epsilon-greedy actions, `get_deterministic_action(states)` the greedy ones, and

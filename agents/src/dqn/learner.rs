@@ -15,7 +15,8 @@ use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
 use crate::dqn::config::{DqnConfig, MemoryKind};
 use crate::dqn::policy::{dqn_policy, q_values, ROOT};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
-use crate::preprocessing::{action_mask, mask_key, preprocess, with_preprocessing, StateInput};
+use crate::mask_key::mask_key;
+use crate::preprocessing::{action_mask, preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
 use crate::UpdateSpec;
 

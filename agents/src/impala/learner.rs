@@ -18,7 +18,7 @@ use crate::batch::{field, flag_column, host_floats, host_scalar, stack, time_maj
 use crate::carried_memory::memory_rows;
 use crate::impala::config::ImpalaConfig;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
-use crate::preprocessing::mask_key;
+use crate::mask_key::mask_key;
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name; the networks' variables sit under `impala-agent/networks/`.

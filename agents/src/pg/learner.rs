@@ -62,8 +62,8 @@ use crate::agent_parts::AgentParts;
 use crate::batch::{flag_column, float_column, host_floats, host_scalar, stack};
 use crate::carried_memory::memory_value;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
+use crate::mask_key::mask_key;
 use crate::pg::config::{PgAlgorithm, PgConfig};
-use crate::preprocessing::mask_key;
 use crate::snapshot::WeightSnapshot;
 
 /// One on-policy rollout that never left the device: `T` steps of `N` environment copies,

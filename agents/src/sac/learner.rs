@@ -21,7 +21,8 @@ use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::agent_parts::AgentParts;
 use crate::batch::{host_scalar, transition_inputs};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
-use crate::preprocessing::{preprocess, refuse_mask, with_preprocessing, StateInput};
+use crate::mask_key::refuse_mask;
+use crate::preprocessing::{preprocess, with_preprocessing, StateInput};
 use crate::sac::config::SacConfig;
 use crate::snapshot::WeightSnapshot;
 

@@ -9,8 +9,8 @@ use rlgraph_core::Backend;
 
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
+use super::learner_options::LearnerSite;
 use super::learner_run::{LearnerRun, RunCounters};
-use super::learner_worker::LearnerSite;
 use super::DistributedStats;
 use crate::input_log::{LogRecord, LogWriter};
 use crate::worker_stats::{Progress, RunLength};

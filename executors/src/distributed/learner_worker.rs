@@ -14,8 +14,9 @@ use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::impala_learner::learn_impala;
+use super::learner_options::{LearnerOptions, LearnerSite};
 use super::learner_run::RunCounters;
-use super::{DistributedStats, LearnerOptions};
+use super::DistributedStats;
 use crate::input_log::{LogRecord, LogWriter};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
@@ -88,16 +89,6 @@ impl<B: Backend> Held<B> {
             Held::Impala(l) => l,
         }
     }
-}
-
-/// Where a learner runs: the spaces of what it learns from, the cluster, the access rules and
-/// its options.
-pub(crate) struct LearnerSite {
-    pub(crate) state_space: Space,
-    pub(crate) action_space: Space,
-    pub(crate) cluster: ClusterSpec,
-    pub(crate) access: Access,
-    pub(crate) options: LearnerOptions,
 }
 
 /// A distributed run's learner as a [`Worker`]: each `execute_run` serves the cluster's

@@ -16,14 +16,14 @@ use serde_json::Value as Json;
 use super::adjuster::ThreadAdjuster;
 use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
 use super::metrics::{Counters, Ga3cStats};
-use super::roles::{poisoned, AgentRole, PredictorRole, Reply, Request, Shared, TrainerRole};
+use super::roles::{append, poisoned, AgentRole, PredictorRole, Reply, Request, RunLog, Shared, TrainerRole};
 use super::run_record::RunRecord;
 use super::spec::{Ga3cSpec, ThreadCounts};
 use crate::distributed::learner_worker::core_error;
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
-use crate::input_log::{LogRecord, LogWriter, Recording};
+use crate::input_log::{LogRecord, Recording};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{solved, Progress, RunLength};
@@ -592,18 +592,6 @@ fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &
             .map_err(core_error)?;
     }
     learner.save_checkpoint(path, vec![(RUN_PART, record)])
-}
-
-/// The run's learner input log, where it records one: shared by the trainers, which append
-/// while they hold the learner, so the log has the order the learner saw.
-pub(crate) type RunLog = Arc<Mutex<Option<LogWriter>>>;
-
-/// Appends the record `make` makes to `log`, where the run records.
-pub(crate) fn append(log: &RunLog, make: impl FnOnce() -> Result<LogRecord>) -> Result<()> {
-    match log.lock().map_err(|_| poisoned("learner log"))?.as_mut() {
-        Some(log) => log.append(&make()?).map_err(core_error),
-        None => Ok(()),
-    }
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

@@ -13,12 +13,12 @@ use rlgraph_core::{Backend, CoreError, Result};
 use rlgraph_envs::Env;
 
 use super::algorithm::{Ga3cLearner, Segment};
-use super::executor::{append, RunLog};
 use super::metrics::Counters;
 use super::segment_value::segments_to_value;
 use super::spec::ThreadCounts;
+use crate::distributed::learner_worker::core_error;
 use crate::divergence::{DivergenceGuard, OnDivergence};
-use crate::input_log::LogRecord;
+use crate::input_log::{LogRecord, LogWriter};
 
 /// How long a blocked thread waits before it looks at the stop flag again.
 const POLL: Duration = Duration::from_millis(5);
@@ -437,5 +437,17 @@ impl<B: Backend> TrainerRole<B> {
             frames = 0;
         }
         Ok(())
+    }
+}
+
+/// The run's learner input log, where it records one: shared by the trainers, which append
+/// while they hold the learner, so the log has the order the learner saw.
+pub(crate) type RunLog = Arc<Mutex<Option<LogWriter>>>;
+
+/// Appends the record `make` makes to `log`, where the run records.
+pub(crate) fn append(log: &RunLog, make: impl FnOnce() -> Result<LogRecord>) -> Result<()> {
+    match log.lock().map_err(|_| poisoned("learner log"))?.as_mut() {
+        Some(log) => log.append(&make()?).map_err(core_error),
+        None => Ok(()),
     }
 }

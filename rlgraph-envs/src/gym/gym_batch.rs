@@ -6,9 +6,9 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::env::{bad_action, EnvError, EnvSnapshot, Result, Step};
 use crate::env_group::EnvGroup;
+use crate::env_group::VectorStep;
 use crate::gym::gym_env::{decode, observation_bytes, parse_id, Started};
 use crate::gym::process::{Process, Reply};
-use crate::vector_env::VectorStep;
 
 /// Copies of a Gymnasium environment in one bridge process: a vector step is one request
 /// and one reply for all of them (as SB3's `DummyVecEnv` steps its copies in one process),
