@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rand::Rng;
-use rlgraph_core::host_state::{check_each, load_checked};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
 use serde::Deserialize;
@@ -15,6 +14,7 @@ use crate::agent::{Agent, Transition};
 use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{read_config, refuse_given, AgentKind};
 use crate::counters::Counters;
+use crate::host_checkpoint::{save_host_checkpoint, HostCheckpoint};
 use crate::update_spec::UpdateSpec;
 
 /// The types a random agent's config may have.
@@ -133,51 +133,19 @@ impl Agent for RandomAgent {
     /// A random agent has no tensors, so its checkpoint is JSON: its counters under `agent`
     /// and the extra states' JSON under `host` (extra states with tensors are refused).
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        let fail = |reason: String| CoreError::Checkpoint {
-            path: path.display().to_string(),
-            reason,
-        };
-        let mut host = serde_json::Map::new();
-        for (name, state) in extra {
-            let saved = state.save_state()?;
-            if !saved.tensors.is_empty() {
-                return Err(fail(format!(
-                    "host state {name:?} has tensors, which a random agent's checkpoint cannot hold"
-                )));
-            }
-            host.insert(name.to_string(), saved.meta);
-        }
-        let text = serde_json::json!({
-            "format": FORMAT,
-            "agent": self.counters.save_state()?.meta,
-            "host": host,
-        });
-        rlgraph_core::write_atomically(path, text.to_string().as_bytes()).map_err(|e| fail(e.to_string()))
+        save_host_checkpoint(path, FORMAT, self.counters.save_state()?.meta, extra)
     }
 
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        let bad = |reason: String| CoreError::Checkpoint {
-            path: path.display().to_string(),
-            reason,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let file: Json =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not a random agent's checkpoint: {e}")))?;
         // The first format held the counters alone, at the top.
-        let (agent, host) = match file.get("format") {
-            Some(f) if f == FORMAT => (file["agent"].clone(), file["host"].clone()),
-            Some(f) => return Err(bad(format!("unknown format {f}"))),
-            None => (file, Json::Null),
-        };
-        let json_state = |meta: Json| SavedState {
+        let file = HostCheckpoint::read(path, FORMAT, true)?;
+        let agent = SavedState {
             tensors: BTreeMap::new(),
-            meta,
+            meta: file.agent.clone(),
         };
-        let agent = json_state(agent);
         self.counters.check_state(&agent)?;
-        let loads = check_each(extra, |name| Some(json_state(host.get(name)?.clone())), bad)?;
-        self.counters.load_state(agent)?;
-        load_checked(extra, loads)
+        file.load_extra(extra)?;
+        self.counters.load_state(agent)
     }
 
     fn graph(&self) -> Option<&dyn ErasedExecutor> {

@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rlgraph::agents::{Agent, Transition, UpdateSpec};
-use rlgraph::core::host_state::{check_each, load_checked};
-use rlgraph::core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
+use rlgraph::agents::{save_host_checkpoint, Agent, HostCheckpoint, Transition, UpdateSpec};
+use rlgraph::core::{CoreError, ErasedExecutor, HostState, Result};
 use rlgraph::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -262,47 +261,18 @@ impl Agent for Reinforce {
 
     /// The checkpoint is JSON: what the agent learned and drew, and the extra states' JSON.
     fn save_checkpoint_with(&self, path: &Path, extra: &[(&str, &dyn HostState)]) -> Result<()> {
-        let fail = |reason: String| CoreError::Checkpoint {
-            path: path.display().to_string(),
-            reason,
-        };
-        let mut host = serde_json::Map::new();
-        for (name, state) in extra {
-            let saved = state.save_state()?;
-            if !saved.tensors.is_empty() {
-                return Err(fail(format!(
-                    "host state {name:?} has tensors, which this checkpoint cannot hold"
-                )));
-            }
-            host.insert(name.to_string(), saved.meta);
-        }
-        let learned = serde_json::to_value(&self.learned).map_err(|e| fail(e.to_string()))?;
-        let text = serde_json::json!({"format": FORMAT, "agent": learned, "host": host});
-        // Atomically, so a run killed while saving leaves the old checkpoint or the new one.
-        rlgraph::core::write_atomically(path, text.to_string().as_bytes()).map_err(|e| fail(e.to_string()))
+        let learned = serde_json::to_value(&self.learned).map_err(|e| bad(path, e.to_string()))?;
+        save_host_checkpoint(path, FORMAT, learned, extra)
     }
 
+    /// All or nothing: the saved state is checked, then the executor's, before anything loads.
     fn restore_checkpoint_with(&mut self, path: &Path, extra: &mut [(&str, &mut dyn HostState)]) -> Result<()> {
-        let bad = |reason: String| CoreError::Checkpoint {
-            path: path.display().to_string(),
-            reason,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let file: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-        if file["format"] != FORMAT {
-            return Err(bad(format!("not a reinforce checkpoint (format {})", file["format"])));
-        }
-        let learned: Learned = serde_json::from_value(file["agent"].clone()).map_err(|e| bad(e.to_string()))?;
+        let file = HostCheckpoint::read(path, FORMAT, false)?;
+        let learned: Learned = serde_json::from_value(file.agent.clone()).map_err(|e| bad(path, e.to_string()))?;
         if learned.policy.len() != self.learned.policy.len() || learned.baseline.len() != self.learned.baseline.len() {
-            return Err(bad("saved for other spaces".into()));
+            return Err(bad(path, "saved for other spaces".into()));
         }
-        // Every extra state is checked before any is loaded, so a bad file changes nothing.
-        let json_state = |meta: serde_json::Value| SavedState {
-            tensors: BTreeMap::new(),
-            meta,
-        };
-        let loads = check_each(extra, |name| Some(json_state(file["host"].get(name)?.clone())), bad)?;
-        load_checked(extra, loads)?;
+        file.load_extra(extra)?;
         self.learned = learned;
         Ok(())
     }
@@ -313,5 +283,13 @@ impl Agent for Reinforce {
 
     fn graph_mut(&mut self) -> Option<&mut dyn ErasedExecutor> {
         None
+    }
+}
+
+/// A checkpoint error at `path`.
+fn bad(path: &Path, reason: String) -> CoreError {
+    CoreError::Checkpoint {
+        path: path.display().to_string(),
+        reason,
     }
 }
