@@ -179,6 +179,11 @@ fn label(v: f64) -> String {
 /// An SVG line plot of `b` (the mean as a line, the spread as a shaded area), with a dashed
 /// line at `threshold`.
 fn svg(title: &str, x_label: &str, b: &Band, threshold: Option<f64>) -> String {
+    svg_of(title, x_label, "greedy return", b, threshold)
+}
+
+/// [`svg`] with the y axis labelled `y_label`.
+fn svg_of(title: &str, x_label: &str, y_label: &str, b: &Band, threshold: Option<f64>) -> String {
     let (w, h, left, right, top, bottom) = (480.0, 300.0, 60.0, 15.0, 30.0, 45.0);
     let mut s = String::new();
     let _ = write!(
@@ -264,13 +269,40 @@ fn svg(title: &str, x_label: &str, b: &Band, threshold: Option<f64>) -> String {
     }
     let _ = write!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text transform="translate(14,{}) rotate(-90)" text-anchor="middle">greedy return</text></svg>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text transform="translate(14,{}) rotate(-90)" text-anchor="middle">{}</text></svg>"#,
         (left + w - right) / 2.0,
         h - 8.0,
         escape(x_label),
-        (top + h - bottom) / 2.0
+        (top + h - bottom) / 2.0,
+        escape(y_label)
     );
     s
+}
+
+/// After each of a run's episodes, the mean of the last `window` returns (fewer at the
+/// start), with the lowest and highest of them as the spread.
+fn moving_band(returns: &[f64], window: usize) -> Band {
+    let mut b = Band {
+        x: vec![],
+        mean: vec![],
+        low: vec![],
+        high: vec![],
+    };
+    for end in 1..=returns.len() {
+        let recent = &returns[end.saturating_sub(window.max(1))..end];
+        b.x.push(end as f64);
+        b.mean.push(mean_std(recent).0);
+        b.low.push(recent.iter().copied().fold(f64::INFINITY, f64::min));
+        b.high.push(recent.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    }
+    b
+}
+
+/// The training curve `rlgraph train --out` draws as `curve.svg`: the mean return of the last
+/// `window` episodes after each episode, shaded between the lowest and highest of them.
+pub fn episode_curve(title: &str, returns: &[f64], window: usize) -> String {
+    let y_label = format!("mean return of the last {window} episodes");
+    svg_of(title, "episodes", &y_label, &moving_band(returns, window), None)
 }
 
 /// `text` safe inside HTML and SVG.
@@ -399,6 +431,28 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
 mod tests {
     use super::*;
     use crate::bench_suite::Published;
+
+    #[test]
+    fn the_training_curve_is_the_moving_mean_with_its_range() {
+        // By hand, window 2: [1], [1, 3], [3, 2], [2, 8].
+        let b = moving_band(&[1.0, 3.0, 2.0, 8.0], 2);
+        assert_eq!(b.x, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(b.mean, [1.0, 2.0, 2.5, 5.0]);
+        assert_eq!(b.low, [1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(b.high, [1.0, 3.0, 3.0, 8.0]);
+        let svg = episode_curve("dqn on <CartPole>", &[1.0, 3.0, 2.0, 8.0], 2);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+        assert!(svg.contains("dqn on &lt;CartPole&gt;") && svg.contains("mean return of the last 2 episodes"));
+        // One point of the line per episode.
+        let line = svg
+            .split("<polyline points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(line.split(' ').count(), 4, "{line}");
+    }
 
     fn row() -> Row {
         Row {

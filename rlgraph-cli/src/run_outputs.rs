@@ -7,7 +7,7 @@ use rlgraph_core::Backend;
 use rlgraph_envs::VectorEnv;
 use serde_json::Value as Json;
 
-use crate::output_files::write_file;
+use crate::output_files::{stderr_line, write_file};
 use crate::train_args::TrainArgs;
 
 /// The file `--out` checkpoints into and `--resume` reads.
@@ -93,10 +93,36 @@ pub(crate) fn drive<B: Backend, W: Worker>(
     bar.finish_and_clear();
     let driven = driven.map_err(|e| e.to_string())?;
     warn_if_diverged(&driven.leg);
+    if let Some(dir) = &args.out {
+        draw_curve(dir, &format!("{} on {}", args.config.display(), args.env));
+    }
     let mut summary = driven.summary();
     summary["env"] = args.env.clone().into();
     summary["backend"] = B::NAME.into();
     Ok(summary)
+}
+
+/// Draws `curve.svg` in `dir` from its `episodes.csv` (every leg of the run): the mean return
+/// of the last 100 episodes. A run without the file, or a file that does not read, gets a
+/// note instead: the run itself succeeded.
+fn draw_curve(dir: &std::path::Path, title: &str) {
+    let returns: Option<Vec<f64>> = std::fs::read_to_string(dir.join("episodes.csv")).ok().and_then(|text| {
+        text.lines()
+            .skip(1)
+            .map(|line| line.split(',').nth(1).and_then(|r| r.trim().parse().ok()))
+            .collect()
+    });
+    let drawn = match returns {
+        Some(returns) => write_file(
+            dir,
+            "curve.svg",
+            crate::bench_report::episode_curve(title, &returns, 100).as_bytes(),
+        ),
+        None => Err("episodes.csv is missing or does not read as episode,return lines".into()),
+    };
+    if let Err(e) = drawn {
+        stderr_line(&format!("note: --out: no curve.svg: {e}"));
+    }
 }
 
 /// What a progress bar says of a report: the run's episodes, the mean return of this leg's

@@ -44,9 +44,10 @@ pub struct TrainArgs {
     /// the copies with one message (default: one per core, at most one per copy).
     #[arg(long, value_parser = env_count)]
     pub(crate) bridge_processes: Option<usize>,
-    /// Where to write `config.json`, `episodes.csv`, `checkpoint.safetensors`,
-    /// `summary.json`, a TensorBoard event file (`events.out.tfevents.*`) and, where the agent
-    /// can be exported, its acting graph as `model.onnx`.
+    /// Where to write `config.json`, `episodes.csv`, the training curve `curve.svg` (the mean
+    /// return of the last 100 episodes), `checkpoint.safetensors`, `summary.json`, a
+    /// TensorBoard event file (`events.out.tfevents.*`) and, where the agent can be exported,
+    /// its acting graph as `model.onnx`.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// Resume from the checkpoint in this directory (written by an earlier `--out`).

@@ -41,6 +41,19 @@ fn trains_writes_metrics_and_a_checkpoint_and_resumes() {
         summary["episodes_executed"].as_u64().unwrap()
     );
     assert!(dir.join("checkpoint.safetensors").is_file());
+    // The training curve: one point of its line per episode in episodes.csv.
+    let curve = std::fs::read_to_string(dir.join("curve.svg")).unwrap();
+    let line = curve
+        .split("<polyline points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(
+        line.split(' ').count() as u64,
+        summary["episodes_executed"].as_u64().unwrap()
+    );
     // The same seed gives the same run.
     let (_, again, _) = rlgraph(&args);
     let again: serde_json::Value = serde_json::from_str(&again).unwrap();
