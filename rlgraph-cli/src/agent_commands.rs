@@ -33,19 +33,19 @@ pub fn build_agent_from<B: Backend>(
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>, String> {
     let probe = make(env, seed).map_err(|e| e.to_string())?;
-    build_agent_for::<B>(json, config, &*probe, seed)
+    build_agent_for::<B>(json, config, probe.state_space(), probe.action_space(), seed)
 }
 
-/// The agent `json` (read from `config`) describes, for the spaces of `probe`, an environment
-/// the caller has already made.
+/// The agent `json` (read from `config`) describes, for the spaces of environments the caller
+/// has already made.
 pub fn build_agent_for<B: Backend>(
     json: &Json,
     config: &std::path::Path,
-    probe: &dyn rlgraph_envs::Env,
+    state_space: &rlgraph_core::spaces::Space,
+    action_space: &rlgraph_core::spaces::Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>, String> {
-    agents::build_agent::<B>(json, probe.state_space(), probe.action_space(), seed)
-        .map_err(|e| format!("{}: {e}", config.display()))
+    agents::build_agent::<B>(json, state_space, action_space, seed).map_err(|e| format!("{}: {e}", config.display()))
 }
 
 /// The config at `config` as JSON, with `execution_spec.default_device` set to `device` if given.

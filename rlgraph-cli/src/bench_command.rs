@@ -210,7 +210,7 @@ fn preflight<B: Backend>(row: &Row) -> Result<(), String> {
     let made = |id: &str| rlgraph_envs::make(id, seed).map_err(|e| e.to_string());
     // One training environment serves both checks: a bridged one is a Python process.
     let train = made(&row.env)?;
-    crate::agent_commands::build_agent_for::<B>(&json, &row.config, &*train, seed)?;
+    crate::agent_commands::build_agent_for::<B>(&json, &row.config, train.state_space(), train.action_space(), seed)?;
     if let Some(eval) = &row.eval_env {
         let eval_made = made(eval)?;
         if (train.state_space(), train.action_space()) != (eval_made.state_space(), eval_made.action_space()) {
@@ -309,8 +309,9 @@ fn run_one<B: Backend>(
 ) -> Result<(Vec<CurvePoint>, Option<u64>), String> {
     let (steps, every) = scaled(row, args.budget);
     let json = crate::agent_commands::read_config(&row.config, None)?;
-    let agent = crate::agent_commands::build_agent_from::<B>(&json, &row.config, &row.env, seed)?;
     let envs = crate::run_outputs::vector_env(&row.env, row.num_envs, seed, args.bridge_processes)?;
+    let agent =
+        crate::agent_commands::build_agent_for::<B>(&json, &row.config, envs.state_space(), envs.action_space(), seed)?;
     let eval_envs = crate::run_outputs::vector_env(row.eval_env(), row.eval_episodes, seed, args.bridge_processes)?;
     let mut worker = SingleThreadedWorker::new(agent, envs, seed).with_evaluation(Evaluation::new(every, eval_envs));
     let (mut curve, seconds_before, resume) = match earlier {

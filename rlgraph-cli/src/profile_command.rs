@@ -168,8 +168,14 @@ fn timed_run<B: Backend>(
     json: &Json,
     level: Level,
 ) -> Result<(CalibrationRun, Vec<Event>), String> {
-    let agent = crate::agent_commands::build_agent_from::<B>(json, &args.config, &args.env, args.seed)?;
     let env = make(&args.env, args.seed).map_err(|e| e.to_string())?;
+    let agent = crate::agent_commands::build_agent_for::<B>(
+        json,
+        &args.config,
+        env.state_space(),
+        env.action_space(),
+        args.seed,
+    )?;
     let envs = VectorEnv::new(vec![env], Stepping::Sequential).map_err(|e| e.to_string())?;
     let mut worker = executors::SingleThreadedWorker::new(agent, envs, args.seed);
     let _ = profiler::global().take_events();

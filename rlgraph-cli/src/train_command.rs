@@ -113,8 +113,15 @@ fn train<B: Backend>(args: &TrainArgs) -> Result<String, String> {
             args.config.display()
         ));
     }
-    let agent = crate::agent_commands::build_agent_from::<B>(&json, &args.config, &args.env, args.seed)?;
+    // The agent takes the copies' spaces, so no environment is made only to read them.
     let envs = vector_env(&args.env, args.num_envs, args.seed, args.bridge_processes)?;
+    let agent = crate::agent_commands::build_agent_for::<B>(
+        &json,
+        &args.config,
+        envs.state_space(),
+        envs.action_space(),
+        args.seed,
+    )?;
     let mut worker = SingleThreadedWorker::new(agent, envs, args.seed).with_divergence(args.on_divergence);
     if let Some(every) = args.eval_every {
         let envs = vector_env(&args.env, args.eval_episodes, args.seed, args.bridge_processes)?;
