@@ -133,7 +133,27 @@ def circles(graph):
     return found
 
 
+def self_test():
+    """The check finds a circle of two, one through a re-export and one of three, and passes
+    a parent naming its child and a child naming its parent."""
+    mods = {
+        "": "pub use thing::Thing;\nmod a; mod b; mod c; mod d; mod e; mod thing; mod outer;",
+        "a": "use crate::b::B;",
+        "b": "use crate::a::A;",
+        "thing": "use crate::c::C;",
+        "c": "fn f() -> crate::Thing { todo!() }",
+        "d": "use super::e::E;",
+        "e": "use crate::outer::inner::I;",
+        "outer": "pub mod inner; use self::inner::I;",
+        "outer::inner": "use super::helper; use crate::d::D;",
+    }
+    found = circles(edges(mods))
+    expected = [["a", "b"], ["c", "thing"], ["d", "e", "outer::inner"]]
+    assert sorted(found) == expected, found
+
+
 def main():
+    self_test()
     workspace = tomllib.loads((root / "Cargo.toml").read_text())
     bad = 0
     for member in workspace["workspace"]["members"]:
