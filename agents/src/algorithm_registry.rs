@@ -82,7 +82,7 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
     } else if kind.is_empty() && object.contains_key("learner") && object.contains_key("actor") {
         return Err(config(
             "config",
-            "a cluster spec (learner and actor addresses), not an agent config; \
+            "a cluster spec (learner and actor addresses) for a distributed run, not an agent config; \
              give it to `rlgraph serve --cluster` beside the agent config"
                 .into(),
         ));
