@@ -94,7 +94,8 @@ pub(crate) fn drive<B: Backend, W: Worker>(
     let driven = driven.map_err(|e| e.to_string())?;
     warn_if_diverged(&driven.leg);
     if let Some(dir) = &args.out {
-        draw_curve(dir, &format!("{} on {}", args.config.display(), args.env));
+        let title = format!("{} on {}", args.config.display(), args.env);
+        draw_curve(dir, &title, &driven.run.episode_rewards);
     }
     let mut summary = driven.summary();
     summary["env"] = args.env.clone().into();
@@ -102,25 +103,12 @@ pub(crate) fn drive<B: Backend, W: Worker>(
     Ok(summary)
 }
 
-/// Draws `curve.svg` in `dir` from its `episodes.csv` (every leg of the run): the mean return
-/// of the last 100 episodes. A run without the file, or a file that does not read, gets a
+/// Draws `curve.svg` in `dir` from the whole run's episode `returns` (what `episodes.csv`
+/// holds): the mean return of the last 100 episodes. A file that cannot be written gets a
 /// note instead: the run itself succeeded.
-fn draw_curve(dir: &std::path::Path, title: &str) {
-    let returns: Option<Vec<f64>> = std::fs::read_to_string(dir.join("episodes.csv")).ok().and_then(|text| {
-        text.lines()
-            .skip(1)
-            .map(|line| line.split(',').nth(1).and_then(|r| r.trim().parse().ok()))
-            .collect()
-    });
-    let drawn = match returns {
-        Some(returns) => write_file(
-            dir,
-            "curve.svg",
-            crate::bench_report::episode_curve(title, &returns, 100).as_bytes(),
-        ),
-        None => Err("episodes.csv is missing or does not read as episode,return lines".into()),
-    };
-    if let Err(e) = drawn {
+fn draw_curve(dir: &std::path::Path, title: &str, returns: &[f64]) {
+    let svg = crate::bench_report::episode_curve(title, returns, 100);
+    if let Err(e) = write_file(dir, "curve.svg", svg.as_bytes()) {
         stderr_line(&format!("note: --out: no curve.svg: {e}"));
     }
 }
