@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::agent::Agent;
-use crate::agent_spec::{config, normalized_kind, AgentKind};
+use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
 use crate::{dqn, impala, pg, random_agent, sac};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
@@ -37,18 +37,51 @@ pub enum AgentFamily {
     Registered,
 }
 
-/// The built-in algorithms' kinds, with the family each picks.
-const BUILT_IN: [(&AgentKind, AgentFamily); 5] = [
-    (&dqn::config::KIND, AgentFamily::Dqn),
-    (&pg::config::KIND, AgentFamily::PolicyGradient),
-    (&sac::config::KIND, AgentFamily::Sac),
-    (&impala::config::KIND, AgentFamily::Impala),
-    (&random_agent::KIND, AgentFamily::Random),
+/// One built-in algorithm: the `type` names it answers to, the family they pick, and how the
+/// config schema describes its configs.
+struct BuiltIn {
+    kind: &'static AgentKind,
+    family: AgentFamily,
+    schema: &'static [&'static SchemaKind],
+}
+
+/// The built-in algorithms: the one list of them.
+const BUILT_IN: [BuiltIn; 5] = [
+    BuiltIn {
+        kind: &dqn::config::KIND,
+        family: AgentFamily::Dqn,
+        schema: dqn::config::SCHEMA_KINDS,
+    },
+    BuiltIn {
+        kind: &pg::config::KIND,
+        family: AgentFamily::PolicyGradient,
+        schema: pg::config::SCHEMA_KINDS,
+    },
+    BuiltIn {
+        kind: &sac::config::KIND,
+        family: AgentFamily::Sac,
+        schema: sac::config::SCHEMA_KINDS,
+    },
+    BuiltIn {
+        kind: &impala::config::KIND,
+        family: AgentFamily::Impala,
+        schema: impala::config::SCHEMA_KINDS,
+    },
+    BuiltIn {
+        kind: &random_agent::KIND,
+        family: AgentFamily::Random,
+        schema: random_agent::SCHEMA_KINDS,
+    },
 ];
 
 /// The built-in algorithm that answers to normalized type `key`, if one does.
-fn built_in_kind(key: &str) -> Option<&'static AgentKind> {
-    BUILT_IN.iter().find(|(k, _)| k.names.contains(&key)).map(|(k, _)| *k)
+fn built_in(key: &str) -> Option<&'static BuiltIn> {
+    BUILT_IN.iter().find(|b| b.kind.names.contains(&key))
+}
+
+/// Every built-in algorithm's config kinds, for the config schema.
+pub(crate) fn built_in_schema_kinds() -> impl Iterator<Item = &'static SchemaKind> {
+    BUILT_IN.iter().flat_map(|b| b.schema.iter().copied())
 }
 
 /// The types a config may have, for messages: the built-in ones in RLgraph's spelling, then
@@ -74,8 +107,8 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
             ))
         }
     };
-    if let Some((_, family)) = BUILT_IN.iter().find(|(k, _)| k.names.contains(&kind.as_str())) {
-        return Ok(*family);
+    if let Some(built_in) = built_in(&kind) {
+        return Ok(built_in.family);
     }
     Ok(if is_registered(&kind) {
         AgentFamily::Registered
@@ -161,10 +194,10 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
     if key.is_empty() {
         return Err(refuse("an algorithm needs a name".into()));
     }
-    if let Some(built_in) = built_in_kind(&key) {
+    if let Some(built_in) = built_in(&key) {
         return Err(refuse(format!(
             "{} answers to this name; register yours under another",
-            built_in.what
+            built_in.kind.what
         )));
     }
     let build: Build = Arc::new(move |spec, states, actions, seed| build(settings::<C>(spec)?, states, actions, seed));

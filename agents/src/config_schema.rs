@@ -9,24 +9,44 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value as Json};
 
-use crate::agent_spec::{MemorySpec, ObserveSpec, SchemaKind, SharedSpec};
+use crate::agent_spec::{MemorySpec, ObserveSpec, SharedSpec};
 use crate::normalizer::NormalizeSpec;
 
 /// Where the schema says it lives, for editors that follow `$id`.
 pub const SCHEMA_ID: &str = "https://rlgraph-rs.dev/config.schema.json";
 
-/// Every algorithm's kinds, as `agent_family` knows them.
-fn families() -> Vec<&'static SchemaKind> {
-    [
-        crate::dqn::config::SCHEMA_KINDS,
-        crate::pg::config::SCHEMA_KINDS,
-        crate::sac::config::SCHEMA_KINDS,
-        crate::impala::config::SCHEMA_KINDS,
-        crate::random_agent::SCHEMA_KINDS,
-    ]
-    .concat()
-    .into_iter()
-    .collect()
+/// The agent kinds the schema describes: one definition per kind, the `type` pattern that
+/// picks it and the rule that applies it.
+#[derive(Default)]
+struct Kinds {
+    defs: Map<String, Json>,
+    type_names: Vec<Json>,
+    rules: Vec<Json>,
+}
+
+impl Kinds {
+    /// Adds `def` (an object's schema) as definition `name`, with the keys every config may
+    /// have beside its settings (`type`, and `$schema` for editors), picked by the `type`
+    /// names `names` match (`picked_by` says them in the rule).
+    fn add(&mut self, name: String, title: &str, names: &[&str], picked_by: &str, mut def: Json) {
+        if let Some(object) = def.as_object_mut() {
+            object.insert("title".into(), json!(title));
+            if let Some(props) = object.entry("properties").or_insert_with(|| json!({})).as_object_mut() {
+                props.insert("type".into(), json!({"type": "string"}));
+                props.insert(
+                    "$schema".into(),
+                    json!({"type": "string", "description": "this schema, for editors"}),
+                );
+            }
+        }
+        let pattern = rlgraph_components::spec_schema::type_pattern(names);
+        self.type_names.push(json!({"pattern": pattern, "title": title}));
+        self.rules.push(json!({
+            "if": {"properties": {"type": {"pattern": pattern}}, "required": ["type"]},
+            "then": {"$ref": format!("#/$defs/{name}"), "title": picked_by},
+        }));
+        self.defs.insert(name, def);
+    }
 }
 
 /// The JSON Schema (draft 2020-12) every agent config `build_agent` reads validates against,
@@ -37,11 +57,8 @@ pub fn config_schema() -> Json {
     let observe = ObserveSpec::json_schema(&mut generator).to_value();
     let memory = MemorySpec::json_schema(&mut generator).to_value();
     let normalize = generator.subschema_for::<NormalizeSpec>().to_value();
-    let mut defs = Map::new();
-    let mut type_names = vec![];
-    let mut rules = vec![];
-    for family in families() {
-        let pattern = rlgraph_components::spec_schema::type_pattern(family.names);
+    let mut kinds = Kinds::default();
+    for family in crate::algorithm_registry::built_in_schema_kinds() {
         let mut props = shared.clone();
         props.extend(properties((family.own)(&mut generator)));
         for key in family.refused {
@@ -56,50 +73,26 @@ pub fn config_schema() -> Json {
         if family.normalize {
             props.insert("normalize_spec".into(), normalize.clone());
         }
-        props.insert("type".into(), json!({"type": "string"}));
-        props.insert(
-            "$schema".into(),
-            json!({"type": "string", "description": "this schema, for editors"}),
-        );
+        let def = json!({
+            "title": family.title,
+            "type": "object",
+            "properties": props,
+            "additionalProperties": false,
+        });
         let name = family.title.replace([' ', '-'], "_");
-        defs.insert(
-            name.clone(),
-            json!({
-                "title": family.title,
-                "type": "object",
-                "properties": props,
-                "additionalProperties": false,
-            }),
-        );
-        type_names.push(json!({"pattern": pattern, "title": family.title}));
-        rules.push(json!({
-            "if": {"properties": {"type": {"pattern": pattern}}, "required": ["type"]},
-            "then": {"$ref": format!("#/$defs/{name}"), "title": family.names.join(", ")},
-        }));
+        kinds.add(name, family.title, family.names, &family.names.join(", "), def);
     }
-    for (kind, mut schema) in crate::algorithm_registry::registered_schemas(&mut generator) {
-        let title = format!("{kind} (registered)");
+    // A registered algorithm's settings are its whole config.
+    for (kind, settings) in crate::algorithm_registry::registered_schemas(&mut generator) {
         let name = format!("registered_{}", kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         let key = crate::agent_spec::normalized_kind(Some(&kind), "");
-        let pattern = rlgraph_components::spec_schema::type_pattern(&[key.as_str()]);
-        // The settings' own schema, with the two keys that are not settings.
-        if let Some(object) = schema.as_object_mut() {
-            object.insert("title".into(), json!(title));
-            if let Some(props) = object.entry("properties").or_insert_with(|| json!({})).as_object_mut() {
-                props.insert("type".into(), json!({"type": "string"}));
-                props.insert(
-                    "$schema".into(),
-                    json!({"type": "string", "description": "this schema, for editors"}),
-                );
-            }
-        }
-        defs.insert(name.clone(), schema);
-        type_names.push(json!({"pattern": pattern, "title": title}));
-        rules.push(json!({
-            "if": {"properties": {"type": {"pattern": pattern}}, "required": ["type"]},
-            "then": {"$ref": format!("#/$defs/{name}"), "title": kind},
-        }));
+        kinds.add(name, &format!("{kind} (registered)"), &[key.as_str()], &kind, settings);
     }
+    let Kinds {
+        mut defs,
+        type_names,
+        rules,
+    } = kinds;
     defs.extend(generator.take_definitions(true));
     defs.extend(rlgraph_components::spec_schema::definitions());
     json!({
