@@ -8,8 +8,9 @@ use rlgraph_core::{Backend, BuildOptions, Component, Device, DeviceMap, GraphExe
 
 use crate::preprocessing::{action_mask, preprocess, StateInput};
 
-/// Builds `root` for the input `spaces` with every component on `device`.
-pub(crate) fn build_graph<B: Backend>(
+/// Builds `root` for the input `spaces` with every component on `device`, its variables
+/// drawn from `seed`.
+pub fn build_graph<B: Backend>(
     root: Component<B>,
     spaces: &BTreeMap<String, Space>,
     device: Device,

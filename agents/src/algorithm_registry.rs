@@ -4,11 +4,12 @@
 //! built-in ones, and the load-time check and the config schema know their keys.
 
 use std::any::TypeId;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError, Result};
+use rlgraph_core::{Backend, CoreError, Result, SpecOnly};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
@@ -161,6 +162,38 @@ struct Entry {
     builders: HashMap<TypeId, Build>,
 }
 
+/// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
+/// user's own would be: each registers itself on a backend the first time the registry is
+/// used there ([`ensure_shipped`]).
+fn register_shipped<B: Backend>() -> Result<()> {
+    crate::td3::register::<B>()
+}
+
+thread_local! {
+    /// Set while this thread runs [`register_shipped`], whose registrations come back here.
+    static REGISTERING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs [`register_shipped`] once per backend, before the registry is read or written there.
+/// Reads that know no backend (a config's load-time check, the schema) use [`SpecOnly`]'s,
+/// which holds the settings' reader and schema.
+fn ensure_shipped<B: Backend>() {
+    static DONE: OnceLock<Mutex<HashSet<TypeId>>> = OnceLock::new();
+    if REGISTERING.get() {
+        return;
+    }
+    let Ok(mut done) = DONE.get_or_init(Default::default).lock() else {
+        return;
+    };
+    if done.insert(TypeId::of::<B>()) {
+        REGISTERING.set(true);
+        // A shipped name is new on this backend (this runs before any user's registration
+        // there), so registering cannot be refused.
+        let _ = register_shipped::<B>();
+        REGISTERING.set(false);
+    }
+}
+
 fn registry() -> &'static RwLock<BTreeMap<String, Entry>> {
     static REGISTRY: OnceLock<RwLock<BTreeMap<String, Entry>>> = OnceLock::new();
     REGISTRY.get_or_init(|| RwLock::new(BTreeMap::new()))
@@ -186,6 +219,7 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
     kind: &str,
     build: impl Fn(C, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>> + Send + Sync + 'static,
 ) -> Result<()> {
+    ensure_shipped::<B>();
     let refuse = |reason: String| CoreError::Config {
         at: format!("register_algorithm({kind:?})"),
         reason,
@@ -223,15 +257,14 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
 
 /// The registered algorithms, by the names they were registered under.
 pub fn registered_algorithms() -> Vec<String> {
-    registry()
-        .read()
+    read()
         .map(|entries| entries.values().map(|e| e.kind.clone()).collect())
         .unwrap_or_default()
 }
 
 /// Whether an algorithm is registered under normalized type `key` (on any backend).
 pub(crate) fn is_registered(key: &str) -> bool {
-    registry().read().is_ok_and(|entries| entries.contains_key(key))
+    read().is_ok_and(|entries| entries.contains_key(key))
 }
 
 /// The registered algorithm `spec`'s type names, built on `B`.
@@ -241,6 +274,7 @@ pub(crate) fn build_registered<B: Backend>(
     action_space: &Space,
     seed: u64,
 ) -> Result<Box<dyn Agent + Send>> {
+    ensure_shipped::<B>();
     let build = {
         let entries = read()?;
         let entry = entry(&entries, spec)?;
@@ -275,7 +309,7 @@ pub(crate) fn check_registered(spec: &Json) -> Result<()> {
 
 /// Each registered algorithm's name and the schema of its settings, for the config schema.
 pub(crate) fn registered_schemas(generator: &mut SchemaGenerator) -> Vec<(String, Json)> {
-    let schemas: Vec<(String, SettingsSchema)> = match registry().read() {
+    let schemas: Vec<(String, SettingsSchema)> = match read() {
         Ok(entries) => entries.values().map(|e| (e.kind.clone(), e.schema)).collect(),
         Err(_) => vec![],
     };
@@ -285,7 +319,9 @@ pub(crate) fn registered_schemas(generator: &mut SchemaGenerator) -> Vec<(String
         .collect()
 }
 
+/// The registry, to read, with the shipped algorithms in it.
 fn read() -> Result<std::sync::RwLockReadGuard<'static, BTreeMap<String, Entry>>> {
+    ensure_shipped::<SpecOnly>();
     registry().read().map_err(|_| CoreError::Config {
         at: "config.type".into(),
         reason: "the algorithm registry was poisoned by a panic while registering".into(),

@@ -20,6 +20,22 @@ impl<'de> Deserialize<'de> for PositiveReal {
     }
 }
 
+/// A finite number of at least 0: a noise scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct NonNegativeReal(pub f64);
+
+impl<'de> Deserialize<'de> for NonNegativeReal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match f64::deserialize(d)? {
+            x if x >= 0.0 && x.is_finite() => Ok(NonNegativeReal(x)),
+            x => Err(D::Error::invalid_value(
+                Unexpected::Float(x),
+                &"a finite number of at least 0",
+            )),
+        }
+    }
+}
+
 /// An integer of at least 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Positive(pub usize);
@@ -56,4 +72,5 @@ macro_rules! inline_schema {
 pub(crate) use inline_schema;
 
 inline_schema!(PositiveReal, "PositiveReal", {"type": "number", "exclusiveMinimum": 0});
+inline_schema!(NonNegativeReal, "NonNegativeReal", {"type": "number", "minimum": 0});
 inline_schema!(Positive, "Positive", {"type": "integer", "minimum": 1});

@@ -58,6 +58,13 @@ pub trait Algorithm<B: Backend>: Send + Sized {
         let _ = (acted, explore);
         Ok(())
     }
+    /// Whether exploring actions are drawn uniformly from the action space (with the agent's
+    /// seeded RNG) instead of asked of the actor, `timesteps` steps into the run: an
+    /// off-policy algorithm's warm-up (TD3's, as SB3's `learning_starts`).
+    fn acts_uniformly(&self, timesteps: u64) -> bool {
+        let _ = timesteps;
+        false
+    }
     /// Refuses a step of copy `env_id` before the agent changes anything for it (IMPALA: a
     /// step of a copy it handed no action to).
     fn check_observe(&self, env_id: usize) -> Result<()> {
@@ -111,6 +118,7 @@ pub struct ComposedAgent<B: Backend, A: Algorithm<B>> {
     /// A recurrent policy's memory per environment copy.
     pub(crate) memory: Option<CarriedMemory>,
     state_space: Space,
+    action_space: Space,
 }
 
 impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
@@ -136,6 +144,7 @@ impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
             counters: Counters::new(seed),
             memory: roles.memory_units.map(CarriedMemory::new),
             state_space: state_space.with_batch_rank(false),
+            action_space: action_space.with_batch_rank(false),
         })
     }
 
@@ -201,6 +210,10 @@ impl<B: Backend, A: Algorithm<B>> ComposedAgent<B, A> {
 
 impl<B: Backend, A: Algorithm<B>> Agent for ComposedAgent<B, A> {
     fn get_actions(&mut self, states: &[Value], explore: bool, time_percentage: f64) -> Result<Vec<Value>> {
+        if explore && self.algorithm.acts_uniformly(self.counters.timesteps) {
+            let rng = &mut self.counters.rng;
+            return Ok(states.iter().map(|_| self.action_space.sample(None, rng)).collect());
+        }
         let acted = match &mut self.memory {
             Some(memory) => memory.act(&mut self.actor, states, explore)?,
             None => self.actor.act(states, explore, time_percentage)?,

@@ -85,7 +85,7 @@ pub struct LearnerGraph<B: Backend> {
 
 impl<B: Backend> LearnerGraph<B> {
     /// A learner's graph `exec`, whose policy's variables sit under the scope `policy_scope`.
-    pub(crate) fn new(exec: GraphExecutor<B>, policy_scope: String, seed: u64) -> Self {
+    pub fn new(exec: GraphExecutor<B>, policy_scope: String, seed: u64) -> Self {
         LearnerGraph {
             exec,
             counters: Counters::new(seed),
@@ -101,6 +101,17 @@ impl<B: Backend> LearnerGraph<B> {
     /// The update graph, mutably (to call its API methods).
     pub fn executor_mut(&mut self) -> &mut GraphExecutor<B> {
         &mut self.exec
+    }
+
+    /// Counts one more update (checkpoints keep the count); the count after it.
+    pub fn counted_update(&mut self) -> u64 {
+        self.counters.updates += 1;
+        self.counters.updates
+    }
+
+    /// Updates counted so far.
+    pub fn updates(&self) -> u64 {
+        self.counters.updates
     }
 
     /// A snapshot of the policy's variables, one version after the last publication.

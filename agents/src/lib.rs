@@ -70,7 +70,9 @@ mod replay;
 mod sac;
 mod schema_refs;
 mod snapshot;
+mod td3;
 mod transition_json;
+mod twin_critics;
 mod update_spec;
 mod worker_preprocessing;
 
@@ -81,6 +83,7 @@ pub use adders::rollout_adder::{rollout_record, RolloutAdder};
 pub use adders::{AddedStep, Adder};
 pub use agent::{Agent, Transition};
 pub use agent_builder::AgentBuilder;
+pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
@@ -116,5 +119,9 @@ pub use sac::builder::{Sac, SacAgent};
 pub use sac::config::SacConfig;
 pub use sac::learner::{sac_actor, SacLearner};
 pub use snapshot::WeightSnapshot;
+pub use td3::builder::{Td3, Td3Agent};
+pub use td3::config::{Td3Config, Td3Settings};
+pub use td3::learner::{td3_actor, Td3Learner};
+pub use td3::loss::td3_loss;
 pub use update_spec::{UpdateMode, UpdateSpec};
 pub use worker_preprocessing::{PreprocessedAgent, WorkerStreams};

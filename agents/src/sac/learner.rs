@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::losses::{sac_loss, SacLossSpec};
 use rlgraph_components::policy::squashed_bounds;
-use rlgraph_components::{greedy_fn, optimizer, policy_with, synchronizable, value_function, PolicyOptions};
+use rlgraph_components::{greedy_fn, optimizer, policy_with, synchronizable, PolicyOptions};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, DType, GraphFn, Op, Param, Result};
 
@@ -25,6 +25,7 @@ use crate::mask_key::refuse_mask;
 use crate::preprocessing::{preprocess, with_preprocessing, StateInput};
 use crate::sac::config::SacConfig;
 use crate::snapshot::WeightSnapshot;
+use crate::twin_critics::twin_critics;
 
 /// The root component's name; the policy's variables sit under `sac-agent/policy/`.
 const ROOT: &str = "sac-agent";
@@ -73,41 +74,6 @@ fn sac_policy<B: Backend>(
             ..PolicyOptions::default()
         },
     )
-}
-
-/// Two Q networks under one scope (so one optimizer steps both):
-/// `q_values(states, actions)` -> `(q1, q2)`, each network reading the state and the action
-/// side by side.
-fn critics<B: Backend>(spec: &[serde_json::Value], parts: &AgentParts<B>) -> Result<Component<B>> {
-    let q = |name: &str| -> Result<Component<B>> { Ok(value_function::<B>(name, parts.value_layers(spec)?)) };
-    Ok(Component::new("critics")
-        .with_kind("sac-critics")
-        .with_sub(q("q1")?)
-        .with_sub(q("q2")?)
-        .api(
-            "q_values",
-            vec![Param::new("states"), Param::new("actions")],
-            |ctx, args| {
-                let x = ctx.graph_fn1("state_and_action", &[args.get(0)?, args.get(1)?])?;
-                let q1 = ctx.call("q1", "value_output", &[x])?[0];
-                let q2 = ctx.call("q2", "value_output", &[x])?[0];
-                Ok(vec![q1, q2])
-            },
-        )
-        .graph_fn(
-            GraphFn::tensors("state_and_action", |_, xs| {
-                let flat = |t: &B::Tensor| {
-                    let shape = B::shape(t);
-                    B::reshape(t, &[shape[0], shape[1..].iter().product()])
-                };
-                Ok(vec![B::concat(&[flat(xs[0])?, flat(xs[1])?], 1)?])
-            })
-            .infer(|_, s| {
-                let size = |s: &Space| s.shape().unwrap_or(&[]).iter().product::<usize>();
-                Ok(vec![Space::from(FloatBox::new([size(&s[0]) + size(&s[1])]))
-                    .with_ranks(s[0].ranks().unwrap_or_default())])
-            }),
-        ))
 }
 
 /// Everything both update passes need: `(actor, critic, alpha)` losses of a batch
@@ -171,7 +137,7 @@ impl<B: Backend> SacLearner<B> {
         let categories = discrete_actions(action_space)?;
         let discrete = categories.is_some();
         let action_size = categories.unwrap_or_else(|| action_space.shape().unwrap_or(&[]).iter().product());
-        let critics = critics::<B>(&config.value_function_spec, parts)?;
+        let critics = twin_critics::<B>(&config.value_function_spec, parts)?;
         let loss = sac_loss::<B>(
             "loss",
             SacLossSpec {

@@ -14,4 +14,5 @@ mod recurrent_policies;
 mod rlgraph_reference_configs;
 mod roles;
 mod sac_agent;
+mod td3_agent;
 mod worker_preprocessing;

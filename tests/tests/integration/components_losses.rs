@@ -327,6 +327,19 @@ both_backends! {
         }
     }
 
+    fn td3_losses_by_hand<B>() {
+        let names = ["rewards", "terminals", "q1", "q2", "qt1_next", "qt2_next"];
+        let spaces: Vec<(&str, Space)> = names.iter().map(|&n| (n, if n == "terminals" { space(json!("bool")) } else { scalars() })).collect();
+        let mut t = ComponentTest::<B>::new(agents::td3_loss("td3-loss", 0.5), spaces, 0).unwrap();
+        let f = |xs: &[f64]| value(&scalars(), json!(xs));
+        let terminals = value(&space(json!("bool")), json!([false, true]));
+        let inputs = [f(&[1.0, -1.0]), terminals, f(&[1.0, 0.0]), f(&[2.0, -2.0]), f(&[3.0, 9.0]), f(&[4.0, 5.0])];
+        // y = (1 + 0.5 min(3, 4), -1 + 0) = (2.5, -1); q1: ((1 - 2.5)^2 + (0 + 1)^2) / 2 = 1.625,
+        // q2: ((2 - 2.5)^2 + (-2 + 1)^2) / 2 = 0.625; the critic loss is their sum.
+        t.assert_call("critic_loss", &inputs, &[scalar(2.25)], tol());
+        t.assert_call("actor_loss", &[f(&[1.0, 2.0])], &[scalar(-1.5)], tol());
+    }
+
     fn supervised_losses_by_hand<B>() {
         let logits = space(json!({"type": "float-box", "shape": [3]}));
         let labels = space(json!({"type": "int-box", "high": 3}));
