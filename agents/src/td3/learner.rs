@@ -162,14 +162,9 @@ fn sync_targets<B: Backend>(how: &'static str) -> impl Fn(&mut ApiCtx<'_, B>, &A
 }
 
 impl<B: Backend> Td3Learner<B> {
-    /// The learner for `config` over these spaces (a bounded FloatBox action space), its
-    /// variables drawn from `seed`.
-    pub fn new(config: &Td3Config, state_space: &Space, action_space: &Space, seed: u64) -> Result<Self> {
-        Td3Learner::with_parts(config, &AgentParts::default(), state_space, action_space, seed)
-    }
-
-    /// [`Td3Learner::new`] with the layers and preprocessors of `parts` where given.
-    pub(crate) fn with_parts(
+    /// The learner for `config` over these spaces (a bounded FloatBox action space), with the
+    /// layers and preprocessors of `parts` where given, its variables drawn from `seed`.
+    pub(crate) fn new(
         config: &Td3Config,
         parts: &AgentParts<B>,
         state_space: &Space,
@@ -278,20 +273,11 @@ impl<B: Backend> GraphLearner<B> for Td3Learner<B> {
     }
 }
 
-/// TD3's actor: `get_action(states)` is the policy's action plus exploration noise, clipped
-/// to the range; `get_deterministic_action(states)` the policy's action. Its policy variables
-/// have the learner's paths, so the learner's snapshots load into it.
-pub fn td3_actor<B: Backend>(
-    config: &Td3Config,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<GraphActor<B>> {
-    td3_actor_with(config, &AgentParts::default(), state_space, action_space, seed)
-}
-
-/// [`td3_actor`] with the layers and preprocessors of `parts` where given.
-pub(crate) fn td3_actor_with<B: Backend>(
+/// TD3's actor, with the layers and preprocessors of `parts` where given: `get_action(states)`
+/// is the policy's action plus exploration noise, clipped to the range;
+/// `get_deterministic_action(states)` the policy's action. Its policy variables have the
+/// learner's paths, so the learner's snapshots load into it.
+pub(crate) fn td3_actor<B: Backend>(
     config: &Td3Config,
     parts: &AgentParts<B>,
     state_space: &Space,

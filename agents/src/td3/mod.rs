@@ -9,19 +9,13 @@ pub(crate) mod loss;
 
 use rlgraph_core::{Backend, Result};
 
-use crate::composed_agent::ComposedAgent;
-use crate::td3::builder::Td3;
+use crate::td3::builder::Td3Agent;
 use crate::td3::config::{Td3Config, Td3Settings};
 
 /// Registers TD3 under the type `td3` on backend `B`.
 pub(crate) fn register<B: Backend>() -> Result<()> {
     crate::register_algorithm::<B, Td3Settings>("td3", |settings, state_space, action_space, seed| {
         let config = Td3Config::from(settings);
-        Ok(Box::new(ComposedAgent::<B, Td3>::new(
-            config,
-            state_space,
-            action_space,
-            seed,
-        )?))
+        Ok(Box::new(Td3Agent::<B>::new(config, state_space, action_space, seed)?))
     })
 }

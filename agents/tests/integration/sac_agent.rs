@@ -32,18 +32,9 @@ fn agent(tau: f64, seed: u64) -> SacAgent<Candle> {
     .unwrap()
 }
 
-/// Plays `steps` steps from a reset with `seed`, updating after each; returns rewards and
-/// losses.
+/// Plays `steps` steps from a reset with `seed`, updating after each.
 fn run(agent: &mut SacAgent<Candle>, seed: u64, steps: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut env = Pendulum::new(0);
-    let mut state = env.reset(Some(seed)).unwrap();
-    let (mut rewards, mut losses) = (vec![], vec![]);
-    for _ in 0..steps {
-        let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
-        rewards.push(step.reward);
-        losses.extend(agent.update(0.5).unwrap());
-    }
-    (rewards, losses)
+    common::pendulum_steps(agent, seed, steps, true)
 }
 
 fn floats(v: &rlgraph_core::HostTensor) -> Vec<f64> {

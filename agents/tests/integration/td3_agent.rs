@@ -6,7 +6,7 @@ use crate::common;
 
 use agents::{build_agent, check_config, config_schema, Agent, Td3Agent, Td3Config};
 use backend_candle::Candle;
-use common::act_and_observe;
+use common::pendulum_steps as run;
 use rlgraph_core::spaces::{IntBox, Space, Value};
 use rlgraph_envs::{Env, Pendulum};
 use serde_json::{json, Value as Json};
@@ -31,22 +31,6 @@ fn agent(spec: &Json, seed: u64) -> Td3Agent<Candle> {
         seed,
     )
     .unwrap()
-}
-
-/// Plays `steps` steps from a reset with `seed`, updating after each when `update`; returns
-/// rewards and losses.
-fn run(agent: &mut dyn Agent, seed: u64, steps: usize, update: bool) -> (Vec<f64>, Vec<f64>) {
-    let mut env = Pendulum::new(0);
-    let mut state = env.reset(Some(seed)).unwrap();
-    let (mut rewards, mut losses) = (vec![], vec![]);
-    for _ in 0..steps {
-        let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
-        rewards.push(step.reward);
-        if update {
-            losses.extend(agent.update(0.5).unwrap());
-        }
-    }
-    (rewards, losses)
 }
 
 /// The single action element of each action.

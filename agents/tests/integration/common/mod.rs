@@ -1,4 +1,5 @@
-//! What the agent tests share: one environment step acted, taken and observed.
+//! What the agent tests share: one environment step acted, taken and observed, and runs of
+//! them on Pendulum.
 
 use agents::{Agent, Transition};
 use rlgraph_core::spaces::Value;
@@ -28,4 +29,20 @@ pub fn act_and_observe(agent: &mut dyn Agent, env: &mut dyn Env, state: &mut Val
     };
     agent.observe(env_id, transition).unwrap();
     (action, step)
+}
+
+/// Plays `steps` steps of Pendulum-v1 from a reset with `seed`, updating after each when
+/// `update`; returns the rewards and the losses.
+pub fn pendulum_steps(agent: &mut dyn Agent, seed: u64, steps: usize, update: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut env = rlgraph_envs::Pendulum::new(0);
+    let mut state = env.reset(Some(seed)).unwrap();
+    let (mut rewards, mut losses) = (vec![], vec![]);
+    for _ in 0..steps {
+        let (_, step) = act_and_observe(agent, &mut env, &mut state, 0);
+        rewards.push(step.reward);
+        if update {
+            losses.extend(agent.update(0.5).unwrap());
+        }
+    }
+    (rewards, losses)
 }

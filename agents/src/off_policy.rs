@@ -1,0 +1,166 @@
+//! `OffPolicy`: the algorithm part SAC and TD3 share. Each observed step becomes a one-step
+//! transition in a uniform replay memory, and an update learns from a batch sampled from it;
+//! what differs per algorithm is only how its learner and actor are made
+//! ([`OffPolicyRoles`]).
+
+use std::marker::PhantomData;
+
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::spaces::{Space, Value};
+use rlgraph_core::{Backend, HostState, Result};
+use rlgraph_memories::ReplayMemory;
+use serde_json::Value as Json;
+
+use crate::actor::GraphActor;
+use crate::adders::n_step::NStepBuffer;
+use crate::adders::{AddedStep, Adder};
+use crate::agent::Transition;
+use crate::agent_parts::AgentParts;
+use crate::batch::{transition_space, transitions_batch};
+use crate::carried_memory::StepMemory;
+use crate::composed_agent::{Algorithm, Roles};
+use crate::learner::{GraphLearner, Learner};
+use crate::replay::Replay;
+use crate::update_spec::UpdateSpec;
+
+/// What an off-policy algorithm on a uniform replay memory makes of its config.
+pub trait OffPolicyRoles<B: Backend>: 'static {
+    /// The parsed config.
+    type Config;
+    /// The learner.
+    type Learner: GraphLearner<B>;
+    /// See [`Algorithm::NAME`].
+    const NAME: &'static str;
+    /// See [`Algorithm::UNUSED_PARTS`].
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)];
+    /// Whether exploring actions are uniform until the first update (see
+    /// [`Algorithm::acts_uniformly`]).
+    const WARMS_UP_UNIFORMLY: bool;
+    /// Reads the config from its JSON.
+    fn parse(spec: &Json) -> Result<Self::Config>;
+    /// The memory's settings in `config`.
+    fn replay(config: &Self::Config) -> ReplaySettings;
+    /// The learner and the actor for these spaces.
+    fn make(
+        config: Self::Config,
+        parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<(Self::Learner, GraphActor<B>)>;
+}
+
+/// The memory's side of an off-policy config.
+pub struct ReplaySettings {
+    /// Gamma, for the one-step adder.
+    pub discount: f64,
+    /// The replay memory's capacity.
+    pub capacity: usize,
+    /// When to update, and the batch size.
+    pub update: UpdateSpec,
+}
+
+/// The part of a composed agent for the off-policy algorithm `R`.
+pub struct OffPolicy<R> {
+    adder: NStepBuffer,
+    replay: ReplayMemory,
+    update: UpdateSpec,
+    roles: PhantomData<fn() -> R>,
+}
+
+impl<B: Backend, R: OffPolicyRoles<B>> Algorithm<B> for OffPolicy<R> {
+    type Config = R::Config;
+    type Learner = R::Learner;
+    type Adder = NStepBuffer;
+
+    const NAME: &'static str = R::NAME;
+    const UNUSED_PARTS: &'static [(&'static str, &'static str)] = R::UNUSED_PARTS;
+    const SEPARATE_VALUE_OPTIMIZER: bool = true;
+
+    fn parse(spec: &Json) -> Result<R::Config> {
+        R::parse(spec)
+    }
+
+    fn build(
+        config: R::Config,
+        parts: AgentParts<B>,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Roles<B, Self>> {
+        let settings = R::replay(&config);
+        let (mut learner, mut actor) = R::make(config, parts, state_space, action_space, seed)?;
+        learner.publish_to(&mut actor)?;
+        let replay = ReplayMemory::new(
+            "replay-memory",
+            &transition_space(state_space, action_space)?,
+            settings.capacity,
+        )?;
+        Ok(Roles {
+            actor,
+            learner,
+            memory_units: None,
+            algorithm: OffPolicy {
+                // One-step transitions: n = 1 passes each step straight through.
+                adder: NStepBuffer::new(1, settings.discount, state_space, action_space),
+                replay,
+                update: settings.update,
+                roles: PhantomData,
+            },
+        })
+    }
+
+    fn adder(&mut self) -> &mut NStepBuffer {
+        &mut self.adder
+    }
+
+    /// Before `steps_before_update` steps there is nothing to learn from, and uniform actions
+    /// cover the range better than an untrained policy (SB3's `learning_starts`).
+    fn acts_uniformly(&self, timesteps: u64) -> bool {
+        R::WARMS_UP_UNIFORMLY && timesteps < self.update.steps_before_update
+    }
+
+    fn observe(
+        &mut self,
+        env_id: usize,
+        transition: Transition,
+        _memory: Option<StepMemory>,
+        _actor: &mut GraphActor<B>,
+    ) -> Result<()> {
+        let done = self.adder.add(AddedStep::plain(env_id, transition))?;
+        if done.is_empty() {
+            return Ok(());
+        }
+        Replay::insert(&mut self.replay, &transitions_batch(&done)?, None)
+    }
+
+    fn update(&mut self, learner: &mut R::Learner, rng: &mut ChaCha8Rng, time_percentage: f64) -> Result<Option<f64>> {
+        // A batch larger than the memory is drawn with replacement once it is full (RLgraph).
+        let batch_size = self.update.batch_size;
+        if Replay::size(&self.replay) < batch_size.min(self.replay.capacity()) {
+            return Ok(None);
+        }
+        let sample = self.replay.sample(batch_size, rng)?;
+        Ok(Some(learner.learn(&sample.records, time_percentage)?.loss))
+    }
+
+    /// Records as the replay memory holds them: `states`, `actions`, `rewards`, `terminals`,
+    /// `next_states`.
+    fn update_from_batch(&mut self, learner: &mut R::Learner, batch: &Value, time_percentage: f64) -> Result<f64> {
+        Ok(learner.learn(batch, time_percentage)?.loss)
+    }
+
+    fn update_spec(&self) -> &UpdateSpec {
+        &self.update
+    }
+
+    /// The replay memory; the one-step adder holds nothing between steps (each step leaves
+    /// it as a transition), so checkpoints keep the parts they had before it existed.
+    fn parts(&self) -> Vec<(&'static str, &dyn HostState)> {
+        vec![("memory", &self.replay)]
+    }
+
+    fn parts_mut(&mut self) -> Vec<(&'static str, &mut dyn HostState)> {
+        vec![("memory", &mut self.replay)]
+    }
+}
