@@ -3,16 +3,17 @@
 //!
 //! Built so far: DQN with its double, dueling, n-step and prioritized-replay variants, and
 //! Ape-X in its single-process form ([`DqnAgent`]); PPO and actor-critic ([`PgAgent`]); soft
-//! actor-critic for bounded continuous or discrete actions ([`SacAgent`]); IMPALA in its
-//! single-process form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by the config's
-//! `type`.
+//! actor-critic for bounded continuous or discrete actions ([`SacAgent`]); TD3 ([`Td3Agent`],
+//! which ships on [`register_algorithm`] as a user's algorithm would); IMPALA in its
+//! single-process form ([`ImpalaAgent`]); and the [`RandomAgent`]. [`build_agent`] picks one by
+//! the config's `type`.
 //!
 //! Every agent but the random one is one [`ComposedAgent`] of roles that can also be used
 //! apart, on other threads or other machines: an [`Actor`] (acting graph, exploration inside
 //! it), an [`Adder`] ([`NStepBuffer`], [`RolloutAdder`], [`Rollout`]), a [`Replay`] or queue,
 //! and a [`GraphLearner`] ([`DqnLearner`], [`ImpalaLearner`], [`PgLearner`], [`SacLearner`])
 //! that publishes versioned [`WeightSnapshot`]s of the policy. What differs per algorithm is
-//! its [`Algorithm`] ([`Dqn`], [`PolicyGradient`], [`Sac`], [`Impala`]): a builder of the
+//! its [`Algorithm`] ([`Dqn`], [`PolicyGradient`], [`Sac`], [`Td3`], [`Impala`]): a builder of the
 //! roles from the config, and where observed steps go and update batches come from;
 //! [`DqnAgent`] and the others name the composed agent of each.
 //!
