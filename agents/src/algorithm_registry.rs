@@ -166,7 +166,7 @@ struct Entry {
 /// user's own would be: each registers itself on a backend the first time the registry is
 /// used there ([`ensure_shipped`]).
 fn register_shipped<B: Backend>() -> Result<()> {
-    crate::td3::register::<B>()
+    register_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::build::<B>)
 }
 
 thread_local! {

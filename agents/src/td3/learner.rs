@@ -243,7 +243,7 @@ impl<B: Backend> Learner for Td3Learner<B> {
         let time = Value::f32(time_percentage.clamp(0.0, 1.0) as f32);
         inputs.push(&time);
         let critic = self.graph.executor_mut().execute_refs("update_critics", &inputs)?;
-        if self.graph.counted_update() % self.config.policy_delay == 0 {
+        if self.graph.counted_update().is_multiple_of(self.config.policy_delay) {
             let exec = self.graph.executor_mut();
             exec.execute_refs("update_policy", &[inputs[0], &time])?;
             exec.execute("sync_targets", &[])?;

@@ -1,21 +1,26 @@
 //! TD3 (Fujimoto et al. 2018): its settings, loss, learner (and actor) and builder. It is
-//! written on the public interface a user's own algorithm uses: [`register`] adds it with
-//! [`crate::register_algorithm`], and nothing outside this folder names it but that call.
+//! added as a user's own algorithm is, through `register_algorithm` with [`build`]; the
+//! registry's list of shipped algorithms is the one place outside this folder that names it.
 
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod learner;
 pub(crate) mod loss;
 
+use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Result};
 
+use crate::agent::Agent;
 use crate::td3::builder::Td3Agent;
 use crate::td3::config::{Td3Config, Td3Settings};
 
-/// Registers TD3 under the type `td3` on backend `B`.
-pub(crate) fn register<B: Backend>() -> Result<()> {
-    crate::register_algorithm::<B, Td3Settings>("td3", |settings, state_space, action_space, seed| {
-        let config = Td3Config::from(settings);
-        Ok(Box::new(Td3Agent::<B>::new(config, state_space, action_space, seed)?))
-    })
+/// The TD3 agent `settings` describe, on backend `B`: what `register_algorithm` is given.
+pub(crate) fn build<B: Backend>(
+    settings: Td3Settings,
+    state_space: &Space,
+    action_space: &Space,
+    seed: u64,
+) -> Result<Box<dyn Agent + Send>> {
+    let config = Td3Config::from(settings);
+    Ok(Box::new(Td3Agent::<B>::new(config, state_space, action_space, seed)?))
 }
