@@ -32,6 +32,11 @@ pub struct BenchArgs {
     /// Run only each row's first N seeds.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: Option<u64>,
+    /// Run only this seed of each row (every row must list it): to spread a suite's seeds
+    /// over processes or machines, each with the same `--out`; `--resume` then reports them
+    /// together.
+    #[arg(long, conflicts_with = "seeds")]
+    seed: Option<u64>,
     /// Run this share of each row's steps (0 < share <= 1) for a quick look; the report then
     /// says the results are not comparable with the published ones.
     #[arg(long, value_parser = share)]
@@ -95,6 +100,17 @@ fn bench<B: Backend>(args: &BenchArgs) -> Result<String, String> {
     if let Some(n) = args.seeds {
         for row in &mut suite.rows {
             row.seeds.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+        }
+    }
+    if let Some(seed) = args.seed {
+        for row in &mut suite.rows {
+            if !row.seeds.contains(&seed) {
+                return Err(format!(
+                    "--seed {seed}: row {} runs seeds {:?}, not {seed}",
+                    row.name, row.seeds
+                ));
+            }
+            row.seeds = vec![seed];
         }
     }
     // Every row must build before the first run: a bad config or a missing Python package

@@ -125,6 +125,36 @@ fn a_budget_below_the_first_update_is_warned_of() {
 }
 
 #[test]
+fn one_seed_of_a_row_runs_alone_and_a_seed_it_does_not_list_is_refused() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-bench-one-seed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_string_lossy().to_string();
+    let base = [
+        "bench",
+        "tiny",
+        "--rows",
+        "ppo-cartpole",
+        "--budget",
+        "0.01",
+        "--out",
+        &out,
+    ];
+    // The tiny row runs seeds 0 and 1.
+    let (code, _, stderr) = rlgraph(&[&base[..], &["--seed", "7"]].concat());
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("--seed 7: row ppo-cartpole runs seeds [0, 1], not 7"),
+        "{stderr}"
+    );
+    assert!(!dir.join("ppo-cartpole").exists(), "nothing ran");
+    let (code, _, stderr) = rlgraph(&[&base[..], &["--seed", "1"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(dir.join("ppo-cartpole/seed-1/summary.json").is_file());
+    assert!(!dir.join("ppo-cartpole/seed-0").exists(), "only seed 1 ran");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_suites_are_refused_before_any_run_and_failed_runs_are_reported() {
     let (code, _, stderr) = rlgraph(&["bench", "atari-everything"]);
     assert_ne!(code, 0);
