@@ -30,6 +30,29 @@ pub fn transition_space(state_space: &Space, action_space: &Space) -> Result<Spa
     ])?)
 }
 
+/// The inputs of an update graph that learns from batches of [`transition_space`] records:
+/// each record field with a batch rank, and the scalar `time_percentage`.
+pub(crate) fn update_input_spaces(state_space: &Space, action_space: &Space) -> BTreeMap<String, Space> {
+    let batch = |s: &Space| s.with_batch_rank(true);
+    BTreeMap::from([
+        ("states".to_string(), batch(state_space)),
+        ("next_states".to_string(), batch(state_space)),
+        ("actions".to_string(), batch(action_space)),
+        (
+            "rewards".to_string(),
+            batch(&Space::from(FloatBox::new(Vec::<usize>::new()))),
+        ),
+        (
+            "terminals".to_string(),
+            batch(&Space::from(BoolBox::new(Vec::<usize>::new()))),
+        ),
+        (
+            "time_percentage".to_string(),
+            Space::from(FloatBox::new(Vec::<usize>::new())),
+        ),
+    ])
+}
+
 /// Transitions as one batch of replay records (`states`, `actions`, `rewards`, `terminals`,
 /// `next_states`).
 pub fn transitions_batch(transitions: &[Transition]) -> Result<Value> {

@@ -1,17 +1,15 @@
 //! `DqnLearner`: DQN's update graph (policy, target, loss, optimizer, target sync) as a
 //! [`Learner`], for DQN, its variants and Ape-X.
 
-use std::collections::BTreeMap;
-
 use rlgraph_components::action_mask::apply_mask_fn;
 use rlgraph_components::losses::{dqn_loss, DqnLossSpec};
 use rlgraph_components::towers::{average_gradients, concat_batch, shard_of, split_batch, step_on_average};
 use rlgraph_components::{optimizer, synchronizable, MultiGpuSync};
-use rlgraph_core::spaces::{Array, BoolBox, FloatBox, Space, Value};
+use rlgraph_core::spaces::{Array, FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, Device, Op, Param, Result};
 
 use crate::agent_parts::AgentParts;
-use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs};
+use crate::batch::{field_ref, host_floats, host_scalar, transition_inputs, update_input_spaces};
 use crate::dqn::config::{DqnConfig, MemoryKind};
 use crate::dqn::policy::{dqn_policy, q_values, ROOT};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
@@ -266,24 +264,12 @@ impl<B: Backend> DqnLearner<B> {
                 ctx.call("target-sync", "sync", &[src[0], dst[0]])?;
                 Ok(vec![])
             });
-        let batch = |s: &Space| s.with_batch_rank(true);
-        let scalar = || Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true);
-        let mut spaces = BTreeMap::from([
-            ("states".to_string(), batch(state_space)),
-            ("next_states".to_string(), batch(state_space)),
-            ("actions".to_string(), batch(action_space)),
-            ("rewards".to_string(), scalar()),
-            (
-                "terminals".to_string(),
-                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            (
-                "time_percentage".to_string(),
-                Space::from(FloatBox::new(Vec::<usize>::new())),
-            ),
-        ]);
+        let mut spaces = update_input_spaces(state_space, action_space);
         if prioritized {
-            spaces.insert("importance_weights".into(), scalar());
+            spaces.insert(
+                "importance_weights".into(),
+                Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true),
+            );
         }
         let mut exec = crate::agent_graph::build_graph(root, &spaces, config.device, seed)?;
         // The target starts equal to the policy.

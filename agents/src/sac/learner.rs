@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 use rlgraph_components::losses::{sac_loss, SacLossSpec};
 use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{greedy_fn, optimizer, policy_with, synchronizable, PolicyOptions};
-use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
+use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, DType, GraphFn, Op, Param, Result};
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::agent_parts::AgentParts;
-use crate::batch::{host_scalar, transition_inputs};
+use crate::batch::{host_scalar, transition_inputs, update_input_spaces};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::mask_key::refuse_mask;
 use crate::preprocessing::{preprocess, with_preprocessing, StateInput};
@@ -212,24 +212,7 @@ impl<B: Backend> SacLearner<B> {
             .api("get_alpha", vec![], |ctx, _| ctx.call("loss", "get_alpha", &[]))
             .api("sync_targets", vec![], sync("target-sync"))
             .api("init_targets", vec![], sync("target-init"));
-        let batch = |s: &Space| s.with_batch_rank(true);
-        let spaces = BTreeMap::from([
-            ("states".to_string(), batch(state_space)),
-            ("next_states".to_string(), batch(state_space)),
-            ("actions".to_string(), batch(action_space)),
-            (
-                "rewards".to_string(),
-                Space::from(FloatBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            (
-                "terminals".to_string(),
-                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            (
-                "time_percentage".to_string(),
-                Space::from(FloatBox::new(Vec::<usize>::new())),
-            ),
-        ]);
+        let spaces = update_input_spaces(state_space, action_space);
         let mut exec = build_graph(root, &spaces, config.device, seed)?;
         exec.execute("init_targets", &[])?;
         Ok(SacLearner {

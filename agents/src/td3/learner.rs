@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 
 use rlgraph_components::policy::squashed_bounds;
 use rlgraph_components::{dense, neural_network, optimizer, synchronizable, Activation, DenseSpec};
-use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
+use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{ApiCtx, Args, Backend, Component, CoreError, GraphFn, Param, Result};
 
 use crate::actor::GraphActor;
 use crate::agent_graph::{actor_seed, build_graph, with_acting_apis};
 use crate::agent_parts::AgentParts;
-use crate::batch::{host_scalar, transition_inputs};
+use crate::batch::{host_scalar, transition_inputs, update_input_spaces};
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::preprocessing::{preprocess, with_preprocessing, StateInput};
 use crate::snapshot::WeightSnapshot;
@@ -208,19 +208,7 @@ impl<B: Backend> Td3Learner<B> {
             )
             .api("sync_targets", vec![], sync_targets("sync"))
             .api("init_targets", vec![], sync_targets("init"));
-        let batch = |s: &Space| s.with_batch_rank(true);
-        let scalar = || Space::from(FloatBox::new(Vec::<usize>::new()));
-        let spaces = BTreeMap::from([
-            ("states".to_string(), batch(state_space)),
-            ("next_states".to_string(), batch(state_space)),
-            ("actions".to_string(), batch(action_space)),
-            ("rewards".to_string(), scalar().with_batch_rank(true)),
-            (
-                "terminals".to_string(),
-                Space::from(BoolBox::new(Vec::<usize>::new())).with_batch_rank(true),
-            ),
-            ("time_percentage".to_string(), scalar()),
-        ]);
+        let spaces = update_input_spaces(state_space, action_space);
         let mut exec = build_graph(root, &spaces, rlgraph_core::Device::Cpu, seed)?;
         exec.execute("init_targets", &[])?;
         Ok(Td3Learner {
