@@ -36,6 +36,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The CLI's libtorch path, over the whole workspace so that every other crate keeps its
 # features and only rlgraph-cli and the crates above it are checked again.
 cargo clippy --workspace --all-targets --locked --features rlgraph-cli/tch -- -D warnings
+# The face crate without its `distributed` feature, as a crate that trains in one process
+# builds it (the workspace's own builds always have the feature, through the CLI).
+cargo clippy -p rlgraph -p executors --all-targets --locked -- -D warnings
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet

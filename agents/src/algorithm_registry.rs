@@ -16,10 +16,24 @@ use serde_json::Value as Json;
 
 use crate::agent::Agent;
 use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
+use crate::segments::SegmentAlgorithm;
 use crate::{dqn, impala, pg, random_agent, sac};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
 pub const AGENT_TYPES: [&str; 7] = ["dqn", "apex", "ppo", "actor_critic", "sac", "single-impala", "random"];
+
+/// The agent types that learn from segments (GA3C's layout), in RLgraph's spelling.
+pub const SEGMENT_TYPES: [&str; 3] = ["ppo", "actor_critic", "single-impala"];
+
+/// How the algorithm `spec` describes learns from segments, for a layout whose actors send
+/// them (GA3C); `None` for one that does not learn that way. The config is read whole.
+pub fn segment_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn SegmentAlgorithm<B>>>> {
+    Ok(match agent_family(spec)? {
+        AgentFamily::PolicyGradient => Some(Box::new(pg::config::PgConfig::parse(spec)?)),
+        AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
+        _ => None,
+    })
+}
 
 /// The families of agents, as a config's `type` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

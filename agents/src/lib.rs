@@ -71,6 +71,7 @@ mod recurrence;
 mod replay;
 mod sac;
 mod schema_refs;
+mod segments;
 mod snapshot;
 mod td3;
 mod transition_json;
@@ -89,7 +90,8 @@ pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
-    agent_family, agent_types, register_algorithm, registered_algorithms, AgentFamily, AGENT_TYPES,
+    agent_family, agent_types, register_algorithm, registered_algorithms, segment_algorithm, AgentFamily, AGENT_TYPES,
+    SEGMENT_TYPES,
 };
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};
@@ -121,6 +123,7 @@ pub use replay::{Replay, ReplaySample};
 pub use sac::builder::{Sac, SacAgent, SacRoles};
 pub use sac::config::SacConfig;
 pub use sac::learner::{sac_actor, SacLearner};
+pub use segments::{Segment, SegmentAlgorithm, SegmentLearner};
 pub use snapshot::WeightSnapshot;
 pub use td3::builder::{Td3, Td3Agent, Td3Roles};
 pub use td3::config::{Td3Config, Td3Settings};

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use rlgraph_tensor_envs::TensorEnvSnapshot;
 
-use crate::run_tally::{MetaReader, RunTally};
+use crate::meta_reader::MetaReader;
+use crate::run_tally::RunTally;
 
 /// A device worker's run so far; saved under `device_worker` in the agent's checkpoint.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,7 +132,7 @@ mod tests {
     fn a_run_round_trips_and_another_environment_or_copy_count_is_refused() {
         let mut run = DeviceRun::new("CartPole-v1", 2);
         run.tally.timesteps = 64;
-        run.tally.episode_returns = vec![12.0];
+        run.tally.episodes.push(12.0, 64);
         run.returns = vec![3.0, 5.0];
         run.position = Some(TensorEnvSnapshot {
             state: HostTensor::f32([2, 4], vec![0.5; 8]).unwrap(),

@@ -173,11 +173,11 @@ impl<B: Backend> DeviceWorker<B> {
         let stop = length.stop_at();
         let tally = &self.run.tally;
         let (steps_at_start, updates_at_start, episodes_at_start) =
-            (tally.timesteps, tally.updates, tally.episode_returns.len());
+            (tally.timesteps, tally.updates, tally.episodes.len());
         let start = Instant::now();
         let mut solved_at = None;
         let mut guard = DivergenceGuard::new(self.on_divergence);
-        let episodes_left = |tally: &RunTally| length.episodes.is_none_or(|e| (tally.episode_returns.len() as u64) < e);
+        let episodes_left = |tally: &RunTally| length.episodes.is_none_or(|e| (tally.episodes.len() as u64) < e);
         while self.run.tally.timesteps < stop && episodes_left(&self.run.tally) {
             let mut rollout = TensorRollout {
                 states: Vec::with_capacity(horizon),
@@ -222,8 +222,11 @@ impl<B: Backend> DeviceWorker<B> {
             // Time-major, so the finished episodes come out in the order they ended.
             let ended = B::to_host(&B::concat(&ended, 0)?)?.data.to_f64();
             let returns = B::to_host(&B::concat(&returns, 0)?)?.data.to_f64();
-            let finished = ended.iter().zip(&returns).filter(|(e, _)| **e != 0.0).map(|(_, r)| *r);
-            self.run.tally.episode_returns.extend(finished);
+            for (k, (_, r)) in ended.iter().zip(&returns).enumerate().filter(|(_, (e, _))| **e != 0.0) {
+                // Counted at the end of the vector step it ended in.
+                let at = before + (k as u64 / n as u64 + 1) * n as u64;
+                self.run.tally.episodes.push(*r, at);
+            }
             if let Some((_, path)) = self
                 .checkpoint
                 .as_ref()
@@ -237,8 +240,8 @@ impl<B: Backend> DeviceWorker<B> {
             let tally = &self.run.tally;
             progress(&Progress {
                 timesteps: steps - steps_at_start,
-                episodes: (tally.episode_returns.len() - episodes_at_start) as u64,
-                episode_rewards: &tally.episode_returns[episodes_at_start..],
+                episodes: (tally.episodes.len() - episodes_at_start) as u64,
+                episode_rewards: &tally.episodes.returns()[episodes_at_start..],
                 loss: Some(loss),
                 elapsed: start.elapsed().as_secs_f64(),
                 evaluations: &tally.evaluations,
@@ -254,7 +257,7 @@ impl<B: Backend> DeviceWorker<B> {
         guard.check_weights(tally.timesteps, || self.agent.get_weights())?;
         let mut stats = WorkerStats::from_returns(
             tally.timesteps - steps_at_start,
-            tally.episode_returns[episodes_at_start..].to_vec(),
+            tally.episodes.returns()[episodes_at_start..].to_vec(),
             tally.updates - updates_at_start,
             start.elapsed().as_secs_f64(),
             solved_at,

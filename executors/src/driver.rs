@@ -131,7 +131,7 @@ pub fn drive<W: Worker + ?Sized>(
         }
         observe(&RunProgress {
             step,
-            episodes: before.episode_returns.len() as u64 + p.episodes,
+            episodes: before.episodes.len() as u64 + p.episodes,
             leg: p,
         });
     };
@@ -156,7 +156,7 @@ pub fn drive<W: Worker + ?Sized>(
     if let Some(dir) = &options.out {
         let path = dir.join("episodes.csv");
         // Atomically, as every file a run leaves: a killed run leaves the old file or the new.
-        rlgraph_core::atomic_file::write_atomically(&path, driven.run.episodes_csv().as_bytes())
+        rlgraph_core::atomic_file::write_atomically(&path, worker.tally().episodes.csv().as_bytes())
             .map_err(|e| out_error(&path, e.to_string()))?;
     }
     if let Some(path) = &options.checkpoint {
@@ -223,15 +223,15 @@ mod tests {
 
     impl Worker for Counting {
         fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
-            let (start, first) = (self.tally.timesteps, self.tally.episode_returns.len());
+            let (start, first) = (self.tally.timesteps, self.tally.episodes.len());
             let stop = length.stop_at();
             while self.tally.timesteps < stop {
                 self.tally.timesteps += 50;
                 if self.tally.timesteps.is_multiple_of(100) {
-                    let n = self.tally.episode_returns.len() as f64 + 1.0;
-                    self.tally.episode_returns.push(n);
+                    let n = self.tally.episodes.len() as f64 + 1.0;
+                    self.tally.episodes.push(n, self.tally.timesteps);
                 }
-                let leg = &self.tally.episode_returns[first..];
+                let leg = &self.tally.episodes.returns()[first..];
                 progress(&Progress {
                     timesteps: self.tally.timesteps - start,
                     episodes: leg.len() as u64,
@@ -242,7 +242,7 @@ mod tests {
                     gauges: &[("layout/queue", 3.0), ("layout/not_yet", f64::NAN)],
                 });
             }
-            let leg = self.tally.episode_returns[first..].to_vec();
+            let leg = self.tally.episodes.returns()[first..].to_vec();
             Ok(WorkerStats::from_returns(
                 self.tally.timesteps - start,
                 leg,
@@ -260,7 +260,10 @@ mod tests {
             let text = std::fs::read_to_string(path).map_err(|e| out_error(path, e.to_string()))?;
             let steps: u64 = text.parse().map_err(|_| out_error(path, text.clone()))?;
             self.tally.timesteps = steps;
-            self.tally.episode_returns = (1..=steps / 100).map(|n| n as f64).collect();
+            self.tally.episodes = Default::default();
+            for n in 1..=steps / 100 {
+                self.tally.episodes.push(n as f64, n * 100);
+            }
             Ok(())
         }
 
@@ -319,7 +322,11 @@ mod tests {
         assert_eq!(resumed.run.timesteps_executed, 1000);
         assert_eq!(resumed.summary()["resumed_at_timestep"], 600);
         let csv = std::fs::read_to_string(second.join("episodes.csv")).unwrap();
-        assert_eq!(csv.lines().count(), 11, "a header and ten episodes: {csv}");
+        // A header and ten episodes, each at the step it ended, the first leg's too.
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows.len(), 11, "{csv}");
+        assert_eq!(rows[..2], ["episode,timestep,return", "1,100,1"]);
+        assert_eq!(rows[10], "10,1000,10");
         assert_eq!(std::fs::read_to_string(second.join("checkpoint")).unwrap(), "1000");
         let events = |d: &Path| {
             let file = std::fs::read_dir(d)

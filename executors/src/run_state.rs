@@ -11,7 +11,8 @@ use rlgraph_core::{CoreError, HostState, Result, SavedState};
 use rlgraph_envs::EnvSnapshot;
 use serde_json::{json, Value as Json};
 
-use crate::run_tally::{MetaReader, RunTally};
+use crate::meta_reader::MetaReader;
+use crate::run_tally::RunTally;
 
 /// A worker's run so far; saved under `worker` in the agent's checkpoint.
 #[derive(Clone, Debug, PartialEq)]

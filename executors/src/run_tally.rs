@@ -3,9 +3,11 @@
 //! beside their agent, so a resumed run of any of them counts on from where it stopped.
 
 use rlgraph_core::{CoreError, Result};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
+use crate::episode_log::EpisodeLog;
 use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::meta_reader::MetaReader;
 
 /// A run's counts and results so far, over every call and every resumed leg.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -14,8 +16,8 @@ pub struct RunTally {
     pub timesteps: u64,
     /// Updates.
     pub updates: u64,
-    /// Every finished episode's return, in order.
-    pub episode_returns: Vec<f64>,
+    /// Every finished episode, in order.
+    pub episodes: EpisodeLog,
     /// Every greedy evaluation round, in order.
     pub evaluations: Vec<Evaluated>,
 }
@@ -26,7 +28,7 @@ impl RunTally {
         let mut meta = serde_json::Map::new();
         meta.insert("timesteps".into(), self.timesteps.into());
         meta.insert("updates".into(), self.updates.into());
-        meta.insert("episode_returns".into(), json!(self.episode_returns));
+        self.episodes.to_meta(&mut meta);
         meta.insert("evaluations".into(), rounds_to_json(&self.evaluations));
         meta
     }
@@ -43,7 +45,7 @@ impl RunTally {
         Ok(RunTally {
             timesteps: read.count("timesteps")?,
             updates: read.count("updates")?,
-            episode_returns: read.finite_numbers("episode_returns")?,
+            episodes: EpisodeLog::from_meta(meta, bad)?,
             evaluations,
         })
     }
@@ -53,7 +55,7 @@ impl RunTally {
     pub fn reached(&self, target: Option<f64>, evaluates: bool) -> bool {
         match (evaluates, target) {
             (true, Some(target)) => self.evaluations.last().is_some_and(|e| e.mean_return >= target),
-            _ => crate::worker_stats::solved(&self.episode_returns, target),
+            _ => crate::worker_stats::solved(self.episodes.returns(), target),
         }
     }
 
@@ -62,7 +64,7 @@ impl RunTally {
     pub fn whole_run(&self, leg: &crate::WorkerStats) -> crate::WorkerStats {
         let mut run = crate::WorkerStats::from_returns(
             self.timesteps,
-            self.episode_returns.clone(),
+            self.episodes.returns().to_vec(),
             self.updates,
             leg.runtime_seconds,
             leg.solved_at_timestep,
@@ -83,7 +85,7 @@ impl RunTally {
         let mut leg = crate::WorkerStats::from_returns(
             run.timesteps_executed.saturating_sub(self.timesteps),
             run.episode_rewards
-                .get(self.episode_returns.len()..)
+                .get(self.episodes.len()..)
                 .unwrap_or_default()
                 .to_vec(),
             run.updates.saturating_sub(self.updates),
@@ -95,56 +97,5 @@ impl RunTally {
         leg.diverged_at_timestep = run.diverged_at_timestep;
         leg.evaluations.clone_from(&run.evaluations);
         leg
-    }
-}
-
-/// Reads typed values out of a checkpoint's metadata, each error naming its key.
-pub(crate) struct MetaReader<'a, F: Fn(String) -> CoreError> {
-    /// The metadata object.
-    pub(crate) meta: &'a Json,
-    /// Makes the error for a key that is missing or holds the wrong thing.
-    pub(crate) bad: &'a F,
-}
-
-impl<F: Fn(String) -> CoreError> MetaReader<'_, F> {
-    /// The count under `key`.
-    pub(crate) fn count(&self, key: &str) -> Result<u64> {
-        self.meta[key]
-            .as_u64()
-            .ok_or_else(|| (self.bad)(format!("{key} is missing or not a count")))
-    }
-
-    /// The list under `key`.
-    pub(crate) fn list(&self, key: &str) -> Result<&[Json]> {
-        self.meta[key]
-            .as_array()
-            .map(Vec::as_slice)
-            .ok_or_else(|| (self.bad)(format!("{key} is missing or not a list")))
-    }
-
-    /// The list of finite numbers under `key`.
-    pub(crate) fn finite_numbers(&self, key: &str) -> Result<Vec<f64>> {
-        self.list(key)?
-            .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                j.as_f64()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| (self.bad)(format!("{key}[{i}] is not a finite number")))
-            })
-            .collect()
-    }
-
-    /// The list of counts under `key`.
-    pub(crate) fn counts(&self, key: &str) -> Result<Vec<usize>> {
-        self.list(key)?
-            .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                j.as_u64()
-                    .map(|c| c as usize)
-                    .ok_or_else(|| (self.bad)(format!("{key}[{i}] is not a count")))
-            })
-            .collect()
     }
 }

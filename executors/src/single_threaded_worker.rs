@@ -121,7 +121,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
 
     /// Every finished episode's return over the whole run, in order.
     pub fn run_episode_returns(&self) -> &[f64] {
-        &self.run.tally.episode_returns
+        self.run.tally.episodes.returns()
     }
 
     /// Updates over the whole run.
@@ -194,7 +194,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
         let stop = length.stop_at();
         let episodes = length
             .episodes
-            .map(|e| e.saturating_sub(self.run.tally.episode_returns.len() as u64));
+            .map(|e| e.saturating_sub(self.run.tally.episodes.len() as u64));
         self.run_for(
             Some(stop.saturating_sub(done)),
             episodes,
@@ -267,7 +267,9 @@ impl<A: Agent> SingleThreadedWorker<A> {
                 )?;
                 if ended {
                     episode_rewards.push(self.run.returns[i]);
-                    self.run.tally.episode_returns.push(self.run.returns[i]);
+                    // Counted at the end of this vector step, as progress reports count it.
+                    let at = self.run.tally.timesteps + n;
+                    self.run.tally.episodes.push(self.run.returns[i], at);
                     self.run.returns[i] = 0.0;
                 }
             }
@@ -280,7 +282,7 @@ impl<A: Agent> SingleThreadedWorker<A> {
             // RLgraph's update_mode: the intervals count steps or finished episodes.
             let (done_so_far, unit) = match spec.update_mode {
                 UpdateMode::TimeSteps => (self.run.tally.timesteps, n),
-                UpdateMode::Episodes => (self.run.tally.episode_returns.len() as u64, finished),
+                UpdateMode::Episodes => (self.run.tally.episodes.len() as u64, finished),
             };
             self.run.since_update += unit;
             if spec.do_updates

@@ -54,16 +54,6 @@ pub(crate) fn solved(episode_rewards: &[f64], target: Option<f64>) -> bool {
 }
 
 impl WorkerStats {
-    /// The episodes' returns as CSV (`episode,return`, episodes numbered from 1), as
-    /// `rlgraph train --out` writes them to `episodes.csv`.
-    pub fn episodes_csv(&self) -> String {
-        let mut csv = String::from("episode,return\n");
-        for (i, r) in self.episode_rewards.iter().enumerate() {
-            csv.push_str(&format!("{},{r}\n", i + 1));
-        }
-        csv
-    }
-
     /// The statistics of a run that took `steps` environment steps and `updates` updates in
     /// `runtime` seconds and finished episodes with these returns, in order.
     pub fn from_returns(

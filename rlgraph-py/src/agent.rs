@@ -129,6 +129,7 @@ impl NativeAgent {
         json["wall_clock_seconds"] = inner.seconds.into();
         json["env_frames_per_second"] = (whole.timesteps_executed as f64 / inner.seconds.max(1e-9)).into();
         json["episode_rewards"] = whole.episode_rewards.into();
+        json["episode_timesteps"] = serde_json::json!(inner.worker.tally().episodes.ends());
         json["env"] = self.env_id.clone().into();
         json["num_envs"] = self.copies.into();
         json["backend"] = self.backend.clone().into();

@@ -1,5 +1,6 @@
 """rlgraph.Agent: learning, acting, saving and loading, and bad input refused by name."""
 
+import itertools
 import json
 import os
 import pathlib
@@ -122,8 +123,11 @@ def test_save_load_resume_with_the_cli_continues_the_run_exactly(tmp_path, rlgra
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["resumed_at_timestep"] == 2000
     # Every episode of the resumed run ended with the return of the straight run's.
-    rows = (tmp_path / "cli" / "episodes.csv").read_text().split()[1:]
-    assert [float(r.split(",")[1]) for r in rows] == whole["episode_rewards"]
+    rows = [r.split(",") for r in (tmp_path / "cli" / "episodes.csv").read_text().split()[1:]]
+    assert [float(r[2]) for r in rows] == whole["episode_rewards"]
+    # Each ended at the step the straight run's episodes add up to (CartPole pays 1 a step).
+    ends = list(itertools.accumulate(int(x) for x in whole["episode_rewards"]))
+    assert [int(r[1]) for r in rows] == ends and whole["episode_timesteps"] == ends
     # And back: Python loads the program's run and acts as the straight agent does.
     loaded = rlgraph.Agent.load(tmp_path / "cli")
     assert loaded.num_timesteps == 4000

@@ -4,3 +4,4 @@ pub(crate) mod actor;
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod learner;
+mod segments;

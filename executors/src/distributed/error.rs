@@ -14,6 +14,7 @@ pub enum DistributedError {
         reason: String,
     },
     /// A call to a peer failed (refused, timed out, unreachable).
+    #[cfg(feature = "distributed")]
     Call {
         /// The peer's address.
         peer: String,
@@ -41,6 +42,7 @@ impl DistributedError {
         }
     }
 
+    #[cfg(feature = "distributed")]
     /// Whether a peer refused this role's token: a setting, not an outage, so retrying
     /// cannot help and the role stops with this error.
     pub fn is_token_refusal(&self) -> bool {
@@ -53,6 +55,7 @@ impl DistributedError {
         )
     }
 
+    #[cfg(feature = "distributed")]
     /// Whether a peer refused the message itself (not a transport failure): another try or
     /// another peer would refuse it too.
     pub fn is_message_refusal(&self) -> bool {
@@ -70,6 +73,7 @@ impl std::fmt::Display for DistributedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DistributedError::Wire { at, reason } => write!(f, "message refused at '{at}': {reason}"),
+            #[cfg(feature = "distributed")]
             DistributedError::Call {
                 peer, method, status, ..
             } => write!(f, "call {method} to {peer} failed: {status}"),
@@ -94,6 +98,7 @@ impl From<rlgraph_envs::EnvError> for DistributedError {
     }
 }
 
+#[cfg(feature = "distributed")]
 impl From<DistributedError> for tonic::Status {
     fn from(e: DistributedError) -> Self {
         match e {
@@ -102,5 +107,17 @@ impl From<DistributedError> for tonic::Status {
             DistributedError::Core(CoreError::Config { .. }) => tonic::Status::invalid_argument(e.to_string()),
             _ => tonic::Status::internal(e.to_string()),
         }
+    }
+}
+
+/// A distributed failure as the library's error: a core error as it is, any other with the
+/// learner named.
+pub(crate) fn core_error(e: DistributedError) -> CoreError {
+    match e {
+        DistributedError::Core(e) => e,
+        other => CoreError::Config {
+            at: "distributed learner".into(),
+            reason: other.to_string(),
+        },
     }
 }

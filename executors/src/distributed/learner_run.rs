@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use agents::{GraphActor, GraphLearner, Learned};
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{Backend, CoreError, HostState, SavedState};
-use serde_json::json;
+use rlgraph_core::{Backend, CoreError};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
@@ -20,66 +19,11 @@ use super::cluster::{ClusterSpec, Role};
 use super::error::DistributedError;
 use super::learner_hub::{LearnerHub, Reports};
 use super::learner_options::LearnerOptions;
+use super::learner_state::RunCounters;
 use super::peers::serve_learner;
-use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
 use crate::greedy_rounds::GreedyRounds;
 use crate::input_log::{rounds_record, LogRecord, LogWriter};
-use crate::run_tally::MetaReader;
 use crate::worker_stats::{solved, Progress, RunLength, WorkerStats};
-
-/// The run's counters that ride in the learner's checkpoint.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct RunCounters {
-    /// Frames stepped by all actors.
-    pub(crate) frames: u64,
-    /// Every finished episode's return, in the order reported.
-    pub(crate) episode_returns: Vec<f64>,
-    /// Every greedy evaluation round, in order.
-    pub(crate) evaluations: Vec<Evaluated>,
-}
-
-impl HostState for RunCounters {
-    fn save_state(&self) -> rlgraph_core::Result<SavedState> {
-        Ok(SavedState {
-            tensors: BTreeMap::new(),
-            meta: json!({
-                "frames": self.frames,
-                "episode_returns": self.episode_returns,
-                "evaluations": rounds_to_json(&self.evaluations),
-            }),
-        })
-    }
-
-    fn check_state(&self, state: &SavedState) -> rlgraph_core::Result<()> {
-        parse_counters(state).map(|_| ())
-    }
-
-    fn load_state(&mut self, state: SavedState) -> rlgraph_core::Result<()> {
-        *self = parse_counters(&state)?;
-        Ok(())
-    }
-}
-
-fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
-    let bad = |reason: String| CoreError::Checkpoint {
-        path: "(distributed run counters)".into(),
-        reason,
-    };
-    let read = MetaReader {
-        meta: &state.meta,
-        bad: &bad,
-    };
-    // Checkpoints written before evaluation rounds existed have none.
-    let evaluations = match &state.meta["evaluations"] {
-        serde_json::Value::Null => vec![],
-        _ => rounds_from_json(read.list("evaluations")?, bad)?,
-    };
-    Ok(RunCounters {
-        frames: read.count("frames")?,
-        episode_returns: read.finite_numbers("episode_returns")?,
-        evaluations,
-    })
-}
 
 /// A learner's run in progress, logging what decides its learner's state where `log` is given.
 pub(crate) struct LearnerRun<'log, B: Backend> {
@@ -195,7 +139,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
             last_progress: Instant::now(),
             solved_at: None,
             length,
-            from: (counters.frames, counters.episode_returns.len(), learner.updates()),
+            from: (counters.frames, counters.episodes.len(), learner.updates()),
             loss: None,
             evaluated_to: counters.frames,
             rounds_shown: counters.evaluations.len(),
@@ -232,7 +176,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
         }
         let run = &mut self.counters;
         run.frames = run.frames.saturating_add(reports.frames);
-        run.episode_returns.extend(&reports.episode_returns);
+        run.episodes.extend(&reports.episode_returns, run.frames);
         for (actor, v) in &reports.actor_versions {
             self.actors.insert(*actor);
             // In updates, not versions: weights are published when asked, not every update.
@@ -250,7 +194,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
             let elapsed = self.start.elapsed().as_secs_f64();
             let (frames_from, episodes_from, updates_from) = self.from;
             let leg_frames = run.frames.saturating_sub(frames_from);
-            let leg = run.episode_returns.get(episodes_from..).unwrap_or_default();
+            let leg = run.episodes.returns().get(episodes_from..).unwrap_or_default();
             let seconds = elapsed.max(1e-9);
             progress(&Progress {
                 timesteps: leg_frames,
@@ -274,14 +218,14 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
         }
         let reached = match (&self.rounds, options.target_return) {
             (Some(_), Some(target)) => run.evaluations.last().is_some_and(|e| e.mean_return >= target),
-            _ => solved(&run.episode_returns, options.target_return),
+            _ => solved(run.episodes.returns(), options.target_return),
         };
         if reached {
             self.solved_at = Some(run.frames);
             return None;
         }
         let stop = length.stop_at();
-        let episodes_done = length.episodes.is_some_and(|e| run.episode_returns.len() as u64 >= e);
+        let episodes_done = length.episodes.is_some_and(|e| run.episodes.len() as u64 >= e);
         (run.frames < stop && !episodes_done).then_some(t)
     }
 
@@ -430,13 +374,13 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
             let mut log = self.log;
             log_reports(&mut log, &late)?;
             counters.frames = counters.frames.saturating_add(late.frames);
-            counters.episode_returns.extend(late.episode_returns);
+            counters.episodes.extend(&late.episode_returns, counters.frames);
         }
         let weight_lag = weight_lag(self.lag_sum, self.lag_n);
         let updates = learner.updates();
         let mut worker = WorkerStats::from_returns(
             counters.frames,
-            counters.episode_returns.clone(),
+            counters.episodes.returns().to_vec(),
             updates,
             runtime_s,
             self.solved_at,

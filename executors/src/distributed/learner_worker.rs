@@ -5,91 +5,21 @@
 
 use std::path::Path;
 
-use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner};
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError, Result};
+use rlgraph_core::{Backend, Result};
 
 use super::access::Access;
 use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
-use super::error::DistributedError;
+use super::error::{core_error, DistributedError};
 use super::impala_learner::learn_impala;
 use super::learner_options::{LearnerOptions, LearnerSite};
-use super::learner_run::RunCounters;
+use super::learner_state::{restore_learner, save_learner, DistributedAlgorithm, Held, RunCounters};
 use super::DistributedStats;
 use crate::input_log::{LogRecord, LogWriter};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
 use crate::worker_stats::{Progress, RunLength, WorkerStats};
-
-/// The checkpoint part that holds a distributed run's counters.
-const RUN_PART: &str = "distributed";
-
-/// The algorithm a distributed run trains, with its config.
-#[derive(Clone, Debug)]
-pub enum DistributedAlgorithm {
-    /// Ape-X (or DQN): actors, replay shards, a learner.
-    Apex(DqnConfig),
-    /// IMPALA: actors streaming rollouts to a learner.
-    Impala(ImpalaConfig),
-}
-
-impl DistributedAlgorithm {
-    /// The distributed algorithm an RLgraph agent config (`json`) configures.
-    pub fn from_json(json: &serde_json::Value) -> Result<Self> {
-        Ok(match agents::agent_family(json)? {
-            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(json)?),
-            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(json)?),
-            _ => {
-                return Err(CoreError::Config {
-                    at: "type".into(),
-                    reason: format!(
-                        "distributed runs take Ape-X, DQN and IMPALA configs, not {}; train the others with \
-                         `rlgraph train`",
-                        json.get("type").unwrap_or(&serde_json::Value::Null)
-                    ),
-                })
-            }
-        })
-    }
-}
-
-/// The learner itself.
-pub(crate) enum Held<B: Backend> {
-    Apex(DqnLearner<B>),
-    Impala(ImpalaLearner<B>),
-}
-
-impl<B: Backend> Held<B> {
-    /// A fresh learner of `algorithm` for these spaces.
-    pub(crate) fn new(
-        algorithm: &DistributedAlgorithm,
-        state_space: &Space,
-        action_space: &Space,
-        seed: u64,
-    ) -> Result<Self> {
-        Ok(match algorithm {
-            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
-            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
-        })
-    }
-
-    /// The learner, whichever it is.
-    pub(crate) fn learner(&mut self) -> &mut dyn GraphLearner<B> {
-        match self {
-            Held::Apex(l) => l,
-            Held::Impala(l) => l,
-        }
-    }
-
-    /// The same, to read.
-    pub(crate) fn learner_ref(&self) -> &dyn GraphLearner<B> {
-        match self {
-            Held::Apex(l) => l,
-            Held::Impala(l) => l,
-        }
-    }
-}
 
 /// A distributed run's learner as a [`Worker`]: each `execute_run` serves the cluster's
 /// learner address until the whole run (the actors' frames, earlier legs included) reaches its
@@ -164,7 +94,7 @@ impl<B: Backend> LearnerWorker<B> {
         self.tally = RunTally {
             timesteps: self.counters.frames,
             updates: self.updates(),
-            episode_returns: self.counters.episode_returns.clone(),
+            episodes: self.counters.episodes.clone(),
             evaluations: self.counters.evaluations.clone(),
         };
     }
@@ -223,33 +153,5 @@ impl<B: Backend> Worker for LearnerWorker<B> {
 
     fn tally(&self) -> &RunTally {
         &self.tally
-    }
-}
-
-/// Saves `learner` with the run's `counters` beside it, as a distributed learner's checkpoint.
-pub(crate) fn save_learner<B: Backend>(
-    learner: &dyn GraphLearner<B>,
-    counters: &RunCounters,
-    path: &Path,
-) -> Result<()> {
-    learner.save_checkpoint(path, vec![(RUN_PART, counters)], &[])
-}
-
-/// Restores what [`save_learner`] saved into `learner`; the run's counters.
-pub(crate) fn restore_learner<B: Backend>(learner: &mut dyn GraphLearner<B>, path: &Path) -> Result<RunCounters> {
-    let mut counters = RunCounters::default();
-    learner.restore_checkpoint(path, vec![(RUN_PART, &mut counters)], &mut [])?;
-    Ok(counters)
-}
-
-/// A distributed failure as the library's error: a core error as it is, any other with the
-/// learner named.
-pub(crate) fn core_error(e: DistributedError) -> CoreError {
-    match e {
-        DistributedError::Core(e) => e,
-        other => CoreError::Config {
-            at: "distributed learner".into(),
-            reason: other.to_string(),
-        },
     }
 }

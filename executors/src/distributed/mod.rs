@@ -12,53 +12,100 @@
 //! protox (no system `protoc`). Every call carries a deadline; roles bind loopback unless
 //! given a token, which then guards every call; message sizes are capped; with certificates,
 //! every connection is mutual TLS.
+//!
+//! The roles build with the `distributed` feature (the `rlgraph` program has it); without it
+//! this module holds only what replaying a recorded learner needs, so a crate that trains in
+//! one process compiles no gRPC, TLS or tokio.
 
-pub mod access;
-mod actor_env;
-mod apex_actor;
-mod apex_learner;
-mod apex_spec;
-pub mod cluster;
-mod cluster_certs;
 mod error;
+pub(crate) mod learner_state;
+
+pub(crate) use error::core_error;
+pub use error::DistributedError;
+pub use learner_state::DistributedAlgorithm;
+
+// The roles and their wire need the gRPC, TLS and tokio stack: the `distributed` feature.
+#[cfg(feature = "distributed")]
+pub mod access;
+#[cfg(feature = "distributed")]
+mod actor_env;
+#[cfg(feature = "distributed")]
+mod apex_actor;
+#[cfg(feature = "distributed")]
+mod apex_learner;
+#[cfg(feature = "distributed")]
+mod apex_spec;
+#[cfg(feature = "distributed")]
+pub mod cluster;
+#[cfg(feature = "distributed")]
+mod cluster_certs;
+#[cfg(feature = "distributed")]
 mod impala_actor;
+#[cfg(feature = "distributed")]
 mod impala_learner;
+#[cfg(feature = "distributed")]
 pub mod learner_hub;
+#[cfg(feature = "distributed")]
 mod learner_link;
+#[cfg(feature = "distributed")]
 mod learner_options;
+#[cfg(feature = "distributed")]
 pub(crate) mod learner_run;
+#[cfg(feature = "distributed")]
 pub(crate) mod learner_worker;
+#[cfg(feature = "distributed")]
 pub mod metrics;
+#[cfg(feature = "distributed")]
 pub mod peers;
+#[cfg(feature = "distributed")]
 pub mod replay_shard;
+#[cfg(feature = "distributed")]
 mod role_health;
+#[cfg(feature = "distributed")]
 mod shard_outbox;
+#[cfg(feature = "distributed")]
 mod shard_service;
+#[cfg(feature = "distributed")]
 mod tls;
+#[cfg(feature = "distributed")]
 pub mod wire;
 
+#[cfg(feature = "distributed")]
 pub use access::Access;
+#[cfg(feature = "distributed")]
 pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
+#[cfg(feature = "distributed")]
 pub use apex_learner::DistributedStats;
+#[cfg(feature = "distributed")]
 pub use apex_spec::ApexSpec;
+#[cfg(feature = "distributed")]
 pub use cluster::{ClusterSpec, Role};
+#[cfg(feature = "distributed")]
 pub use cluster_certs::{cluster_certs, ClusterCerts};
-pub use error::DistributedError;
+#[cfg(feature = "distributed")]
 pub use impala_actor::run_impala_actor;
+#[cfg(feature = "distributed")]
 pub use learner_options::{LearnerEvaluation, LearnerOptions};
-pub use learner_worker::{DistributedAlgorithm, LearnerWorker};
+#[cfg(feature = "distributed")]
+pub use learner_worker::LearnerWorker;
+#[cfg(feature = "distributed")]
 pub use metrics::{Metric, MetricsBoard, MetricsServer};
+#[cfg(feature = "distributed")]
 pub use role_health::termination;
+#[cfg(feature = "distributed")]
 pub use shard_service::{run_replay_shard, shard_file, ShardFiles};
+#[cfg(feature = "distributed")]
 pub use tls::Tls;
 
 /// Writes one line to standard error; a closed stderr is ignored rather than a panic.
+#[cfg(feature = "distributed")]
 pub(crate) fn log(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// The code generated from the `.proto`.
+#[cfg(feature = "distributed")]
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
     tonic::include_proto!("rlgraph.distributed.v1");

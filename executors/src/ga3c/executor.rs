@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use agents::{Segment, SegmentAlgorithm};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, HostState, Result};
@@ -14,12 +15,13 @@ use rlgraph_envs::make;
 use serde_json::Value as Json;
 
 use super::adjuster::ThreadAdjuster;
-use super::algorithm::{Ga3cAlgorithm, Ga3cLearner, Segment};
 use super::metrics::{Counters, Ga3cStats};
-use super::roles::{append, poisoned, AgentRole, PredictorRole, Reply, Request, RunLog, Shared, TrainerRole};
+use super::roles::{
+    append, poisoned, AgentRole, Ga3cLearner, PredictorRole, Reply, Request, RunLog, Shared, TrainerRole,
+};
 use super::run_record::RunRecord;
 use super::spec::{Ga3cSpec, ThreadCounts};
-use crate::distributed::learner_worker::core_error;
+use crate::distributed::core_error;
 use crate::divergence::OnDivergence;
 use crate::evaluation::{Evaluated, Evaluation};
 use crate::greedy_rounds::GreedyRounds;
@@ -32,6 +34,19 @@ use crate::WorkerStats;
 /// How often the main thread looks at the run.
 const TICK: Duration = Duration::from_millis(20);
 
+/// How the algorithm `config` describes acts and learns in GA3C: one that learns from
+/// segments; any other is refused by its type.
+pub fn ga3c_algorithm<B: Backend>(config: &Json) -> Result<Box<dyn SegmentAlgorithm<B>>> {
+    agents::segment_algorithm(config)?.ok_or_else(|| CoreError::Config {
+        at: "config.execution_spec.executor".into(),
+        reason: format!(
+            "ga3c runs agents with an actor-critic policy ({}), not type {}",
+            agents::SEGMENT_TYPES.join(", "),
+            config.get("type").unwrap_or(&Json::Null)
+        ),
+    })
+}
+
 /// Runs an actor-critic agent config (PPO, actor-critic, IMPALA) GA3C's way: NA agent threads,
 /// each stepping one environment; NP predictor threads, each with its own copy of the actor,
 /// answering the waiting states in batches; NT trainer threads batching experience into
@@ -41,7 +56,7 @@ const TICK: Duration = Duration::from_millis(20);
 /// actor from `seed + 1000 + j`), but which states meet in a batch depends on thread
 /// scheduling, so two runs with one seed differ.
 pub struct Ga3cExecutor<B: Backend> {
-    algorithm: Ga3cAlgorithm,
+    algorithm: Box<dyn SegmentAlgorithm<B>>,
     spec: Ga3cSpec,
     env_id: String,
     state_space: Space,
@@ -82,16 +97,11 @@ impl<B: Backend> Ga3cExecutor<B> {
     /// The executor for `config` (an agent config whose `execution_spec` may carry a
     /// `ga3c_spec`; its `executor` key is not required here) on environment `env_id`.
     pub fn new(config: &Json, env_id: &str, seed: u64) -> Result<Self> {
-        Self::with_spec(
-            Ga3cAlgorithm::from_config(config)?,
-            Ga3cSpec::parse(config)?,
-            env_id,
-            seed,
-        )
+        Self::with_spec(ga3c_algorithm(config)?, Ga3cSpec::parse(config)?, env_id, seed)
     }
 
     /// The executor for `algorithm` with the settings `spec` on environment `env_id`.
-    pub fn with_spec(algorithm: Ga3cAlgorithm, spec: Ga3cSpec, env_id: &str, seed: u64) -> Result<Self> {
+    pub fn with_spec(algorithm: Box<dyn SegmentAlgorithm<B>>, spec: Ga3cSpec, env_id: &str, seed: u64) -> Result<Self> {
         let probe = make(env_id, seed).map_err(|e| CoreError::Config {
             at: "ga3c env".into(),
             reason: e.to_string(),
@@ -156,10 +166,10 @@ impl<B: Backend> Ga3cExecutor<B> {
     pub fn resume(&mut self, path: &Path) -> Result<()> {
         let mut learner = self
             .algorithm
-            .learner::<B>(&self.state_space, &self.action_space, self.seed)?;
+            .learner(&self.state_space, &self.action_space, self.seed)?;
         let mut record = RunRecord::default();
         learner
-            .restore_checkpoint(path, vec![(RUN_PART, &mut record)])
+            .restore_checkpoint(path, vec![(RUN_PART, &mut record)], &mut [])
             .map_err(|e| CoreError::Checkpoint {
                 path: path.display().to_string(),
                 reason: format!("cannot resume from it: {e}"),
@@ -233,7 +243,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         let start = Instant::now();
         let learner = match self.learner.clone() {
             Some(learner) => learner,
-            None => Arc::new(Mutex::new(self.algorithm.learner::<B>(
+            None => Arc::new(Mutex::new(self.algorithm.learner(
                 &self.state_space,
                 &self.action_space,
                 self.seed,
@@ -256,7 +266,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         Counters::add(&c.trainings, record.tally.updates);
         Counters::add(&c.trained_frames, record.trained_frames);
         if let Ok(mut episodes) = c.episodes.lock() {
-            episodes.clone_from(&record.tally.episode_returns);
+            episodes.clone_from(&record.tally.episodes);
         }
         self.learner = Some(learner.clone());
         let (reply_senders, reply_ends): (Vec<_>, Vec<_>) = (0..max.agents).map(|_| bounded(1)).unzip();
@@ -278,7 +288,7 @@ impl<B: Backend> Ga3cExecutor<B> {
                 // Apart from the predictors' seeds (`seed + 1000 + j`).
                 actor: self
                     .algorithm
-                    .actor::<B>(&self.state_space, &self.action_space, self.seed + 999)?,
+                    .actor(&self.state_space, &self.action_space, self.seed + 999)?,
                 memory_units: self.algorithm.memory_units(),
                 seed: self.seed,
                 done: record.tally.evaluations.clone(),
@@ -324,7 +334,7 @@ impl<B: Backend> Ga3cExecutor<B> {
         let trainings = Counters::get(&c.trainings);
         let mut worker = WorkerStats::from_returns(
             Counters::get(&c.frames),
-            episodes,
+            episodes.returns().to_vec(),
             trainings,
             start.elapsed().as_secs_f64(),
             solved_at,
@@ -337,7 +347,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             tally: RunTally {
                 timesteps: worker.timesteps_executed,
                 updates: trainings,
-                episode_returns: worker.episode_rewards.clone(),
+                episodes,
                 evaluations: evaluations.clone(),
             },
             trained_frames: Counters::get(&c.trained_frames),
@@ -411,7 +421,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             samples += 1;
             let solved_now = match (rounds.as_ref(), self.target_return) {
                 (Some(_), Some(target)) => evaluations.last().is_some_and(|e| e.mean_return >= target),
-                _ => c.episodes.lock().is_ok_and(|e| solved(&e, self.target_return)),
+                _ => c.episodes.lock().is_ok_and(|e| solved(e.returns(), self.target_return)),
             };
             let over =
                 frames >= stop || episodes.is_some_and(|e| c.episodes.lock().is_ok_and(|done| done.len() as u64 >= e));
@@ -442,7 +452,8 @@ impl<B: Backend> Ga3cExecutor<B> {
                 ];
                 // This leg's frames and episodes, as every worker reports them.
                 let leg = episodes
-                    .get(self.resumed.tally.episode_returns.len()..)
+                    .returns()
+                    .get(self.resumed.tally.episodes.len()..)
                     .unwrap_or_default();
                 progress(&Progress {
                     timesteps: frames.saturating_sub(from),
@@ -507,7 +518,7 @@ impl<B: Backend> Ga3cExecutor<B> {
             let seed = self.seed + 1000 + index as u64;
             let role = PredictorRole {
                 index,
-                actor: self.algorithm.actor::<B>(&self.state_space, &self.action_space, seed)?,
+                actor: self.algorithm.actor(&self.state_space, &self.action_space, seed)?,
                 requests: t.requests.1.clone(),
                 replies: t.replies.clone(),
                 max_batch: self.spec.prediction_batch_size,
@@ -577,7 +588,7 @@ fn record_now<B: Backend>(shared: &Shared, rounds: &Option<GreedyRounds<B>>, pri
         tally: RunTally {
             timesteps: Counters::get(&c.frames),
             updates: trainings,
-            episode_returns: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
+            episodes: c.episodes.lock().map(|e| e.clone()).unwrap_or_default(),
             evaluations: rounds.as_ref().map_or_else(|| prior.to_vec(), |r| r.done.clone()),
         },
         trained_frames,
@@ -591,7 +602,7 @@ fn save<B: Backend>(learner: &Mutex<Ga3cLearner<B>>, record: &RunRecord, path: &
         log.checkpointed(learner.updates(), record.save_state()?.meta)
             .map_err(core_error)?;
     }
-    learner.save_checkpoint(path, vec![(RUN_PART, record)])
+    learner.save_checkpoint(path, vec![(RUN_PART, record)], &[])
 }
 
 fn spawn(shared: &Arc<Shared>, body: impl FnOnce(&Shared) + Send + 'static) -> JoinHandle<()> {

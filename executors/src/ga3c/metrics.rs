@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json};
 
 use super::adjuster::Adjustment;
 use super::spec::ThreadCounts;
-use crate::WorkerStats;
+use crate::{EpisodeLog, WorkerStats};
 
 /// Counters shared by every thread (relaxed atomics: they are statistics, not locks).
 #[derive(Debug, Default)]
@@ -23,8 +23,8 @@ pub(crate) struct Counters {
     pub trainings: AtomicU64,
     /// Frames the updates learned from.
     pub trained_frames: AtomicU64,
-    /// Finished episodes' returns, in the order they finished.
-    pub episodes: Mutex<Vec<f64>>,
+    /// Finished episodes, in the order they finished.
+    pub episodes: Mutex<EpisodeLog>,
     /// The policy lag of every trained frame.
     pub lag: Mutex<LagHistogram>,
     /// The last update's loss, as bits (`f64::to_bits`).

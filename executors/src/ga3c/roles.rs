@@ -6,17 +6,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents::{memory_rows, memory_value, Actor, GraphActor, StepMemory, Transition, WeightSnapshot};
+use agents::{
+    memory_rows, memory_value, Actor, GraphActor, Segment, SegmentLearner, StepMemory, Transition, WeightSnapshot,
+};
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
 use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{Backend, CoreError, Result};
 use rlgraph_envs::Env;
 
-use super::algorithm::{Ga3cLearner, Segment};
 use super::metrics::Counters;
 use super::segment_value::segments_to_value;
 use super::spec::ThreadCounts;
-use crate::distributed::learner_worker::core_error;
+use crate::distributed::core_error;
 use crate::divergence::{DivergenceGuard, OnDivergence};
 use crate::input_log::{LogRecord, LogWriter};
 
@@ -229,7 +230,7 @@ impl AgentRole {
                     .episodes
                     .lock()
                     .map_err(|_| poisoned("episode list"))?
-                    .push(episode_return);
+                    .push(episode_return, Counters::get(&shared.counters.frames));
                 episode_return = 0.0;
                 state = self.env.reset(None).map_err(env_failed)?;
             }
@@ -360,6 +361,9 @@ fn floats(v: &Value) -> Result<Vec<f64>> {
     }
 }
 
+/// The one learner the trainers share.
+pub(crate) type Ga3cLearner<B> = Box<dyn SegmentLearner<B>>;
+
 /// What a trainer thread needs.
 pub(crate) struct TrainerRole<B: Backend> {
     pub index: usize,
@@ -402,7 +406,7 @@ impl<B: Backend> TrainerRole<B> {
                     .flat_map(|s| s.versions.iter().map(move |&v| now.saturating_sub(v)))
                     .collect();
                 let t = shared.time_percentage();
-                let loss = learner.learn(&pending, t)?;
+                let loss = learner.learn_segments(&pending, t)?;
                 append(&self.log, || {
                     Ok(LogRecord::Learned {
                         time_percentage: t,

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use rlgraph_core::{CoreError, HostState, Result, SavedState};
 
-use crate::run_tally::{MetaReader, RunTally};
+use crate::meta_reader::MetaReader;
+use crate::run_tally::RunTally;
 
 /// A GA3C run's counts and results.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -73,11 +74,13 @@ mod tests {
 
     #[test]
     fn a_record_round_trips_and_nonsense_is_refused_by_key() {
+        let mut episodes = crate::EpisodeLog::default();
+        episodes.extend(&[9.0, 12.5], 6);
         let record = RunRecord {
             tally: RunTally {
                 timesteps: 10,
                 updates: 2,
-                episode_returns: vec![9.0, 12.5],
+                episodes,
                 evaluations: vec![Evaluated {
                     timestep: 5,
                     mean_return: 20.0,
@@ -92,6 +95,7 @@ mod tests {
         for (key, value, said) in [
             ("timesteps", json!(-1), "timesteps"),
             ("episode_returns", json!([1.0, "x"]), "episode_returns[1]"),
+            ("episode_timesteps", json!([6]), "length 1 but episode_returns 2"),
             ("evaluations", json!([[1, null]]), "evaluations[0]"),
             ("trained_frames", json!(11), "11 frames trained of 10"),
         ] {

@@ -4,11 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use agents::{StepMemory, Transition};
+use agents::{Segment, StepMemory, Transition};
 use rlgraph_core::spaces::{Array, Value};
 use rlgraph_core::{CoreError, Result};
-
-use super::algorithm::Segment;
 
 fn scalar_f64(x: f64) -> Value {
     Value::Float64(Array::scalar(x))

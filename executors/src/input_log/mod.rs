@@ -9,6 +9,7 @@ pub mod replay;
 mod replayed_learner;
 pub mod segments;
 
+#[cfg(feature = "distributed")]
 pub(crate) use record::rounds_record;
 pub use record::{weights_crc, LogHeader, LogRecord, LOG_FORMAT};
 pub use replay::{replay_log, ReplayOptions, ReplayOutcome};

@@ -396,6 +396,7 @@ impl<'a> Reader<'a> {
 }
 
 /// The rounds of a run's counters as a record holds them.
+#[cfg(feature = "distributed")]
 pub(crate) fn rounds_record(rounds: &[crate::evaluation::Evaluated]) -> LogRecord {
     LogRecord::Evaluated {
         rounds: crate::evaluation::rounds_to_json(rounds),

@@ -261,8 +261,7 @@ fn check_version(header: &LogHeader, options: &ReplayOptions, notes: &mut Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distributed::learner_worker::Held;
-    use crate::distributed::DistributedAlgorithm;
+    use crate::distributed::learner_state::{DistributedAlgorithm, Held};
     use crate::input_log::record::LOG_FORMAT;
     use crate::input_log::segments::LogWriter;
     use backend_candle::Candle;

@@ -9,11 +9,9 @@ use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
 use serde_json::Value as Json;
 
 use super::record::LogRecord;
-use crate::distributed::learner_run::RunCounters;
-use crate::distributed::learner_worker::{restore_learner, save_learner, Held};
-use crate::distributed::DistributedAlgorithm;
+use crate::distributed::learner_state::{restore_learner, save_learner, DistributedAlgorithm, Held, RunCounters};
 use crate::evaluation::rounds_from_json;
-use crate::ga3c::{segments_from_value, Ga3cAlgorithm, Ga3cLearner, RunRecord, RUN_PART};
+use crate::ga3c::{ga3c_algorithm, segments_from_value, Ga3cLearner, RunRecord, RUN_PART};
 
 /// A fresh learner of a layout's kind, as the log's `started` record describes it.
 // One per replay: the size of its variants costs nothing.
@@ -36,7 +34,7 @@ impl<B: Backend> ReplayedLearner<B> {
                 counters: RunCounters::default(),
             }),
             "ga3c" => Ok(ReplayedLearner::Ga3c {
-                learner: Ga3cAlgorithm::from_config(config)?.learner(state, action, seed)?,
+                learner: ga3c_algorithm::<B>(config)?.learner(state, action, seed)?,
                 run: RunRecord::default(),
             }),
             other => Err(CoreError::Config {
@@ -50,7 +48,7 @@ impl<B: Backend> ReplayedLearner<B> {
     pub(crate) fn learn(&mut self, batch: &Value, t: f64) -> Result<f64> {
         match self {
             ReplayedLearner::Distributed { learner, .. } => Ok(learner.learner().learn(batch, t)?.loss),
-            ReplayedLearner::Ga3c { learner, .. } => learner.learn(&segments_from_value(batch)?, t),
+            ReplayedLearner::Ga3c { learner, .. } => learner.learn_segments(&segments_from_value(batch)?, t),
         }
     }
 
@@ -93,7 +91,7 @@ impl<B: Backend> ReplayedLearner<B> {
                 },
             ) => {
                 counters.frames = counters.frames.saturating_add(*frames);
-                counters.episode_returns.extend(episode_returns);
+                counters.episodes.extend(episode_returns, counters.frames);
             }
             (ReplayedLearner::Distributed { counters, .. }, LogRecord::Evaluated { rounds }) => {
                 let list = rounds
@@ -116,7 +114,7 @@ impl<B: Backend> ReplayedLearner<B> {
     pub(crate) fn save(&self, path: &Path) -> Result<()> {
         match self {
             ReplayedLearner::Distributed { learner, counters } => save_learner(learner.learner_ref(), counters, path),
-            ReplayedLearner::Ga3c { learner, run } => learner.save_checkpoint(path, vec![(RUN_PART, run)]),
+            ReplayedLearner::Ga3c { learner, run } => learner.save_checkpoint(path, vec![(RUN_PART, run)], &[]),
         }
     }
 
@@ -126,7 +124,9 @@ impl<B: Backend> ReplayedLearner<B> {
             ReplayedLearner::Distributed { learner, counters } => {
                 *counters = restore_learner(learner.learner(), path)?;
             }
-            ReplayedLearner::Ga3c { learner, run } => learner.restore_checkpoint(path, vec![(RUN_PART, run)])?,
+            ReplayedLearner::Ga3c { learner, run } => {
+                learner.restore_checkpoint(path, vec![(RUN_PART, run)], &mut [])?
+            }
         }
         Ok(())
     }

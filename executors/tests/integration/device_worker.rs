@@ -6,7 +6,7 @@
 
 use agents::{PgAgent, PgConfig};
 use backend_candle::Candle;
-use executors::{DeviceWorker, OnDivergence};
+use executors::{DeviceWorker, OnDivergence, Worker};
 use rlgraph_core::Device;
 
 fn config() -> serde_json::Value {
@@ -33,6 +33,17 @@ fn ppo_solves_tensor_cartpole() {
         stats.timesteps_executed,
         stats.mean_episode_reward_last_10_episodes
     );
+    // Each episode is counted at the end of the vector step it ended in, in that order: after
+    // at least as many vector steps as it was long (its return, on CartPole).
+    let episodes = &worker.tally().episodes;
+    let ends: Vec<u64> = episodes.ends().iter().map(|e| e.expect("known")).collect();
+    assert!(ends.windows(2).all(|w| w[0] <= w[1]));
+    for (at, ret) in ends.iter().zip(episodes.returns()) {
+        assert!(
+            at % 1024 == 0 && (at / 1024) as f64 >= *ret,
+            "ended at {at} with return {ret}"
+        );
+    }
 }
 
 #[test]

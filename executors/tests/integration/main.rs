@@ -3,11 +3,14 @@
 //! its own file under `tests/` and still reads as one.
 
 mod device_worker;
+mod episodes_csv;
 mod evaluation;
 mod ga3c;
 mod learning_dqn;
 mod learning_pg;
+#[cfg(feature = "distributed")]
 mod replay_shard_over_grpc;
+#[cfg(feature = "distributed")]
 mod role_health;
 mod roles_over_threads;
 mod worker_checkpoints;

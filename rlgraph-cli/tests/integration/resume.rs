@@ -255,7 +255,7 @@ fn sigkill_at_random_moments_leaves_whole_files_and_resumes_exactly() {
         if out.join("episodes.csv").exists() {
             let csv = String::from_utf8(read(&out.join("episodes.csv"))).unwrap();
             assert!(
-                csv.starts_with("episode,return\n") && csv.ends_with('\n'),
+                csv.starts_with("episode,timestep,return\n") && csv.ends_with('\n'),
                 "trial {trial}: torn CSV"
             );
         }

@@ -174,9 +174,10 @@ class Agent:
         progress_bar: bool = True,
         checkpoint_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> Dict[str, Any]:
-        """Trains for ``total_timesteps`` more environment steps and returns the run's summary
-        (the dict ``rlgraph train`` prints: ``timesteps_executed``, ``episode_rewards``,
-        ``solved_at_timestep``, ``evaluations``, ...).
+        """Trains for ``total_timesteps`` more environment steps and returns the run's summary:
+        the dict ``rlgraph train`` prints (``timesteps_executed``, ``solved_at_timestep``,
+        ``evaluations``, ...) with every episode's return (``episode_rewards``) and the step
+        it ended at (``episode_timesteps``).
 
         Args:
             eval_every: every this many steps, play ``eval_episodes`` greedy episodes on

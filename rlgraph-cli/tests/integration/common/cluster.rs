@@ -16,7 +16,7 @@ pub fn returns(dir: &Path) -> Vec<f64> {
         .unwrap()
         .lines()
         .skip(1)
-        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
         .collect()
 }
 

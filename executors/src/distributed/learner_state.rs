@@ -1,0 +1,154 @@
+//! What a distributed learner is without its network: the algorithm it trains, the learner
+//! itself, and the run's counters its checkpoints hold beside it. Replaying a learner input
+//! log needs only these, so they build without the `distributed` feature's gRPC stack.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner};
+use rlgraph_core::spaces::Space;
+use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
+
+use crate::episode_log::EpisodeLog;
+use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::meta_reader::MetaReader;
+
+/// The checkpoint part that holds a distributed run's counters.
+const RUN_PART: &str = "distributed";
+
+/// The algorithm a distributed run trains, with its config.
+#[derive(Clone, Debug)]
+pub enum DistributedAlgorithm {
+    /// Ape-X (or DQN): actors, replay shards, a learner.
+    Apex(DqnConfig),
+    /// IMPALA: actors streaming rollouts to a learner.
+    Impala(ImpalaConfig),
+}
+
+impl DistributedAlgorithm {
+    /// The distributed algorithm an RLgraph agent config (`json`) configures.
+    pub fn from_json(json: &serde_json::Value) -> Result<Self> {
+        Ok(match agents::agent_family(json)? {
+            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(json)?),
+            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(json)?),
+            _ => {
+                return Err(CoreError::Config {
+                    at: "type".into(),
+                    reason: format!(
+                        "distributed runs take Ape-X, DQN and IMPALA configs, not {}; train the others with \
+                         `rlgraph train`",
+                        json.get("type").unwrap_or(&serde_json::Value::Null)
+                    ),
+                })
+            }
+        })
+    }
+}
+
+/// The learner itself.
+pub(crate) enum Held<B: Backend> {
+    Apex(DqnLearner<B>),
+    Impala(ImpalaLearner<B>),
+}
+
+impl<B: Backend> Held<B> {
+    /// A fresh learner of `algorithm` for these spaces.
+    pub(crate) fn new(
+        algorithm: &DistributedAlgorithm,
+        state_space: &Space,
+        action_space: &Space,
+        seed: u64,
+    ) -> Result<Self> {
+        Ok(match algorithm {
+            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
+            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
+        })
+    }
+
+    /// The learner, whichever it is.
+    pub(crate) fn learner(&mut self) -> &mut dyn GraphLearner<B> {
+        match self {
+            Held::Apex(l) => l,
+            Held::Impala(l) => l,
+        }
+    }
+
+    /// The same, to read.
+    pub(crate) fn learner_ref(&self) -> &dyn GraphLearner<B> {
+        match self {
+            Held::Apex(l) => l,
+            Held::Impala(l) => l,
+        }
+    }
+}
+
+/// The run's counters that ride in the learner's checkpoint.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RunCounters {
+    /// Frames stepped by all actors.
+    pub(crate) frames: u64,
+    /// Every finished episode, in the order reported (each at the frames counted when its
+    /// report arrived).
+    pub(crate) episodes: EpisodeLog,
+    /// Every greedy evaluation round, in order.
+    pub(crate) evaluations: Vec<Evaluated>,
+}
+
+impl HostState for RunCounters {
+    fn save_state(&self) -> rlgraph_core::Result<SavedState> {
+        let mut meta = serde_json::Map::new();
+        meta.insert("frames".into(), self.frames.into());
+        self.episodes.to_meta(&mut meta);
+        meta.insert("evaluations".into(), rounds_to_json(&self.evaluations));
+        Ok(SavedState {
+            tensors: BTreeMap::new(),
+            meta: meta.into(),
+        })
+    }
+
+    fn check_state(&self, state: &SavedState) -> rlgraph_core::Result<()> {
+        parse_counters(state).map(|_| ())
+    }
+
+    fn load_state(&mut self, state: SavedState) -> rlgraph_core::Result<()> {
+        *self = parse_counters(&state)?;
+        Ok(())
+    }
+}
+
+fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
+    let bad = |reason: String| CoreError::Checkpoint {
+        path: "(distributed run counters)".into(),
+        reason,
+    };
+    let read = MetaReader {
+        meta: &state.meta,
+        bad: &bad,
+    };
+    // Checkpoints written before evaluation rounds existed have none.
+    let evaluations = match &state.meta["evaluations"] {
+        serde_json::Value::Null => vec![],
+        _ => rounds_from_json(read.list("evaluations")?, bad)?,
+    };
+    Ok(RunCounters {
+        frames: read.count("frames")?,
+        episodes: EpisodeLog::from_meta(&state.meta, &bad)?,
+        evaluations,
+    })
+}
+
+/// Saves `learner` with the run's `counters` beside it, as a distributed learner's checkpoint.
+pub(crate) fn save_learner<B: Backend>(
+    learner: &dyn GraphLearner<B>,
+    counters: &RunCounters,
+    path: &Path,
+) -> Result<()> {
+    learner.save_checkpoint(path, vec![(RUN_PART, counters)], &[])
+}
+
+/// Restores what [`save_learner`] saved into `learner`; the run's counters.
+pub(crate) fn restore_learner<B: Backend>(learner: &mut dyn GraphLearner<B>, path: &Path) -> Result<RunCounters> {
+    let mut counters = RunCounters::default();
+    learner.restore_checkpoint(path, vec![(RUN_PART, &mut counters)], &mut [])?;
+    Ok(counters)
+}
