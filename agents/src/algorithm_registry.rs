@@ -3,7 +3,7 @@
 //! `rlgraph train`, `evaluate`, `bench` and the Python package) builds them as it builds the
 //! built-in ones, and the load-time check and the config schema know their keys.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use crate::agent::Agent;
 use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
 use crate::segments::SegmentAlgorithm;
+use crate::tensor_rollouts::TensorAlgorithm;
 use crate::{dqn, impala, pg, random_agent, sac};
 
 /// The agent types `build_agent` knows, in RLgraph's spelling.
@@ -31,6 +32,21 @@ pub fn segment_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn Segme
     Ok(match agent_family(spec)? {
         AgentFamily::PolicyGradient => Some(Box::new(pg::config::PgConfig::parse(spec)?)),
         AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
+        AgentFamily::Registered => registered_capability::<B, dyn SegmentAlgorithm<B>>(spec, |e| &e.segments)?,
+        _ => None,
+    })
+}
+
+/// The agent types that train on device-resident environments, in RLgraph's spelling.
+pub const TENSOR_TYPES: [&str; 1] = ["ppo"];
+
+/// How the algorithm `spec` describes trains on device-resident environments (the device
+/// worker); `None` for one that does not train that way. A config of such an algorithm that
+/// cannot (a recurrent policy, say) is refused by its key.
+pub fn tensor_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn TensorAlgorithm<B>>>> {
+    Ok(match agent_family(spec)? {
+        AgentFamily::PolicyGradient => Some(Box::new(pg::tensor::tensor_config(spec)?)),
+        AgentFamily::Registered => registered_capability::<B, dyn TensorAlgorithm<B>>(spec, |e| &e.tensors)?,
         _ => None,
     })
 }
@@ -163,6 +179,14 @@ type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
 /// The JSON Schema of a registered algorithm's settings.
 type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
 
+/// Makes what a layout runs (`T`: a [`SegmentAlgorithm`] or a [`TensorAlgorithm`] on one
+/// backend) from a registered algorithm's config.
+type Make<T> = Arc<dyn Fn(&Json) -> Result<Box<T>> + Send + Sync>;
+
+/// What a registered algorithm offers a layout, on each backend: a [`Make`] of that backend's
+/// type, by the backend's type.
+type Capability = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
 /// One registered algorithm: how its settings are read and described, and its builder on
 /// each backend.
 struct Entry {
@@ -174,6 +198,11 @@ struct Entry {
     schema: SettingsSchema,
     /// The builder on each backend, by the backend's type.
     builders: HashMap<TypeId, Build>,
+    /// How it learns from segments (GA3C), where [`register_segment_algorithm`] said.
+    segments: Capability,
+    /// How it trains on device-resident environments, where [`register_tensor_algorithm`]
+    /// said.
+    tensors: Capability,
 }
 
 /// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
@@ -257,6 +286,8 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
         check: Arc::new(|spec| settings::<C>(spec).map(drop)),
         schema: C::json_schema,
         builders: HashMap::new(),
+        segments: HashMap::new(),
+        tensors: HashMap::new(),
     });
     if entry.builders.contains_key(&TypeId::of::<B>()) {
         return Err(refuse(format!(
@@ -267,6 +298,85 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
     }
     entry.builders.insert(TypeId::of::<B>(), build);
     Ok(())
+}
+
+/// Lets GA3C run algorithm `kind` (registered with [`register_algorithm`] first) on backend
+/// `B`: `make` turns its settings (read as `C`, as its builder reads them) into its
+/// [`SegmentAlgorithm`]. Registered twice on `B`, or for a name not registered, it is
+/// refused and nothing changes.
+pub fn register_segment_algorithm<B: Backend, C: DeserializeOwned + 'static>(
+    kind: &str,
+    make: impl Fn(C) -> Result<Box<dyn SegmentAlgorithm<B>>> + Send + Sync + 'static,
+) -> Result<()> {
+    let make: Make<dyn SegmentAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
+    register_capability::<B>(kind, "register_segment_algorithm", |e| &mut e.segments, Arc::new(make))
+}
+
+/// Lets the device worker (`rlgraph train --tensor-envs`) train algorithm `kind` (registered
+/// with [`register_algorithm`] first) on backend `B`: `make` turns its settings (read as `C`)
+/// into its [`TensorAlgorithm`]. Registered twice on `B`, or for a name not registered, it
+/// is refused and nothing changes.
+pub fn register_tensor_algorithm<B: Backend, C: DeserializeOwned + 'static>(
+    kind: &str,
+    make: impl Fn(C) -> Result<Box<dyn TensorAlgorithm<B>>> + Send + Sync + 'static,
+) -> Result<()> {
+    let make: Make<dyn TensorAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
+    register_capability::<B>(kind, "register_tensor_algorithm", |e| &mut e.tensors, Arc::new(make))
+}
+
+/// Adds `make` (a [`Make`] on `B`) to the capability `table` picks of the registered `kind`.
+fn register_capability<B: Backend>(
+    kind: &str,
+    call: &str,
+    table: fn(&mut Entry) -> &mut Capability,
+    make: Arc<dyn Any + Send + Sync>,
+) -> Result<()> {
+    ensure_shipped::<B>();
+    let refuse = |reason: String| CoreError::Config {
+        at: format!("{call}({kind:?})"),
+        reason,
+    };
+    let mut entries = registry()
+        .write()
+        .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
+    let key = normalized_kind(Some(kind), "");
+    let Some(entry) = entries.get_mut(&key) else {
+        // The known types are read from the registry, so its write lock goes first.
+        drop(entries);
+        return Err(refuse(format!(
+            "no algorithm is registered under this name; register it with register_algorithm first \
+             (known types: {})",
+            agent_types()
+        )));
+    };
+    let capabilities = table(entry);
+    if capabilities.contains_key(&TypeId::of::<B>()) {
+        return Err(refuse(format!(
+            "already registered on the {} backend; register it once per backend",
+            B::NAME
+        )));
+    }
+    capabilities.insert(TypeId::of::<B>(), make);
+    Ok(())
+}
+
+/// What the registered algorithm `spec` names offers from the capability `table` picks, made
+/// from `spec`; `None` where it offers none on `B`.
+fn registered_capability<B: Backend, T: ?Sized + 'static>(
+    spec: &Json,
+    table: fn(&Entry) -> &Capability,
+) -> Result<Option<Box<T>>> {
+    ensure_shipped::<B>();
+    let make = {
+        let entries = read()?;
+        let entry = entry(&entries, spec)?;
+        table(entry)
+            .get(&TypeId::of::<B>())
+            .and_then(|m| m.downcast_ref::<Make<T>>())
+            .cloned()
+    };
+    // Made without the lock, as a builder is.
+    make.map(|make| make(spec)).transpose()
 }
 
 /// The registered algorithms, by the names they were registered under.

@@ -74,6 +74,7 @@ mod schema_refs;
 mod segments;
 mod snapshot;
 mod td3;
+mod tensor_rollouts;
 mod transition_json;
 mod twin_critics;
 mod update_spec;
@@ -90,8 +91,8 @@ pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
-    agent_family, agent_types, register_algorithm, registered_algorithms, segment_algorithm, AgentFamily, AGENT_TYPES,
-    SEGMENT_TYPES,
+    agent_family, agent_types, register_algorithm, register_segment_algorithm, register_tensor_algorithm,
+    registered_algorithms, segment_algorithm, tensor_algorithm, AgentFamily, AGENT_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
 };
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};
@@ -115,7 +116,7 @@ pub use off_policy::{OffPolicy, OffPolicyRoles, ReplaySettings};
 pub use pg::actor::pg_actor;
 pub use pg::builder::{PgAgent, PolicyGradient};
 pub use pg::config::{PgAlgorithm, PgConfig};
-pub use pg::learner::{PgLearner, TensorRollout};
+pub use pg::learner::PgLearner;
 pub use preprocessing::{is_stateful, preprocessor_kind};
 pub use random_agent::RandomAgent;
 pub use recurrence::Recurrence;
@@ -129,5 +130,6 @@ pub use td3::builder::{Td3, Td3Agent, Td3Roles};
 pub use td3::config::{Td3Config, Td3Settings};
 pub use td3::learner::Td3Learner;
 pub use td3::loss::td3_loss;
+pub use tensor_rollouts::{TensorAgent, TensorAlgorithm, TensorRollout};
 pub use update_spec::{UpdateMode, UpdateSpec};
 pub use worker_preprocessing::{PreprocessedAgent, WorkerStreams};

@@ -1,10 +1,10 @@
-//! `DeviceWorker`: PPO against device-resident environments, with observations that never
-//! leave the device.
+//! `DeviceWorker`: an agent trained against device-resident environments, with observations
+//! that never leave the device.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use agents::{Agent, PgAgent, TensorRollout};
+use agents::{TensorAgent, TensorRollout};
 use rlgraph_core::{Backend, DType, HostTensor, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
@@ -17,9 +17,11 @@ use crate::worker_stats::{Progress, RunLength, WorkerStats};
 /// The checkpoint part the worker's run is saved under.
 const RUN_PART: &str = "device_worker";
 
-/// Drives a PPO agent against N device-resident environment copies: the actor graph reads
-/// the environments' observation tensor, the rollout is kept as device tensors, and the
-/// learner computes GAE and its minibatches on the device ([`PgAgent::update_from_tensors`]).
+/// Drives an agent that learns from device-resident rollouts (a [`TensorAgent`]: PPO's)
+/// against N device-resident environment copies: the actor graph reads the environments'
+/// observation tensor, the rollout is kept as device tensors, and the learner learns from it
+/// on the device ([`TensorAgent::update_from_tensors`]; PPO computes GAE and its minibatches
+/// there).
 ///
 /// Each update learns from a fresh rollout of `update_spec.batch_size` frames: every copy
 /// takes `ceil(batch_size / N)` steps. What crosses to the host per rollout is the episode
@@ -29,7 +31,7 @@ const RUN_PART: &str = "device_worker";
 /// Like the single-threaded worker, it checkpoints every so many frames, resumes exactly
 /// from a checkpoint, plays greedy evaluation rounds and pauses at a given frame.
 pub struct DeviceWorker<B: Backend> {
-    agent: PgAgent<B>,
+    agent: Box<dyn TensorAgent<B>>,
     envs: Box<dyn TensorEnv<B>>,
     target_return: Option<f64>,
     on_divergence: OnDivergence,
@@ -46,7 +48,7 @@ pub struct DeviceWorker<B: Backend> {
 
 impl<B: Backend> DeviceWorker<B> {
     /// A worker for `agent` on `envs`.
-    pub fn new(agent: PgAgent<B>, envs: Box<dyn TensorEnv<B>>) -> Self {
+    pub fn new(agent: Box<dyn TensorAgent<B>>, envs: Box<dyn TensorEnv<B>>) -> Self {
         let run = DeviceRun::new(envs.id(), envs.num_envs());
         DeviceWorker {
             agent,
@@ -90,8 +92,8 @@ impl<B: Backend> DeviceWorker<B> {
     }
 
     /// The agent.
-    pub fn agent(&self) -> &PgAgent<B> {
-        &self.agent
+    pub fn agent(&self) -> &dyn TensorAgent<B> {
+        self.agent.as_ref()
     }
 
     /// Steps per copy in one rollout.
@@ -213,7 +215,7 @@ impl<B: Backend> DeviceWorker<B> {
             // After the loss is checked, so a round never plays diverged weights.
             if let Some((evaluation, seed)) = self.evaluation.as_mut().filter(|(e, _)| e.due(before, steps)) {
                 let round = steps / evaluation.every();
-                let mean_return = evaluation.play(&mut self.agent, *seed, round, t)?;
+                let mean_return = evaluation.play(self.agent.as_mut(), *seed, round, t)?;
                 self.run.tally.evaluations.push(Evaluated {
                     timestep: steps,
                     mean_return,

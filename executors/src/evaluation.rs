@@ -85,7 +85,13 @@ impl Evaluation {
     /// then the agent's deterministic actions (`explore = false`, which changes nothing the
     /// training run depends on) until each copy has finished one episode. Returns the mean
     /// of the episodes' returns.
-    pub fn play<A: Agent>(&mut self, agent: &mut A, seed: u64, round: u64, time_percentage: f64) -> Result<f64> {
+    pub fn play<A: Agent + ?Sized>(
+        &mut self,
+        agent: &mut A,
+        seed: u64,
+        round: u64,
+        time_percentage: f64,
+    ) -> Result<f64> {
         agent.begin_episodes(false, &(0..self.envs.len()).collect::<Vec<_>>())?;
         self.play_with(seed, round, |states| agent.get_actions(states, false, time_percentage))
     }

@@ -39,30 +39,18 @@ impl OnBackend for TrainArgs {
     }
 }
 
-/// `train --tensor-envs N`: PPO against N device-resident copies.
+/// `train --tensor-envs N`: an agent that trains on device-resident copies, N of them.
 fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> Result<String, String> {
-    let not_ppo = || {
+    let at_config = |e: rlgraph_core::CoreError| format!("{}: {e}", args.config.display());
+    let algorithm = agents::tensor_algorithm::<B>(json).map_err(at_config)?.ok_or_else(|| {
         format!(
-            "{}: --tensor-envs trains PPO configs (type \"ppo\"), not {}",
+            "{}: --tensor-envs trains configs of type {}, not {}",
             args.config.display(),
+            agents::TENSOR_TYPES.map(|t| format!("{t:?}")).join(", "),
             json.get("type").unwrap_or(&Json::Null)
         )
-    };
-    if agents::agent_family(json).ok() != Some(agents::AgentFamily::PolicyGradient) {
-        return Err(not_ppo());
-    }
-    let config = agents::PgConfig::parse(json).map_err(|e| format!("{}: {e}", args.config.display()))?;
-    if !matches!(config.algorithm, agents::PgAlgorithm::Ppo { .. }) {
-        return Err(not_ppo());
-    }
-    if config.recurrence.is_some() {
-        return Err(format!(
-            "{}: config.network_spec: device-resident environments train memoryless policies; \
-             train a recurrent policy on a native or gym: environment",
-            args.config.display()
-        ));
-    }
-    let device = config.device;
+    })?;
+    let device = algorithm.device();
     let restarts = match args.tensor_restarts {
         crate::train_args::TensorRestarts::Stream => rlgraph_tensor_envs::Restarts::Stream {
             depth: rlgraph_tensor_envs::default_depth(copies),
@@ -71,8 +59,9 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     };
     let envs = rlgraph_tensor_envs::make_with::<B>(&args.env, copies, args.seed, device, restarts)
         .map_err(|e| e.to_string())?;
-    let agent = agents::PgAgent::<B>::new(config, envs.state_space(), envs.action_space(), args.seed)
-        .map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let agent = algorithm
+        .agent(envs.state_space(), envs.action_space(), args.seed)
+        .map_err(at_config)?;
     let mut worker = executors::DeviceWorker::new(agent, envs).with_divergence(args.on_divergence);
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);

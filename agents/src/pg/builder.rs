@@ -24,7 +24,8 @@ use crate::composed_agent::{Algorithm, ComposedAgent, Roles};
 use crate::learner::GraphLearner;
 use crate::pg::actor::pg_actor_with;
 use crate::pg::config::PgConfig;
-use crate::pg::learner::{PgLearner, TensorRollout};
+use crate::pg::learner::PgLearner;
+use crate::tensor_rollouts::TensorRollout;
 use crate::update_spec::UpdateSpec;
 
 /// The policy-gradient part of a composed agent: a [`Rollout`] of recent steps (adder and

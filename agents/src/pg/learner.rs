@@ -65,38 +65,7 @@ use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::mask_key::mask_key;
 use crate::pg::config::{PgAlgorithm, PgConfig};
 use crate::snapshot::WeightSnapshot;
-
-/// One on-policy rollout that never left the device: `T` steps of `N` environment copies,
-/// one tensor per step, as a device-resident environment produced them.
-pub struct TensorRollout<B: Backend> {
-    /// The states the actions were taken in, `[N, ...]` per step.
-    pub states: Vec<B::Tensor>,
-    /// The actions, as the actor's `act_tensors` returned them, per step.
-    pub actions: Vec<B::Tensor>,
-    /// The rewards, F32 `[N]` per step.
-    pub rewards: Vec<B::Tensor>,
-    /// 1 where a copy's episode terminated at the step, U8 `[N]` per step.
-    pub terminated: Vec<B::Tensor>,
-    /// 1 where a copy's episode hit its time limit at the step, U8 `[N]` per step.
-    pub truncated: Vec<B::Tensor>,
-    /// The states after the last step, `[N, ...]` (to bootstrap from).
-    pub next_states: B::Tensor,
-}
-
-impl<B: Backend> TensorRollout<B> {
-    /// The environment copies (the rewards' length).
-    pub fn copies(&self) -> usize {
-        self.rewards
-            .first()
-            .and_then(|r| B::shape(r).first().copied())
-            .unwrap_or(0)
-    }
-
-    /// Environment frames held: steps times copies.
-    pub fn frames(&self) -> usize {
-        self.rewards.len() * self.copies()
-    }
-}
+use crate::tensor_rollouts::TensorRollout;
 
 /// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).
 pub(crate) fn root_name(config: &PgConfig) -> &'static str {

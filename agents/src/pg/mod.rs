@@ -6,3 +6,4 @@ pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod learner;
 mod segments;
+pub(crate) mod tensor;

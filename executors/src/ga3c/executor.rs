@@ -40,7 +40,8 @@ pub fn ga3c_algorithm<B: Backend>(config: &Json) -> Result<Box<dyn SegmentAlgori
     agents::segment_algorithm(config)?.ok_or_else(|| CoreError::Config {
         at: "config.execution_spec.executor".into(),
         reason: format!(
-            "ga3c runs agents with an actor-critic policy ({}), not type {}",
+            "ga3c runs agents with an actor-critic policy ({}, or an algorithm registered with \
+             agents::register_segment_algorithm), not type {}",
             agents::SEGMENT_TYPES.join(", "),
             config.get("type").unwrap_or(&Json::Null)
         ),

@@ -16,14 +16,14 @@ fn config() -> serde_json::Value {
 
 #[test]
 fn ppo_solves_tensor_cartpole() {
-    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 1024, 0, Device::Cpu).expect("envs");
-    let agent = PgAgent::<Candle>::new(
-        PgConfig::parse(&config()).expect("config"),
-        envs.state_space(),
-        envs.action_space(),
-        0,
-    )
-    .expect("agent");
+    // Through the registry, as `rlgraph train --tensor-envs` makes it.
+    let algorithm = agents::tensor_algorithm::<Candle>(&config())
+        .expect("config")
+        .expect("PPO trains on device");
+    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 1024, 0, algorithm.device()).expect("envs");
+    let agent = algorithm
+        .agent(envs.state_space(), envs.action_space(), 0)
+        .expect("agent");
     let mut worker = DeviceWorker::new(agent, envs).with_target_return(475.0);
     assert_eq!(worker.horizon(), 16, "16,384 frames per rollout over 1,024 copies");
     let stats = worker.execute_timesteps(3_000_000, |_| {}).expect("trains");
@@ -47,6 +47,38 @@ fn ppo_solves_tensor_cartpole() {
 }
 
 #[test]
+fn the_registry_offers_ppo_alone_and_refuses_what_it_cannot_train_by_key() {
+    let refused = |json: &serde_json::Value| match agents::tensor_algorithm::<Candle>(json) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{json} was not refused"),
+    };
+    let mut ac = config();
+    ac["type"] = "actor_critic".into();
+    for ppo_only in ["clip_ratio", "standardize_advantages"] {
+        ac.as_object_mut().expect("object").remove(ppo_only);
+    }
+    let e = refused(&ac);
+    assert!(
+        e.contains("config.type") && e.contains("trains PPO configs") && e.contains("actor_critic"),
+        "{e}"
+    );
+    let mut recurrent = config();
+    recurrent["network_spec"] = serde_json::json!([
+        {"type": "lstm", "units": 8, "scope": "lstm"},
+        {"type": "dense", "units": 16, "activation": "relu", "scope": "hidden"}
+    ]);
+    let e = refused(&recurrent);
+    assert!(e.contains("config.network_spec") && e.contains("memoryless"), "{e}");
+    let dqn: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/dqn-cartpole.json")).expect("config"),
+    )
+    .expect("JSON");
+    assert!(agents::tensor_algorithm::<Candle>(&dqn)
+        .expect("a good config")
+        .is_none());
+}
+
+#[test]
 fn actor_critic_is_refused_by_name() {
     let mut json = config();
     json["type"] = "actor_critic".into();
@@ -61,7 +93,7 @@ fn actor_critic_is_refused_by_name() {
         0,
     )
     .expect("agent");
-    let e = DeviceWorker::new(agent, envs)
+    let e = DeviceWorker::new(Box::new(agent), envs)
         .execute_timesteps(100, |_| {})
         .expect_err("refused")
         .to_string();
@@ -84,7 +116,7 @@ fn diverging_worker(on_divergence: OnDivergence) -> DeviceWorker<Candle> {
         0,
     )
     .expect("agent");
-    DeviceWorker::new(agent, envs).with_divergence(on_divergence)
+    DeviceWorker::new(Box::new(agent), envs).with_divergence(on_divergence)
 }
 
 #[test]
@@ -104,4 +136,41 @@ fn a_diverging_update_stops_naming_the_step_unless_told_to_go_on() {
     assert_eq!(stats.diverged_at_timestep, Some(64));
     assert_eq!(stats.timesteps_executed, 640);
     assert_eq!(stats.to_json()["diverged_at_timestep"], 64);
+}
+
+#[test]
+fn an_algorithm_registered_from_outside_trains_on_tensor_copies_once_it_says_how() {
+    // A user's algorithm, here PPO's graphs under a name of the user's, its settings the
+    // config's other keys.
+    let kind = "outside-ppo";
+    let as_ppo = |settings: serde_json::Value| {
+        let mut json = settings;
+        json["type"] = "ppo".into();
+        json
+    };
+    agents::register_algorithm::<Candle, serde_json::Value>(kind, move |settings, states, actions, seed| {
+        let config = PgConfig::parse(&as_ppo(settings))?;
+        Ok(Box::new(PgAgent::<Candle>::new(config, states, actions, seed)?))
+    })
+    .expect("registered");
+    let mut json = config();
+    json["type"] = kind.into();
+    assert!(agents::tensor_algorithm::<Candle>(&json)
+        .expect("a good config")
+        .is_none());
+    agents::register_tensor_algorithm::<Candle, serde_json::Value>(kind, move |settings| {
+        Ok(Box::new(PgConfig::parse(&as_ppo(settings))?))
+    })
+    .expect("registered");
+    let algorithm = agents::tensor_algorithm::<Candle>(&json)
+        .expect("config")
+        .expect("offered");
+    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 8, 0, algorithm.device()).expect("envs");
+    let agent = algorithm
+        .agent(envs.state_space(), envs.action_space(), 0)
+        .expect("agent");
+    let stats = DeviceWorker::new(agent, envs)
+        .execute_timesteps(4096, |_| {})
+        .expect("trains");
+    assert!(stats.updates > 0 && stats.timesteps_executed >= 4096, "{stats:?}");
 }

@@ -341,3 +341,46 @@ fn greedy_rounds_play_during_a_ga3c_run_and_a_target_applies_to_their_mean() {
     assert!(rounds.windows(2).all(|w| w[0].timestep / 500 < w[1].timestep / 500));
     assert_eq!(stats.worker.solved_at_timestep, None);
 }
+
+/// `settings` (a config's keys but `type`) as a config of type `kind`.
+fn typed(settings: Json, kind: &str) -> Json {
+    let mut config = settings;
+    config["type"] = kind.into();
+    config
+}
+
+#[test]
+fn an_algorithm_registered_from_outside_runs_under_ga3c_once_it_says_how() {
+    // A user's algorithm, here actor-critic's graphs under a name of the user's: its settings
+    // are the config's other keys, read as JSON.
+    let kind = "outside-actor-critic";
+    agents::register_algorithm::<Candle, Json>(kind, |settings, states, actions, seed| {
+        let config = agents::PgConfig::parse(&typed(settings, "actor_critic"))?;
+        Ok(Box::new(agents::PgAgent::<Candle>::new(config, states, actions, seed)?))
+    })
+    .unwrap();
+    let mut c = cartpole(json!({"num_agents": 4, "num_predictors": 1, "num_trainers": 1, "dynamic_adjustment": false}));
+    c["type"] = kind.into();
+    let e = Ga3cExecutor::<Candle>::new(&c, "CartPole-v1", 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("not type \"outside-actor-critic\"") && e.contains("register_segment_algorithm"),
+        "{e}"
+    );
+    agents::register_segment_algorithm::<Candle, Json>(kind, |settings| {
+        Ok(Box::new(agents::PgConfig::parse(&typed(settings, "actor_critic"))?))
+    })
+    .unwrap();
+    let stats = Ga3cExecutor::<Candle>::new(&c, "CartPole-v1", 0)
+        .unwrap()
+        .execute_timesteps(1000, |_| {})
+        .unwrap();
+    assert!(stats.trainings > 0 && stats.trained_frames > 0, "{}", stats.to_json());
+    // Once per backend, and only for a registered name.
+    let again = agents::register_segment_algorithm::<Candle, Json>(kind, |_| unreachable!());
+    assert!(again.unwrap_err().to_string().contains("already registered"));
+    let unknown = agents::register_segment_algorithm::<Candle, Json>("never-registered", |_| unreachable!());
+    assert!(unknown.unwrap_err().to_string().contains("register_algorithm first"));
+}
