@@ -3,6 +3,8 @@
 use rlgraph_core::{CoreError, Result};
 use serde_json::Value as Json;
 
+use crate::evaluation::{rounds_from_json, Evaluated};
+
 /// Reads typed values out of a checkpoint's metadata, each error naming its key.
 pub(crate) struct MetaReader<'a, F: Fn(String) -> CoreError> {
     /// The metadata object.
@@ -17,6 +19,15 @@ impl<F: Fn(String) -> CoreError> MetaReader<'_, F> {
         self.meta[key]
             .as_u64()
             .ok_or_else(|| (self.bad)(format!("{key} is missing or not a count")))
+    }
+
+    /// The greedy evaluation rounds under `key`; none where the key is absent, as in
+    /// checkpoints written before evaluation rounds existed.
+    pub(crate) fn rounds(&self, key: &str) -> Result<Vec<Evaluated>> {
+        match &self.meta[key] {
+            Json::Null => Ok(vec![]),
+            _ => rounds_from_json(self.list(key)?, self.bad),
+        }
     }
 
     /// The list under `key`.

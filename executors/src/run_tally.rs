@@ -6,7 +6,7 @@ use rlgraph_core::{CoreError, Result};
 use serde_json::Value as Json;
 
 use crate::episode_log::EpisodeLog;
-use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::evaluation::{rounds_to_json, Evaluated};
 use crate::meta_reader::MetaReader;
 
 /// A run's counts and results so far, over every call and every resumed leg.
@@ -38,15 +38,11 @@ impl RunTally {
     /// existed have none.
     pub(crate) fn from_meta(meta: &Json, bad: &impl Fn(String) -> CoreError) -> Result<RunTally> {
         let read = MetaReader { meta, bad };
-        let evaluations = match &meta["evaluations"] {
-            Json::Null => vec![],
-            _ => rounds_from_json(read.list("evaluations")?, bad)?,
-        };
         Ok(RunTally {
             timesteps: read.count("timesteps")?,
             updates: read.count("updates")?,
             episodes: EpisodeLog::from_meta(meta, bad)?,
-            evaluations,
+            evaluations: read.rounds("evaluations")?,
         })
     }
 

@@ -10,7 +10,7 @@ use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
 
 use crate::episode_log::EpisodeLog;
-use crate::evaluation::{rounds_from_json, rounds_to_json, Evaluated};
+use crate::evaluation::{rounds_to_json, Evaluated};
 use crate::meta_reader::MetaReader;
 
 /// The checkpoint part that holds a distributed run's counters.
@@ -125,15 +125,10 @@ fn parse_counters(state: &SavedState) -> rlgraph_core::Result<RunCounters> {
         meta: &state.meta,
         bad: &bad,
     };
-    // Checkpoints written before evaluation rounds existed have none.
-    let evaluations = match &state.meta["evaluations"] {
-        serde_json::Value::Null => vec![],
-        _ => rounds_from_json(read.list("evaluations")?, bad)?,
-    };
     Ok(RunCounters {
         frames: read.count("frames")?,
         episodes: EpisodeLog::from_meta(&state.meta, &bad)?,
-        evaluations,
+        evaluations: read.rounds("evaluations")?,
     })
 }
 

@@ -14,17 +14,22 @@ fn config() -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("config")).expect("JSON")
 }
 
-#[test]
-fn ppo_solves_tensor_cartpole() {
-    // Through the registry, as `rlgraph train --tensor-envs` makes it.
-    let algorithm = agents::tensor_algorithm::<Candle>(&config())
+/// A worker on `copies` tensor CartPoles for the agent `json` describes, made through the
+/// registry as `rlgraph train --tensor-envs` makes it.
+fn registry_worker(json: &serde_json::Value, copies: usize) -> DeviceWorker<Candle> {
+    let algorithm = agents::tensor_algorithm::<Candle>(json)
         .expect("config")
-        .expect("PPO trains on device");
-    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 1024, 0, algorithm.device()).expect("envs");
+        .expect("trains on device");
+    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", copies, 0, algorithm.device()).expect("envs");
     let agent = algorithm
         .agent(envs.state_space(), envs.action_space(), 0)
         .expect("agent");
-    let mut worker = DeviceWorker::new(agent, envs).with_target_return(475.0);
+    DeviceWorker::new(agent, envs)
+}
+
+#[test]
+fn ppo_solves_tensor_cartpole() {
+    let mut worker = registry_worker(&config(), 1024).with_target_return(475.0);
     assert_eq!(worker.horizon(), 16, "16,384 frames per rollout over 1,024 copies");
     let stats = worker.execute_timesteps(3_000_000, |_| {}).expect("trains");
     assert!(
@@ -162,14 +167,7 @@ fn an_algorithm_registered_from_outside_trains_on_tensor_copies_once_it_says_how
         Ok(Box::new(PgConfig::parse(&as_ppo(settings))?))
     })
     .expect("registered");
-    let algorithm = agents::tensor_algorithm::<Candle>(&json)
-        .expect("config")
-        .expect("offered");
-    let envs = rlgraph_tensor_envs::make::<Candle>("CartPole-v1", 8, 0, algorithm.device()).expect("envs");
-    let agent = algorithm
-        .agent(envs.state_space(), envs.action_space(), 0)
-        .expect("agent");
-    let stats = DeviceWorker::new(agent, envs)
+    let stats = registry_worker(&json, 8)
         .execute_timesteps(4096, |_| {})
         .expect("trains");
     assert!(stats.updates > 0 && stats.timesteps_executed >= 4096, "{stats:?}");
