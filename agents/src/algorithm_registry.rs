@@ -16,6 +16,8 @@ use serde_json::Value as Json;
 
 use crate::agent::Agent;
 use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
+use crate::distributed_roles::DistributedAlgorithm;
+use crate::off_policy::DistributedOffPolicy;
 use crate::segments::SegmentAlgorithm;
 use crate::tensor_rollouts::TensorAlgorithm;
 use crate::{dqn, impala, pg, random_agent, sac};
@@ -47,6 +49,24 @@ pub fn tensor_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn Tensor
     Ok(match agent_family(spec)? {
         AgentFamily::PolicyGradient => Some(Box::new(pg::tensor::tensor_config(spec)?)),
         AgentFamily::Registered => registered_capability::<B, dyn TensorAlgorithm<B>>(spec, |e| &e.tensors)?,
+        _ => None,
+    })
+}
+
+/// The agent types that run across processes (actors, replay shards, a learner), in RLgraph's
+/// spelling.
+pub const DISTRIBUTED_TYPES: [&str; 4] = ["dqn", "apex", "sac", "single-impala"];
+
+/// How the algorithm `spec` describes runs across processes (`rlgraph serve` and `launch`);
+/// `None` for one that does not. The config is read whole.
+pub fn distributed_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn DistributedAlgorithm<B>>>> {
+    Ok(match agent_family(spec)? {
+        AgentFamily::Dqn => Some(Box::new(dqn::config::DqnConfig::parse(spec)?)),
+        AgentFamily::Sac => Some(Box::new(DistributedOffPolicy::<sac::builder::SacRoles, B>::new(
+            sac::config::SacConfig::parse(spec)?,
+        ))),
+        AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
+        AgentFamily::Registered => registered_capability::<B, dyn DistributedAlgorithm<B>>(spec, |e| &e.distributed)?,
         _ => None,
     })
 }
@@ -179,8 +199,8 @@ type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
 /// The JSON Schema of a registered algorithm's settings.
 type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
 
-/// Makes what a layout runs (`T`: a [`SegmentAlgorithm`] or a [`TensorAlgorithm`] on one
-/// backend) from a registered algorithm's config.
+/// Makes what a layout runs (`T`: a [`SegmentAlgorithm`], a [`TensorAlgorithm`] or a
+/// [`DistributedAlgorithm`] on one backend) from a registered algorithm's config.
 type Make<T> = Arc<dyn Fn(&Json) -> Result<Box<T>> + Send + Sync>;
 
 /// What a registered algorithm offers a layout, on each backend: a [`Make`] of that backend's
@@ -203,13 +223,16 @@ struct Entry {
     /// How it trains on device-resident environments, where [`register_tensor_algorithm`]
     /// said.
     tensors: Capability,
+    /// How it runs across processes, where [`register_distributed_algorithm`] said.
+    distributed: Capability,
 }
 
 /// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
 /// user's own would be: each registers itself on a backend the first time the registry is
 /// used there ([`ensure_shipped`]).
 fn register_shipped<B: Backend>() -> Result<()> {
-    register_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::build::<B>)
+    register_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::build::<B>)?;
+    register_distributed_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::distributed::<B>)
 }
 
 thread_local! {
@@ -288,6 +311,7 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
         builders: HashMap::new(),
         segments: HashMap::new(),
         tensors: HashMap::new(),
+        distributed: HashMap::new(),
     });
     if entry.builders.contains_key(&TypeId::of::<B>()) {
         return Err(refuse(format!(
@@ -322,6 +346,23 @@ pub fn register_tensor_algorithm<B: Backend, C: DeserializeOwned + 'static>(
 ) -> Result<()> {
     let make: Make<dyn TensorAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
     register_capability::<B>(kind, "register_tensor_algorithm", |e| &mut e.tensors, Arc::new(make))
+}
+
+/// Lets `rlgraph serve` and `launch` run algorithm `kind` (registered with
+/// [`register_algorithm`] first) across processes on backend `B`: `make` turns its settings
+/// (read as `C`) into its [`DistributedAlgorithm`]. Registered twice on `B`, or for a name not
+/// registered, it is refused and nothing changes.
+pub fn register_distributed_algorithm<B: Backend, C: DeserializeOwned + 'static>(
+    kind: &str,
+    make: impl Fn(C) -> Result<Box<dyn DistributedAlgorithm<B>>> + Send + Sync + 'static,
+) -> Result<()> {
+    let make: Make<dyn DistributedAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
+    register_capability::<B>(
+        kind,
+        "register_distributed_algorithm",
+        |e| &mut e.distributed,
+        Arc::new(make),
+    )
 }
 
 /// Adds `make` (a [`Make`] on `B`) to the capability `table` picks of the registered `kind`.

@@ -55,6 +55,7 @@ mod carried_memory;
 mod composed_agent;
 mod config_schema;
 mod counters;
+mod distributed_roles;
 mod dqn;
 mod frame_storage;
 mod from_config;
@@ -91,13 +92,15 @@ pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
-    agent_family, agent_types, register_algorithm, register_segment_algorithm, register_tensor_algorithm,
-    registered_algorithms, segment_algorithm, tensor_algorithm, AgentFamily, AGENT_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
+    agent_family, agent_types, distributed_algorithm, register_algorithm, register_distributed_algorithm,
+    register_segment_algorithm, register_tensor_algorithm, registered_algorithms, segment_algorithm, tensor_algorithm,
+    AgentFamily, AGENT_TYPES, DISTRIBUTED_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
 };
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};
 pub use composed_agent::{Algorithm, ComposedAgent, Roles};
 pub use config_schema::{config_schema, SCHEMA_ID};
+pub use distributed_roles::{DistributedAlgorithm, Experience, ReplayFeed, RolloutFeed};
 pub use dqn::actor::{apex_priorities, dqn_actor};
 pub use dqn::builder::{dqn_replay, Dqn, DqnAgent};
 pub use dqn::config::{DqnConfig, MemoryKind};
@@ -112,7 +115,7 @@ pub use impala::learner::ImpalaLearner;
 pub use learner::{GraphLearner, Learned, Learner, LearnerGraph};
 pub use mask_key::MaskKey;
 pub use normalizer::{NormalizeSpec, Normalizer};
-pub use off_policy::{OffPolicy, OffPolicyRoles, ReplaySettings};
+pub use off_policy::{DistributedOffPolicy, OffPolicy, OffPolicyRoles, ReplaySettings};
 pub use pg::actor::pg_actor;
 pub use pg::builder::{PgAgent, PolicyGradient};
 pub use pg::config::{PgAlgorithm, PgConfig};

@@ -1,7 +1,8 @@
 //! `OffPolicy`: the algorithm part SAC and TD3 share. Each observed step becomes a one-step
 //! transition in a uniform replay memory, and an update learns from a batch sampled from it;
 //! what differs per algorithm is only how its learner and actor are made
-//! ([`OffPolicyRoles`]).
+//! ([`OffPolicyRoles`]). Across processes ([`DistributedOffPolicy`]) the actors feed those
+//! transitions to replay shards instead.
 
 use std::marker::PhantomData;
 
@@ -19,6 +20,7 @@ use crate::agent_parts::AgentParts;
 use crate::batch::{transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, Roles};
+use crate::distributed_roles::{DistributedAlgorithm, Experience, ReplayFeed};
 use crate::learner::{GraphLearner, Learner};
 use crate::replay::Replay;
 use crate::update_spec::UpdateSpec;
@@ -40,7 +42,8 @@ pub trait OffPolicyRoles<B: Backend>: 'static {
     fn parse(spec: &Json) -> Result<Self::Config>;
     /// The memory's settings in `config`.
     fn replay(config: &Self::Config) -> ReplaySettings;
-    /// The learner and the actor for these spaces.
+    /// The learner and the actor for these spaces. (A distributed role that needs one makes
+    /// both: the learner's variables cost an actor process little beside its environments.)
     fn make(
         config: Self::Config,
         parts: AgentParts<B>,
@@ -162,5 +165,62 @@ impl<B: Backend, R: OffPolicyRoles<B>> Algorithm<B> for OffPolicy<R> {
 
     fn parts_mut(&mut self) -> Vec<(&'static str, &mut dyn HostState)> {
         vec![("memory", &mut self.replay)]
+    }
+}
+
+/// An off-policy algorithm's config run across processes: actors feed one-step transitions to
+/// replay shards that each hold a uniform memory, and the learner samples them. The actors
+/// act with the policy's exploration from the first step (no uniform warm-up: the shards
+/// fill from many actors at once).
+pub struct DistributedOffPolicy<R: OffPolicyRoles<B>, B: Backend> {
+    config: R::Config,
+}
+
+impl<B: Backend, R: OffPolicyRoles<B>> DistributedOffPolicy<R, B> {
+    /// The distributed form of `config`.
+    pub fn new(config: R::Config) -> Self {
+        DistributedOffPolicy { config }
+    }
+}
+
+impl<B: Backend, R: OffPolicyRoles<B>> DistributedAlgorithm<B> for DistributedOffPolicy<R, B>
+where
+    R::Config: Clone + Send + Sync,
+{
+    fn experience(&self) -> Experience {
+        let settings = R::replay(&self.config);
+        Experience::Replay(ReplayFeed {
+            n_step: 1,
+            discount: settings.discount,
+            update: settings.update,
+        })
+    }
+
+    fn actor(&self, state_space: &Space, action_space: &Space, seed: u64) -> Result<GraphActor<B>> {
+        let made = R::make(
+            self.config.clone(),
+            AgentParts::default(),
+            state_space,
+            action_space,
+            seed,
+        )?;
+        Ok(made.1)
+    }
+
+    fn learner(&self, state_space: &Space, action_space: &Space, seed: u64) -> Result<Box<dyn GraphLearner<B>>> {
+        let made = R::make(
+            self.config.clone(),
+            AgentParts::default(),
+            state_space,
+            action_space,
+            seed,
+        )?;
+        Ok(Box::new(made.0))
+    }
+
+    fn replay(&self, state_space: &Space, action_space: &Space) -> Result<Box<dyn crate::replay::Replay>> {
+        let capacity = R::replay(&self.config).capacity;
+        let records = transition_space(state_space, action_space)?;
+        Ok(Box::new(ReplayMemory::new("replay-memory", &records, capacity)?))
     }
 }

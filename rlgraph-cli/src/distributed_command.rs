@@ -1,5 +1,5 @@
-//! `rlgraph serve` runs one role of a distributed Ape-X or IMPALA run (learner, replay shard or actor)
-//! from a cluster spec; `rlgraph launch` starts every role as a process on this machine and
+//! `rlgraph serve` runs one role of a distributed run (learner, replay shard or actor) from a
+//! cluster spec; `rlgraph launch` starts every role as a process on this machine and
 //! ends with the learner's JSON summary.
 
 use std::net::TcpListener;
@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agents::DqnConfig;
+use agents::{DistributedAlgorithm, Experience};
 use clap::Args;
 use executors::distributed::{
-    run_apex_actor, run_impala_actor, run_replay_shard, Access, ActorOptions, ApexSpec, ClusterSpec,
-    DistributedAlgorithm, LearnerOptions, LearnerWorker, MetricsBoard, MetricsServer, Role, ShardFiles, Tls,
+    distributed_algorithm, run_actor, run_replay_shard, Access, ActorOptions, ClusterSpec, LearnerOptions,
+    LearnerWorker, MetricsBoard, MetricsServer, RaySpec, Role, ShardFiles, Tls,
 };
 use executors::input_log::Recording;
 use executors::{DriveOptions, RunLength, RunProgress};
@@ -135,14 +135,13 @@ impl RunOptions {
         })
     }
 
-    /// The config as JSON and as the algorithm it configures, with notes on the keys it
-    /// does not use.
-    fn config(&self) -> Result<(Json, DistributedAlgorithm), String> {
+    /// The config as JSON, with notes on the keys it does not use.
+    fn config(&self) -> Result<Json, String> {
         let path = &self.config;
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
         for (key, why) in agents::unused_keys(&json) {
-            // The settings of ray_spec that mean something here are read (ApexSpec).
+            // The settings of ray_spec that mean something here are read (RaySpec).
             if !key.contains("ray_spec") {
                 stderr_line(&format!(
                     "note: {}: {key}: accepted and not used ({why})",
@@ -150,8 +149,12 @@ impl RunOptions {
                 ));
             }
         }
-        let algorithm = DistributedAlgorithm::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok((json, algorithm))
+        Ok(json)
+    }
+
+    /// How the algorithm `json` configures runs across processes on `B`.
+    fn algorithm<B: Backend>(&self, json: &Json) -> Result<Box<dyn DistributedAlgorithm<B>>, String> {
+        distributed_algorithm::<B>(json).map_err(|e| format!("{}: {e}", self.config.display()))
     }
 }
 
@@ -170,8 +173,8 @@ impl OnBackend for ServeArgs {
 /// What a role needs of the config when its preprocessing keeps state (a frame stack): the
 /// actors run that part per environment copy, and every role builds its graphs, replay and
 /// wire format for the states it makes. `None` when the preprocessing keeps no state.
-struct RoleLayout {
-    algorithm: DistributedAlgorithm,
+struct RoleLayout<B: Backend> {
+    algorithm: Box<dyn DistributedAlgorithm<B>>,
     /// The config the roles' algorithm is parsed from (the agent's, without the actors' part).
     inner_spec: Json,
     state_space: rlgraph_core::spaces::Space,
@@ -181,7 +184,7 @@ struct RoleLayout {
 
 /// The layout of `json` for the environment `run.env` (probed once), if its preprocessing
 /// keeps state.
-fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleLayout>, String> {
+fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleLayout<B>>, String> {
     let stateful = json
         .get("preprocessing_spec")
         .and_then(Json::as_array)
@@ -194,15 +197,15 @@ fn role_layout<B: Backend>(json: &Json, run: &RunOptions) -> Result<Option<RoleL
     let Some(layout) = agents::WorkerLayout::plan::<B>(json, probe.state_space(), run.seed).map_err(at)? else {
         return Ok(None);
     };
-    let algorithm = match agents::agent_family(json).map_err(at)? {
-        agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(&layout.inner_spec).map_err(at)?),
-        _ => {
-            return Err(format!(
-                "{}: a preprocessing_spec that keeps state (sequence, moving_standardize) runs on distributed Ape-X actors; IMPALA's actors take preprocessing without state",
-                run.config.display()
-            ))
-        }
-    };
+    let algorithm = run.algorithm::<B>(&layout.inner_spec)?;
+    if !matches!(algorithm.experience(), Experience::Replay(_)) {
+        return Err(format!(
+            "{}: config.preprocessing_spec: preprocessing that keeps state (sequence, moving_standardize) runs \
+             on actors that feed replay shards; actors that stream rollouts to the learner take preprocessing \
+             without state",
+            run.config.display()
+        ));
+    }
     Ok(Some(RoleLayout {
         inner_spec: layout.inner_spec,
         algorithm,
@@ -218,7 +221,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
     let cluster = ClusterSpec::parse(&cluster_text).map_err(|e| format!("{}: {e}", args.cluster.display()))?;
     let run = &args.run;
     let access = run.access()?;
-    let (json, algorithm) = run.config()?;
+    let json = run.config()?;
     let layout = role_layout::<B>(&json, run)?;
     // Replay shards and the learner see the states the actors make; unless the actors
     // preprocess, those are the environment's.
@@ -229,7 +232,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             Some(l.worker_specs),
             l.inner_spec,
         ),
-        None => (algorithm, None, None, json.clone()),
+        None => (run.algorithm::<B>(&json)?, None, None, json.clone()),
     };
     let spaces = || -> Result<(rlgraph_core::spaces::Space, rlgraph_core::spaces::Space), String> {
         match &laid_out {
@@ -240,7 +243,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             }
         }
     };
-    let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
+    let ray = RaySpec::from_config(&json).map_err(|e| e.to_string())?;
     let index = u32::try_from(args.index).map_err(|_| format!("--index {} is too large", args.index))?;
     match args.role {
         Role::Actor => {
@@ -259,17 +262,13 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 ));
             }
             let options = ActorOptions {
-                num_envs: apex.envs_per_actor,
-                weight_sync_steps: apex.weight_sync_steps,
-                records_per_insert: apex.records_per_insert,
+                num_envs: ray.envs_per_actor,
+                weight_sync_steps: ray.weight_sync_steps,
+                records_per_insert: ray.records_per_insert,
                 worker_specs,
                 ..ActorOptions::new(index, &run.env, run.seed)
             };
-            let s = match &algorithm {
-                DistributedAlgorithm::Apex(config) => run_apex_actor::<B>(config, &cluster, &access, &options),
-                DistributedAlgorithm::Impala(config) => run_impala_actor::<B>(config, &cluster, &access, &options),
-            }
-            .map_err(|e| e.to_string())?;
+            let s = run_actor(algorithm.as_ref(), &cluster, &access, &options).map_err(|e| e.to_string())?;
             Ok(json!({
                 "role": "actor", "index": index, "frames": s.frames, "records_made": s.records_made, "records_sent": s.records_sent,
                 "records_dropped": s.records_dropped, "records_unsent": s.records_unsent, "weight_loads": s.weight_loads, "first_version": s.first_version, "version": s.version, "reconnects": s.reconnects,
@@ -277,9 +276,9 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
             .to_string())
         }
         Role::Replay => {
-            let DistributedAlgorithm::Apex(config) = &algorithm else {
-                return Err("IMPALA has no replay shards: its actors send rollouts to the learner".into());
-            };
+            if !matches!(algorithm.experience(), Experience::Replay(_)) {
+                return Err(no_shards(run, "--role replay"));
+            }
             let addr = cluster.address(Role::Replay, args.index).map_err(|e| e.to_string())?;
             let (s, a) = spaces()?;
             let files = ShardFiles {
@@ -288,7 +287,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 every: Duration::from_secs(run.shard_checkpoint_secs),
             };
             run_replay_shard(
-                config,
+                algorithm.as_ref(),
                 &s,
                 &a,
                 args.index,
@@ -325,7 +324,7 @@ fn serve_role<B: Backend>(args: &ServeArgs) -> Result<String, String> {
                 target_return: run.target_return,
                 checkpoint: checkpoint.clone(),
                 checkpoint_every: run.checkpoint_every,
-                prefetch_depth: apex.prefetch_depth,
+                prefetch_depth: ray.prefetch_depth,
                 sample_batches: run.sample_batches as usize,
                 stop_shards: !args.keep_shards,
                 max_frames_ahead: run.max_frames_ahead,
@@ -425,24 +424,41 @@ fn free_ports(n: usize) -> Result<Vec<u16>, String> {
         .collect()
 }
 
+/// Why a run of `run.config`'s algorithm takes no replay shards (`what` asked for some).
+fn no_shards(run: &RunOptions, what: &str) -> String {
+    format!(
+        "{what}: {}: this algorithm's actors stream rollouts to the learner; it has no replay shards",
+        run.config.display()
+    )
+}
+
+/// Where the actors of `json`'s algorithm send what they gather, on the run's backend.
+struct ExperienceOf<'a>(&'a RunOptions, &'a Json);
+
+impl OnBackend for ExperienceOf<'_> {
+    type Output = Experience;
+    fn run<B: Backend>(&self) -> Result<Experience, String> {
+        Ok(self.0.algorithm::<B>(self.1)?.experience())
+    }
+}
+
 /// Runs `rlgraph launch`.
 pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
-    let (json, algorithm) = run.config()?;
+    let json = run.config()?;
+    let experience = on_backend(&run.backend, &ExperienceOf(run, &json))?;
     run.access()?;
     if run.metrics_addr.is_some() {
         return Err("--metrics-addr: the roles of one launch would share one port; \
                     give each role its own with `rlgraph serve --metrics-addr`"
             .into());
     }
-    let apex = ApexSpec::from_config(&json).map_err(|e| e.to_string())?;
-    let actors = args.actors.map_or(apex.actors, |n| n as usize);
-    let shards = match algorithm {
-        DistributedAlgorithm::Apex(_) => args.replay_shards.map_or(apex.shards, |n| n as usize),
-        DistributedAlgorithm::Impala(_) if args.replay_shards.is_some() => {
-            return Err("--replay-shards: IMPALA has no replay shards; its actors send rollouts to the learner".into())
-        }
-        DistributedAlgorithm::Impala(_) => 0,
+    let ray = RaySpec::from_config(&json).map_err(|e| e.to_string())?;
+    let actors = args.actors.map_or(ray.actors, |n| n as usize);
+    let shards = match experience {
+        Experience::Replay(_) => args.replay_shards.map_or(ray.shards, |n| n as usize),
+        Experience::Rollouts(_) if args.replay_shards.is_some() => return Err(no_shards(run, "--replay-shards")),
+        Experience::Rollouts(_) => 0,
     };
     match args.emit {
         Some(Emit::Slurm) => {

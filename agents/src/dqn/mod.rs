@@ -4,5 +4,6 @@
 pub(crate) mod actor;
 pub(crate) mod builder;
 pub(crate) mod config;
+mod distributed;
 pub(crate) mod learner;
 pub(crate) mod policy;

@@ -3,5 +3,6 @@
 pub(crate) mod actor;
 pub(crate) mod builder;
 pub(crate) mod config;
+mod distributed;
 pub(crate) mod learner;
 mod segments;

@@ -131,6 +131,13 @@ fn the_users_algorithm_learns_resumes_exactly_plays_greedily_and_is_refused_wher
     assert!(e.contains("ga3c") && e.contains(r#"not type "reinforce""#), "{e}");
     let e = refused(r#"{"type": "reinforce"}"#, "CartPole-v1", &["--tensor-envs", "4"]);
     assert!(e.contains("--tensor-envs") && e.contains(r#"not "reinforce""#), "{e}");
+    // REINFORCE learns on the host, so it offers the distributed roles nothing either.
+    let launched = own_rl(&["launch", "reinforce.json", "--env", "CartPole-v1"]);
+    let e = String::from_utf8_lossy(&launched.stderr);
+    assert!(
+        !launched.status.success() && e.contains(r#""reinforce" does not run across processes"#),
+        "{e}"
+    );
     let e = refused(r#"{"type": "reinforce"}"#, "Pendulum-v1", &[]);
     assert!(
         e.contains("reinforce takes a float box of states and one integer action"),

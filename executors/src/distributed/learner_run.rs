@@ -69,7 +69,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// algorithm, built with its own seed) plays the rounds between updates.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
-        learner: &mut impl GraphLearner<B>,
+        learner: &mut dyn GraphLearner<B>,
         counters: RunCounters,
         hub: LearnerHub,
         cluster: &ClusterSpec,
@@ -234,7 +234,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// version there is the freshest. Ape-X publishes this way, on demand rather than after
     /// every update, which cost the update thread a copy of the weights each time; called
     /// between updates, so a pull waits one update at most.
-    pub(crate) fn publish_if_wanted(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
+    pub(crate) fn publish_if_wanted(&mut self, learner: &mut dyn GraphLearner<B>) -> Result<(), DistributedError> {
         if self.hub.take_wanted() {
             if self.published_at.last_key_value().map(|(_, &u)| u) == Some(learner.updates()) {
                 self.hub.answer_pulls();
@@ -246,7 +246,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     }
 
     /// Publishes the learner's weights to the actors (IMPALA's learner after every update).
-    pub(crate) fn publish(&mut self, learner: &mut impl GraphLearner<B>) -> Result<(), DistributedError> {
+    pub(crate) fn publish(&mut self, learner: &mut dyn GraphLearner<B>) -> Result<(), DistributedError> {
         let snapshot = learner.publish()?;
         append(&mut self.log, || LogRecord::published(&snapshot))?;
         self.hub.publish(&snapshot);
@@ -266,7 +266,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// One update of `learner` on `batch` at the run's share `t`, logged.
     pub(crate) fn learn(
         &mut self,
-        learner: &mut impl GraphLearner<B>,
+        learner: &mut dyn GraphLearner<B>,
         batch: &Value,
         t: f64,
     ) -> Result<Learned, DistributedError> {
@@ -281,7 +281,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// due and saves the periodic checkpoint.
     pub(crate) fn updated(
         &mut self,
-        learner: &mut impl GraphLearner<B>,
+        learner: &mut dyn GraphLearner<B>,
         loss: f64,
         options: &LearnerOptions,
     ) -> Result<(), DistributedError> {
@@ -342,7 +342,7 @@ impl<'log, B: Backend> LearnerRun<'log, B> {
     /// returned if it failed.
     pub(crate) fn finish(
         self,
-        learner: &mut impl GraphLearner<B>,
+        learner: &mut dyn GraphLearner<B>,
         options: &LearnerOptions,
         result: Result<(), DistributedError>,
         wind_down: impl FnOnce(&Runtime),

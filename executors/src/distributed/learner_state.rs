@@ -1,12 +1,11 @@
-//! What a distributed learner is without its network: the algorithm it trains, the learner
-//! itself, and the run's counters its checkpoints hold beside it. Replaying a learner input
-//! log needs only these, so they build without the `distributed` feature's gRPC stack.
+//! What a distributed learner is without its network: the algorithm it trains and the run's
+//! counters its checkpoints hold beside it. Replaying a learner input log needs only these, so
+//! they build without the `distributed` feature's gRPC stack.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use agents::{DqnConfig, DqnLearner, GraphLearner, ImpalaConfig, ImpalaLearner};
-use rlgraph_core::spaces::Space;
+use agents::{DistributedAlgorithm, GraphLearner};
 use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
 
 use crate::episode_log::EpisodeLog;
@@ -16,70 +15,18 @@ use crate::meta_reader::MetaReader;
 /// The checkpoint part that holds a distributed run's counters.
 const RUN_PART: &str = "distributed";
 
-/// The algorithm a distributed run trains, with its config.
-#[derive(Clone, Debug)]
-pub enum DistributedAlgorithm {
-    /// Ape-X (or DQN): actors, replay shards, a learner.
-    Apex(DqnConfig),
-    /// IMPALA: actors streaming rollouts to a learner.
-    Impala(ImpalaConfig),
-}
-
-impl DistributedAlgorithm {
-    /// The distributed algorithm an RLgraph agent config (`json`) configures.
-    pub fn from_json(json: &serde_json::Value) -> Result<Self> {
-        Ok(match agents::agent_family(json)? {
-            agents::AgentFamily::Dqn => DistributedAlgorithm::Apex(DqnConfig::parse(json)?),
-            agents::AgentFamily::Impala => DistributedAlgorithm::Impala(ImpalaConfig::parse(json)?),
-            _ => {
-                return Err(CoreError::Config {
-                    at: "type".into(),
-                    reason: format!(
-                        "distributed runs take Ape-X, DQN and IMPALA configs, not {}; train the others with \
-                         `rlgraph train`",
-                        json.get("type").unwrap_or(&serde_json::Value::Null)
-                    ),
-                })
-            }
-        })
-    }
-}
-
-/// The learner itself.
-pub(crate) enum Held<B: Backend> {
-    Apex(DqnLearner<B>),
-    Impala(ImpalaLearner<B>),
-}
-
-impl<B: Backend> Held<B> {
-    /// A fresh learner of `algorithm` for these spaces.
-    pub(crate) fn new(
-        algorithm: &DistributedAlgorithm,
-        state_space: &Space,
-        action_space: &Space,
-        seed: u64,
-    ) -> Result<Self> {
-        Ok(match algorithm {
-            DistributedAlgorithm::Apex(c) => Held::Apex(DqnLearner::new(c, state_space, action_space, seed)?),
-            DistributedAlgorithm::Impala(c) => Held::Impala(ImpalaLearner::new(c, state_space, action_space, seed)?),
-        })
-    }
-
-    /// The learner, whichever it is.
-    pub(crate) fn learner(&mut self) -> &mut dyn GraphLearner<B> {
-        match self {
-            Held::Apex(l) => l,
-            Held::Impala(l) => l,
-        }
-    }
-
-    /// The same, to read.
-    pub(crate) fn learner_ref(&self) -> &dyn GraphLearner<B> {
-        match self {
-            Held::Apex(l) => l,
-            Held::Impala(l) => l,
-        }
-    }
+/// How the algorithm an RLgraph agent config (`json`) configures runs across processes;
+/// refused at `config.type` when it does not.
+pub fn distributed_algorithm<B: Backend>(json: &serde_json::Value) -> Result<Box<dyn DistributedAlgorithm<B>>> {
+    agents::distributed_algorithm::<B>(json)?.ok_or_else(|| CoreError::Config {
+        at: "config.type".into(),
+        reason: format!(
+            "{} does not run across processes; distributed runs take {} and algorithms registered with \
+             agents::register_distributed_algorithm; train it with `rlgraph train`",
+            json.get("type").unwrap_or(&serde_json::Value::Null),
+            agents::DISTRIBUTED_TYPES.join(", ")
+        ),
+    })
 }
 
 /// The run's counters that ride in the learner's checkpoint.

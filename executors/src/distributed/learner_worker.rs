@@ -1,21 +1,23 @@
-//! `LearnerWorker`: a distributed learner (Ape-X's or IMPALA's) as a layout of the one driver.
+//! `LearnerWorker`: a distributed learner as a layout of the one driver.
 //! It holds the learner and the run's counters between legs, so [`crate::drive`] resumes it,
 //! runs it, logs it and checkpoints it as it does every other worker; what is its own is where
-//! the experience comes from (replay shards or actors' rollouts over gRPC).
+//! the experience comes from (replay shards or actors' rollouts over gRPC, as the algorithm's
+//! [`Experience`] says).
 
 use std::path::Path;
 
+use agents::{DistributedAlgorithm, Experience, GraphLearner};
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, Result};
 
 use super::access::Access;
-use super::apex_learner::learn_apex;
 use super::cluster::ClusterSpec;
-use super::error::{core_error, DistributedError};
-use super::impala_learner::learn_impala;
+use super::distributed_stats::DistributedStats;
+use super::error::core_error;
 use super::learner_options::{LearnerOptions, LearnerSite};
-use super::learner_state::{restore_learner, save_learner, DistributedAlgorithm, Held, RunCounters};
-use super::DistributedStats;
+use super::learner_state::{restore_learner, save_learner, RunCounters};
+use super::replay_learner::learn_from_replay;
+use super::rollout_learner::learn_from_rollouts;
 use crate::input_log::{LogRecord, LogWriter};
 use crate::run_tally::RunTally;
 use crate::worker::Worker;
@@ -28,8 +30,8 @@ use crate::worker_stats::{Progress, RunLength, WorkerStats};
 pub struct LearnerWorker<B: Backend> {
     /// The learner input log, when the run records one.
     log: Option<LogWriter>,
-    algorithm: DistributedAlgorithm,
-    learner: Held<B>,
+    algorithm: Box<dyn DistributedAlgorithm<B>>,
+    learner: Box<dyn GraphLearner<B>>,
     site: LearnerSite,
     counters: RunCounters,
     tally: RunTally,
@@ -41,14 +43,14 @@ impl<B: Backend> LearnerWorker<B> {
     /// A fresh learner of `algorithm` for these spaces, to serve `cluster`'s learner address
     /// under `access`.
     pub fn new(
-        algorithm: DistributedAlgorithm,
+        algorithm: Box<dyn DistributedAlgorithm<B>>,
         state_space: &Space,
         action_space: &Space,
         cluster: ClusterSpec,
         access: Access,
         options: LearnerOptions,
     ) -> Result<Self> {
-        let learner = Held::new(&algorithm, state_space, action_space, options.seed)?;
+        let learner = algorithm.learner(state_space, action_space, options.seed)?;
         let log = match &options.record {
             Some(recording) => Some(
                 recording
@@ -81,7 +83,7 @@ impl<B: Backend> LearnerWorker<B> {
     }
 
     fn updates(&self) -> u64 {
-        self.learner.learner_ref().updates()
+        self.learner.updates()
     }
 
     /// Bytes this process appended to the learner input log (0 when it records none).
@@ -104,16 +106,15 @@ impl<B: Backend> Worker for LearnerWorker<B> {
     fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
         let from = self.tally.clone();
         let counters = self.counters.clone();
-        let (mut stats, counters) = match (&mut self.learner, &self.algorithm) {
-            (Held::Apex(l), DistributedAlgorithm::Apex(c)) => {
-                learn_apex(l, counters, c, &self.site, length, progress, self.log.as_mut())
+        let (learner, algorithm) = (self.learner.as_mut(), self.algorithm.as_ref());
+        let (site, log) = (&self.site, self.log.as_mut());
+        let (mut stats, counters) = match algorithm.experience() {
+            Experience::Replay(feed) => {
+                learn_from_replay(learner, counters, algorithm, &feed, site, length, progress, log)
             }
-            (Held::Impala(l), DistributedAlgorithm::Impala(c)) => {
-                learn_impala(l, counters, c, &self.site, length, progress, self.log.as_mut())
+            Experience::Rollouts(feed) => {
+                learn_from_rollouts(learner, counters, algorithm, &feed, site, length, progress, log)
             }
-            _ => Err(DistributedError::Setup(
-                "the learner and its algorithm do not match".into(),
-            )),
         }
         .map_err(core_error)?;
         stats.resumed_at_update = self.resumed_at_update;
@@ -129,14 +130,14 @@ impl<B: Backend> Worker for LearnerWorker<B> {
         if let Some(log) = &mut self.log {
             log.checkpointed(updates, serde_json::Value::Null).map_err(core_error)?;
         }
-        save_learner(self.learner.learner_ref(), &self.counters, path)
+        save_learner(self.learner.as_ref(), &self.counters, path)
     }
 
     fn resume(&mut self, path: &Path) -> Result<()> {
-        let counters = restore_learner(self.learner.learner(), path)?;
+        let counters = restore_learner(self.learner.as_mut(), path)?;
         if let Some(log) = &mut self.log {
             log.append(&LogRecord::Resumed {
-                updates: self.learner.learner_ref().updates(),
+                updates: self.learner.updates(),
             })
             .map_err(core_error)?;
         }

@@ -22,7 +22,7 @@ pub(crate) mod learner_state;
 
 pub(crate) use error::core_error;
 pub use error::DistributedError;
-pub use learner_state::DistributedAlgorithm;
+pub use learner_state::distributed_algorithm;
 
 // The roles and their wire need the gRPC, TLS and tokio stack: the `distributed` feature.
 #[cfg(feature = "distributed")]
@@ -30,19 +30,15 @@ pub mod access;
 #[cfg(feature = "distributed")]
 mod actor_env;
 #[cfg(feature = "distributed")]
-mod apex_actor;
+mod actor_options;
 #[cfg(feature = "distributed")]
-mod apex_learner;
-#[cfg(feature = "distributed")]
-mod apex_spec;
+mod actor_role;
 #[cfg(feature = "distributed")]
 pub mod cluster;
 #[cfg(feature = "distributed")]
 mod cluster_certs;
 #[cfg(feature = "distributed")]
-mod impala_actor;
-#[cfg(feature = "distributed")]
-mod impala_learner;
+mod distributed_stats;
 #[cfg(feature = "distributed")]
 pub mod learner_hub;
 #[cfg(feature = "distributed")]
@@ -58,9 +54,19 @@ pub mod metrics;
 #[cfg(feature = "distributed")]
 pub mod peers;
 #[cfg(feature = "distributed")]
+mod ray_spec;
+#[cfg(feature = "distributed")]
+mod replay_actor;
+#[cfg(feature = "distributed")]
+mod replay_learner;
+#[cfg(feature = "distributed")]
 pub mod replay_shard;
 #[cfg(feature = "distributed")]
 mod role_health;
+#[cfg(feature = "distributed")]
+mod rollout_actor;
+#[cfg(feature = "distributed")]
+mod rollout_learner;
 #[cfg(feature = "distributed")]
 mod shard_outbox;
 #[cfg(feature = "distributed")]
@@ -73,23 +79,23 @@ pub mod wire;
 #[cfg(feature = "distributed")]
 pub use access::Access;
 #[cfg(feature = "distributed")]
-pub use apex_actor::{run_apex_actor, ActorOptions, ActorSummary};
+pub use actor_options::{ActorOptions, ActorSummary};
 #[cfg(feature = "distributed")]
-pub use apex_learner::DistributedStats;
-#[cfg(feature = "distributed")]
-pub use apex_spec::ApexSpec;
+pub use actor_role::run_actor;
 #[cfg(feature = "distributed")]
 pub use cluster::{ClusterSpec, Role};
 #[cfg(feature = "distributed")]
 pub use cluster_certs::{cluster_certs, ClusterCerts};
 #[cfg(feature = "distributed")]
-pub use impala_actor::run_impala_actor;
+pub use distributed_stats::DistributedStats;
 #[cfg(feature = "distributed")]
 pub use learner_options::{LearnerEvaluation, LearnerOptions};
 #[cfg(feature = "distributed")]
 pub use learner_worker::LearnerWorker;
 #[cfg(feature = "distributed")]
 pub use metrics::{Metric, MetricsBoard, MetricsServer};
+#[cfg(feature = "distributed")]
+pub use ray_spec::RaySpec;
 #[cfg(feature = "distributed")]
 pub use role_health::termination;
 #[cfg(feature = "distributed")]

@@ -1,12 +1,13 @@
-//! A replay shard's life as `rlgraph serve --role replay` runs it: made from the Ape-X config,
+//! A replay shard's life as `rlgraph serve --role replay` runs it: made from the algorithm's config,
 //! resumed from its file where one exists, saved periodically, served until a peer stops it.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agents::{dqn_replay, transition_space, DqnConfig};
+use agents::{transition_space, DistributedAlgorithm};
 use rlgraph_core::spaces::Space;
+use rlgraph_core::Backend;
 
 use super::access::Access;
 use super::error::DistributedError;
@@ -30,13 +31,13 @@ pub fn shard_file(dir: &Path, index: usize) -> PathBuf {
     dir.join(format!("replay-{index}.safetensors"))
 }
 
-/// Runs replay shard `index` of an Ape-X run on `addr`: the memory `config` asks for, over
+/// Runs replay shard `index` of a run of `algorithm` on `addr`: the memory it asks for, over
 /// transitions of these spaces, sampling from `seed` (offset by the index); resumed and saved
 /// as `files` says, its metrics on `metrics` where given; until a peer calls `Stop` or the
 /// process gets SIGTERM (or Ctrl-C), then drained and saved.
 #[allow(clippy::too_many_arguments)] // Each is one setting of the role, as the command line gives them.
-pub fn run_replay_shard(
-    config: &DqnConfig,
+pub fn run_replay_shard<B: Backend>(
+    algorithm: &dyn DistributedAlgorithm<B>,
     state_space: &Space,
     action_space: &Space,
     index: usize,
@@ -46,7 +47,7 @@ pub fn run_replay_shard(
     access: &Access,
     metrics: Option<SocketAddr>,
 ) -> Result<(), DistributedError> {
-    let replay = dqn_replay(config, state_space, action_space)?;
+    let replay = algorithm.replay(state_space, action_space)?;
     let records = transition_space(state_space, action_space)?;
     // A new generation per start, so peers can tell a restarted shard from the one they knew.
     let generation = std::time::SystemTime::now()

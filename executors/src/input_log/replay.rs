@@ -261,7 +261,7 @@ fn check_version(header: &LogHeader, options: &ReplayOptions, notes: &mut Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distributed::learner_state::{DistributedAlgorithm, Held};
+    use crate::distributed::learner_state::distributed_algorithm;
     use crate::input_log::record::LOG_FORMAT;
     use crate::input_log::segments::LogWriter;
     use backend_candle::Candle;
@@ -296,9 +296,10 @@ mod tests {
     /// its log would hold (a publication before and after).
     fn live_records() -> Vec<LogRecord> {
         let (s, a) = spaces();
-        let algorithm = DistributedAlgorithm::from_json(&config()).unwrap();
-        let mut held = Held::<Candle>::new(&algorithm, &s, &a, 7).unwrap();
-        let learner = held.learner();
+        let mut learner = distributed_algorithm::<Candle>(&config())
+            .unwrap()
+            .learner(&s, &a, 7)
+            .unwrap();
         let records = agents::transition_space(&s, &a).unwrap().with_batch_rank(true);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let mut out = Vec::new();

@@ -3,23 +3,24 @@
 
 use std::path::Path;
 
-use agents::WeightSnapshot;
+use agents::{GraphLearner, WeightSnapshot};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::{Backend, CoreError, HostState, Result, SavedState};
 use serde_json::Value as Json;
 
 use super::record::LogRecord;
-use crate::distributed::learner_state::{restore_learner, save_learner, DistributedAlgorithm, Held, RunCounters};
+use crate::distributed::learner_state::{distributed_algorithm, restore_learner, save_learner, RunCounters};
 use crate::evaluation::rounds_from_json;
 use crate::ga3c::{ga3c_algorithm, segments_from_value, Ga3cLearner, RunRecord, RUN_PART};
 
 /// A fresh learner of a layout's kind, as the log's `started` record describes it.
-// One per replay: the size of its variants costs nothing.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum ReplayedLearner<B: Backend> {
-    /// Ape-X's or IMPALA's learner; the run's counts come from the `reported` and
-    /// `evaluated` records.
-    Distributed { learner: Held<B>, counters: RunCounters },
+    /// A distributed run's learner; the run's counts come from the `reported` and `evaluated`
+    /// records.
+    Distributed {
+        learner: Box<dyn GraphLearner<B>>,
+        counters: RunCounters,
+    },
     /// GA3C's shared learner; its threads count the run, so each `checkpointed` record holds
     /// the counts.
     Ga3c { learner: Ga3cLearner<B>, run: RunRecord },
@@ -30,7 +31,7 @@ impl<B: Backend> ReplayedLearner<B> {
     pub(crate) fn new(layout: &str, config: &Json, state: &Space, action: &Space, seed: u64) -> Result<Self> {
         match layout {
             "distributed" => Ok(ReplayedLearner::Distributed {
-                learner: Held::new(&DistributedAlgorithm::from_json(config)?, state, action, seed)?,
+                learner: distributed_algorithm::<B>(config)?.learner(state, action, seed)?,
                 counters: RunCounters::default(),
             }),
             "ga3c" => Ok(ReplayedLearner::Ga3c {
@@ -47,7 +48,7 @@ impl<B: Backend> ReplayedLearner<B> {
     /// One update on a logged batch; the loss.
     pub(crate) fn learn(&mut self, batch: &Value, t: f64) -> Result<f64> {
         match self {
-            ReplayedLearner::Distributed { learner, .. } => Ok(learner.learner().learn(batch, t)?.loss),
+            ReplayedLearner::Distributed { learner, .. } => Ok(learner.learn(batch, t)?.loss),
             ReplayedLearner::Ga3c { learner, .. } => learner.learn_segments(&segments_from_value(batch)?, t),
         }
     }
@@ -55,7 +56,7 @@ impl<B: Backend> ReplayedLearner<B> {
     /// The next publication.
     pub(crate) fn publish(&mut self) -> Result<WeightSnapshot> {
         match self {
-            ReplayedLearner::Distributed { learner, .. } => learner.learner().publish(),
+            ReplayedLearner::Distributed { learner, .. } => learner.publish(),
             ReplayedLearner::Ga3c { learner, .. } => learner.publish(),
         }
     }
@@ -63,7 +64,7 @@ impl<B: Backend> ReplayedLearner<B> {
     /// Updates done.
     pub(crate) fn updates(&self) -> u64 {
         match self {
-            ReplayedLearner::Distributed { learner, .. } => learner.learner_ref().updates(),
+            ReplayedLearner::Distributed { learner, .. } => learner.updates(),
             ReplayedLearner::Ga3c { learner, .. } => learner.updates(),
         }
     }
@@ -113,7 +114,7 @@ impl<B: Backend> ReplayedLearner<B> {
     /// Saves the learner and the run's counts as the layout's checkpoint.
     pub(crate) fn save(&self, path: &Path) -> Result<()> {
         match self {
-            ReplayedLearner::Distributed { learner, counters } => save_learner(learner.learner_ref(), counters, path),
+            ReplayedLearner::Distributed { learner, counters } => save_learner(learner.as_ref(), counters, path),
             ReplayedLearner::Ga3c { learner, run } => learner.save_checkpoint(path, vec![(RUN_PART, run)], &[]),
         }
     }
@@ -122,7 +123,7 @@ impl<B: Backend> ReplayedLearner<B> {
     pub(crate) fn restore(&mut self, path: &Path) -> Result<()> {
         match self {
             ReplayedLearner::Distributed { learner, counters } => {
-                *counters = restore_learner(learner.learner(), path)?;
+                *counters = restore_learner(learner.as_mut(), path)?;
             }
             ReplayedLearner::Ga3c { learner, run } => {
                 learner.restore_checkpoint(path, vec![(RUN_PART, run)], &mut [])?

@@ -2,7 +2,8 @@
 //! shard and a learner learns CartPole; an actor killed with SIGKILL and restarted rejoins
 //! from the learner's current weights and the run still learns. Every process is bounded in
 //! time and killed if the test fails. IMPALA, with and without an LSTM, learns the grid world
-//! across processes.
+//! across processes; TD3, registered as a user's algorithm is, learns Pendulum on the same
+//! roles.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -481,6 +482,94 @@ fn recurrent_impala_with_two_actor_processes_learns_the_grid_world() {
     assert_eq!(summary["distributed"]["rollouts_refused"], 0, "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn td3_registered_as_a_users_algorithm_would_be_learns_pendulum_on_actor_processes_and_a_replay_shard() {
+    // TD3 reaches the distributed roles only through `register_distributed_algorithm`, as a
+    // user's algorithm would: actors feed one-step transitions to a uniform replay shard.
+    let dir = std::env::temp_dir().join(format!("rlgraph-td3-launch-test-{}", std::process::id()));
+    let dense = |scope: &str| serde_json::json!({"type": "dense", "units": 64, "activation": "relu", "scope": scope});
+    let config = serde_json::json!({
+        "type": "td3",
+        "discount": 0.98,
+        "memory_spec": {"type": "replay", "capacity": 20000},
+        "network_spec": [dense("hidden1"), dense("hidden2")],
+        "value_function_spec": [dense("vf-hidden1"), dense("vf-hidden2")],
+        "update_spec": {"steps_before_update": 1000, "batch_size": 64}
+    });
+    let path = std::env::temp_dir().join(format!("rlgraph-td3-launch-{}.json", std::process::id()));
+    std::fs::write(&path, config.to_string()).unwrap();
+    let args = [
+        "--actors",
+        "2",
+        "--replay-shards",
+        "1",
+        "--timesteps",
+        "20000",
+        "--seed",
+        "2",
+        "--eval-every",
+        "9000",
+        "--eval-episodes",
+        "5",
+    ];
+    let summary = launch(path.to_str().unwrap(), "Pendulum-v1", &args, &dir);
+    let frames = summary["timesteps_executed"].as_u64().unwrap();
+    let d = &summary["distributed"];
+    assert_eq!(d["actors"], 2, "{summary}");
+    // Pendulum's episodes last 200 steps; each actor may end in the middle of one.
+    let episodes = summary["episodes_executed"].as_u64().unwrap();
+    assert!((frames / 200 - 2..=frames / 200).contains(&episodes), "{summary}");
+    let shard = &d["shards"][0];
+    // A one-step transition per frame, inserted in batches of 50: each actor holds back at
+    // most one partial batch when the run ends.
+    assert!(shard["records_inserted"].as_u64().unwrap() + 100 >= frames, "{summary}");
+    assert_eq!(shard["refused"], 0, "{summary}");
+    // A uniform memory: no priorities go back.
+    assert_eq!(shard["priority_updates"], 0, "{summary}");
+    // The config's replay ratio, one update per frame from frame 1,000, with the actors at
+    // most 1,000 frames (`--max-frames-ahead`) and one report (50 frames each) ahead of it.
+    let updates = summary["updates"].as_u64().unwrap();
+    assert!(
+        updates <= frames - 999 && updates + 1000 + 1000 + 2 * 50 >= frames,
+        "{updates} updates for {frames} frames: {summary}"
+    );
+    // A uniformly random policy scores about -1,200 a Pendulum episode; swinging up and
+    // holding scores above -200. Greedy after 18,000 frames it swings up (-150 to -210 in
+    // four runs); the last episodes the actors played, exploring, are far above random too.
+    let rounds = summary["evaluations"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{summary}");
+    assert!(rounds[1]["mean_return"].as_f64().unwrap() > -400.0, "{summary}");
+    assert!(
+        summary["mean_episode_reward_last_10_episodes"].as_f64().unwrap() > -700.0,
+        "{summary}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn an_algorithm_that_cannot_run_across_processes_or_has_no_shards_is_refused_before_any_role_starts() {
+    let refused = |args: &[&str]| {
+        let out = Command::new(RLGRAPH).current_dir(ROOT).args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let e = refused(&["launch", "configs/ppo-cartpole.json", "--env", "CartPole-v1"]);
+    assert!(
+        e.contains("config.type") && e.contains(r#""ppo" does not run across processes"#) && e.contains("sac"),
+        "{e}"
+    );
+    let e = refused(&[
+        "launch",
+        "configs/impala-gridworld-2x2.json",
+        "--env",
+        "GridWorld-2x2",
+        "--replay-shards",
+        "1",
+    ]);
+    assert!(e.contains("--replay-shards") && e.contains("no replay shards"), "{e}");
 }
 
 /// A Slurm batch script from `rlgraph launch --emit slurm`, run as sbatch would run it on a

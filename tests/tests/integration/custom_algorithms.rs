@@ -1,8 +1,12 @@
 //! An algorithm of one's own, registered by `type` name: built by `build_agent` from a config
 //! with typed settings on candle and on tch, checked when the config loads, described by the
-//! config schema, and refused by name where it is misspelt or its name is taken.
+//! config schema, and refused by name where it is misspelt or its name is taken; and what each
+//! algorithm offers the distributed roles, a registered one's included.
 
-use agents::{agent_family, build_agent, check_config, register_algorithm, registered_algorithms, AgentFamily};
+use agents::{
+    agent_family, build_agent, check_config, distributed_algorithm, register_algorithm, register_distributed_algorithm,
+    registered_algorithms, AgentFamily, DistributedAlgorithm, Experience,
+};
 use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
 use rlgraph_core::Backend;
 use rlgraph_tests::both_backends;
@@ -131,4 +135,115 @@ fn the_config_schema_describes_a_registered_algorithms_settings() {
         rule["if"]["properties"]["type"]["pattern"],
         "^[-_]*(?:[tT][-_]*[iI][-_]*[nN][-_]*[yY][-_]*[dD][-_]*[qQ][-_]*[nN])[-_]*$"
     );
+}
+
+/// A config of `configs/`.
+fn shipped_config(name: &str) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The settings of `tiny-apex`: DQN's, with `n_step` of one's choosing.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TinyApex {
+    /// Steps each transition's return sums.
+    n_step: usize,
+}
+
+/// `tiny-apex`'s DQN config.
+fn tiny_apex_config(s: &TinyApex) -> rlgraph_core::Result<agents::DqnConfig> {
+    agents::DqnConfig::parse(&json!({
+        "type": "apex",
+        "n_step": s.n_step,
+        "discount": 0.5,
+        "network_spec": [{"type": "dense", "units": 4, "activation": "tanh", "scope": "hidden"}],
+        "memory_spec": {"type": "prioritized_replay", "capacity": 64},
+        "update_spec": {"update_interval": 4, "batch_size": 8, "steps_before_update": 8}
+    }))
+}
+
+both_backends! {
+    fn each_algorithm_says_where_its_actors_send_experience_and_a_registered_one_joins_them<B>() {
+        let experience = |config: &serde_json::Value| {
+            distributed_algorithm::<B>(config).unwrap().map(|a| a.experience())
+        };
+        // The shipped configs' own settings.
+        match experience(&shipped_config("apex-cartpole.json")) {
+            Some(Experience::Replay(f)) => {
+                assert_eq!((f.n_step, f.discount, f.update.batch_size), (3, 0.99, 32));
+                assert_eq!((f.update.update_interval, f.update.steps_before_update), (4, 500));
+            }
+            other => panic!("Ape-X feeds replay shards: {other:?}"),
+        }
+        match experience(&shipped_config("impala-gridworld-2x2.json")) {
+            Some(Experience::Rollouts(f)) => {
+                assert_eq!((f.length, f.batch_size, f.queue_capacity, f.memory_units), (8, 4, 8, None));
+            }
+            other => panic!("IMPALA streams rollouts: {other:?}"),
+        }
+        // The off-policy algorithms send one-step transitions; TD3 is shipped on the registry.
+        for (name, discount) in [("sac-pendulum.json", 0.99), ("benchmarks/classic/td3-pendulum.json", 0.98)] {
+            match experience(&shipped_config(name)) {
+                Some(Experience::Replay(f)) => assert_eq!((f.n_step, f.discount), (1, discount), "{name}"),
+                other => panic!("{name} feeds replay shards: {other:?}"),
+            }
+        }
+        assert_eq!(experience(&shipped_config("ppo-cartpole.json")), None);
+        registered::<B>();
+        assert_eq!(experience(&json!({"type": "tiny-dqn", "hidden": 3})), None, "registered without it");
+
+        // A registered algorithm offers the roles its own, made from its settings.
+        let registration = register_algorithm::<B, TinyApex>("tiny-apex", |s, states, actions, seed| {
+            Ok(Box::new(agents::DqnAgent::<B>::new(tiny_apex_config(&s)?, states, actions, seed)?) as _)
+        })
+        .and_then(|()| {
+            register_distributed_algorithm::<B, TinyApex>("tiny-apex", |s| {
+                Ok(Box::new(tiny_apex_config(&s)?) as Box<dyn DistributedAlgorithm<B>>)
+            })
+        });
+        match registration {
+            Ok(()) => {}
+            Err(e) if e.to_string().contains("already registered") => {}
+            Err(e) => panic!("{e}"),
+        }
+        let config = json!({"type": "tiny-apex", "n_step": 2});
+        let algorithm = distributed_algorithm::<B>(&config).unwrap().unwrap();
+        match algorithm.experience() {
+            Experience::Replay(f) => assert_eq!((f.n_step, f.discount), (2, 0.5)),
+            other => panic!("{other:?}"),
+        }
+        // Its actor prioritizes what it sends: one priority per record.
+        let (states, actions) = spaces();
+        let mut actor = algorithm.actor(&states, &actions, 1).unwrap();
+        let step = |r: f32| agents::Transition {
+            state: Value::Float32(Array::new([4], vec![0.1, 0.2, 0.3, r]).unwrap()),
+            action: Value::i32(1),
+            reward: f64::from(r),
+            terminated: false,
+            truncated: false,
+            next_state: Value::Float32(Array::new([4], vec![0.0, 0.2, 0.3, r]).unwrap()),
+        };
+        let records = agents::transitions_batch(&[step(1.0), step(-1.0)]).unwrap();
+        let priorities = algorithm.priorities(&mut actor, &records).unwrap().unwrap();
+        assert_eq!(priorities.len(), 2);
+        assert!(priorities.iter().all(|p| p.is_finite() && *p >= 0.0), "{priorities:?}");
+        // A shard holds the memory its config asks for.
+        assert_eq!(algorithm.replay(&states, &actions).unwrap().size(), 0);
+        // Its settings are read as its builder reads them; a second registration, or one for
+        // a name no algorithm has, changes nothing.
+        let e = distributed_algorithm::<B>(&json!({"type": "tiny-apex", "n_stp": 2})).err().unwrap().to_string();
+        assert!(e.contains("config.n_stp"), "{e}");
+        let again = register_distributed_algorithm::<B, TinyApex>("tiny-apex", |s| {
+            Ok(Box::new(tiny_apex_config(&s)?) as Box<dyn DistributedAlgorithm<B>>)
+        });
+        assert!(again.unwrap_err().to_string().contains("already registered"));
+        let nobody = register_distributed_algorithm::<B, TinyApex>("tiny-nobody", |s| {
+            Ok(Box::new(tiny_apex_config(&s)?) as Box<dyn DistributedAlgorithm<B>>)
+        });
+        let e = nobody.unwrap_err().to_string();
+        assert!(e.contains("register_distributed_algorithm(\"tiny-nobody\")") && e.contains("register_algorithm first"), "{e}");
+    }
 }

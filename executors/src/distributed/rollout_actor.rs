@@ -1,39 +1,40 @@
-//! An IMPALA actor: steps its own environments with a local acting graph that samples
-//! actions and returns their behaviour log-likelihoods, cuts fixed-length rollouts, and
-//! streams each to the learner tagged with the weight version that acted. It takes the
-//! learner's newest weights before every rollout (as IMPALA's actors do) and waits while the
+//! An actor that streams rollouts (as IMPALA's do): steps its own environments with a local
+//! acting graph that samples actions and returns their behaviour log-likelihoods, cuts
+//! fixed-length rollouts, and streams each to the learner tagged with the weight version that
+//! acted. It takes the learner's newest weights before every rollout and waits while the
 //! learner's queue is full: that is how the learner pushes back.
 
 use std::collections::VecDeque;
 
-use agents::{impala_actor, Actor, CarriedMemory, ImpalaConfig, RolloutAdder};
+use agents::{Actor, CarriedMemory, DistributedAlgorithm, RolloutAdder, RolloutFeed};
 use rlgraph_core::spaces::Value;
 use rlgraph_core::Backend;
 
 use super::access::Access;
 use super::actor_env::ActorEnvs;
+use super::actor_options::{ActorOptions, ActorSummary};
 use super::cluster::ClusterSpec;
 use super::error::DistributedError;
 use super::learner_link::{LearnerLink, Pushed};
 use super::proto::RolloutRequest;
 use super::wire::encode_value;
-use super::{ActorOptions, ActorSummary};
 
-/// Runs actor `options.index` of an IMPALA run described by `config` until the learner ends
-/// the run (or stays silent for `options.give_up`).
-pub fn run_impala_actor<B: Backend>(
-    config: &ImpalaConfig,
+/// Runs actor `options.index` of a run of `algorithm`, whose actors stream rollouts as `feed`
+/// says, until the learner ends the run (or stays silent for `options.give_up`).
+pub(crate) fn run_rollout_actor<B: Backend>(
+    algorithm: &dyn DistributedAlgorithm<B>,
+    feed: &RolloutFeed,
     cluster: &ClusterSpec,
     access: &Access,
     options: &ActorOptions,
 ) -> Result<ActorSummary, DistributedError> {
     let mut envs = ActorEnvs::new(&options.env, options.num_envs, options.seed, options.index)?;
     let (s, a) = envs.spaces.clone();
-    let mut actor = impala_actor::<B>(config, &s, &a, envs.seed)?;
-    let mut adder = RolloutAdder::new(config.rollout_length, &s, &a, config.memory_units())?;
+    let mut actor = algorithm.actor(&s, &a, envs.seed)?;
+    let mut adder = RolloutAdder::new(feed.length, &s, &a, feed.memory_units)?;
     // A recurrent policy's memory per environment copy; the learner unrolls each rollout from
     // the memory its first step was acted from.
-    let mut memory = config.memory_units().map(CarriedMemory::new);
+    let mut memory = feed.memory_units.map(CarriedMemory::new);
     let mut link = LearnerLink::new(cluster, access, options.index, options.give_up)?;
     let tag = link.tag.clone();
 

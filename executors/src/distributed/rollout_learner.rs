@@ -1,27 +1,30 @@
-//! The IMPALA learner: actors push rollouts into a bounded queue at the learner (a full
+//! The learner of a run whose actors stream rollouts (IMPALA's): actors push rollouts into a bounded queue at the learner (a full
 //! queue refuses them, so actors wait); the learner takes `batch_size` rollouts at a time,
-//! learns on them time-major with V-trace, and publishes a new version after every update.
+//! learns on them stacked (time-major, as IMPALA's V-trace wants them), and publishes a new version after every update.
 
 use std::time::Duration;
 
-use agents::{stack, ImpalaConfig, ImpalaLearner, Learner, RolloutAdder};
+use agents::{stack, DistributedAlgorithm, GraphLearner, RolloutAdder, RolloutFeed};
 use rlgraph_core::Backend;
 
+use super::distributed_stats::DistributedStats;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
 use super::learner_options::LearnerSite;
 use super::learner_run::LearnerRun;
 use super::learner_state::RunCounters;
-use super::DistributedStats;
 use crate::input_log::{LogRecord, LogWriter};
 use crate::worker_stats::{Progress, RunLength};
 
-/// Runs one leg of an IMPALA learner, from the run's `counters` until the run reaches
-/// `length`; returns the run's statistics and counters.
-pub(crate) fn learn_impala<B: Backend>(
-    learner: &mut ImpalaLearner<B>,
+/// Runs one leg of a learner of `algorithm` whose actors stream rollouts as `feed` says, from
+/// the run's `counters` until the run reaches `length`; returns the run's statistics and
+/// counters.
+#[allow(clippy::too_many_arguments)] // The leg's learner, algorithm, place, length and outputs.
+pub(crate) fn learn_from_rollouts<B: Backend>(
+    learner: &mut dyn GraphLearner<B>,
     counters: RunCounters,
-    config: &ImpalaConfig,
+    algorithm: &dyn DistributedAlgorithm<B>,
+    feed: &RolloutFeed,
     site: &LearnerSite,
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
@@ -29,17 +32,19 @@ pub(crate) fn learn_impala<B: Backend>(
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
-    let rollout_space = RolloutAdder::new(config.rollout_length, state_space, action_space, config.memory_units())?
+    let rollout_space = RolloutAdder::new(feed.length, state_space, action_space, feed.memory_units)?
         .record_space()
         .clone();
-    let hub = LearnerHub::with_rollouts(&rollout_space, config.queue_capacity);
+    let hub = LearnerHub::with_rollouts(&rollout_space, feed.queue_capacity);
     // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
     let actor = || {
-        let actor = agents::impala_actor::<B>(config, state_space, action_space, options.seed + 999)?;
-        Ok((actor, config.memory_units()))
+        Ok((
+            algorithm.actor(state_space, action_space, options.seed + 999)?,
+            feed.memory_units,
+        ))
     };
     let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor, log)?;
-    let batch_size = config.update.batch_size.max(1);
+    let batch_size = feed.batch_size.max(1);
     let result: Result<(), DistributedError> = (|| loop {
         let (queued, _) = run.hub.rollout_counts();
         let Some(t) = run.tick(options, learner.updates(), queued, progress) else {

@@ -1,5 +1,5 @@
-//! The Ape-X settings RLgraph keeps under `execution_spec.ray_spec`, read as this executor's
-//! options: how often actors pull weights, how many records they send at once, how deep the
+//! The distributed settings RLgraph keeps under `execution_spec.ray_spec` (its Ape-X
+//! executor's), read as this executor's options: how often actors pull weights, how many records they send at once, how deep the
 //! learner prefetches, how many environments each actor steps, and the default numbers of
 //! actors and shards. The rest of `ray_spec` (Redis, CPU and GPU counts) means nothing
 //! without Ray and is left alone.
@@ -8,9 +8,9 @@ use serde_json::Value as Json;
 
 use super::error::DistributedError;
 
-/// Ape-X's executor settings.
+/// The distributed executor's settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ApexSpec {
+pub struct RaySpec {
     /// Actor steps between weight pulls (`executor_spec.weight_sync_steps`).
     pub weight_sync_steps: u64,
     /// Records per insert (`executor_spec.num_worker_samples`).
@@ -25,9 +25,9 @@ pub struct ApexSpec {
     pub shards: usize,
 }
 
-impl Default for ApexSpec {
+impl Default for RaySpec {
     fn default() -> Self {
-        ApexSpec {
+        RaySpec {
             weight_sync_steps: 100,
             records_per_insert: 50,
             prefetch_depth: 2,
@@ -38,11 +38,11 @@ impl Default for ApexSpec {
     }
 }
 
-impl ApexSpec {
+impl RaySpec {
     /// The settings in an agent config's `execution_spec.ray_spec`, with defaults for those
     /// it lacks; a value of the wrong kind is refused with its key.
     pub fn from_config(config: &Json) -> Result<Self, DistributedError> {
-        let mut spec = ApexSpec::default();
+        let mut spec = RaySpec::default();
         let ray = config.pointer("/execution_spec/ray_spec");
         let Some(ray) = ray.filter(|r| !r.is_null()) else {
             return Ok(spec);
@@ -88,10 +88,10 @@ mod tests {
     #[test]
     fn rlgraphs_apex_cartpole_settings_read() {
         let text = include_str!("../../../configs/rlgraph/apex_agent_cartpole.json");
-        let spec = ApexSpec::from_config(&serde_json::from_str(text).unwrap()).unwrap();
+        let spec = RaySpec::from_config(&serde_json::from_str(text).unwrap()).unwrap();
         assert_eq!(
             spec,
-            ApexSpec {
+            RaySpec {
                 weight_sync_steps: 100,
                 records_per_insert: 50,
                 prefetch_depth: 1,
@@ -105,11 +105,11 @@ mod tests {
     #[test]
     fn a_bad_setting_is_refused_by_key() {
         let config = serde_json::json!({"execution_spec": {"ray_spec": {"executor_spec": {"weight_sync_steps": 0}}}});
-        let err = ApexSpec::from_config(&config).unwrap_err().to_string();
+        let err = RaySpec::from_config(&config).unwrap_err().to_string();
         assert!(err.contains("ray_spec.executor_spec.weight_sync_steps"), "{err}");
         assert_eq!(
-            ApexSpec::from_config(&serde_json::json!({})).unwrap(),
-            ApexSpec::default()
+            RaySpec::from_config(&serde_json::json!({})).unwrap(),
+            RaySpec::default()
         );
     }
 }

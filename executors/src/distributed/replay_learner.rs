@@ -1,4 +1,4 @@
-//! The Ape-X learner: samples batches from every replay shard with prefetching (a few
+//! The learner of a run whose actors feed replay shards (Ape-X's): samples batches from every replay shard with prefetching (a few
 //! requests in flight per shard, each for several batches, so it never waits on one round
 //! trip per batch), learns, sends new priorities back, publishes a versioned snapshot
 //! whenever an actor asks, counts the actors' frames and episodes, saves checkpoints and ends
@@ -10,77 +10,23 @@
 
 use std::time::{Duration, Instant};
 
-use agents::{transition_space, DqnConfig, DqnLearner, Learner, ReplaySample};
+use agents::{transition_space, DistributedAlgorithm, GraphLearner, ReplayFeed, ReplaySample, UpdateSpec};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::Backend;
-use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use super::cluster::Role;
+use super::distributed_stats::DistributedStats;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
 use super::learner_options::LearnerSite;
 use super::learner_run::LearnerRun;
 use super::learner_state::RunCounters;
 use super::peers::{replay_client, ReplayClient};
-use super::proto::{PriorityUpdate, SampleReply, SampleRequest, ShardStats, StatsRequest, StopRequest};
+use super::proto::{PriorityUpdate, SampleReply, SampleRequest, StatsRequest, StopRequest};
 use super::wire::{decode_value, split_rows};
 use crate::input_log::LogWriter;
-use crate::worker_stats::{Progress, RunLength, WorkerStats};
-
-/// The learner's summary of a distributed run: RLgraph's worker statistics and what
-/// distribution adds.
-#[derive(Clone, Debug)]
-pub struct DistributedStats {
-    /// RLgraph's statistics over every actor's episodes.
-    pub worker: WorkerStats,
-    /// Updates per second of the learner's run.
-    pub updates_per_second: f64,
-    /// Mean time from a sample request to its batch arriving, in milliseconds.
-    pub mean_sample_latency_ms: f64,
-    /// Mean weight lag over the actors' reports, in the learner's updates since the weights
-    /// they acted with were published.
-    pub mean_weight_lag: f64,
-    /// Priority updates dropped because a shard's queue was full.
-    pub priority_updates_dropped: u64,
-    /// The updates the learner had done when it resumed from a checkpoint, if it did.
-    pub resumed_at_update: Option<u64>,
-    /// Actors that reported.
-    pub actors: usize,
-    /// Each shard's counters at the end (Ape-X).
-    pub shards: Vec<ShardStats>,
-    /// Rollouts the learner refused as malformed (IMPALA).
-    pub rollouts_refused: u64,
-    /// Whether the learner was asked to end (SIGTERM) before the run was over: it saved and
-    /// left the actors and shards running for the learner that resumes it.
-    pub preempted: bool,
-}
-
-impl DistributedStats {
-    /// The statistics as JSON: the worker's keys and a `distributed` section.
-    pub fn to_json(&self) -> Json {
-        let mut j = self.worker.to_json();
-        j["distributed"] = json!({
-            "actors": self.actors,
-            "updates_per_second": self.updates_per_second,
-            "mean_sample_latency_ms": self.mean_sample_latency_ms,
-            "mean_weight_lag_updates": self.mean_weight_lag,
-            "priority_updates_dropped": self.priority_updates_dropped,
-            "resumed_at_update": self.resumed_at_update,
-            "rollouts_refused": self.rollouts_refused,
-            "preempted": self.preempted,
-            "shards": self.shards.iter().map(|s| json!({
-                "records": s.size,
-                "records_inserted": s.records_inserted,
-                "batches_sampled": s.batches_sampled,
-                "priority_updates": s.priority_updates,
-                "refused": s.refused,
-                "stale_updates": s.stale_updates,
-            })).collect::<Vec<_>>(),
-        });
-        j
-    }
-}
+use crate::worker_stats::{Progress, RunLength};
 
 /// A batch fetched from a shard.
 struct Fetched {
@@ -172,7 +118,9 @@ fn split_reply(
     let k = ask.batches.max(1) as usize;
     let n = ask.batch_size as usize * k;
     let nest = reply.records.unwrap_or_default();
-    if reply.indices.len() != n || !(reply.weights.is_empty() || reply.weights.len() == n) {
+    // A uniform memory's samples carry neither indices nor weights: nothing to reprioritize.
+    let indexed = !reply.indices.is_empty();
+    if (indexed && reply.indices.len() != n) || !(reply.weights.is_empty() || reply.weights.len() == n) {
         return Err(DistributedError::wire(
             "indices",
             format!(
@@ -197,7 +145,7 @@ fn split_reply(
                 shard,
                 generation: reply.generation,
                 batch: sample.batch()?,
-                indices: reply.indices[rows].to_vec(),
+                indices: if indexed { reply.indices[rows].to_vec() } else { vec![] },
                 latency,
             })
         })
@@ -243,10 +191,9 @@ async fn send_priorities(shard: usize, mut client: ReplayClient, mut rx: mpsc::R
     }
 }
 
-/// Updates the config's schedule allows after `frames` frames: `update_steps` per
+/// Updates the config's schedule `u` allows after `frames` frames: `update_steps` per
 /// `update_interval` frames from `steps_before_update` on.
-fn updates_due(config: &DqnConfig, frames: u64) -> u64 {
-    let u = &config.update;
+fn updates_due(u: &UpdateSpec, frames: u64) -> u64 {
     if !u.do_updates || frames < u.steps_before_update.max(1) {
         return 0;
     }
@@ -255,8 +202,7 @@ fn updates_due(config: &DqnConfig, frames: u64) -> u64 {
 
 /// The frames after which the schedule asks for update number `updates + 1` (the inverse of
 /// [`updates_due`]); `u64::MAX` when the config does no updates.
-fn frames_for_next_update(config: &DqnConfig, updates: u64) -> u64 {
-    let u = &config.update;
+fn frames_for_next_update(u: &UpdateSpec, updates: u64) -> u64 {
     if !u.do_updates {
         return u64::MAX;
     }
@@ -266,13 +212,16 @@ fn frames_for_next_update(config: &DqnConfig, updates: u64) -> u64 {
         .saturating_add(rounds.saturating_mul(u.update_interval.max(1)))
 }
 
-/// Runs one leg of an Ape-X learner, from the run's `counters` until the run reaches `length`:
-/// serves the actors' reports and weights on its cluster address, learns from the shards, and
-/// returns the run's statistics and counters.
-pub(crate) fn learn_apex<B: Backend>(
-    learner: &mut DqnLearner<B>,
+/// Runs one leg of a learner of `algorithm` whose actors feed replay shards as `feed` says,
+/// from the run's `counters` until the run reaches `length`: serves the actors' reports and
+/// weights on its cluster address, learns from the shards, and returns the run's statistics
+/// and counters.
+#[allow(clippy::too_many_arguments)] // The leg's learner, algorithm, place, length and outputs.
+pub(crate) fn learn_from_replay<B: Backend>(
+    learner: &mut dyn GraphLearner<B>,
     counters: RunCounters,
-    config: &DqnConfig,
+    algorithm: &dyn DistributedAlgorithm<B>,
+    feed: &ReplayFeed,
     site: &LearnerSite,
     length: RunLength,
     progress: &mut dyn FnMut(&Progress<'_>),
@@ -281,18 +230,13 @@ pub(crate) fn learn_apex<B: Backend>(
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
     // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).
-    let actor = || {
-        Ok((
-            agents::dqn_actor::<B>(config, state_space, action_space, options.seed + 999)?,
-            None,
-        ))
-    };
+    let actor = || Ok((algorithm.actor(state_space, action_space, options.seed + 999)?, None));
     let hub = LearnerHub::default();
     let mut run = LearnerRun::start(learner, counters, hub, cluster, access, options, length, actor, log)?;
 
     let records = transition_space(state_space, action_space)?.with_batch_rank(true);
-    let batch_size = u32::try_from(config.update.batch_size)
-        .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", config.update.batch_size)))?;
+    let batch_size = u32::try_from(feed.update.batch_size)
+        .map_err(|_| DistributedError::Setup(format!("batch_size {} is too large", feed.update.batch_size)))?;
     let ask = SampleRequest {
         batch_size,
         batches: u32::try_from(options.sample_batches.max(1))
@@ -329,10 +273,10 @@ pub(crate) fn learn_apex<B: Backend>(
         };
         let budget = match options.max_frames_ahead {
             0 => u64::MAX,
-            ahead => frames_for_next_update(config, learner.updates()).saturating_add(ahead),
+            ahead => frames_for_next_update(&feed.update, learner.updates()).saturating_add(ahead),
         };
         run.hub.set_frames(run.counters.frames, budget);
-        if learner.updates() >= updates_due(config, run.counters.frames) {
+        if learner.updates() >= updates_due(&feed.update, run.counters.frames) {
             std::thread::sleep(Duration::from_millis(2));
             continue;
         }
@@ -354,7 +298,7 @@ pub(crate) fn learn_apex<B: Backend>(
         latency_sum += fetched.latency.as_secs_f64() * 1e3;
         fetched_n += 1;
         let learned = run.learn(learner, &fetched.batch, t)?;
-        if let Some(priorities) = learned.priorities {
+        if let Some(priorities) = learned.priorities.filter(|_| !fetched.indices.is_empty()) {
             let update = PriorityUpdate {
                 indices: fetched.indices,
                 priorities,
