@@ -14,6 +14,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
+use crate::acting_plan::ActingPlan;
 use crate::agent::Agent;
 use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
 use crate::distributed_roles::DistributedAlgorithm;
@@ -67,6 +68,27 @@ pub fn distributed_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn D
         ))),
         AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
         AgentFamily::Registered => registered_capability::<B, dyn DistributedAlgorithm<B>>(spec, |e| &e.distributed)?,
+        _ => None,
+    })
+}
+
+/// The agent types whose acting graph an exporter can rebuild, in RLgraph's spelling.
+pub const EXPORT_TYPES: [&str; 5] = ["dqn", "apex", "ppo", "actor_critic", "single-impala"];
+
+/// What the acting graph of the algorithm `spec` describes is made of, for an exporter; `None`
+/// for one that offers no plan. The config is read whole.
+pub fn acting_plan(spec: &Json) -> Result<Option<ActingPlan>> {
+    Ok(match agent_family(spec)? {
+        AgentFamily::Dqn => Some(dqn::config::DqnConfig::parse(spec)?.acting_plan()),
+        AgentFamily::PolicyGradient => Some(pg::config::PgConfig::parse(spec)?.acting_plan()),
+        AgentFamily::Impala => Some(impala::config::ImpalaConfig::parse(spec)?.acting_plan()),
+        AgentFamily::Registered => {
+            let plan = {
+                let entries = read()?;
+                entry(&entries, spec)?.plan.clone()
+            };
+            plan.map(|plan| plan(spec)).transpose()?
+        }
         _ => None,
     })
 }
@@ -225,7 +247,12 @@ struct Entry {
     tensors: Capability,
     /// How it runs across processes, where [`register_distributed_algorithm`] said.
     distributed: Capability,
+    /// What its acting graph is made of, where [`register_acting_plan`] said.
+    plan: Option<MakePlan>,
 }
+
+/// Reads a registered algorithm's acting plan from its config.
+type MakePlan = Arc<dyn Fn(&Json) -> Result<ActingPlan> + Send + Sync>;
 
 /// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
 /// user's own would be: each registers itself on a backend the first time the registry is
@@ -312,6 +339,7 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
         segments: HashMap::new(),
         tensors: HashMap::new(),
         distributed: HashMap::new(),
+        plan: None,
     });
     if entry.builders.contains_key(&TypeId::of::<B>()) {
         return Err(refuse(format!(
@@ -363,6 +391,36 @@ pub fn register_distributed_algorithm<B: Backend, C: DeserializeOwned + 'static>
         |e| &mut e.distributed,
         Arc::new(make),
     )
+}
+
+/// Lets an exporter (`rlgraph export`) write algorithm `kind` (registered with
+/// [`register_algorithm`] first): `plan` reads its settings (as `C`) into what its acting
+/// graph is made of. Registered twice, or for a name not registered, it is refused and
+/// nothing changes.
+pub fn register_acting_plan<C: DeserializeOwned + 'static>(
+    kind: &str,
+    plan: impl Fn(C) -> Result<ActingPlan> + Send + Sync + 'static,
+) -> Result<()> {
+    let refuse = |reason: String| CoreError::Config {
+        at: format!("register_acting_plan({kind:?})"),
+        reason,
+    };
+    let mut entries = registry()
+        .write()
+        .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
+    let Some(entry) = entries.get_mut(&normalized_kind(Some(kind), "")) else {
+        drop(entries);
+        return Err(refuse(format!(
+            "no algorithm is registered under this name; register it with register_algorithm first \
+             (known types: {})",
+            agent_types()
+        )));
+    };
+    if entry.plan.is_some() {
+        return Err(refuse("already registered; register it once".into()));
+    }
+    entry.plan = Some(Arc::new(move |spec| plan(settings::<C>(spec)?)));
+    Ok(())
 }
 
 /// Adds `make` (a [`Make`] on `B`) to the capability `table` picks of the registered `kind`.

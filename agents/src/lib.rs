@@ -40,6 +40,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod acting_plan;
 mod actor;
 mod actor_critic_networks;
 mod adders;
@@ -81,6 +82,7 @@ mod twin_critics;
 mod update_spec;
 mod worker_preprocessing;
 
+pub use acting_plan::{ActingHead, ActingPlan};
 pub use actor::{Acted, Actor, GraphActor};
 pub use adders::n_step::NStepBuffer;
 pub use adders::rollout::{Rollout, RolloutBatch};
@@ -92,9 +94,10 @@ pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
-    agent_family, agent_types, distributed_algorithm, register_algorithm, register_distributed_algorithm,
-    register_segment_algorithm, register_tensor_algorithm, registered_algorithms, segment_algorithm, tensor_algorithm,
-    AgentFamily, AGENT_TYPES, DISTRIBUTED_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
+    acting_plan, agent_family, agent_types, distributed_algorithm, register_acting_plan, register_algorithm,
+    register_distributed_algorithm, register_segment_algorithm, register_tensor_algorithm, registered_algorithms,
+    segment_algorithm, tensor_algorithm, AgentFamily, AGENT_TYPES, DISTRIBUTED_TYPES, EXPORT_TYPES, SEGMENT_TYPES,
+    TENSOR_TYPES,
 };
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};

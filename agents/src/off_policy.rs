@@ -181,6 +181,20 @@ impl<B: Backend, R: OffPolicyRoles<B>> DistributedOffPolicy<R, B> {
     pub fn new(config: R::Config) -> Self {
         DistributedOffPolicy { config }
     }
+
+    /// The learner and the actor, as the single-process agent makes them.
+    fn made(&self, state_space: &Space, action_space: &Space, seed: u64) -> Result<(R::Learner, GraphActor<B>)>
+    where
+        R::Config: Clone,
+    {
+        R::make(
+            self.config.clone(),
+            AgentParts::default(),
+            state_space,
+            action_space,
+            seed,
+        )
+    }
 }
 
 impl<B: Backend, R: OffPolicyRoles<B>> DistributedAlgorithm<B> for DistributedOffPolicy<R, B>
@@ -197,25 +211,11 @@ where
     }
 
     fn actor(&self, state_space: &Space, action_space: &Space, seed: u64) -> Result<GraphActor<B>> {
-        let made = R::make(
-            self.config.clone(),
-            AgentParts::default(),
-            state_space,
-            action_space,
-            seed,
-        )?;
-        Ok(made.1)
+        Ok(self.made(state_space, action_space, seed)?.1)
     }
 
     fn learner(&self, state_space: &Space, action_space: &Space, seed: u64) -> Result<Box<dyn GraphLearner<B>>> {
-        let made = R::make(
-            self.config.clone(),
-            AgentParts::default(),
-            state_space,
-            action_space,
-            seed,
-        )?;
-        Ok(Box::new(made.0))
+        Ok(Box::new(self.made(state_space, action_space, seed)?.0))
     }
 
     fn replay(&self, state_space: &Space, action_space: &Space) -> Result<Box<dyn crate::replay::Replay>> {

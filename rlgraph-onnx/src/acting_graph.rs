@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use agents::{agent_family, AgentFamily, DqnConfig, ImpalaConfig, PgConfig, Recurrence};
+use agents::{ActingHead, ActingPlan, Recurrence};
 use backend_candle::Candle;
 use rlgraph_components::action_mask::{has_mask, observation_space, MASKED_VALUE};
 use rlgraph_components::policy::squashed_bounds;
@@ -15,73 +15,22 @@ use serde_json::Value as Json;
 
 use crate::graph_builder::{batched, float_attr, int_attr, ints_attr, Elem, GraphBuilder};
 
-/// What an agent's acting graph is made of, read from its config.
-struct Plan {
-    preprocessing: Vec<Json>,
-    network: Vec<Json>,
-    /// Units of the dueling state-value stream, for a dueling DQN.
-    dueling: Option<usize>,
-    /// DQN (Q-values) rather than a policy (distribution parameters).
-    q_values: bool,
-    action_adapter: Option<Json>,
-    mask_key: String,
-    /// The network split around its LSTM, for a recurrent policy.
-    recurrence: Option<Recurrence>,
-}
-
-impl Plan {
-    fn of(config: &Json) -> Result<Self> {
-        Ok(match agent_family(config)? {
-            AgentFamily::Dqn => {
-                let c = DqnConfig::parse(config)?;
-                Plan {
-                    preprocessing: c.preprocessing_spec,
-                    network: c.network_spec,
-                    dueling: c.dueling.then_some(c.units_state_value_stream),
-                    q_values: true,
-                    action_adapter: c.action_adapter,
-                    mask_key: c.action_mask_key.key,
-                    recurrence: None,
-                }
-            }
-            AgentFamily::PolicyGradient => {
-                let c = PgConfig::parse(config)?;
-                Plan {
-                    preprocessing: c.preprocessing_spec,
-                    network: c.network_spec,
-                    dueling: None,
-                    q_values: false,
-                    action_adapter: c.action_adapter,
-                    mask_key: c.action_mask_key.key,
-                    recurrence: c.recurrence,
-                }
-            }
-            AgentFamily::Impala => {
-                let c = ImpalaConfig::parse(config)?;
-                Plan {
-                    preprocessing: c.preprocessing_spec,
-                    network: c.network_spec,
-                    dueling: None,
-                    q_values: false,
-                    action_adapter: None,
-                    mask_key: c.action_mask_key.key,
-                    recurrence: c.recurrence,
-                }
-            }
-            _ => {
-                let kind = config.get("type").unwrap_or(&Json::Null);
-                return Err(unsupported("config.type", format!("agents of type {kind}")));
-            }
-        })
-    }
+/// The plan of the acting graph of the agent `config` describes, from its algorithm.
+fn plan_of(config: &Json) -> Result<ActingPlan> {
+    agents::acting_plan(config)?.ok_or_else(|| {
+        let kind = config.get("type").unwrap_or(&Json::Null);
+        unsupported("config.type", format!("agents of type {kind}"))
+    })
 }
 
 fn unsupported(at: &str, what: String) -> CoreError {
     CoreError::Config {
         at: at.into(),
         reason: format!(
-            "{what} cannot be exported to ONNX yet; the exporter writes DQN, Ape-X, PPO, actor-critic and \
-             IMPALA agents with dense networks and stateless preprocessing"
+            "{what} cannot be exported to ONNX yet; the exporter writes agents whose algorithm offers an \
+             acting plan ({} and those registered with agents::register_acting_plan) with dense networks \
+             and stateless preprocessing",
+            agents::EXPORT_TYPES.join(", ")
         ),
     }
 }
@@ -104,7 +53,7 @@ pub fn export_onnx(
     action_space: &Space,
     weights: &BTreeMap<String, HostTensor>,
 ) -> Result<Vec<u8>> {
-    let plan = Plan::of(config)?;
+    let plan = plan_of(config)?;
     if plan.action_adapter.as_ref().is_some_and(|a| !a.is_null()) {
         return Err(unsupported(
             "config.policy_spec.action_adapter_spec",
@@ -369,7 +318,7 @@ fn activate(g: &mut GraphBuilder, x: &str, activation: Activation, at: &str) -> 
 fn head(
     g: &mut GraphBuilder,
     weights: &BTreeMap<String, HostTensor>,
-    plan: &Plan,
+    plan: &ActingPlan,
     policy: &str,
     h: &str,
     action_space: &Space,
@@ -379,8 +328,9 @@ fn head(
     match action_space {
         Space::Int(_) if action_space.shape().is_some_and(<[usize]>::is_empty) => {
             let n = action_space.num_categories().unwrap_or_default() as usize;
-            let mut scores = match plan.dueling {
-                Some(_) => {
+            let q_values = matches!(plan.head, ActingHead::QValues { .. });
+            let mut scores = match plan.head {
+                ActingHead::QValues { dueling: Some(_) } => {
                     // q = v + a - mean(a), with v from the state-value stream.
                     let stream = dense(g, weights, h, &format!("{policy}dense-layer-state-value-stream"))?;
                     let stream = g.op("Relu", &[&stream], vec![]);
@@ -393,7 +343,7 @@ fn head(
                     let centred = g.op("Sub", &[&adapter, &mean], vec![]);
                     g.op("Add", &[&v, &centred], vec![])
                 }
-                None => adapter,
+                _ => adapter,
             };
             if let Some(mask) = mask {
                 let valid = g.op("Cast", &[mask], vec![int_attr("to", 9)]);
@@ -401,10 +351,10 @@ fn head(
                 scores = g.op("Where", &[&valid, &scores, &masked], vec![]);
             }
             let actions = g.op("ArgMax", &[&scores], vec![int_attr("axis", 1), int_attr("keepdims", 0)]);
-            let name = if plan.q_values { "q_values" } else { "logits" };
+            let name = if q_values { "q_values" } else { "logits" };
             Ok((actions, Elem::I64, name, scores, vec![n]))
         }
-        Space::Float(_) if !plan.q_values && mask.is_none() => {
+        Space::Float(_) if plan.head == ActingHead::Policy && mask.is_none() => {
             // The adapter's first half is the mean; the deterministic action is the mean,
             // squashed into the bounds where the policy squashes.
             let item = action_space.shape().unwrap_or(&[]).to_vec();
@@ -430,5 +380,66 @@ fn head(
             Ok((actions, Elem::F32, "mean", mean, item))
         }
         other => Err(unsupported("action_space", format!("actions of {}", other.describe()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents::{build_agent, register_acting_plan, register_algorithm, DqnAgent, DqnConfig};
+    use rlgraph_core::spaces::{FloatBox, IntBox};
+    use serde_json::json;
+
+    fn dqn_config() -> Json {
+        json!({
+            "type": "dqn",
+            "network_spec": [{"type": "dense", "units": 5, "activation": "tanh", "scope": "hidden"}],
+            "policy_spec": {"type": "dueling-policy", "units_state_value_stream": 3}
+        })
+    }
+
+    #[test]
+    fn a_registered_algorithm_exports_once_it_registers_its_acting_plan() {
+        let (states, actions) = (Space::from(FloatBox::new([4])), Space::from(IntBox::new(3).unwrap()));
+        // A preset of DQN, as a user's crate might register it.
+        register_algorithm::<Candle, Json>("onnx-test-dqn", |_, s, a, seed| {
+            Ok(Box::new(DqnAgent::<Candle>::new(DqnConfig::parse(&dqn_config())?, s, a, seed)?) as _)
+        })
+        .unwrap();
+        let weights = build_agent::<Candle>(&dqn_config(), &states, &actions, 7)
+            .unwrap()
+            .get_weights()
+            .unwrap();
+        let registered = json!({"type": "onnx-test-dqn"});
+        let e = export_onnx(&registered, &states, &actions, &weights)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(r#"agents of type "onnx-test-dqn""#) && e.contains("register_acting_plan"),
+            "{e}"
+        );
+        register_acting_plan::<Json>("onnx-test-dqn", |_| Ok(DqnConfig::parse(&dqn_config())?.acting_plan())).unwrap();
+        let again =
+            register_acting_plan::<Json>("onnx-test-dqn", |_| Ok(DqnConfig::parse(&dqn_config())?.acting_plan()));
+        assert!(again.unwrap_err().to_string().contains("already registered"));
+        // Its plan is the built-in DQN's, so the same weights make the same graph, byte for byte;
+        // the models differ only in the config their metadata carries, which comes last: its
+        // entry's tag (field 14, bytes: 114) and length sit in the five bytes before its key.
+        let graph = |model: &[u8]| -> Vec<u8> {
+            let marker = b"rlgraph.config";
+            let at = model
+                .windows(marker.len())
+                .position(|w| w == marker)
+                .expect("the config's metadata");
+            let tag = (at - 5..at).rev().find(|&i| model[i] == 114).expect("the entry's tag");
+            model[..tag].to_vec()
+        };
+        let built_in = export_onnx(&dqn_config(), &states, &actions, &weights).unwrap();
+        let exported = export_onnx(&registered, &states, &actions, &weights).unwrap();
+        assert!(graph(&built_in).len() > 1000);
+        assert!(
+            graph(&exported) == graph(&built_in),
+            "the registered plan made another graph"
+        );
     }
 }

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
+use crate::acting_plan::{ActingHead, ActingPlan};
 use crate::agent_spec::config;
 use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{normalized_kind, read_config, AgentKind, MemorySpec};
@@ -162,6 +163,20 @@ struct EpsilonSpec {
 }
 
 impl DqnConfig {
+    /// The acting graph's parts, for an exporter: a Q head, dueling where the config says.
+    pub fn acting_plan(&self) -> ActingPlan {
+        ActingPlan {
+            preprocessing: self.preprocessing_spec.clone(),
+            network: self.network_spec.clone(),
+            head: ActingHead::QValues {
+                dueling: self.dueling.then_some(self.units_state_value_stream),
+            },
+            action_adapter: self.action_adapter.clone(),
+            mask_key: self.action_mask_key.key.clone(),
+            recurrence: None,
+        }
+    }
+
     /// Parses an RLgraph DQN config (`type` `dqn`, or `apex` for Ape-X: prioritized replay
     /// with alpha 0.6 and beta 0.4 by default, and priorities computed as records arrive).
     pub fn parse(spec: &Json) -> Result<Self> {

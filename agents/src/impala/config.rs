@@ -8,6 +8,7 @@ use rlgraph_core::{Backend, Device, Result};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
+use crate::acting_plan::{ActingHead, ActingPlan};
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
@@ -120,6 +121,18 @@ struct QueueSpec {
 }
 
 impl ImpalaConfig {
+    /// The acting graph's parts, for an exporter: the policy's distribution parameters.
+    pub fn acting_plan(&self) -> ActingPlan {
+        ActingPlan {
+            preprocessing: self.preprocessing_spec.clone(),
+            network: self.network_spec.clone(),
+            head: ActingHead::Policy,
+            action_adapter: None,
+            mask_key: self.action_mask_key.key.clone(),
+            recurrence: self.recurrence.clone(),
+        }
+    }
+
     /// The keys that shape the actor-critic networks, for the learner and the actor.
     pub(crate) fn networks<'a, B: Backend>(&'a self, parts: &'a AgentParts<B>) -> ActorCriticSpec<'a, B> {
         ActorCriticSpec {

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
+use crate::acting_plan::{ActingHead, ActingPlan};
 use crate::actor_critic_networks::ActorCriticSpec;
 use crate::agent_parts::AgentParts;
 use crate::agent_spec::config;
@@ -178,6 +179,18 @@ struct PolicySpec {
 }
 
 impl PgConfig {
+    /// The acting graph's parts, for an exporter: the policy's distribution parameters.
+    pub fn acting_plan(&self) -> ActingPlan {
+        ActingPlan {
+            preprocessing: self.preprocessing_spec.clone(),
+            network: self.network_spec.clone(),
+            head: ActingHead::Policy,
+            action_adapter: self.action_adapter.clone(),
+            mask_key: self.action_mask_key.key.clone(),
+            recurrence: self.recurrence.clone(),
+        }
+    }
+
     /// The actions the agent's graphs and rollout take: a FloatBox that gets a plain Normal
     /// (`bounded_distribution_type: "normal"`, or bounds that differ per element, which
     /// nothing squashes into) loses its bounds, since the Normal's samples leave them; the
