@@ -4,8 +4,9 @@
 //! algorithm offers the distributed roles, a registered one's included.
 
 use agents::{
-    agent_family, build_agent, check_config, distributed_algorithm, register_algorithm, register_distributed_algorithm,
-    registered_algorithms, AgentFamily, DistributedAlgorithm, Experience,
+    acting_plan, agent_family, build_agent, check_config, distributed_algorithm, register_algorithm,
+    register_distributed_algorithm, registered_algorithms, segment_algorithm, tensor_algorithm, AgentFamily,
+    DistributedAlgorithm, Experience, AGENT_TYPES, DISTRIBUTED_TYPES, EXPORT_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
 };
 use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
 use rlgraph_core::Backend;
@@ -245,5 +246,40 @@ both_backends! {
         });
         let e = nobody.unwrap_err().to_string();
         assert!(e.contains("register_distributed_algorithm(\"tiny-nobody\")") && e.contains("register_algorithm first"), "{e}");
+    }
+}
+
+both_backends! {
+    fn the_type_lists_the_messages_print_are_the_types_each_layout_runs<B>() {
+        // One shipped config of each built-in type, in AGENT_TYPES' order.
+        let configs = [
+            ("dqn", "dqn-cartpole.json"),
+            ("apex", "apex-cartpole.json"),
+            ("ppo", "ppo-cartpole.json"),
+            ("actor_critic", "actor-critic-cartpole.json"),
+            ("sac", "sac-pendulum.json"),
+            ("single-impala", "impala-gridworld-2x2.json"),
+            ("random", "random-cartpole.json"),
+        ];
+        assert_eq!(configs.map(|(kind, _)| kind), AGENT_TYPES);
+        for (kind, file) in configs {
+            let config = shipped_config(file);
+            let spelled = |t: &str| t.to_lowercase().replace(['-', '_'], "");
+            assert_eq!(spelled(config["type"].as_str().unwrap()), spelled(kind), "{file}");
+            // A layout that cannot run a config refuses it (None, or an error naming the key).
+            let offers = [
+                matches!(segment_algorithm::<B>(&config), Ok(Some(_))),
+                matches!(tensor_algorithm::<B>(&config), Ok(Some(_))),
+                matches!(distributed_algorithm::<B>(&config), Ok(Some(_))),
+                matches!(acting_plan(&config), Ok(Some(_))),
+            ];
+            let listed = [
+                SEGMENT_TYPES.contains(&kind),
+                TENSOR_TYPES.contains(&kind),
+                DISTRIBUTED_TYPES.contains(&kind),
+                EXPORT_TYPES.contains(&kind),
+            ];
+            assert_eq!(offers, listed, "{kind}: GA3C, the device worker, distributed roles, export");
+        }
     }
 }
