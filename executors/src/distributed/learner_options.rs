@@ -1,14 +1,19 @@
-//! How and where a distributed learner runs: its options, its greedy rounds, and the site it
-//! serves (spaces, cluster, access rules), which the learner worker hands each algorithm's
-//! learning loop.
+//! How and where a distributed learner runs: its options, its greedy rounds, the site it
+//! serves (spaces, cluster, access rules), and the leg the learner worker hands a learning
+//! loop.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agents::{DistributedAlgorithm, GraphLearner};
 use rlgraph_core::spaces::Space;
+use rlgraph_core::Backend;
 
 use super::access::Access;
 use super::cluster::ClusterSpec;
+use super::learner_state::RunCounters;
+use crate::input_log::LogWriter;
+use crate::worker_stats::{Progress, RunLength};
 
 /// How the learner runs.
 #[derive(Clone, Debug)]
@@ -90,4 +95,17 @@ pub(crate) struct LearnerSite {
     pub(crate) cluster: ClusterSpec,
     pub(crate) access: Access,
     pub(crate) options: LearnerOptions,
+}
+
+/// One leg of a distributed learner, as the learner worker hands it to a learning loop: the
+/// learner, the run's counters so far, the algorithm, the site, how long the run goes on, and
+/// where progress and the learner input log go.
+pub(crate) struct Leg<'a, B: Backend> {
+    pub(crate) learner: &'a mut dyn GraphLearner<B>,
+    pub(crate) counters: RunCounters,
+    pub(crate) algorithm: &'a dyn DistributedAlgorithm<B>,
+    pub(crate) site: &'a LearnerSite,
+    pub(crate) length: RunLength,
+    pub(crate) progress: &'a mut dyn FnMut(&Progress<'_>),
+    pub(crate) log: Option<&'a mut LogWriter>,
 }

@@ -14,7 +14,7 @@ use super::access::Access;
 use super::cluster::ClusterSpec;
 use super::distributed_stats::DistributedStats;
 use super::error::core_error;
-use super::learner_options::{LearnerOptions, LearnerSite};
+use super::learner_options::{LearnerOptions, LearnerSite, Leg};
 use super::learner_state::{restore_learner, save_learner, RunCounters};
 use super::replay_learner::learn_from_replay;
 use super::rollout_learner::learn_from_rollouts;
@@ -106,15 +106,18 @@ impl<B: Backend> Worker for LearnerWorker<B> {
     fn execute_run(&mut self, length: RunLength, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<WorkerStats> {
         let from = self.tally.clone();
         let counters = self.counters.clone();
-        let (learner, algorithm) = (self.learner.as_mut(), self.algorithm.as_ref());
-        let (site, log) = (&self.site, self.log.as_mut());
-        let (mut stats, counters) = match algorithm.experience() {
-            Experience::Replay(feed) => {
-                learn_from_replay(learner, counters, algorithm, &feed, site, length, progress, log)
-            }
-            Experience::Rollouts(feed) => {
-                learn_from_rollouts(learner, counters, algorithm, &feed, site, length, progress, log)
-            }
+        let leg = Leg {
+            learner: self.learner.as_mut(),
+            counters,
+            algorithm: self.algorithm.as_ref(),
+            site: &self.site,
+            length,
+            progress,
+            log: self.log.as_mut(),
+        };
+        let (mut stats, counters) = match self.algorithm.experience() {
+            Experience::Replay(feed) => learn_from_replay(leg, &feed),
+            Experience::Rollouts(feed) => learn_from_rollouts(leg, &feed),
         }
         .map_err(core_error)?;
         stats.resumed_at_update = self.resumed_at_update;

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use agents::{transition_space, DistributedAlgorithm, GraphLearner, ReplayFeed, ReplaySample, UpdateSpec};
+use agents::{transition_space, ReplayFeed, ReplaySample, UpdateSpec};
 use rlgraph_core::spaces::{Space, Value};
 use rlgraph_core::Backend;
 use tokio::sync::mpsc;
@@ -19,14 +19,12 @@ use super::cluster::Role;
 use super::distributed_stats::DistributedStats;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_options::LearnerSite;
+use super::learner_options::Leg;
 use super::learner_run::LearnerRun;
 use super::learner_state::RunCounters;
 use super::peers::{replay_client, ReplayClient};
 use super::proto::{PriorityUpdate, SampleReply, SampleRequest, StatsRequest, StopRequest};
 use super::wire::{decode_value, split_rows};
-use crate::input_log::LogWriter;
-use crate::worker_stats::{Progress, RunLength};
 
 /// A batch fetched from a shard.
 struct Fetched {
@@ -216,17 +214,19 @@ fn frames_for_next_update(u: &UpdateSpec, updates: u64) -> u64 {
 /// from the run's `counters` until the run reaches `length`: serves the actors' reports and
 /// weights on its cluster address, learns from the shards, and returns the run's statistics
 /// and counters.
-#[allow(clippy::too_many_arguments)] // The leg's learner, algorithm, place, length and outputs.
 pub(crate) fn learn_from_replay<B: Backend>(
-    learner: &mut dyn GraphLearner<B>,
-    counters: RunCounters,
-    algorithm: &dyn DistributedAlgorithm<B>,
+    leg: Leg<'_, B>,
     feed: &ReplayFeed,
-    site: &LearnerSite,
-    length: RunLength,
-    progress: &mut dyn FnMut(&Progress<'_>),
-    log: Option<&mut LogWriter>,
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
+    let Leg {
+        learner,
+        counters,
+        algorithm,
+        site,
+        length,
+        progress,
+        log,
+    } = leg;
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
     // Apart from the actors' seeds (`seed + 1 + 10,007 * index`).

@@ -4,32 +4,33 @@
 
 use std::time::Duration;
 
-use agents::{stack, DistributedAlgorithm, GraphLearner, RolloutAdder, RolloutFeed};
+use agents::{stack, RolloutAdder, RolloutFeed};
 use rlgraph_core::Backend;
 
 use super::distributed_stats::DistributedStats;
 use super::error::DistributedError;
 use super::learner_hub::LearnerHub;
-use super::learner_options::LearnerSite;
+use super::learner_options::Leg;
 use super::learner_run::LearnerRun;
 use super::learner_state::RunCounters;
-use crate::input_log::{LogRecord, LogWriter};
-use crate::worker_stats::{Progress, RunLength};
+use crate::input_log::LogRecord;
 
 /// Runs one leg of a learner of `algorithm` whose actors stream rollouts as `feed` says, from
 /// the run's `counters` until the run reaches `length`; returns the run's statistics and
 /// counters.
-#[allow(clippy::too_many_arguments)] // The leg's learner, algorithm, place, length and outputs.
 pub(crate) fn learn_from_rollouts<B: Backend>(
-    learner: &mut dyn GraphLearner<B>,
-    counters: RunCounters,
-    algorithm: &dyn DistributedAlgorithm<B>,
+    leg: Leg<'_, B>,
     feed: &RolloutFeed,
-    site: &LearnerSite,
-    length: RunLength,
-    progress: &mut dyn FnMut(&Progress<'_>),
-    log: Option<&mut LogWriter>,
 ) -> Result<(DistributedStats, RunCounters), DistributedError> {
+    let Leg {
+        learner,
+        counters,
+        algorithm,
+        site,
+        length,
+        progress,
+        log,
+    } = leg;
     let (state_space, action_space) = (&site.state_space, &site.action_space);
     let (cluster, access, options) = (&site.cluster, &site.access, &site.options);
     let rollout_space = RolloutAdder::new(feed.length, state_space, action_space, feed.memory_units)?
