@@ -82,13 +82,7 @@ pub fn acting_plan(spec: &Json) -> Result<Option<ActingPlan>> {
         AgentFamily::Dqn => Some(dqn::config::DqnConfig::parse(spec)?.acting_plan()),
         AgentFamily::PolicyGradient => Some(pg::config::PgConfig::parse(spec)?.acting_plan()),
         AgentFamily::Impala => Some(impala::config::ImpalaConfig::parse(spec)?.acting_plan()),
-        AgentFamily::Registered => {
-            let plan = {
-                let entries = read()?;
-                entry(&entries, spec)?.plan.clone()
-            };
-            plan.map(|plan| plan(spec)).transpose()?
-        }
+        AgentFamily::Registered => registered_capability::<SpecOnly, ActingPlan>(spec, |e| &e.plans)?.map(|p| *p),
         _ => None,
     })
 }
@@ -222,7 +216,7 @@ type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
 type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
 
 /// Makes what a layout runs (`T`: a [`SegmentAlgorithm`], a [`TensorAlgorithm`] or a
-/// [`DistributedAlgorithm`] on one backend) from a registered algorithm's config.
+/// [`DistributedAlgorithm`] on one backend, or an [`ActingPlan`]) from a registered algorithm's config.
 type Make<T> = Arc<dyn Fn(&Json) -> Result<Box<T>> + Send + Sync>;
 
 /// What a registered algorithm offers a layout, on each backend: a [`Make`] of that backend's
@@ -247,12 +241,10 @@ struct Entry {
     tensors: Capability,
     /// How it runs across processes, where [`register_distributed_algorithm`] said.
     distributed: Capability,
-    /// What its acting graph is made of, where [`register_acting_plan`] said.
-    plan: Option<MakePlan>,
+    /// What its acting graph is made of, where [`register_acting_plan`] said (under
+    /// [`SpecOnly`]: a plan knows no backend).
+    plans: Capability,
 }
-
-/// Reads a registered algorithm's acting plan from its config.
-type MakePlan = Arc<dyn Fn(&Json) -> Result<ActingPlan> + Send + Sync>;
 
 /// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
 /// user's own would be: each registers itself on a backend the first time the registry is
@@ -339,7 +331,7 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
         segments: HashMap::new(),
         tensors: HashMap::new(),
         distributed: HashMap::new(),
-        plan: None,
+        plans: HashMap::new(),
     });
     if entry.builders.contains_key(&TypeId::of::<B>()) {
         return Err(refuse(format!(
@@ -401,26 +393,9 @@ pub fn register_acting_plan<C: DeserializeOwned + 'static>(
     kind: &str,
     plan: impl Fn(C) -> Result<ActingPlan> + Send + Sync + 'static,
 ) -> Result<()> {
-    let refuse = |reason: String| CoreError::Config {
-        at: format!("register_acting_plan({kind:?})"),
-        reason,
-    };
-    let mut entries = registry()
-        .write()
-        .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
-    let Some(entry) = entries.get_mut(&normalized_kind(Some(kind), "")) else {
-        drop(entries);
-        return Err(refuse(format!(
-            "no algorithm is registered under this name; register it with register_algorithm first \
-             (known types: {})",
-            agent_types()
-        )));
-    };
-    if entry.plan.is_some() {
-        return Err(refuse("already registered; register it once".into()));
-    }
-    entry.plan = Some(Arc::new(move |spec| plan(settings::<C>(spec)?)));
-    Ok(())
+    // A plan is plain data, the same on every backend: kept under the backend-free one.
+    let make: Make<ActingPlan> = Arc::new(move |spec| plan(settings::<C>(spec)?).map(Box::new));
+    register_capability::<SpecOnly>(kind, "register_acting_plan", |e| &mut e.plans, Arc::new(make))
 }
 
 /// Adds `make` (a [`Make`] on `B`) to the capability `table` picks of the registered `kind`.
