@@ -60,7 +60,4 @@ step "cargo test (candle and tch)"
 # compile, and linking them again in the test profile cost minutes.
 cargo test --workspace --locked --features rlgraph-cli/tch --tests
 cargo test --workspace --locked --features rlgraph-cli/tch --doc
-# The default build of the program (no libtorch) says how to get it when asked for tch. Over
-# the whole workspace, so the other crates keep their features and are not built again.
-cargo test --workspace --locked --lib tch_without_the_feature
 step "done"

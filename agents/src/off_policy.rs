@@ -63,6 +63,16 @@ pub struct ReplaySettings {
     pub update: UpdateSpec,
 }
 
+/// The uniform memory of one-step transitions both layouts hold: the agent's own, and each
+/// replay shard's across processes.
+fn uniform_replay(state_space: &Space, action_space: &Space, capacity: usize) -> Result<ReplayMemory> {
+    Ok(ReplayMemory::new(
+        "replay-memory",
+        &transition_space(state_space, action_space)?,
+        capacity,
+    )?)
+}
+
 /// The part of a composed agent for the off-policy algorithm `R`.
 pub struct OffPolicy<R> {
     adder: NStepBuffer,
@@ -94,11 +104,7 @@ impl<B: Backend, R: OffPolicyRoles<B>> Algorithm<B> for OffPolicy<R> {
         let settings = R::replay(&config);
         let (mut learner, mut actor) = R::make(config, parts, state_space, action_space, seed)?;
         learner.publish_to(&mut actor)?;
-        let replay = ReplayMemory::new(
-            "replay-memory",
-            &transition_space(state_space, action_space)?,
-            settings.capacity,
-        )?;
+        let replay = uniform_replay(state_space, action_space, settings.capacity)?;
         Ok(Roles {
             actor,
             learner,
@@ -220,7 +226,6 @@ where
 
     fn replay(&self, state_space: &Space, action_space: &Space) -> Result<Box<dyn crate::replay::Replay>> {
         let capacity = R::replay(&self.config).capacity;
-        let records = transition_space(state_space, action_space)?;
-        Ok(Box::new(ReplayMemory::new("replay-memory", &records, capacity)?))
+        Ok(Box::new(uniform_replay(state_space, action_space, capacity)?))
     }
 }

@@ -413,6 +413,33 @@ impl Drop for Children {
     }
 }
 
+/// Has the kernel send the role SIGTERM when the launcher dies, however it dies: a SIGKILL
+/// skips `Children`'s drop, and roles left behind would run on (and hold their cores) with
+/// nobody to end them. SIGTERM rather than SIGKILL, so they save and end as under a scheduler.
+#[cfg(target_os = "linux")]
+fn ends_with_the_launcher(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let launcher = std::process::id();
+    // SAFETY: between fork and exec the closure makes only async-signal-safe calls (prctl,
+    // getppid) and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The launcher may have died before the request took effect (ESRCH: no such process).
+            if libc::getppid() as u32 != launcher {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere the launcher's drop is all that ends the roles.
+#[cfg(not(target_os = "linux"))]
+fn ends_with_the_launcher(_: &mut Command) {}
+
 /// Free loopback ports, asked of the OS (they are released before the roles bind them).
 fn free_ports(n: usize) -> Result<Vec<u16>, String> {
     let listeners = (0..n)
@@ -500,7 +527,9 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
 
     let (program, leading) = role_program()?;
     let spawn = |role: &str, index: usize, stdout: Stdio| -> Result<Child, String> {
-        Command::new(&program)
+        let mut command = Command::new(&program);
+        ends_with_the_launcher(&mut command);
+        command
             .args(&leading)
             .args(serve_args(run, role, Some(index)))
             .arg("--cluster")

@@ -3,7 +3,7 @@
 //! from the learner's current weights and the run still learns. Every process is bounded in
 //! time and killed if the test fails. IMPALA, with and without an LSTM, learns the grid world
 //! across processes; TD3, registered as a user's algorithm is, learns Pendulum on the same
-//! roles.
+//! roles. Roles whose launcher is killed with SIGKILL end too.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -801,4 +801,70 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
         assert_eq!(command.contains(&"--resume-if-present"), serves, "{command:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The processes whose parent is `pid`, read from `/proc`.
+#[cfg(target_os = "linux")]
+fn children_of(pid: u32) -> Vec<u32> {
+    let parent = |stat: &str| -> Option<u32> {
+        // `pid (comm) state ppid ...`; comm may hold spaces, so read after its closing paren.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| parent(&s) == Some(pid)))
+        .collect()
+}
+
+/// Whether `pid` still runs (a zombie waiting for its new parent to reap it does not).
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn roles_end_when_their_launcher_is_killed_with_sigkill() {
+    let dir = std::env::temp_dir().join(format!("rlgraph-orphans-{}", std::process::id()));
+    let child = Command::new(RLGRAPH)
+        .current_dir(ROOT)
+        .args(["launch", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
+        .args(["--actors", "2", "--replay-shards", "1", "--timesteps", "100000000"])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut launcher = Guard::new(child);
+    // A shard, the learner and two actors.
+    let began = Instant::now();
+    let roles = loop {
+        let roles = children_of(pid);
+        if roles.len() == 4 {
+            break roles;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "the launcher started {roles:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Let them connect and run, so they are killed mid-run rather than while starting.
+    std::thread::sleep(Duration::from_secs(2));
+    launcher.kill();
+    let ended = Instant::now();
+    while roles.iter().any(|&r| alive(r)) {
+        if ended.elapsed() > Duration::from_secs(60) {
+            for r in &roles {
+                let _ = Command::new("kill").args(["-KILL", &r.to_string()]).status();
+            }
+            panic!("roles {roles:?} outlived their launcher by a minute");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
