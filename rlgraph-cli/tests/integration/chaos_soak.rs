@@ -93,9 +93,9 @@ fn a_chaos_soak_of_sigkills_leaves_the_run_learning_resuming_and_counting() {
         .filter(|(a, b)| a <= b && *a > 0)
         .expect("RLGRAPH_SOAK_KILL_SECS=LO-HI");
     let mut rng = setting("RLGRAPH_SOAK_SEED", 18);
-    // About the frames two cores run in `secs` with kills (8,300 a second on a 2.5 GHz Xeon,
-    // 16,000 on an EPYC); the soak kills while the run goes, for at most `secs`. The log's
-    // replay at the end takes about as long again.
+    // About the frames two cores run in `secs` with kills (8,300 a second on a 2.5 GHz Xeon;
+    // the ten-minute form once ran 9M in 555 s); the soak kills while the run goes, for at
+    // most `secs`. The log's replay at the end takes most of that time again.
     let frames = setting("RLGRAPH_SOAK_FRAMES", secs * 10_000);
     let cluster = Cluster::new("soak", 2, 11).with_frames(frames);
     let out = cluster.dir.join("out");

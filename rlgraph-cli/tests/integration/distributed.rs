@@ -803,25 +803,60 @@ fn emitted_kubernetes_manifests_validate_and_name_each_role_by_dns() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The processes whose parent is `pid`, read from `/proc`.
+/// A process's parent, state and start time (in clock ticks since boot), from `/proc`;
+/// `None` once it is gone.
 #[cfg(target_os = "linux")]
-fn children_of(pid: u32) -> Vec<u32> {
-    let parent = |stat: &str| -> Option<u32> {
-        // `pid (comm) state ppid ...`; comm may hold spaces, so read after its closing paren.
-        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
-    };
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| parent(&s) == Some(pid)))
-        .collect()
+fn proc_stat(pid: u32) -> Option<(u32, String, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ... starttime ...`; comm may hold spaces, so read after its
+    // closing paren, where the state is field 3 and the start time field 22.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some((
+        fields.get(1)?.parse().ok()?,
+        fields.first()?.to_string(),
+        fields.get(19)?.parse().ok()?,
+    ))
 }
 
-/// Whether `pid` still runs (a zombie waiting for its new parent to reap it does not).
+/// Processes a test started through another, each named by its pid and start time (so a pid
+/// the system hands out again is never taken for it), killed with SIGKILL when dropped if
+/// still running: the test ends them, pass or fail.
 #[cfg(target_os = "linux")]
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"))
+struct Grandchildren(Vec<(u32, u64)>);
+
+#[cfg(target_os = "linux")]
+impl Grandchildren {
+    /// The processes whose parent is `pid`.
+    fn of(pid: u32) -> Self {
+        let children = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(|p| {
+                proc_stat(p)
+                    .filter(|(parent, ..)| *parent == pid)
+                    .map(|(.., start)| (p, start))
+            })
+            .collect();
+        Grandchildren(children)
+    }
+
+    /// Those still running (a zombie waiting for its new parent to reap it is not).
+    fn running(&self) -> Vec<u32> {
+        self.0
+            .iter()
+            .filter(|&&(pid, start)| proc_stat(pid).is_some_and(|(_, state, s)| s == start && state != "Z"))
+            .map(|&(pid, _)| pid)
+            .collect()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Grandchildren {
+    fn drop(&mut self) {
+        for pid in self.running() {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -843,13 +878,14 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
     // A shard, the learner and two actors.
     let began = Instant::now();
     let roles = loop {
-        let roles = children_of(pid);
-        if roles.len() == 4 {
+        let roles = Grandchildren::of(pid);
+        if roles.0.len() == 4 {
             break roles;
         }
         assert!(
             began.elapsed() < Duration::from_secs(60),
-            "the launcher started {roles:?}"
+            "the launcher started {:?}",
+            roles.0
         );
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -857,13 +893,12 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
     std::thread::sleep(Duration::from_secs(2));
     launcher.kill();
     let ended = Instant::now();
-    while roles.iter().any(|&r| alive(r)) {
-        if ended.elapsed() > Duration::from_secs(60) {
-            for r in &roles {
-                let _ = Command::new("kill").args(["-KILL", &r.to_string()]).status();
-            }
-            panic!("roles {roles:?} outlived their launcher by a minute");
-        }
+    while !roles.running().is_empty() {
+        assert!(
+            ended.elapsed() < Duration::from_secs(60),
+            "roles {:?} outlived their launcher by a minute",
+            roles.running()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = std::fs::remove_dir_all(&dir);
