@@ -1,167 +1,222 @@
-//! Which algorithm a config's `type` names: the built-in ones, in RLgraph's spellings, and
-//! algorithms of one's own, registered by name, so that [`crate::build_agent`] (and so
-//! `rlgraph train`, `evaluate`, `bench` and the Python package) builds them as it builds the
-//! built-in ones, and the load-time check and the config schema know their keys.
+//! Which algorithm a config's `type` names: one table of algorithms, the shipped ones (each
+//! described by its own folder) and those a program registers with [`register_algorithm`],
+//! read the same way by [`crate::build_agent`] (and so `rlgraph train`, `evaluate`, `bench`
+//! and the Python package), by every layout, by the load-time check and by the config schema.
 
 use std::any::{Any, TypeId};
-use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, CoreError, Result, SpecOnly};
+use rlgraph_core::{Backend, CoreError, Result};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::acting_plan::ActingPlan;
 use crate::agent::Agent;
-use crate::agent_spec::{config, normalized_kind, AgentKind, SchemaKind};
+use crate::agent_spec::{config, normalized_kind, SchemaKind};
 use crate::distributed_roles::DistributedAlgorithm;
-use crate::off_policy::DistributedOffPolicy;
 use crate::segments::SegmentAlgorithm;
 use crate::tensor_rollouts::TensorAlgorithm;
-use crate::{dqn, impala, pg, random_agent, sac};
+use crate::{dqn, impala, pg, random_agent, sac, td3};
 
-/// The agent types `build_agent` knows, in RLgraph's spelling.
-pub const AGENT_TYPES: [&str; 7] = ["dqn", "apex", "ppo", "actor_critic", "sac", "single-impala", "random"];
+/// The algorithms that ship with this crate, as their folders describe them: the one list of
+/// them (each folder's [`Parts`] on a backend are listed in [`shipped_parts`]).
+const SHIPPED: [&Description; 7] = [
+    &dqn::DESCRIPTION,
+    &pg::PPO,
+    &pg::ACTOR_CRITIC,
+    &sac::DESCRIPTION,
+    &impala::DESCRIPTION,
+    &random_agent::DESCRIPTION,
+    &td3::DESCRIPTION,
+];
 
-/// The agent types that learn from segments (GA3C's layout), in RLgraph's spelling.
-pub const SEGMENT_TYPES: [&str; 3] = ["ppo", "actor_critic", "single-impala"];
+/// The shipped algorithms' parts on backend `B` (each names its [`Description`]).
+fn shipped_parts<B: Backend>() -> [Parts<B>; 7] {
+    [
+        dqn::parts(),
+        pg::ppo_parts(),
+        pg::actor_critic_parts(),
+        sac::parts(),
+        impala::parts(),
+        random_agent::parts(),
+        td3::parts(),
+    ]
+}
+
+/// One shipped algorithm as its folder describes it to the registry, apart from any backend.
+pub(crate) struct Description {
+    /// The `type` spellings messages list (RLgraph's), the algorithm's own first.
+    pub types: &'static [&'static str],
+    /// The normalized `type` names that pick it (case, `-` and `_` ignored).
+    pub names: &'static [&'static str],
+    /// How the config schema describes its configs.
+    pub schema: SchemaSource,
+    /// Reads every key of a config without building anything.
+    pub check: fn(&Json) -> Result<()>,
+    /// What its acting graph is made of, for an exporter.
+    pub plan: Option<fn(&Json) -> Result<ActingPlan>>,
+    /// Whether the normalizer and per-copy preprocessing run around its agent (not around
+    /// the random agent, which learns nothing and refuses both).
+    pub wrapped: bool,
+    /// Whether its replay memory stacks frames itself (`memory_spec.frame_stack`), so that a
+    /// worker keeps each frame once.
+    pub stacks_frames: bool,
+}
+
+impl Description {
+    /// An algorithm whose configs are the shared keys and its own (`schema`, whose names pick
+    /// it), wrapped by the normalizer and preprocessing, with no acting plan.
+    pub(crate) const fn keys(
+        types: &'static [&'static str],
+        schema: &'static SchemaKind,
+        check: fn(&Json) -> Result<()>,
+    ) -> Self {
+        Description {
+            types,
+            names: schema.names,
+            schema: SchemaSource::Keys(schema),
+            check,
+            plan: None,
+            wrapped: true,
+            stacks_frames: false,
+        }
+    }
+}
+
+/// How the config schema describes an algorithm's configs.
+#[derive(Clone, Copy)]
+pub(crate) enum SchemaSource {
+    /// The shared keys with the algorithm's own (the shipped RLgraph algorithms).
+    Keys(&'static SchemaKind),
+    /// A settings type: the whole config but `type` and `$schema`.
+    Settings(SettingsSchema),
+}
+
+/// Makes an algorithm's agent from a config, the state and action spaces and a seed.
+type BuildFn = fn(&Json, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>>;
+
+/// Makes what a layout runs (`T`) from an algorithm's config.
+type MakeFn<T> = fn(&Json) -> Result<Box<T>>;
+
+/// One shipped algorithm's parts on backend `B`.
+pub(crate) struct Parts<B: Backend> {
+    /// The algorithm these parts belong to.
+    pub description: &'static Description,
+    /// Its agent, from a config and the spaces.
+    pub build: BuildFn,
+    /// How it learns from segments (GA3C).
+    pub segments: Option<MakeFn<dyn SegmentAlgorithm<B>>>,
+    /// How it trains on device-resident environments.
+    pub tensors: Option<MakeFn<dyn TensorAlgorithm<B>>>,
+    /// How it runs across processes.
+    pub distributed: Option<MakeFn<dyn DistributedAlgorithm<B>>>,
+}
+
+impl<B: Backend> Parts<B> {
+    /// An algorithm's agent on `B`, which no other layout runs.
+    pub(crate) fn agent(description: &'static Description, build: BuildFn) -> Self {
+        Parts {
+            description,
+            build,
+            segments: None,
+            tensors: None,
+            distributed: None,
+        }
+    }
+}
+
+/// A layout that runs only the algorithms that offer it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// GA3C, whose actors send segments ([`segment_algorithm`]).
+    Segments,
+    /// The device worker on device-resident environments ([`tensor_algorithm`]).
+    Tensors,
+    /// Actors, replay shards and a learner in separate processes ([`distributed_algorithm`]).
+    Distributed,
+    /// The ONNX exporter ([`acting_plan`]).
+    Export,
+}
+
+/// The `type` spellings of the algorithms that offer `layout` on backend `B`, for messages:
+/// the shipped ones first, in RLgraph's spelling, then the registered ones.
+pub fn types_offering<B: Backend>(layout: Layout) -> Vec<String> {
+    ensure_shipped::<B>();
+    let Ok(entries) = read() else { return vec![] };
+    let backend = TypeId::of::<B>();
+    entries
+        .iter()
+        .filter(|e| match layout {
+            Layout::Segments => e.segments.contains_key(&backend),
+            Layout::Tensors => e.tensors.contains_key(&backend),
+            Layout::Distributed => e.distributed.contains_key(&backend),
+            Layout::Export => e.plan.is_some(),
+        })
+        .flat_map(|e| e.types.iter().cloned())
+        .collect()
+}
 
 /// How the algorithm `spec` describes learns from segments, for a layout whose actors send
 /// them (GA3C); `None` for one that does not learn that way. The config is read whole.
 pub fn segment_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn SegmentAlgorithm<B>>>> {
-    Ok(match agent_family(spec)? {
-        AgentFamily::PolicyGradient => Some(Box::new(pg::config::PgConfig::parse(spec)?)),
-        AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
-        AgentFamily::Registered => registered_capability::<B, dyn SegmentAlgorithm<B>>(spec, |e| &e.segments)?,
-        _ => None,
-    })
+    capability::<B, dyn SegmentAlgorithm<B>>(spec, |e| &e.segments)
 }
-
-/// The agent types that train on device-resident environments, in RLgraph's spelling.
-pub const TENSOR_TYPES: [&str; 1] = ["ppo"];
 
 /// How the algorithm `spec` describes trains on device-resident environments (the device
 /// worker); `None` for one that does not train that way. A config of such an algorithm that
 /// cannot (a recurrent policy, say) is refused by its key.
 pub fn tensor_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn TensorAlgorithm<B>>>> {
-    Ok(match agent_family(spec)? {
-        AgentFamily::PolicyGradient => Some(Box::new(pg::tensor::tensor_config(spec)?)),
-        AgentFamily::Registered => registered_capability::<B, dyn TensorAlgorithm<B>>(spec, |e| &e.tensors)?,
-        _ => None,
-    })
+    capability::<B, dyn TensorAlgorithm<B>>(spec, |e| &e.tensors)
 }
-
-/// The agent types that run across processes (actors, replay shards, a learner), in RLgraph's
-/// spelling.
-pub const DISTRIBUTED_TYPES: [&str; 4] = ["dqn", "apex", "sac", "single-impala"];
 
 /// How the algorithm `spec` describes runs across processes (`rlgraph serve` and `launch`);
 /// `None` for one that does not. The config is read whole.
 pub fn distributed_algorithm<B: Backend>(spec: &Json) -> Result<Option<Box<dyn DistributedAlgorithm<B>>>> {
-    Ok(match agent_family(spec)? {
-        AgentFamily::Dqn => Some(Box::new(dqn::config::DqnConfig::parse(spec)?)),
-        AgentFamily::Sac => Some(Box::new(DistributedOffPolicy::<sac::builder::SacRoles, B>::new(
-            sac::config::SacConfig::parse(spec)?,
-        ))),
-        AgentFamily::Impala => Some(Box::new(impala::config::ImpalaConfig::parse(spec)?)),
-        AgentFamily::Registered => registered_capability::<B, dyn DistributedAlgorithm<B>>(spec, |e| &e.distributed)?,
-        _ => None,
-    })
+    capability::<B, dyn DistributedAlgorithm<B>>(spec, |e| &e.distributed)
 }
-
-/// The agent types whose acting graph an exporter can rebuild, in RLgraph's spelling.
-pub const EXPORT_TYPES: [&str; 5] = ["dqn", "apex", "ppo", "actor_critic", "single-impala"];
 
 /// What the acting graph of the algorithm `spec` describes is made of, for an exporter; `None`
 /// for one that offers no plan. The config is read whole.
 pub fn acting_plan(spec: &Json) -> Result<Option<ActingPlan>> {
-    Ok(match agent_family(spec)? {
-        AgentFamily::Dqn => Some(dqn::config::DqnConfig::parse(spec)?.acting_plan()),
-        AgentFamily::PolicyGradient => Some(pg::config::PgConfig::parse(spec)?.acting_plan()),
-        AgentFamily::Impala => Some(impala::config::ImpalaConfig::parse(spec)?.acting_plan()),
-        AgentFamily::Registered => registered_capability::<SpecOnly, ActingPlan>(spec, |e| &e.plans)?.map(|p| *p),
-        _ => None,
-    })
+    let plan = entry_of(spec, |e| e.plan.clone())?;
+    plan.map(|plan| plan(spec).map(|p| *p)).transpose()
 }
 
-/// The families of agents, as a config's `type` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AgentFamily {
-    /// DQN and Ape-X.
-    Dqn,
-    /// PPO and actor-critic.
-    PolicyGradient,
-    /// Soft actor-critic.
-    Sac,
-    /// IMPALA.
-    Impala,
-    /// The random agent.
-    Random,
-    /// An algorithm registered with [`crate::register_algorithm`].
-    Registered,
-}
-
-/// One built-in algorithm: the `type` names it answers to, the family they pick, and how the
-/// config schema describes its configs.
-struct BuiltIn {
-    kind: &'static AgentKind,
-    family: AgentFamily,
-    schema: &'static [&'static SchemaKind],
-}
-
-/// The built-in algorithms: the one list of them.
-const BUILT_IN: [BuiltIn; 5] = [
-    BuiltIn {
-        kind: &dqn::config::KIND,
-        family: AgentFamily::Dqn,
-        schema: dqn::config::SCHEMA_KINDS,
-    },
-    BuiltIn {
-        kind: &pg::config::KIND,
-        family: AgentFamily::PolicyGradient,
-        schema: pg::config::SCHEMA_KINDS,
-    },
-    BuiltIn {
-        kind: &sac::config::KIND,
-        family: AgentFamily::Sac,
-        schema: sac::config::SCHEMA_KINDS,
-    },
-    BuiltIn {
-        kind: &impala::config::KIND,
-        family: AgentFamily::Impala,
-        schema: impala::config::SCHEMA_KINDS,
-    },
-    BuiltIn {
-        kind: &random_agent::KIND,
-        family: AgentFamily::Random,
-        schema: random_agent::SCHEMA_KINDS,
-    },
-];
-
-/// The built-in algorithm that answers to normalized type `key`, if one does.
-fn built_in(key: &str) -> Option<&'static BuiltIn> {
-    BUILT_IN.iter().find(|b| b.kind.names.contains(&key))
-}
-
-/// Every built-in algorithm's config kinds, for the config schema.
-pub(crate) fn built_in_schema_kinds() -> impl Iterator<Item = &'static SchemaKind> {
-    BUILT_IN.iter().flat_map(|b| b.schema.iter().copied())
-}
-
-/// The types a config may have, for messages: the built-in ones in RLgraph's spelling, then
+/// The types a config may have, for messages: the shipped ones in RLgraph's spelling, then
 /// the registered ones.
 pub fn agent_types() -> String {
-    let mut types: Vec<String> = AGENT_TYPES.iter().map(|t| t.to_string()).collect();
-    types.extend(registered_algorithms());
-    types.join(", ")
+    read()
+        .map(|entries| entries.iter().flat_map(|e| e.types.clone()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .join(", ")
 }
 
-/// The family of the agent `spec` describes, by its `type` (RLgraph's spellings; case, `-` and
-/// `_` ignored). Errors list the known types.
-pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
+/// The algorithm `spec`'s `type` picks, by its own spelling (`"dqn"` for `"apex"`,
+/// `"tiny-dqn"` for `"Tiny_DQN"`); an error lists the known types.
+pub fn algorithm_of(spec: &Json) -> Result<String> {
+    entry_of(spec, |e| e.types[0].clone())
+}
+
+/// What `read_out` reads off the entry of the algorithm `spec`'s type picks (the table is
+/// locked meanwhile, so nothing is built inside).
+fn entry_of<T>(spec: &Json, read_out: impl FnOnce(&Entry) -> T) -> Result<T> {
+    let entries = read()?;
+    Ok(read_out(&entries[index(&entries, spec)?]))
+}
+
+/// Where the algorithm `spec`'s `type` picks is in `entries`, by its `type` (RLgraph's
+/// spellings; case, `-` and `_` ignored). Errors list the known types.
+fn index(entries: &[Entry], spec: &Json) -> Result<usize> {
+    let known = || {
+        entries
+            .iter()
+            .flat_map(|e| e.types.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(object) = spec.as_object() else {
         return Err(config("config", "expected a JSON object".into()));
     };
@@ -170,118 +225,163 @@ pub fn agent_family(spec: &Json) -> Result<AgentFamily> {
         Some(other) => {
             return Err(config(
                 "config.type",
-                format!("expected a string, one of {}; got {other}", agent_types()),
+                format!("expected a string, one of {}; got {other}", known()),
             ))
         }
     };
-    if let Some(built_in) = built_in(&kind) {
-        return Ok(built_in.family);
+    if let Some(at) = entries.iter().position(|e| e.names.contains(&kind)) {
+        return Ok(at);
     }
-    Ok(if is_registered(&kind) {
-        AgentFamily::Registered
-    } else if kind.is_empty() && object.contains_key("learner") && object.contains_key("actor") {
-        return Err(config(
-            "config",
-            "a cluster spec (learner and actor addresses) for a distributed run, not an agent config; \
+    Err(
+        if kind.is_empty() && object.contains_key("learner") && object.contains_key("actor") {
+            config(
+                "config",
+                "a cluster spec (learner and actor addresses) for a distributed run, not an agent config; \
              give it to `rlgraph serve --cluster` beside the agent config"
-                .into(),
-        ));
-    } else if kind.is_empty() && object.contains_key("layers") {
-        return Err(config(
-            "config",
-            "a neural-network spec (layers), not an agent config: test it with `rlgraph call` on its input space"
-                .into(),
-        ));
-    } else if kind.is_empty() {
-        return Err(config("config.type", format!("missing; one of {}", agent_types())));
-    } else {
-        return Err(config(
-            "config.type",
-            format!(
-                "{kind:?} is neither a built-in algorithm nor one registered with \
+                    .into(),
+            )
+        } else if kind.is_empty() && object.contains_key("layers") {
+            config(
+                "config",
+                "a neural-network spec (layers), not an agent config: test it with `rlgraph call` on its input space"
+                    .into(),
+            )
+        } else if kind.is_empty() {
+            config("config.type", format!("missing; one of {}", known()))
+        } else {
+            config(
+                "config.type",
+                format!(
+                    "{kind:?} is neither a built-in algorithm nor one registered with \
                  agents::register_algorithm; one of {}",
-                agent_types()
-            ),
-        ));
-    })
+                    known()
+                ),
+            )
+        },
+    )
 }
 
-/// Builds a registered algorithm's agent on one backend from its config and spaces.
+/// Builds an algorithm's agent on one backend from its config and spaces.
 type Build = Arc<dyn Fn(&Json, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>> + Send + Sync>;
 
-/// Reads a registered algorithm's settings without building anything.
+/// Reads an algorithm's config without building anything.
 type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
 
 /// The JSON Schema of a registered algorithm's settings.
 type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
 
 /// Makes what a layout runs (`T`: a [`SegmentAlgorithm`], a [`TensorAlgorithm`] or a
-/// [`DistributedAlgorithm`] on one backend, or an [`ActingPlan`]) from a registered algorithm's config.
+/// [`DistributedAlgorithm`] on one backend, or an [`ActingPlan`]) from an algorithm's config.
 type Make<T> = Arc<dyn Fn(&Json) -> Result<Box<T>> + Send + Sync>;
 
-/// What a registered algorithm offers a layout, on each backend: a [`Make`] of that backend's
-/// type, by the backend's type.
+/// What an algorithm offers a layout, on each backend: a [`Make`] of that backend's type, by
+/// the backend's type.
 type Capability = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 
-/// One registered algorithm: how its settings are read and described, and its builder on
-/// each backend.
+/// One algorithm in the table: how its configs are read and described, and its parts on
+/// each backend it was registered on.
 struct Entry {
-    /// The name as registered, for messages.
-    kind: String,
-    /// Reads the settings without building (what a config's load-time check runs).
+    /// The `type` spellings messages list, its own first.
+    types: Vec<String>,
+    /// The normalized `type` names that pick it.
+    names: Vec<String>,
+    /// Whether it ships with this crate (a shipped name cannot be registered again).
+    shipped: bool,
+    /// Reads a config without building (what a config's load-time check runs).
     check: Check,
-    /// The JSON Schema of the settings, for the config schema.
-    schema: SettingsSchema,
-    /// The builder on each backend, by the backend's type.
+    /// How the config schema describes its configs.
+    schema: SchemaSource,
+    /// What its acting graph is made of, for an exporter.
+    plan: Option<Make<ActingPlan>>,
+    /// Whether the normalizer and per-copy preprocessing run around its agent.
+    wrapped: bool,
+    /// Whether its replay memory stacks frames itself.
+    stacks_frames: bool,
+    /// Its builder on each backend, by the backend's type.
     builders: HashMap<TypeId, Build>,
-    /// How it learns from segments (GA3C), where [`register_segment_algorithm`] said.
+    /// How it learns from segments (GA3C), on each backend.
     segments: Capability,
-    /// How it trains on device-resident environments, where [`register_tensor_algorithm`]
-    /// said.
+    /// How it trains on device-resident environments, on each backend.
     tensors: Capability,
-    /// How it runs across processes, where [`register_distributed_algorithm`] said.
+    /// How it runs across processes, on each backend.
     distributed: Capability,
-    /// What its acting graph is made of, where [`register_acting_plan`] said (under
-    /// [`SpecOnly`]: a plan knows no backend).
-    plans: Capability,
 }
 
-/// Algorithms that ship with this crate but are written on [`register_algorithm`] alone, as a
-/// user's own would be: each registers itself on a backend the first time the registry is
-/// used there ([`ensure_shipped`]).
-fn register_shipped<B: Backend>() -> Result<()> {
-    register_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::build::<B>)?;
-    register_distributed_algorithm::<B, crate::td3::config::Td3Settings>("td3", crate::td3::distributed::<B>)
+impl Entry {
+    /// A registered algorithm's entry, wrapped as the shipped ones are, with nothing else yet.
+    fn new(types: Vec<String>, names: Vec<String>, check: Check, schema: SchemaSource) -> Self {
+        Entry {
+            types,
+            names,
+            shipped: false,
+            check,
+            schema,
+            plan: None,
+            wrapped: true,
+            stacks_frames: false,
+            builders: HashMap::new(),
+            segments: HashMap::new(),
+            tensors: HashMap::new(),
+            distributed: HashMap::new(),
+        }
+    }
+
+    /// A shipped algorithm's entry, with no backend yet.
+    fn shipped(d: &'static Description) -> Self {
+        let plan = d
+            .plan
+            .map(|plan| -> Make<ActingPlan> { Arc::new(move |spec| plan(spec).map(Box::new)) });
+        let strings = |list: &[&str]| list.iter().map(|t| t.to_string()).collect();
+        Entry {
+            shipped: true,
+            plan,
+            wrapped: d.wrapped,
+            stacks_frames: d.stacks_frames,
+            ..Entry::new(strings(d.types), strings(d.names), Arc::new(d.check), d.schema)
+        }
+    }
 }
 
-thread_local! {
-    /// Set while this thread runs [`register_shipped`], whose registrations come back here.
-    static REGISTERING: Cell<bool> = const { Cell::new(false) };
+/// Adds `make` to `table` under backend `B`, where there is one.
+fn offer<B: Backend, T: ?Sized + 'static>(table: &mut Capability, make: Option<MakeFn<T>>) {
+    if let Some(make) = make {
+        let make: Make<T> = Arc::new(make);
+        table.insert(TypeId::of::<B>(), Arc::new(make));
+    }
 }
 
-/// Runs [`register_shipped`] once per backend, before the registry is read or written there.
-/// Reads that know no backend (a config's load-time check, the schema) use [`SpecOnly`]'s,
-/// which holds the settings' reader and schema.
+/// Adds the shipped algorithms' parts on `B` to the table, once per backend, before the
+/// registry is read or written there.
 fn ensure_shipped<B: Backend>() {
     static DONE: OnceLock<Mutex<HashSet<TypeId>>> = OnceLock::new();
-    if REGISTERING.get() {
-        return;
-    }
     let Ok(mut done) = DONE.get_or_init(Default::default).lock() else {
         return;
     };
-    if done.insert(TypeId::of::<B>()) {
-        REGISTERING.set(true);
-        // A shipped name is new on this backend (this runs before any user's registration
-        // there), so registering cannot be refused.
-        let _ = register_shipped::<B>();
-        REGISTERING.set(false);
+    if !done.insert(TypeId::of::<B>()) {
+        return;
+    }
+    if let Ok(mut entries) = registry().write() {
+        for parts in shipped_parts::<B>() {
+            let Some(entry) = entries
+                .iter_mut()
+                .find(|e| e.shipped && e.types[0] == parts.description.types[0])
+            else {
+                continue;
+            };
+            let build = parts.build;
+            entry.builders.insert(TypeId::of::<B>(), Arc::new(build));
+            offer::<B, _>(&mut entry.segments, parts.segments);
+            offer::<B, _>(&mut entry.tensors, parts.tensors);
+            offer::<B, _>(&mut entry.distributed, parts.distributed);
+        }
     }
 }
 
-fn registry() -> &'static RwLock<BTreeMap<String, Entry>> {
-    static REGISTRY: OnceLock<RwLock<BTreeMap<String, Entry>>> = OnceLock::new();
-    REGISTRY.get_or_init(|| RwLock::new(BTreeMap::new()))
+/// The table, with every shipped algorithm's description in it (in [`SHIPPED`]'s order,
+/// before any registered one).
+fn registry() -> &'static RwLock<Vec<Entry>> {
+    static REGISTRY: OnceLock<RwLock<Vec<Entry>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| RwLock::new(SHIPPED.iter().map(|d| Entry::shipped(d)).collect()))
 }
 
 /// The keys of an agent config that are not a registered algorithm's settings: the type that
@@ -295,10 +395,10 @@ const NOT_SETTINGS: [&str; 2] = ["type", "$schema"];
 /// `$schema`) read as `C`; put `#[serde(deny_unknown_fields)]` on it to refuse typo keys,
 /// which are then refused with their full key path when a config loads, and `C`'s schema joins
 /// `rlgraph schema`. A `normalize_spec`, and a `preprocessing_spec` that keeps state per
-/// environment copy, run around the agent as for the built-in algorithms (the agent then sees
+/// environment copy, run around the agent as for the shipped algorithms (the agent then sees
 /// the rest of the preprocessing as `preprocessing_spec`). `kind` is matched as RLgraph
 /// matches types (case, `-` and `_` ignored). Register once per backend you build on; a kind
-/// a built-in algorithm answers to, or one registered on `B` before, is refused, and nothing
+/// a shipped algorithm answers to, or one registered on `B` before, is refused, and nothing
 /// changes.
 pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static>(
     kind: &str,
@@ -313,31 +413,35 @@ pub fn register_algorithm<B: Backend, C: DeserializeOwned + JsonSchema + 'static
     if key.is_empty() {
         return Err(refuse("an algorithm needs a name".into()));
     }
-    if let Some(built_in) = built_in(&key) {
-        return Err(refuse(format!(
-            "{} answers to this name; register yours under another",
-            built_in.kind.what
-        )));
-    }
     let build: Build = Arc::new(move |spec, states, actions, seed| build(settings::<C>(spec)?, states, actions, seed));
     let mut entries = registry()
         .write()
         .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
-    let entry = entries.entry(key).or_insert_with(|| Entry {
-        kind: kind.into(),
-        check: Arc::new(|spec| settings::<C>(spec).map(drop)),
-        schema: C::json_schema,
-        builders: HashMap::new(),
-        segments: HashMap::new(),
-        tensors: HashMap::new(),
-        distributed: HashMap::new(),
-        plans: HashMap::new(),
-    });
+    let at = match entries.iter().position(|e| e.names.contains(&key)) {
+        Some(at) => at,
+        None => {
+            let check: Check = Arc::new(|spec| settings::<C>(spec).map(drop));
+            entries.push(Entry::new(
+                vec![kind.into()],
+                vec![key],
+                check,
+                SchemaSource::Settings(C::json_schema),
+            ));
+            entries.len() - 1
+        }
+    };
+    let entry = &mut entries[at];
+    if entry.shipped {
+        return Err(refuse(format!(
+            "the shipped algorithm {:?} answers to this name; register yours under another",
+            entry.types[0]
+        )));
+    }
     if entry.builders.contains_key(&TypeId::of::<B>()) {
         return Err(refuse(format!(
             "already registered on the {} backend (as {:?}); register each algorithm once per backend",
             B::NAME,
-            entry.kind
+            entry.types[0]
         )));
     }
     entry.builders.insert(TypeId::of::<B>(), build);
@@ -353,7 +457,12 @@ pub fn register_segment_algorithm<B: Backend, C: DeserializeOwned + 'static>(
     make: impl Fn(C) -> Result<Box<dyn SegmentAlgorithm<B>>> + Send + Sync + 'static,
 ) -> Result<()> {
     let make: Make<dyn SegmentAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
-    register_capability::<B>(kind, "register_segment_algorithm", |e| &mut e.segments, Arc::new(make))
+    register_capability(
+        kind,
+        "register_segment_algorithm",
+        &format!("on the {} backend; register it once per backend", B::NAME),
+        |e| add::<B>(&mut e.segments, Arc::new(make)),
+    )
 }
 
 /// Lets the device worker (`rlgraph train --tensor-envs`) train algorithm `kind` (registered
@@ -365,7 +474,12 @@ pub fn register_tensor_algorithm<B: Backend, C: DeserializeOwned + 'static>(
     make: impl Fn(C) -> Result<Box<dyn TensorAlgorithm<B>>> + Send + Sync + 'static,
 ) -> Result<()> {
     let make: Make<dyn TensorAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
-    register_capability::<B>(kind, "register_tensor_algorithm", |e| &mut e.tensors, Arc::new(make))
+    register_capability(
+        kind,
+        "register_tensor_algorithm",
+        &format!("on the {} backend; register it once per backend", B::NAME),
+        |e| add::<B>(&mut e.tensors, Arc::new(make)),
+    )
 }
 
 /// Lets `rlgraph serve` and `launch` run algorithm `kind` (registered with
@@ -377,11 +491,11 @@ pub fn register_distributed_algorithm<B: Backend, C: DeserializeOwned + 'static>
     make: impl Fn(C) -> Result<Box<dyn DistributedAlgorithm<B>>> + Send + Sync + 'static,
 ) -> Result<()> {
     let make: Make<dyn DistributedAlgorithm<B>> = Arc::new(move |spec| make(settings::<C>(spec)?));
-    register_capability::<B>(
+    register_capability(
         kind,
         "register_distributed_algorithm",
-        |e| &mut e.distributed,
-        Arc::new(make),
+        &format!("on the {} backend; register it once per backend", B::NAME),
+        |e| add::<B>(&mut e.distributed, Arc::new(make)),
     )
 }
 
@@ -393,19 +507,30 @@ pub fn register_acting_plan<C: DeserializeOwned + 'static>(
     kind: &str,
     plan: impl Fn(C) -> Result<ActingPlan> + Send + Sync + 'static,
 ) -> Result<()> {
-    // A plan is plain data, the same on every backend: kept under the backend-free one.
     let make: Make<ActingPlan> = Arc::new(move |spec| plan(settings::<C>(spec)?).map(Box::new));
-    register_capability::<SpecOnly>(kind, "register_acting_plan", |e| &mut e.plans, Arc::new(make))
+    register_capability(
+        kind,
+        "register_acting_plan",
+        "(a plan serves every backend; register it once)",
+        |e| {
+            // A plan is plain data, the same on every backend.
+            e.plan.is_none().then(|| e.plan = Some(make)).is_some()
+        },
+    )
 }
 
-/// Adds `make` (a [`Make`] on `B`) to the capability `table` picks of the registered `kind`.
-fn register_capability<B: Backend>(
-    kind: &str,
-    call: &str,
-    table: fn(&mut Entry) -> &mut Capability,
-    make: Arc<dyn Any + Send + Sync>,
-) -> Result<()> {
-    ensure_shipped::<B>();
+/// Adds `make` to `table` under backend `B`; false where it holds one there already.
+fn add<B: Backend>(table: &mut Capability, make: Arc<dyn Any + Send + Sync>) -> bool {
+    if table.contains_key(&TypeId::of::<B>()) {
+        return false;
+    }
+    table.insert(TypeId::of::<B>(), make);
+    true
+}
+
+/// Lets `add` add a capability to the registered algorithm `kind`: refused for a name not
+/// registered, a shipped one, or one that offers it already (`again` says where).
+fn register_capability(kind: &str, call: &str, again: &str, add: impl FnOnce(&mut Entry) -> bool) -> Result<()> {
     let refuse = |reason: String| CoreError::Config {
         at: format!("{call}({kind:?})"),
         reason,
@@ -414,101 +539,119 @@ fn register_capability<B: Backend>(
         .write()
         .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
     let key = normalized_kind(Some(kind), "");
-    let Some(entry) = entries.get_mut(&key) else {
-        // The known types are read from the registry, so its write lock goes first.
-        drop(entries);
+    let Some(entry) = entries.iter_mut().find(|e| e.names.contains(&key)) else {
+        let known: Vec<String> = entries.iter().flat_map(|e| e.types.clone()).collect();
         return Err(refuse(format!(
             "no algorithm is registered under this name; register it with register_algorithm first \
              (known types: {})",
-            agent_types()
+            known.join(", ")
         )));
     };
-    let capabilities = table(entry);
-    if capabilities.contains_key(&TypeId::of::<B>()) {
+    if entry.shipped {
         return Err(refuse(format!(
-            "already registered on the {} backend; register it once per backend",
-            B::NAME
+            "the shipped algorithm {:?} answers to this name; register yours under another",
+            entry.types[0]
         )));
     }
-    capabilities.insert(TypeId::of::<B>(), make);
+    if !add(entry) {
+        return Err(refuse(format!("already registered {again}")));
+    }
     Ok(())
 }
 
-/// What the registered algorithm `spec` names offers from the capability `table` picks, made
-/// from `spec`; `None` where it offers none on `B`.
-fn registered_capability<B: Backend, T: ?Sized + 'static>(
+/// What the algorithm `spec` names offers from the capability `table` picks, made from
+/// `spec`; `None` where it offers none on `B`.
+fn capability<B: Backend, T: ?Sized + 'static>(
     spec: &Json,
     table: fn(&Entry) -> &Capability,
 ) -> Result<Option<Box<T>>> {
     ensure_shipped::<B>();
-    let make = {
-        let entries = read()?;
-        let entry = entry(&entries, spec)?;
-        table(entry)
+    let make = entry_of(spec, |e| {
+        table(e)
             .get(&TypeId::of::<B>())
             .and_then(|m| m.downcast_ref::<Make<T>>())
             .cloned()
-    };
+    })?;
     // Made without the lock, as a builder is.
     make.map(|make| make(spec)).transpose()
 }
 
-/// The registered algorithms, by the names they were registered under.
+/// The algorithms in the table (shipped and registered), by their own spellings.
 pub fn registered_algorithms() -> Vec<String> {
     read()
-        .map(|entries| entries.values().map(|e| e.kind.clone()).collect())
+        .map(|entries| entries.iter().map(|e| e.types[0].clone()).collect())
         .unwrap_or_default()
 }
 
-/// Whether an algorithm is registered under normalized type `key` (on any backend).
-pub(crate) fn is_registered(key: &str) -> bool {
-    read().is_ok_and(|entries| entries.contains_key(key))
+/// How [`crate::build_agent`] builds the algorithm `spec` names on `B`: its builder, and
+/// whether the normalizer and preprocessing wrap it.
+pub(crate) struct Picked {
+    /// Builds the agent.
+    pub build: Build,
+    /// Whether the normalizer and per-copy preprocessing run around it.
+    pub wrapped: bool,
 }
 
-/// The registered algorithm `spec`'s type names, built on `B`.
-pub(crate) fn build_registered<B: Backend>(
-    spec: &Json,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<Box<dyn Agent + Send>> {
+/// The algorithm `spec`'s type names, as [`crate::build_agent`] builds it on `B`.
+pub(crate) fn pick<B: Backend>(spec: &Json) -> Result<Picked> {
     ensure_shipped::<B>();
-    let build = {
-        let entries = read()?;
-        let entry = entry(&entries, spec)?;
-        match entry.builders.get(&TypeId::of::<B>()) {
-            Some(build) => build.clone(),
-            None => {
-                return Err(CoreError::Config {
-                    at: "config.type".into(),
-                    reason: format!(
-                        "{:?} is registered on other backends, not on {}; register it with \
-                         agents::register_algorithm::<{}, _> too",
-                        entry.kind,
-                        B::NAME,
-                        B::NAME
-                    ),
-                })
-            }
-        }
-    };
-    // Built without the lock: a builder may build another registered algorithm.
-    build(spec, state_space, action_space, seed)
+    let (build, wrapped, kind) = entry_of(spec, |e| {
+        (
+            e.builders.get(&TypeId::of::<B>()).cloned(),
+            e.wrapped,
+            e.types[0].clone(),
+        )
+    })?;
+    let build = build.ok_or_else(|| CoreError::Config {
+        at: "config.type".into(),
+        reason: format!(
+            "{kind:?} is registered on other backends, not on {0}; register it with \
+             agents::register_algorithm::<{0}, _> too",
+            B::NAME
+        ),
+    })?;
+    Ok(Picked { build, wrapped })
 }
 
-/// Reads the registered algorithm `spec`'s settings as its builder would.
-pub(crate) fn check_registered(spec: &Json) -> Result<()> {
-    let check = {
-        let entries = read()?;
-        entry(&entries, spec)?.check.clone()
-    };
+/// Whether the algorithm `spec` names wraps its agent in the normalizer and preprocessing.
+pub(crate) fn is_wrapped(spec: &Json) -> Result<bool> {
+    entry_of(spec, |e| e.wrapped)
+}
+
+/// Whether the algorithm `spec` names keeps stacked frames in its replay memory.
+pub(crate) fn stacks_frames(spec: &Json) -> bool {
+    entry_of(spec, |e| e.stacks_frames).unwrap_or(false)
+}
+
+/// Reads the config `spec` as the algorithm its type names would, without building.
+pub(crate) fn check(spec: &Json) -> Result<()> {
+    let check = entry_of(spec, |e| e.check.clone())?;
     check(spec)
 }
 
-/// Each registered algorithm's name and the schema of its settings, for the config schema.
-pub(crate) fn registered_schemas(generator: &mut SchemaGenerator) -> Vec<(String, Json)> {
+/// Every shipped algorithm's schema kinds, in the table's order, for the config schema.
+pub(crate) fn schema_kinds() -> Vec<&'static SchemaKind> {
+    let Ok(entries) = read() else { return vec![] };
+    entries
+        .iter()
+        .filter_map(|e| match e.schema {
+            SchemaSource::Keys(kind) => Some(kind),
+            SchemaSource::Settings(_) => None,
+        })
+        .collect()
+}
+
+/// Each algorithm with a settings type: its name and the schema of its settings, for the
+/// config schema.
+pub(crate) fn settings_schemas(generator: &mut SchemaGenerator) -> Vec<(String, Json)> {
     let schemas: Vec<(String, SettingsSchema)> = match read() {
-        Ok(entries) => entries.values().map(|e| (e.kind.clone(), e.schema)).collect(),
+        Ok(entries) => entries
+            .iter()
+            .filter_map(|e| match e.schema {
+                SchemaSource::Settings(schema) => Some((e.types[0].clone(), schema)),
+                SchemaSource::Keys(_) => None,
+            })
+            .collect(),
         Err(_) => vec![],
     };
     schemas
@@ -517,24 +660,15 @@ pub(crate) fn registered_schemas(generator: &mut SchemaGenerator) -> Vec<(String
         .collect()
 }
 
-/// The registry, to read, with the shipped algorithms in it.
-fn read() -> Result<std::sync::RwLockReadGuard<'static, BTreeMap<String, Entry>>> {
-    ensure_shipped::<SpecOnly>();
+/// The table, to read.
+fn read() -> Result<std::sync::RwLockReadGuard<'static, Vec<Entry>>> {
     registry().read().map_err(|_| CoreError::Config {
         at: "config.type".into(),
         reason: "the algorithm registry was poisoned by a panic while registering".into(),
     })
 }
 
-fn entry<'a>(entries: &'a BTreeMap<String, Entry>, spec: &Json) -> Result<&'a Entry> {
-    let key = normalized_kind(spec.get("type").and_then(Json::as_str), "");
-    entries.get(&key).ok_or_else(|| CoreError::Config {
-        at: "config.type".into(),
-        reason: format!("{key:?} is not a registered algorithm"),
-    })
-}
-
-/// A registered algorithm's settings: the config's keys but `type` and `$schema`, as `C`.
-fn settings<C: DeserializeOwned>(spec: &Json) -> Result<C> {
+/// An algorithm's settings: the config's keys but `type` and `$schema`, as `C`.
+pub(crate) fn settings<C: DeserializeOwned>(spec: &Json) -> Result<C> {
     rlgraph_components::read_settings(spec, "config", &NOT_SETTINGS, "an agent config")
 }

@@ -58,7 +58,7 @@ pub fn config_schema() -> Json {
     let memory = MemorySpec::json_schema(&mut generator).to_value();
     let normalize = generator.subschema_for::<NormalizeSpec>().to_value();
     let mut kinds = Kinds::default();
-    for family in crate::algorithm_registry::built_in_schema_kinds() {
+    for family in crate::algorithm_registry::schema_kinds() {
         let mut props = shared.clone();
         props.extend(properties((family.own)(&mut generator)));
         for key in family.refused {
@@ -83,7 +83,7 @@ pub fn config_schema() -> Json {
         kinds.add(name, family.title, family.names, &family.names.join(", "), def);
     }
     // A registered algorithm's settings are its whole config.
-    for (kind, settings) in crate::algorithm_registry::registered_schemas(&mut generator) {
+    for (kind, settings) in crate::algorithm_registry::settings_schemas(&mut generator) {
         let name = format!("registered_{}", kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         let key = crate::agent_spec::normalized_kind(Some(&kind), "");
         kinds.add(name, &format!("{kind} (registered)"), &[key.as_str()], &kind, settings);

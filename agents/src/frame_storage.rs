@@ -18,7 +18,6 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use crate::agent_spec::{config, FrameStorage};
-use crate::algorithm_registry::{agent_family, AgentFamily};
 use crate::preprocessing::{is_stateful, preprocessor_kind};
 use crate::worker_preprocessing::preprocessed_space;
 
@@ -131,7 +130,8 @@ impl WorkerLayout {
             map.insert("preprocessing_spec".into(), Json::Array(graph_specs));
             map.remove("frame_storage");
             let frames = frame_stack(&worker_specs, &state_space);
-            if let (Some(frames), Ok(AgentFamily::Dqn)) = (frames, agent_family(spec)) {
+            // An algorithm whose memory stacks frames keeps each frame once.
+            if let Some(frames) = frames.filter(|_| crate::algorithm_registry::stacks_frames(spec)) {
                 let memory = map.entry("memory_spec").or_insert_with(|| json!({}));
                 if let Some(memory) = memory.as_object_mut() {
                     memory

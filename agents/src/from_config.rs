@@ -5,15 +5,13 @@ use rlgraph_core::{Backend, Result};
 use serde_json::Value as Json;
 
 use crate::agent::Agent;
-use crate::agent_spec::config;
-use crate::algorithm_registry::{agent_family, AgentFamily};
+use crate::algorithm_registry::{self, Picked};
 use crate::frame_storage::WorkerLayout;
 use crate::normalizer::NormalizeSpec;
 use crate::worker_preprocessing::PreprocessedAgent;
-use crate::{DqnAgent, DqnConfig, ImpalaAgent, ImpalaConfig, PgAgent, PgConfig, RandomAgent, SacAgent, SacConfig};
 
-/// Builds the agent `spec` describes (its `type`: see [`crate::AGENT_TYPES`], or one
-/// registered with [`crate::register_algorithm`]) for the given
+/// Builds the agent `spec` describes (its `type`: a shipped algorithm, see
+/// [`crate::agent_types`], or one registered with [`crate::register_algorithm`]) for the given
 /// spaces, with every random choice drawn from `seed`. A `preprocessing_spec` that keeps
 /// state (`sequence`, `moving_standardize`) runs per environment copy on the acting side
 /// ([`PreprocessedAgent`]), and the agent learns from preprocessed states: bytes, where the
@@ -28,9 +26,9 @@ pub fn build_agent<B: Backend>(
     // (Gymnasium's LunarLander-v3 reports heights above its 2.5), and one value beyond them
     // must not end a run.
     let state_space = &without_float_bounds(state_space);
-    let family = agent_family(spec)?;
-    if family == AgentFamily::Random {
-        return build_family::<B>(family, spec, state_space, action_space, seed);
+    let Picked { build, wrapped } = algorithm_registry::pick::<B>(spec)?;
+    if !wrapped {
+        return build(spec, state_space, action_space, seed);
     }
     // The normalizer runs around the agent, so the algorithms' parsers never see its key
     // (and the layouts that build roles without `build_agent` refuse it by name).
@@ -38,7 +36,7 @@ pub fn build_agent<B: Backend>(
     let spec = &without_key(spec, "normalize_spec");
     let layout = WorkerLayout::plan::<B>(spec, state_space, seed)?;
     if layout.is_none() && normalize.is_none() {
-        return build_family::<B>(family, spec, state_space, action_space, seed);
+        return build(spec, state_space, action_space, seed);
     }
     let (specs, inner) = match layout {
         Some(layout) => (Some(layout.worker_specs), layout.inner_spec),
@@ -46,7 +44,7 @@ pub fn build_agent<B: Backend>(
     };
     let normalize = normalize.as_ref().map(|(n, gamma)| (n, *gamma));
     let agent = PreprocessedAgent::<B>::with_normalizer(specs, normalize, state_space, seed, |preprocessed| {
-        build_family::<B>(family, &inner, preprocessed, action_space, seed)
+        build(&inner, preprocessed, action_space, seed)
     })?;
     Ok(Box::new(agent))
 }
@@ -55,26 +53,12 @@ pub fn build_agent<B: Backend>(
 /// agent reads is checked (its path named on error), but nothing is built, so checks that
 /// need the environment's spaces are left to `build_agent`.
 pub fn check_config(spec: &Json) -> Result<()> {
-    let family = agent_family(spec)?;
     // As `build_agent`: the normalizer wraps every agent but the random one, which refuses it.
-    let spec = &match family {
-        AgentFamily::Random => spec.clone(),
-        _ => {
-            normalize_spec(spec)?;
-            without_key(spec, "normalize_spec")
-        }
-    };
-    match family {
-        AgentFamily::Dqn => DqnConfig::parse(spec).map(drop),
-        AgentFamily::PolicyGradient => PgConfig::parse(spec).map(drop),
-        AgentFamily::Sac => SacConfig::parse(spec).map(drop),
-        AgentFamily::Impala => ImpalaConfig::parse(spec).map(drop),
-        AgentFamily::Registered => crate::algorithm_registry::check_registered(spec),
-        AgentFamily::Random => {
-            let two_actions = rlgraph_core::spaces::IntBox::new(2).map_err(|e| config("config", e.to_string()))?;
-            RandomAgent::new(spec, &Space::from(two_actions), 0).map(drop)
-        }
+    if !algorithm_registry::is_wrapped(spec)? {
+        return algorithm_registry::check(spec);
     }
+    normalize_spec(spec)?;
+    algorithm_registry::check(&without_key(spec, "normalize_spec"))
 }
 
 /// The config's `normalize_spec`, with the discount its reward scaling uses (the config's
@@ -109,44 +93,5 @@ pub fn without_float_bounds(space: &Space) -> Space {
             open.map_or_else(|_| leaf.clone(), |open| Space::from(open).with_ranks(ranks))
         }
         other => other.clone(),
-    })
-}
-
-fn build_family<B: Backend>(
-    family: AgentFamily,
-    spec: &Json,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<Box<dyn Agent + Send>> {
-    Ok(match family {
-        AgentFamily::Dqn => Box::new(DqnAgent::<B>::new(
-            DqnConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?),
-        AgentFamily::PolicyGradient => Box::new(PgAgent::<B>::new(
-            PgConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?),
-        AgentFamily::Sac => Box::new(SacAgent::<B>::new(
-            SacConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?),
-        AgentFamily::Impala => Box::new(ImpalaAgent::<B>::new(
-            ImpalaConfig::parse(spec)?,
-            state_space,
-            action_space,
-            seed,
-        )?),
-        AgentFamily::Random => Box::new(RandomAgent::new(spec, action_space, seed)?),
-        AgentFamily::Registered => {
-            crate::algorithm_registry::build_registered::<B>(spec, state_space, action_space, seed)?
-        }
     })
 }

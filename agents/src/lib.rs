@@ -94,10 +94,9 @@ pub use agent_graph::build_graph;
 pub use agent_parts::AgentParts;
 pub use agent_spec::{unused_keys, FrameStorage};
 pub use algorithm_registry::{
-    acting_plan, agent_family, agent_types, distributed_algorithm, register_acting_plan, register_algorithm,
+    acting_plan, agent_types, algorithm_of, distributed_algorithm, register_acting_plan, register_algorithm,
     register_distributed_algorithm, register_segment_algorithm, register_tensor_algorithm, registered_algorithms,
-    segment_algorithm, tensor_algorithm, AgentFamily, AGENT_TYPES, DISTRIBUTED_TYPES, EXPORT_TYPES, SEGMENT_TYPES,
-    TENSOR_TYPES,
+    segment_algorithm, tensor_algorithm, types_offering, Layout,
 };
 pub use batch::{stack, transition_space, transitions_batch, unstack};
 pub use carried_memory::{memory_rows, memory_value, CarriedMemory, StepMemory};

@@ -5,14 +5,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rand::Rng;
-use rlgraph_core::spaces::{Space, Value};
-use rlgraph_core::{CoreError, ErasedExecutor, HostState, Result, SavedState};
+use rlgraph_core::spaces::{IntBox, Space, Value};
+use rlgraph_core::{Backend, CoreError, ErasedExecutor, HostState, Result, SavedState};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::agent::{Agent, Transition};
 use crate::agent_spec::SchemaKind;
 use crate::agent_spec::{read_config, refuse_given, AgentKind};
+use crate::algorithm_registry::{Description, Parts};
 use crate::counters::Counters;
 use crate::host_checkpoint::{save_host_checkpoint, HostCheckpoint};
 use crate::update_spec::UpdateSpec;
@@ -42,7 +43,7 @@ pub(crate) const LEARNING_KEYS: [&str; 6] = [
 struct RandomKeys {}
 
 /// How the config schema describes the random agent's config.
-pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+pub(crate) const SCHEMA: SchemaKind = SchemaKind {
     title: "random agent",
     names: KIND.names,
     own: keys_schema,
@@ -50,7 +51,25 @@ pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
     priorities: true,
     n_step: false,
     normalize: false,
-}];
+};
+
+/// The random agent, as the algorithm table holds it: it learns nothing, so neither the
+/// normalizer nor preprocessing wraps it (it refuses both keys).
+pub(crate) const DESCRIPTION: Description = Description {
+    wrapped: false,
+    // Its keys are read as it is made; two actions stand in for the environment's.
+    ..Description::keys(&["random"], &SCHEMA, |spec| {
+        let two = IntBox::new(2).map_err(|e| crate::agent_spec::config("config", e.to_string()))?;
+        RandomAgent::new(spec, &Space::from(two), 0).map(drop)
+    })
+};
+
+/// The random agent on backend `B` (it uses none).
+pub(crate) fn parts<B: Backend>() -> Parts<B> {
+    Parts::agent(&DESCRIPTION, |spec, _, actions, seed| {
+        Ok(Box::new(RandomAgent::new(spec, actions, seed)?))
+    })
+}
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

@@ -46,7 +46,11 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
         format!(
             "{}: --tensor-envs trains configs of type {}, not {}",
             args.config.display(),
-            agents::TENSOR_TYPES.map(|t| format!("{t:?}")).join(", "),
+            agents::types_offering::<B>(agents::Layout::Tensors)
+                .iter()
+                .map(|t| format!("{t:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             json.get("type").unwrap_or(&Json::Null)
         )
     })?;

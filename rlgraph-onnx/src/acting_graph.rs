@@ -30,7 +30,7 @@ fn unsupported(at: &str, what: String) -> CoreError {
             "{what} cannot be exported to ONNX yet; the exporter writes agents whose algorithm offers an \
              acting plan ({} and those registered with agents::register_acting_plan) with dense networks \
              and stateless preprocessing",
-            agents::EXPORT_TYPES.join(", ")
+            agents::types_offering::<Candle>(agents::Layout::Export).join(", ")
         ),
     }
 }

@@ -110,7 +110,7 @@ struct DqnKeys {
 }
 
 /// How the config schema describes a DQN or Ape-X config.
-pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+pub(crate) const SCHEMA: SchemaKind = SchemaKind {
     title: "DQN or Ape-X agent",
     names: KIND.names,
     own: keys_schema,
@@ -118,7 +118,7 @@ pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
     priorities: true,
     n_step: true,
     normalize: true,
-}];
+};
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

@@ -93,7 +93,7 @@ struct ImpalaKeys {
 }
 
 /// How the config schema describes an IMPALA config.
-pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+pub(crate) const SCHEMA: SchemaKind = SchemaKind {
     title: "IMPALA agent",
     names: KIND.names,
     own: keys_schema,
@@ -101,7 +101,7 @@ pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
     priorities: true,
     n_step: false,
     normalize: true,
-}];
+};
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

@@ -132,28 +132,28 @@ struct PgKeys {
 /// The `type` names that pick PPO; the others of [`KIND`] pick actor-critic.
 const PPO_NAMES: [&str; 2] = ["ppo", "ppoagent"];
 
-/// How the config schema describes PPO and actor-critic configs.
-pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[
-    &SchemaKind {
-        title: "PPO agent",
-        names: &PPO_NAMES,
-        own: keys_schema,
-        // Actor-critic's policy-loss weight; PPO's loss has none.
-        refused: &["weight_pg"],
-        priorities: false,
-        n_step: false,
-        normalize: true,
-    },
-    &SchemaKind {
-        title: "actor-critic agent",
-        names: &["actorcritic", "actorcriticagent", "a2c"],
-        own: keys_schema,
-        refused: &PPO_ONLY,
-        priorities: false,
-        n_step: false,
-        normalize: true,
-    },
-];
+/// How the config schema describes PPO configs.
+pub(crate) const PPO_SCHEMA: SchemaKind = SchemaKind {
+    title: "PPO agent",
+    names: &PPO_NAMES,
+    own: keys_schema,
+    // Actor-critic's policy-loss weight; PPO's loss has none.
+    refused: &["weight_pg"],
+    priorities: false,
+    n_step: false,
+    normalize: true,
+};
+
+/// How the config schema describes actor-critic configs.
+pub(crate) const ACTOR_CRITIC_SCHEMA: SchemaKind = SchemaKind {
+    title: "actor-critic agent",
+    names: &["actorcritic", "actorcriticagent", "a2c"],
+    own: keys_schema,
+    refused: &PPO_ONLY,
+    priorities: false,
+    n_step: false,
+    normalize: true,
+};
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

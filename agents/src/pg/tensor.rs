@@ -1,28 +1,19 @@
 //! PPO on device-resident environments: the agent acts on the copies' observations and
 //! learns from their rollouts without either leaving the device (GAE and the minibatches
-//! included). Actor-critic and recurrent policies are refused when the config is read.
+//! included). Only PPO's entry offers it; a recurrent policy is refused when the config is read.
 
 use rlgraph_core::spaces::Space;
 use rlgraph_core::{Backend, CoreError, Device, Result};
 use serde_json::Value as Json;
 
 use super::builder::PgAgent;
-use super::config::{PgAlgorithm, PgConfig};
+use super::config::PgConfig;
 use crate::tensor_rollouts::{TensorAgent, TensorAlgorithm, TensorRollout};
 
-/// The config `spec` describes, if the device worker can train it: PPO with a memoryless
-/// policy; anything else is refused by its key.
+/// The PPO config `spec` describes, if the device worker can train it: a memoryless policy;
+/// a recurrent one is refused by its key.
 pub(crate) fn tensor_config(spec: &Json) -> Result<PgConfig> {
     let config = PgConfig::parse(spec)?;
-    if !matches!(config.algorithm, PgAlgorithm::Ppo { .. }) {
-        return Err(CoreError::Config {
-            at: "config.type".into(),
-            reason: format!(
-                "the device worker trains PPO configs (type \"ppo\"), not {}",
-                spec.get("type").unwrap_or(&Json::Null)
-            ),
-        });
-    }
     if config.recurrence.is_some() {
         return Err(CoreError::Config {
             at: "config.network_spec".into(),

@@ -76,7 +76,7 @@ struct SacKeys {
 }
 
 /// How the config schema describes a SAC config.
-pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
+pub(crate) const SCHEMA: SchemaKind = SchemaKind {
     title: "SAC agent",
     names: KIND.names,
     own: keys_schema,
@@ -84,7 +84,7 @@ pub(crate) const SCHEMA_KINDS: &[&SchemaKind] = &[&SchemaKind {
     priorities: false,
     n_step: false,
     normalize: true,
-}];
+};
 
 /// The schema of this config's own keys (beside the shared ones), for the config schema.
 pub(crate) fn keys_schema(generator: &mut schemars::SchemaGenerator) -> serde_json::Value {

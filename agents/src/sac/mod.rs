@@ -3,3 +3,33 @@
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod learner;
+
+use rlgraph_core::Backend;
+
+use crate::algorithm_registry::{Description, Parts};
+use crate::off_policy::DistributedOffPolicy;
+use crate::sac::builder::{SacAgent, SacRoles};
+use crate::sac::config::SacConfig;
+
+/// SAC, as the algorithm table holds it.
+pub(crate) const DESCRIPTION: Description =
+    Description::keys(&["sac"], &config::SCHEMA, |spec| SacConfig::parse(spec).map(drop));
+
+/// SAC's parts on backend `B`: its agent and its distributed roles.
+pub(crate) fn parts<B: Backend>() -> Parts<B> {
+    Parts {
+        distributed: Some(|spec| {
+            Ok(Box::new(DistributedOffPolicy::<SacRoles, B>::new(SacConfig::parse(
+                spec,
+            )?)))
+        }),
+        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
+            Ok(Box::new(SacAgent::<B>::new(
+                SacConfig::parse(spec)?,
+                states,
+                actions,
+                seed,
+            )?))
+        })
+    }
+}

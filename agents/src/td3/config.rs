@@ -169,8 +169,6 @@ impl From<Td3Settings> for Td3Config {
 impl Td3Config {
     /// Reads a TD3 config from its JSON (`type` and `$schema` aside).
     pub fn parse(spec: &Json) -> rlgraph_core::Result<Self> {
-        let settings: Td3Settings =
-            rlgraph_components::read_settings(spec, "config", &["type", "$schema"], "an agent config")?;
-        Ok(settings.into())
+        Ok(crate::algorithm_registry::settings::<Td3Settings>(spec)?.into())
     }
 }

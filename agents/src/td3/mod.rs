@@ -1,38 +1,46 @@
-//! TD3 (Fujimoto et al. 2018): its settings, loss, learner (and actor) and builder. It is
-//! added as a user's own algorithm is, through `register_algorithm` with [`build`]; the
-//! registry's list of shipped algorithms is the one place outside this folder that names it.
-//! It runs across processes too ([`distributed`]), as a user's algorithm registered with
-//! `register_distributed_algorithm` does.
+//! TD3 (Fujimoto et al. 2018): its settings, loss, learner (and actor) and builder. Its
+//! settings are one serde type, read and described as a user's registered algorithm's are;
+//! the algorithm table's list is the one place outside this folder that names it. It runs
+//! across processes too, through the off-policy roles SAC's shards and actors use.
 
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod learner;
 pub(crate) mod loss;
 
-use rlgraph_core::spaces::Space;
-use rlgraph_core::{Backend, Result};
+use rlgraph_core::Backend;
 
-use crate::agent::Agent;
-use crate::distributed_roles::DistributedAlgorithm;
+use crate::algorithm_registry::{settings, Description, Parts, SchemaSource};
 use crate::off_policy::DistributedOffPolicy;
 use crate::td3::builder::{Td3Agent, Td3Roles};
 use crate::td3::config::{Td3Config, Td3Settings};
 
-/// The TD3 agent `settings` describe, on backend `B`: what `register_algorithm` is given.
-pub(crate) fn build<B: Backend>(
-    settings: Td3Settings,
-    state_space: &Space,
-    action_space: &Space,
-    seed: u64,
-) -> Result<Box<dyn Agent + Send>> {
-    let config = Td3Config::from(settings);
-    Ok(Box::new(Td3Agent::<B>::new(config, state_space, action_space, seed)?))
-}
+/// TD3, as the algorithm table holds it.
+pub(crate) const DESCRIPTION: Description = Description {
+    types: &["td3"],
+    names: &["td3"],
+    schema: SchemaSource::Settings(<Td3Settings as schemars::JsonSchema>::json_schema),
+    check: |spec| settings::<Td3Settings>(spec).map(drop),
+    plan: None,
+    wrapped: true,
+    stacks_frames: false,
+};
 
-/// TD3 across processes (actors feeding replay shards), as `settings` describe it: what
-/// `register_distributed_algorithm` is given.
-pub(crate) fn distributed<B: Backend>(settings: Td3Settings) -> Result<Box<dyn DistributedAlgorithm<B>>> {
-    Ok(Box::new(DistributedOffPolicy::<Td3Roles, B>::new(Td3Config::from(
-        settings,
-    ))))
+/// TD3's parts on backend `B`: its agent and its distributed roles.
+pub(crate) fn parts<B: Backend>() -> Parts<B> {
+    Parts {
+        distributed: Some(|spec| {
+            Ok(Box::new(DistributedOffPolicy::<Td3Roles, B>::new(Td3Config::parse(
+                spec,
+            )?)))
+        }),
+        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
+            Ok(Box::new(Td3Agent::<B>::new(
+                Td3Config::parse(spec)?,
+                states,
+                actions,
+                seed,
+            )?))
+        })
+    }
 }

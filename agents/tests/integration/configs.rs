@@ -367,7 +367,7 @@ fn build_agent_refuses_them_before_building_anything() {
 
 #[test]
 fn a_type_that_is_not_a_string_is_named_as_such() {
-    let e = agents::agent_family(&json!({"type": 5})).err().unwrap().to_string();
+    let e = agents::algorithm_of(&json!({"type": 5})).err().unwrap().to_string();
     assert!(
         e.contains("config.type") && e.contains("expected a string") && e.contains("got 5"),
         "{e}"

@@ -191,9 +191,9 @@ fn it_is_built_by_its_type_and_its_settings_are_checked_by_name() {
         .unwrap()
         .to_string();
     assert!(err.contains("action_space") && err.contains("TD3"), "{err}");
-    // Its name is taken, as a built-in algorithm's is.
+    // Its name is taken, as every shipped algorithm's is.
     let err = agents::register_algorithm::<Candle, Json>("TD3", |_, _, _, _| unreachable!())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("already registered"), "{err}");
+    assert!(err.contains("shipped algorithm \"td3\" answers to this name"), "{err}");
 }

@@ -24,7 +24,7 @@ pub fn distributed_algorithm<B: Backend>(json: &serde_json::Value) -> Result<Box
             "{} does not run across processes; distributed runs take {} and algorithms registered with \
              agents::register_distributed_algorithm; train it with `rlgraph train`",
             json.get("type").unwrap_or(&serde_json::Value::Null),
-            agents::DISTRIBUTED_TYPES.join(", ")
+            agents::types_offering::<B>(agents::Layout::Distributed).join(", ")
         ),
     })
 }

@@ -42,7 +42,7 @@ pub fn ga3c_algorithm<B: Backend>(config: &Json) -> Result<Box<dyn SegmentAlgori
         reason: format!(
             "ga3c runs agents with an actor-critic policy ({}, or an algorithm registered with \
              agents::register_segment_algorithm), not type {}",
-            agents::SEGMENT_TYPES.join(", "),
+            agents::types_offering::<B>(agents::Layout::Segments).join(", "),
             config.get("type").unwrap_or(&Json::Null)
         ),
     })

@@ -469,7 +469,7 @@ fn trains_ppo_on_device_resident_envs() {
         stderr.contains("dqn-cartpole.json") && stderr.contains("--tensor-envs"),
         "{stderr}"
     );
-    // Actor-critic shares PPO's agent family, but is refused before it trains.
+    // Actor-critic shares PPO's folder but offers no device training: refused before it trains.
     let (code, _, stderr) = rlgraph(&[
         "train",
         "configs/actor-critic-cartpole.json",
@@ -480,7 +480,7 @@ fn trains_ppo_on_device_resident_envs() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("trains PPO configs") && stderr.contains("actor_critic"),
+        stderr.contains(r#"trains configs of type "ppo", not "actor_critic""#),
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();

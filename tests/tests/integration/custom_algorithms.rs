@@ -4,9 +4,9 @@
 //! algorithm offers the distributed roles, a registered one's included.
 
 use agents::{
-    acting_plan, agent_family, build_agent, check_config, distributed_algorithm, register_algorithm,
-    register_distributed_algorithm, registered_algorithms, segment_algorithm, tensor_algorithm, AgentFamily,
-    DistributedAlgorithm, Experience, AGENT_TYPES, DISTRIBUTED_TYPES, EXPORT_TYPES, SEGMENT_TYPES, TENSOR_TYPES,
+    acting_plan, agent_types, algorithm_of, build_agent, check_config, distributed_algorithm, register_algorithm,
+    register_distributed_algorithm, registered_algorithms, segment_algorithm, tensor_algorithm, types_offering,
+    DistributedAlgorithm, Experience, Layout,
 };
 use rlgraph_core::spaces::{Array, FloatBox, IntBox, Space, Value};
 use rlgraph_core::Backend;
@@ -56,7 +56,8 @@ both_backends! {
         registered::<B>();
         let (states, actions) = spaces();
         let config = json!({"type": "Tiny_DQN", "hidden": 5, "$schema": "config.schema.json"});
-        assert_eq!(agent_family(&config).unwrap(), AgentFamily::Registered);
+        // The type is matched as RLgraph matches it; the algorithm goes by its own spelling.
+        assert_eq!(algorithm_of(&config).unwrap(), "tiny-dqn");
         check_config(&config).unwrap();
         let mut agent = build_agent::<B>(&config, &states, &actions, 0).unwrap();
         // The setting reached the network: 4 inputs to 5 hidden units, 5 to 3 Q-values.
@@ -82,10 +83,10 @@ both_backends! {
             let e = build_agent::<B>(&config, &states, &actions, 0).err().unwrap().to_string();
             assert!(e.contains(path) && e.contains(what), "{config}: {e}");
         }
-        // Once per backend; a built-in algorithm's name or alias cannot be taken.
+        // Once per backend; a shipped algorithm's name or alias cannot be taken.
         let e = register_algorithm::<B, TinyDqn>("TINY_DQN", tiny_dqn::<B>).unwrap_err().to_string();
         assert!(e.contains("already registered") && e.contains(B::NAME), "{e}");
-        for (taken, owner) in [("dqn", "DQN"), ("Single-IMPALA", "IMPALA"), ("actor-critic", "policy-gradient")] {
+        for (taken, owner) in [("apex", "\"dqn\""), ("Single-IMPALA", "\"single-impala\""), ("a2c", "\"actor_critic\""), ("TD3", "\"td3\"")] {
             let e = register_algorithm::<B, TinyDqn>(taken, tiny_dqn::<B>).unwrap_err().to_string();
             assert!(e.contains(&format!("register_algorithm({taken:?})")) && e.contains(owner), "{taken}: {e}");
         }
@@ -251,18 +252,24 @@ both_backends! {
 
 both_backends! {
     fn the_type_lists_the_messages_print_are_the_types_each_layout_runs<B>() {
-        // One shipped config of each built-in type, in AGENT_TYPES' order.
+        // One shipped config of each shipped type, in the order the messages list them, with
+        // what it runs under: GA3C, the device worker, distributed roles, the ONNX exporter.
+        let (t, f) = (true, false);
         let configs = [
-            ("dqn", "dqn-cartpole.json"),
-            ("apex", "apex-cartpole.json"),
-            ("ppo", "ppo-cartpole.json"),
-            ("actor_critic", "actor-critic-cartpole.json"),
-            ("sac", "sac-pendulum.json"),
-            ("single-impala", "impala-gridworld-2x2.json"),
-            ("random", "random-cartpole.json"),
+            ("dqn", "dqn-cartpole.json", [f, f, t, t]),
+            ("apex", "apex-cartpole.json", [f, f, t, t]),
+            ("ppo", "ppo-cartpole.json", [t, t, f, t]),
+            ("actor_critic", "actor-critic-cartpole.json", [t, f, f, t]),
+            ("sac", "sac-pendulum.json", [f, f, t, f]),
+            ("single-impala", "impala-gridworld-2x2.json", [t, f, t, t]),
+            ("random", "random-cartpole.json", [f, f, f, f]),
+            ("td3", "benchmarks/classic/td3-pendulum.json", [f, f, t, f]),
         ];
-        assert_eq!(configs.map(|(kind, _)| kind), AGENT_TYPES);
-        for (kind, file) in configs {
+        let types = agent_types();
+        let listed: Vec<&str> = types.split(", ").collect();
+        assert_eq!(configs.map(|(kind, ..)| kind), listed[..configs.len()]);
+        assert_eq!(&registered_algorithms()[..3], ["dqn", "ppo", "actor_critic"]);
+        for (kind, file, runs) in configs {
             let config = shipped_config(file);
             let spelled = |t: &str| t.to_lowercase().replace(['-', '_'], "");
             assert_eq!(spelled(config["type"].as_str().unwrap()), spelled(kind), "{file}");
@@ -273,13 +280,10 @@ both_backends! {
                 matches!(distributed_algorithm::<B>(&config), Ok(Some(_))),
                 matches!(acting_plan(&config), Ok(Some(_))),
             ];
-            let listed = [
-                SEGMENT_TYPES.contains(&kind),
-                TENSOR_TYPES.contains(&kind),
-                DISTRIBUTED_TYPES.contains(&kind),
-                EXPORT_TYPES.contains(&kind),
-            ];
-            assert_eq!(offers, listed, "{kind}: GA3C, the device worker, distributed roles, export");
+            assert_eq!(offers, runs, "{kind}: GA3C, the device worker, distributed roles, export");
+            let listed = [Layout::Segments, Layout::Tensors, Layout::Distributed, Layout::Export]
+                .map(|layout| types_offering::<B>(layout).contains(&kind.to_string()));
+            assert_eq!(listed, runs, "{kind}: the types the messages list");
         }
     }
 }
