@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 use crate::acting_plan::ActingPlan;
 use crate::agent::Agent;
 use crate::agent_spec::{config, normalized_kind, SchemaKind};
+use crate::composed_agent::{Algorithm, ComposedAgent};
 use crate::distributed_roles::DistributedAlgorithm;
 use crate::segments::SegmentAlgorithm;
 use crate::tensor_rollouts::TensorAlgorithm;
@@ -125,6 +126,19 @@ impl<B: Backend> Parts<B> {
             tensors: None,
             distributed: None,
         }
+    }
+
+    /// The [`ComposedAgent`] of algorithm `A` on `B` (its config read by `A::parse`), which
+    /// no other layout runs.
+    pub(crate) fn composed<A: Algorithm<B> + 'static>(description: &'static Description) -> Self {
+        Self::agent(description, |spec, states, actions, seed| {
+            Ok(Box::new(ComposedAgent::<B, A>::new(
+                A::parse(spec)?,
+                states,
+                actions,
+                seed,
+            )?))
+        })
     }
 }
 

@@ -11,7 +11,7 @@ pub(crate) mod policy;
 use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{Description, Parts};
-use crate::dqn::builder::DqnAgent;
+use crate::dqn::builder::Dqn;
 use crate::dqn::config::DqnConfig;
 
 /// DQN and Ape-X, as the algorithm table holds them.
@@ -27,13 +27,6 @@ pub(crate) const DESCRIPTION: Description = Description {
 pub(crate) fn parts<B: Backend>() -> Parts<B> {
     Parts {
         distributed: Some(|spec| Ok(Box::new(DqnConfig::parse(spec)?))),
-        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
-            Ok(Box::new(DqnAgent::<B>::new(
-                DqnConfig::parse(spec)?,
-                states,
-                actions,
-                seed,
-            )?))
-        })
+        ..Parts::composed::<Dqn>(&DESCRIPTION)
     }
 }

@@ -10,7 +10,7 @@ mod segments;
 use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{Description, Parts};
-use crate::impala::builder::ImpalaAgent;
+use crate::impala::builder::Impala;
 use crate::impala::config::ImpalaConfig;
 
 /// IMPALA, as the algorithm table holds it.
@@ -26,13 +26,6 @@ pub(crate) fn parts<B: Backend>() -> Parts<B> {
     Parts {
         segments: Some(|spec| Ok(Box::new(ImpalaConfig::parse(spec)?))),
         distributed: Some(|spec| Ok(Box::new(ImpalaConfig::parse(spec)?))),
-        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
-            Ok(Box::new(ImpalaAgent::<B>::new(
-                ImpalaConfig::parse(spec)?,
-                states,
-                actions,
-                seed,
-            )?))
-        })
+        ..Parts::composed::<Impala>(&DESCRIPTION)
     }
 }

@@ -11,7 +11,7 @@ pub(crate) mod tensor;
 use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{Description, Parts};
-use crate::pg::builder::PgAgent;
+use crate::pg::builder::PolicyGradient;
 use crate::pg::config::PgConfig;
 
 /// PPO, as the algorithm table holds it.
@@ -39,13 +39,6 @@ pub(crate) fn ppo_parts<B: Backend>() -> Parts<B> {
 pub(crate) fn actor_critic_parts<B: Backend>() -> Parts<B> {
     Parts {
         segments: Some(|spec| Ok(Box::new(PgConfig::parse(spec)?))),
-        ..Parts::agent(&ACTOR_CRITIC, |spec, states, actions, seed| {
-            Ok(Box::new(PgAgent::<B>::new(
-                PgConfig::parse(spec)?,
-                states,
-                actions,
-                seed,
-            )?))
-        })
+        ..Parts::composed::<PolicyGradient>(&ACTOR_CRITIC)
     }
 }

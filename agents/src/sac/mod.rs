@@ -8,7 +8,7 @@ use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{Description, Parts};
 use crate::off_policy::DistributedOffPolicy;
-use crate::sac::builder::{SacAgent, SacRoles};
+use crate::sac::builder::{Sac, SacRoles};
 use crate::sac::config::SacConfig;
 
 /// SAC, as the algorithm table holds it.
@@ -23,13 +23,6 @@ pub(crate) fn parts<B: Backend>() -> Parts<B> {
                 spec,
             )?)))
         }),
-        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
-            Ok(Box::new(SacAgent::<B>::new(
-                SacConfig::parse(spec)?,
-                states,
-                actions,
-                seed,
-            )?))
-        })
+        ..Parts::composed::<Sac>(&DESCRIPTION)
     }
 }

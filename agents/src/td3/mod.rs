@@ -12,7 +12,7 @@ use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{settings, Description, Parts, SchemaSource};
 use crate::off_policy::DistributedOffPolicy;
-use crate::td3::builder::{Td3Agent, Td3Roles};
+use crate::td3::builder::{Td3, Td3Roles};
 use crate::td3::config::{Td3Config, Td3Settings};
 
 /// TD3, as the algorithm table holds it.
@@ -34,13 +34,6 @@ pub(crate) fn parts<B: Backend>() -> Parts<B> {
                 spec,
             )?)))
         }),
-        ..Parts::agent(&DESCRIPTION, |spec, states, actions, seed| {
-            Ok(Box::new(Td3Agent::<B>::new(
-                Td3Config::parse(spec)?,
-                states,
-                actions,
-                seed,
-            )?))
-        })
+        ..Parts::composed::<Td3>(&DESCRIPTION)
     }
 }
