@@ -202,9 +202,15 @@ pub fn acting_plan(spec: &Json) -> Result<Option<ActingPlan>> {
 /// The types a config may have, for messages: the shipped ones in RLgraph's spelling, then
 /// the registered ones.
 pub fn agent_types() -> String {
-    read()
-        .map(|entries| entries.iter().flat_map(|e| e.types.clone()).collect::<Vec<_>>())
-        .unwrap_or_default()
+    read().map(|entries| type_list(&entries)).unwrap_or_default()
+}
+
+/// Every `type` spelling of `entries`, comma-separated, for messages.
+fn type_list(entries: &[Entry]) -> String {
+    entries
+        .iter()
+        .flat_map(|e| e.types.iter().map(String::as_str))
+        .collect::<Vec<_>>()
         .join(", ")
 }
 
@@ -224,13 +230,7 @@ fn entry_of<T>(spec: &Json, read_out: impl FnOnce(&Entry) -> T) -> Result<T> {
 /// Where the algorithm `spec`'s `type` picks is in `entries`, by its `type` (RLgraph's
 /// spellings; case, `-` and `_` ignored). Errors list the known types.
 fn index(entries: &[Entry], spec: &Json) -> Result<usize> {
-    let known = || {
-        entries
-            .iter()
-            .flat_map(|e| e.types.clone())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let known = || type_list(entries);
     let Some(object) = spec.as_object() else {
         return Err(config("config", "expected a JSON object".into()));
     };
@@ -360,7 +360,7 @@ impl Entry {
 fn offer<B: Backend, T: ?Sized + 'static>(table: &mut Capability, make: Option<MakeFn<T>>) {
     if let Some(make) = make {
         let make: Make<T> = Arc::new(make);
-        table.insert(TypeId::of::<B>(), Arc::new(make));
+        add::<B>(table, Arc::new(make));
     }
 }
 
@@ -554,11 +554,10 @@ fn register_capability(kind: &str, call: &str, again: &str, add: impl FnOnce(&mu
         .map_err(|_| refuse("the registry was poisoned by a panic while registering".into()))?;
     let key = normalized_kind(Some(kind), "");
     let Some(entry) = entries.iter_mut().find(|e| e.names.contains(&key)) else {
-        let known: Vec<String> = entries.iter().flat_map(|e| e.types.clone()).collect();
         return Err(refuse(format!(
             "no algorithm is registered under this name; register it with register_algorithm first \
              (known types: {})",
-            known.join(", ")
+            type_list(&entries)
         )));
     };
     if entry.shipped {
