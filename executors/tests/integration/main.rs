@@ -6,6 +6,7 @@ mod device_worker;
 mod episodes_csv;
 mod evaluation;
 mod ga3c;
+mod input_log_replay;
 mod learning_dqn;
 mod learning_pg;
 #[cfg(feature = "distributed")]

@@ -30,6 +30,7 @@ mod custom_algorithms;
 mod custom_components;
 mod gae_time_major;
 mod gpu;
+mod onnx_registered_plan;
 mod readme_example;
 mod tensor_envs;
 mod tensor_envs_philox;
