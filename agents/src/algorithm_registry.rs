@@ -279,7 +279,7 @@ fn index(entries: &[Entry], spec: &Json) -> Result<usize> {
 type Build = Arc<dyn Fn(&Json, &Space, &Space, u64) -> Result<Box<dyn Agent + Send>> + Send + Sync>;
 
 /// Reads an algorithm's config without building anything.
-type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
+pub(crate) type Check = Arc<dyn Fn(&Json) -> Result<()> + Send + Sync>;
 
 /// The JSON Schema of a registered algorithm's settings.
 type SettingsSchema = fn(&mut SchemaGenerator) -> schemars::Schema;
@@ -626,20 +626,15 @@ pub(crate) fn pick<B: Backend>(spec: &Json) -> Result<Picked> {
     Ok(Picked { build, wrapped })
 }
 
-/// Whether the algorithm `spec` names wraps its agent in the normalizer and preprocessing.
-pub(crate) fn is_wrapped(spec: &Json) -> Result<bool> {
-    entry_of(spec, |e| e.wrapped)
-}
-
 /// Whether the algorithm `spec` names keeps stacked frames in its replay memory.
 pub(crate) fn stacks_frames(spec: &Json) -> bool {
     entry_of(spec, |e| e.stacks_frames).unwrap_or(false)
 }
 
-/// Reads the config `spec` as the algorithm its type names would, without building.
-pub(crate) fn check(spec: &Json) -> Result<()> {
-    let check = entry_of(spec, |e| e.check.clone())?;
-    check(spec)
+/// How the algorithm `spec` names reads a config without building, and whether the
+/// normalizer and preprocessing wrap its agent.
+pub(crate) fn checker(spec: &Json) -> Result<(bool, Check)> {
+    entry_of(spec, |e| (e.wrapped, e.check.clone()))
 }
 
 /// Every shipped algorithm's schema kinds, in the table's order, for the config schema.

@@ -54,11 +54,12 @@ pub fn build_agent<B: Backend>(
 /// need the environment's spaces are left to `build_agent`.
 pub fn check_config(spec: &Json) -> Result<()> {
     // As `build_agent`: the normalizer wraps every agent but the random one, which refuses it.
-    if !algorithm_registry::is_wrapped(spec)? {
-        return algorithm_registry::check(spec);
+    let (wrapped, check) = algorithm_registry::checker(spec)?;
+    if !wrapped {
+        return check(spec);
     }
     normalize_spec(spec)?;
-    algorithm_registry::check(&without_key(spec, "normalize_spec"))
+    check(&without_key(spec, "normalize_spec"))
 }
 
 /// The config's `normalize_spec`, with the discount its reward scaling uses (the config's

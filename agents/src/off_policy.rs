@@ -17,6 +17,7 @@ use crate::adders::n_step::NStepBuffer;
 use crate::adders::{AddedStep, Adder};
 use crate::agent::Transition;
 use crate::agent_parts::AgentParts;
+use crate::algorithm_registry::{Description, Parts};
 use crate::batch::{transition_space, transitions_batch};
 use crate::carried_memory::StepMemory;
 use crate::composed_agent::{Algorithm, Roles};
@@ -180,6 +181,18 @@ impl<B: Backend, R: OffPolicyRoles<B>> Algorithm<B> for OffPolicy<R> {
 /// fill from many actors at once).
 pub struct DistributedOffPolicy<R: OffPolicyRoles<B>, B: Backend> {
     config: R::Config,
+}
+
+/// The parts of the off-policy algorithm `R` on `B` that `description` describes: its
+/// [`ComposedAgent`](crate::ComposedAgent), and its roles across processes.
+pub(crate) fn parts<R: OffPolicyRoles<B>, B: Backend>(description: &'static Description) -> Parts<B>
+where
+    R::Config: Clone + Send + Sync,
+{
+    Parts {
+        distributed: Some(|spec| Ok(Box::new(DistributedOffPolicy::<R, B>::new(R::parse(spec)?)))),
+        ..Parts::composed::<OffPolicy<R>>(description)
+    }
 }
 
 impl<B: Backend, R: OffPolicyRoles<B>> DistributedOffPolicy<R, B> {

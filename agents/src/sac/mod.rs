@@ -7,8 +7,8 @@ pub(crate) mod learner;
 use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{Description, Parts};
-use crate::off_policy::DistributedOffPolicy;
-use crate::sac::builder::{Sac, SacRoles};
+use crate::off_policy;
+use crate::sac::builder::SacRoles;
 use crate::sac::config::SacConfig;
 
 /// SAC, as the algorithm table holds it.
@@ -17,12 +17,5 @@ pub(crate) const DESCRIPTION: Description =
 
 /// SAC's parts on backend `B`: its agent and its distributed roles.
 pub(crate) fn parts<B: Backend>() -> Parts<B> {
-    Parts {
-        distributed: Some(|spec| {
-            Ok(Box::new(DistributedOffPolicy::<SacRoles, B>::new(SacConfig::parse(
-                spec,
-            )?)))
-        }),
-        ..Parts::composed::<Sac>(&DESCRIPTION)
-    }
+    off_policy::parts::<SacRoles, B>(&DESCRIPTION)
 }

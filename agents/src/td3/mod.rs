@@ -11,9 +11,9 @@ pub(crate) mod loss;
 use rlgraph_core::Backend;
 
 use crate::algorithm_registry::{settings, Description, Parts, SchemaSource};
-use crate::off_policy::DistributedOffPolicy;
-use crate::td3::builder::{Td3, Td3Roles};
-use crate::td3::config::{Td3Config, Td3Settings};
+use crate::off_policy;
+use crate::td3::builder::Td3Roles;
+use crate::td3::config::Td3Settings;
 
 /// TD3, as the algorithm table holds it.
 pub(crate) const DESCRIPTION: Description = Description {
@@ -28,12 +28,5 @@ pub(crate) const DESCRIPTION: Description = Description {
 
 /// TD3's parts on backend `B`: its agent and its distributed roles.
 pub(crate) fn parts<B: Backend>() -> Parts<B> {
-    Parts {
-        distributed: Some(|spec| {
-            Ok(Box::new(DistributedOffPolicy::<Td3Roles, B>::new(Td3Config::parse(
-                spec,
-            )?)))
-        }),
-        ..Parts::composed::<Td3>(&DESCRIPTION)
-    }
+    off_policy::parts::<Td3Roles, B>(&DESCRIPTION)
 }
