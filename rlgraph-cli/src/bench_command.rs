@@ -13,9 +13,9 @@ use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
 use crate::backend_choice::{on_backend, OnBackend};
-use crate::bench_report::{html, row_plots, summarize, Context, CurvePoint, RunResult};
-use crate::bench_suite::{Row, Suite};
 use crate::output_files::{stderr_line, write_file};
+use rlgraph_bench::report::{html, row_plots, summarize, Context, CurvePoint, RunResult};
+use rlgraph_bench::suite::{Row, Suite};
 
 /// Arguments of `rlgraph bench`.
 #[derive(Args, Clone)]

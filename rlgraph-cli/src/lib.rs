@@ -9,8 +9,6 @@ pub mod act_command;
 pub mod agent_commands;
 pub mod backend_choice;
 pub mod bench_command;
-pub mod bench_report;
-pub mod bench_suite;
 pub mod call_command;
 pub mod certs_command;
 pub mod distributed_command;

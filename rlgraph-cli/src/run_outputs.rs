@@ -107,7 +107,7 @@ pub(crate) fn drive<B: Backend, W: Worker>(
 /// holds): the mean return of the last 100 episodes. A file that cannot be written gets a
 /// note instead: the run itself succeeded.
 fn draw_curve(dir: &std::path::Path, title: &str, returns: &[f64]) {
-    let svg = crate::bench_report::episode_curve(title, returns, 100);
+    let svg = rlgraph_bench::report::episode_curve(title, returns, 100);
     if let Err(e) = write_file(dir, "curve.svg", svg.as_bytes()) {
         stderr_line(&format!("note: --out: no curve.svg: {e}"));
     }

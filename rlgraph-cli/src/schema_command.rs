@@ -29,7 +29,7 @@ pub fn schema_text() -> String {
 
 /// The suite schema file's text.
 pub fn suite_schema_text() -> String {
-    serde_json::to_string_pretty(&crate::bench_suite::suite_schema()).unwrap_or_default()
+    serde_json::to_string_pretty(&rlgraph_bench::suite::suite_schema()).unwrap_or_default()
 }
 
 /// The book's page of every config key (`docs/book/src/reference/config-keys.md`).
@@ -135,7 +135,7 @@ fn names_of(rule: &Json) -> String {
 
 /// The keys of a benchmark suite file and of its rows.
 fn suite_keys() -> String {
-    let schema = crate::bench_suite::suite_schema();
+    let schema = rlgraph_bench::suite::suite_schema();
     let defs = &schema["$defs"];
     let mut text = String::from(
         "\n## Benchmark suites\n\nA suite file (`configs/benchmarks/*.json`, checked against \

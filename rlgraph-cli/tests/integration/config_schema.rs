@@ -439,7 +439,7 @@ fn the_suite_schema_refuses_exactly_what_the_suite_reader_refuses() {
     let suites: Vec<Json> = cases.iter().map(|(_, c, _)| c.clone()).collect();
     let verdicts = verdicts_of(&python, "docs/suite.schema.json", &suites);
     for ((what, suite, key), verdict) in cases.iter().zip(&verdicts) {
-        let reader = serde_json::from_value::<rlgraph_cli::bench_suite::Suite>(suite.clone()).map(drop);
+        let reader = serde_json::from_value::<rlgraph_bench::suite::Suite>(suite.clone()).map(drop);
         let schema_ok = agree(what, reader.map_err(|e| e.to_string()), *key, verdict);
         assert!(key.is_some() || schema_ok, "{what} is refused: {verdict}");
     }

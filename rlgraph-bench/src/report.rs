@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::bench_suite::{Measure, Row, Suite};
+use crate::suite::{Measure, Row, Suite};
 
 /// One evaluation round of a run: when, and the returns then.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -430,7 +430,7 @@ pub fn html(suite: &Suite, results: &[Vec<RunResult>], context: &Context) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_suite::Published;
+    use crate::suite::Published;
 
     #[test]
     fn the_training_curve_is_the_moving_mean_with_its_range() {
