@@ -650,82 +650,63 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The TensorBoard event file in `dir`, if there is one.
 #[test]
-fn diverging_device_and_ga3c_runs_stop_too_unless_told_to_go_on() {
-    // The same learning rate under the other two executors: PPO on device-resident
-    // environments (--tensor-envs) and GA3C's threads.
-    let dir = std::env::temp_dir().join(format!("rlgraph-diverge-executors-{}", std::process::id()));
+fn a_diverging_run_stops_naming_the_step_unless_told_to_go_on() {
+    // Adam at learning rate 1e300: the first update's step is ~1e300 per weight, so the next
+    // loss is infinite or NaN. The same under each executor: the single-threaded worker
+    // (DQN), PPO on device-resident environments (--tensor-envs) and GA3C's threads.
+    let dir = std::env::temp_dir().join(format!("rlgraph-diverge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let read = |name: &str| -> serde_json::Value {
         let path = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     };
+    let dqn = serde_json::json!({
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+        "update_spec": {"steps_before_update": 16, "update_interval": 1, "batch_size": 8}
+    });
     let mut ppo = read("ppo-cartpole-tensor.json");
     ppo["memory_spec"]["capacity"] = 64.into();
     ppo["update_spec"] = serde_json::json!({"update_mode": "time_steps", "do_updates": true,
         "update_interval": 64, "batch_size": 64, "num_iterations": 4, "sample_size": 16});
     let mut ga3c = read("ga3c-actor-critic-cartpole.json");
     ga3c["execution_spec"]["ga3c_spec"]["num_agents"] = 2.into();
-    for (name, mut json, extra) in [("ppo", ppo, &["--tensor-envs", "8"][..]), ("ga3c", ga3c, &[][..])] {
+    // Each run's length, its executor's flags, and the steps by which it must have diverged
+    // (DQN's first update is at step 16).
+    let runs = [
+        ("dqn", dqn, 200, &[][..], 16..=200),
+        ("ppo", ppo, 1000, &["--tensor-envs", "8"][..], 1..=1000),
+        ("ga3c", ga3c, 1000, &[][..], 1..=1000),
+    ];
+    for (name, mut json, timesteps, extra, diverged_by) in runs {
         json["optimizer_spec"] = serde_json::json!({"type": "adam", "learning_rate": 1e300});
         let config = dir.join(format!("{name}.json"));
         std::fs::write(&config, json.to_string()).unwrap();
-        let config = config.to_str().unwrap();
+        let (config, timesteps) = (config.to_str().unwrap(), timesteps.to_string());
         let run = |more: &[&str]| {
-            let mut args = vec!["train", config, "--env", "CartPole-v1", "--timesteps", "1000"];
+            let mut args = vec!["train", config, "--env", "CartPole-v1", "--timesteps", &timesteps];
             args.extend_from_slice(extra);
             args.extend_from_slice(more);
             rlgraph(&args)
         };
         let (code, _, stderr) = run(&[]);
         assert_eq!(code, 2, "{name}: {stderr}");
-        assert!(stderr.contains("training diverged at step"), "{name}: {stderr}");
+        assert!(
+            stderr.contains("training diverged at step") && stderr.contains("--on-divergence warn"),
+            "{name}: {stderr}"
+        );
         let (code, stdout, stderr) = run(&["--on-divergence", "warn"]);
         assert_eq!(code, 0, "{name}: {stderr}");
         let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
-        assert!(summary["diverged_at_timestep"].as_u64().is_some(), "{name}: {summary}");
+        assert!(
+            summary["diverged_at_timestep"]
+                .as_u64()
+                .is_some_and(|s| diverged_by.contains(&s)),
+            "{name}: {summary}"
+        );
         assert!(stderr.contains("warning: training diverged"), "{name}: {stderr}");
     }
-    std::fs::remove_dir_all(&dir).ok();
-}
-
-#[test]
-fn a_diverging_run_stops_naming_the_step_unless_told_to_go_on() {
-    // Adam at learning rate 1e300: the first update's step is ~1e300 per weight, so the next
-    // loss is infinite or NaN.
-    let dir = std::env::temp_dir().join(format!("rlgraph-diverge-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("dqn.json");
-    let json = serde_json::json!({
-        "type": "dqn",
-        "network_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
-        "update_spec": {"steps_before_update": 16, "update_interval": 1, "batch_size": 8},
-        "optimizer_spec": {"type": "adam", "learning_rate": 1e300}
-    });
-    std::fs::write(&config, json.to_string()).unwrap();
-    let config = config.to_str().unwrap();
-    let run = |extra: &[&str]| {
-        let mut args = vec!["train", config, "--env", "CartPole-v1", "--timesteps", "200"];
-        args.extend_from_slice(extra);
-        rlgraph(&args)
-    };
-    let (code, _, stderr) = run(&[]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("training diverged at step") && stderr.contains("--on-divergence warn"),
-        "{stderr}"
-    );
-    let (code, stdout, stderr) = run(&["--on-divergence", "warn"]);
-    assert_eq!(code, 0, "{stderr}");
-    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
-    assert!(
-        summary["diverged_at_timestep"]
-            .as_u64()
-            .is_some_and(|s| (16..=200).contains(&s)),
-        "{summary}"
-    );
-    assert!(stderr.contains("warning: training diverged"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
