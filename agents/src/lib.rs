@@ -74,6 +74,7 @@ mod replay;
 mod sac;
 mod schema_refs;
 mod segments;
+mod shipped_backends;
 mod snapshot;
 mod td3;
 mod tensor_rollouts;
@@ -130,6 +131,8 @@ pub use sac::builder::{Sac, SacAgent, SacRoles};
 pub use sac::config::SacConfig;
 pub use sac::learner::{sac_actor, SacLearner};
 pub use segments::{Segment, SegmentAlgorithm, SegmentLearner};
+#[doc(hidden)]
+pub use shipped_backends::compiled_entry_points;
 pub use snapshot::WeightSnapshot;
 pub use td3::builder::{Td3, Td3Agent, Td3Roles};
 pub use td3::config::{Td3Config, Td3Settings};
