@@ -865,7 +865,10 @@ impl Drop for Grandchildren {
 #[cfg(target_os = "linux")]
 #[test]
 fn roles_end_when_their_launcher_is_killed_with_sigkill() {
-    let dir = std::env::temp_dir().join(format!("rlgraph-orphans-{}", std::process::id()));
+    // A fresh folder: a pid the system hands out again must not find an earlier run's files.
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("run");
+    let stderr_path = scratch.path().join("launcher.stderr");
     let child = Command::new(RLGRAPH)
         .current_dir(ROOT)
         .args(["launch", "configs/apex-cartpole.json", "--env", "CartPole-v1"])
@@ -873,7 +876,7 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
         .arg("--out")
         .arg(&dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -885,11 +888,14 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
         if roles.0.len() == 4 {
             break roles;
         }
-        assert!(
-            began.elapsed() < Duration::from_secs(60),
-            "the launcher started {:?}",
-            roles.0
-        );
+        if began.elapsed() > Duration::from_secs(60) {
+            let state = proc_stat(pid).map(|(_, state, _)| state);
+            let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            panic!(
+                "the launcher (state {state:?}) started {:?} in a minute; its stderr:\n{stderr}",
+                roles.0
+            );
+        }
         std::thread::sleep(Duration::from_millis(50));
     };
     // Let them connect and run, so they are killed mid-run rather than while starting.
@@ -904,5 +910,4 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
