@@ -829,9 +829,10 @@ struct Grandchildren(Vec<(u32, u64)>);
 
 #[cfg(target_os = "linux")]
 impl Grandchildren {
-    /// The processes whose parent is `pid`.
-    fn of(pid: u32) -> Self {
-        let children = std::fs::read_dir("/proc")
+    /// The processes whose parent is `pid`, as pids and start times (not yet guarded: a
+    /// partial set seen while the launcher is still starting its roles must not be killed).
+    fn of(pid: u32) -> Vec<(u32, u64)> {
+        std::fs::read_dir("/proc")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
             .filter_map(|p| {
@@ -839,8 +840,7 @@ impl Grandchildren {
                     .filter(|(parent, ..)| *parent == pid)
                     .map(|(.., start)| (p, start))
             })
-            .collect();
-        Grandchildren(children)
+            .collect()
     }
 
     /// Those still running (a zombie waiting for its new parent to reap it is not).
@@ -885,16 +885,13 @@ fn roles_end_when_their_launcher_is_killed_with_sigkill() {
     let began = Instant::now();
     let roles = loop {
         let roles = Grandchildren::of(pid);
-        if roles.0.len() == 4 {
-            break roles;
+        if roles.len() == 4 {
+            break Grandchildren(roles);
         }
         if began.elapsed() > Duration::from_secs(60) {
             let state = proc_stat(pid).map(|(_, state, _)| state);
             let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-            panic!(
-                "the launcher (state {state:?}) started {:?} in a minute; its stderr:\n{stderr}",
-                roles.0
-            );
+            panic!("the launcher (state {state:?}) started {roles:?} in a minute; its stderr:\n{stderr}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
