@@ -87,3 +87,26 @@ pub fn safetensors_header(path: &std::path::Path) -> (serde_json::Map<String, se
         .clone();
     (header, bytes.len() - 8 - n)
 }
+
+/// Every F32 tensor of the safetensors file at `path` but the host's (`#`-prefixed) state, by
+/// name.
+#[cfg(feature = "tch")]
+pub fn safetensors_f32s(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f32>> {
+    let (header, _) = safetensors_header(path);
+    let bytes = std::fs::read(path).unwrap();
+    let start = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    header
+        .iter()
+        .filter(|(name, info)| !name.starts_with(['#', '_']) && info["dtype"] == "F32")
+        .map(|(name, info)| {
+            let offsets = &info["data_offsets"];
+            let (from, to) = (offsets[0].as_u64().unwrap(), offsets[1].as_u64().unwrap());
+            let data = &bytes[start + from as usize..start + to as usize];
+            let values = data
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            (name.clone(), values)
+        })
+        .collect()
+}
