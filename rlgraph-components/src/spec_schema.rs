@@ -210,21 +210,3 @@ fn properties(entry: &SpecKeys, with_type: bool) -> Json {
     }
     Json::Object(props)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn type_patterns_spell_names_as_rlgraph_does() {
-        let p = type_pattern(&["denselayer", "dense"]);
-        assert_eq!(
-            p,
-            "^[-_]*(?:[dD][-_]*[eE][-_]*[nN][-_]*[sS][-_]*[eE][-_]*[lL][-_]*[aA][-_]*[yY][-_]*[eE][-_]*[rR]|[dD][-_]*[eE][-_]*[nN][-_]*[sS][-_]*[eE])[-_]*$"
-        );
-        assert_eq!(
-            type_pattern(&["conv2d"]),
-            "^[-_]*(?:[cC][-_]*[oO][-_]*[nN][-_]*[vV][-_]*2[-_]*[dD])[-_]*$"
-        );
-    }
-}

@@ -23,6 +23,7 @@ mod components_optimizers;
 mod components_policies;
 mod components_preprocessors;
 mod components_sequences;
+mod components_spec_readers;
 mod conformance;
 mod core_build;
 mod core_components;
