@@ -89,6 +89,8 @@ fn recurrent_impala_balances_cartpole_without_velocities() {
 fn learns_on_tch_as_on_candle(config: &str, steps: u64, seed: u64) {
     let stem = std::path::Path::new(config).file_stem().unwrap().to_string_lossy();
     let dir = std::env::temp_dir().join(format!("rlgraph-{stem}-{}", std::process::id()));
+    // A directory left by an earlier process with the same pid must not be read as this run's.
+    let _ = std::fs::remove_dir_all(&dir);
     let (candle, tch) = (dir.join("candle"), dir.join("tch"));
     let runs = [("candle", &candle), ("tch", &tch)]
         .map(|(backend, out)| train_with(config, backend, steps, seed, &["--out", &out.to_string_lossy()]));

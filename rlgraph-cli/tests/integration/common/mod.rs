@@ -78,6 +78,12 @@ pub fn events_have(dir: &std::path::Path, tag: &str) -> bool {
 /// A safetensors file's JSON header (each tensor's name, dtype, shape and data offsets, and
 /// its `__metadata__`) and the number of bytes that follow the header.
 pub fn safetensors_header(path: &std::path::Path) -> (serde_json::Map<String, serde_json::Value>, usize) {
+    let (bytes, header, start) = read_safetensors(path);
+    (header, bytes.len() - start)
+}
+
+/// The bytes of the safetensors file at `path`, its header, and where its data begins.
+fn read_safetensors(path: &std::path::Path) -> (Vec<u8>, serde_json::Map<String, serde_json::Value>, usize) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let n = u64::from_le_bytes(bytes[..8].try_into().expect("an 8-byte header length")) as usize;
     let header = serde_json::from_slice::<serde_json::Value>(&bytes[8..8 + n])
@@ -85,19 +91,17 @@ pub fn safetensors_header(path: &std::path::Path) -> (serde_json::Map<String, se
         .as_object()
         .expect("a JSON object")
         .clone();
-    (header, bytes.len() - 8 - n)
+    (bytes, header, 8 + n)
 }
 
 /// Every F32 tensor of the safetensors file at `path` but the host's (`#`-prefixed) state, by
 /// name.
 #[cfg(feature = "tch")]
 pub fn safetensors_f32s(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f32>> {
-    let (header, _) = safetensors_header(path);
-    let bytes = std::fs::read(path).unwrap();
-    let start = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let (bytes, header, start) = read_safetensors(path);
     header
         .iter()
-        .filter(|(name, info)| !name.starts_with(['#', '_']) && info["dtype"] == "F32")
+        .filter(|(name, info)| !name.starts_with('#') && info["dtype"] == "F32")
         .map(|(name, info)| {
             let offsets = &info["data_offsets"];
             let (from, to) = (offsets[0].as_u64().unwrap(), offsets[1].as_u64().unwrap());
