@@ -30,4 +30,11 @@ fn main() {
     if !watched {
         println!("cargo:rerun-if-changed=build.rs");
     }
+    // `rlgraph` names nothing of libtorch (see src/backend_choice.rs), yet the C++ wrappers of
+    // tch come into its link with the crates that hold them, and an executable exports and
+    // keeps the inline functions it shares with a library it links: hidden, they go with the
+    // rest of what nothing calls, and libtorch is not loaded.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-link-arg-bin=rlgraph=-Wl,--exclude-libs,ALL");
+    }
 }

@@ -3,7 +3,7 @@
 # onnxruntime for the ONNX export's tests, grpcio for the distributed roles' tests,
 # kubernetes-validate for the emitted manifests' test, mujoco, whose library the native
 # MuJoCo tasks load, minatar, the reference of the native MinAtar games, mdbook, which
-# builds the book, and pytest, which runs the Python package's tests)
+# builds the book, and pytest with pytest-xdist, which run the Python package's tests)
 # into the ignored folder .gym-venv/, from PyPI, at the versions in gym-requirements.txt.
 # Idempotent: when the venv already imports them at those versions it does nothing.
 # With --bench it also adds the benchmark suites' other packages (Box2D) from
@@ -29,7 +29,7 @@ bench() {
 }
 
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$requirements" \
-    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym, pytest" 2>/dev/null \
+    && "$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym, pytest, xdist" 2>/dev/null \
     && "$venv/bin/mdbook" --version >/dev/null 2>&1; then
     [[ "${1:-}" == "--bench" ]] && bench
     echo "$venv/bin/python"
@@ -42,7 +42,7 @@ echo "installing gymnasium and ale-py into $venv (from PyPI, once)" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2
-"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym, pytest"
+"$venv/bin/python" -c "import gymnasium, ale_py, cv2, onnxruntime, grpc, grpc_tools, grpc_health, kubernetes_validate, yaml, mujoco, gymnasium.envs.mujoco, minatar.gym, pytest, xdist"
 "$venv/bin/mdbook" --version >&2
 cp "$requirements" "$stamp"
 [[ "${1:-}" == "--bench" ]] && bench

@@ -24,7 +24,7 @@ use rlgraph_core::convert::value_to_host;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, ComponentTest, CoreError, DType, ErasedExecutor, HostData, HostTensor};
 
-use crate::backend_choice::{on_backend, OnBackend};
+use crate::backend_choice::{on_backend, OnBackend, TchCommands};
 
 /// Arguments of `rlgraph call`.
 #[derive(Args)]
@@ -55,7 +55,7 @@ const KEYS: [&str; 11] = [
 /// Runs the subcommand and returns the JSON results, or a one-line error.
 pub fn run(args: &CallArgs) -> Result<String, String> {
     let text = if args.spec.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read standard input: {e}"))?
+        crate::backend_choice::read_stdin().map_err(|e| format!("cannot read standard input: {e}"))?
     } else {
         std::fs::read_to_string(&args.spec).map_err(|e| format!("cannot read {}: {e}", args.spec.display()))?
     };
@@ -112,8 +112,16 @@ struct CallTask<'a>(&'a Map<String, Json>);
 impl OnBackend for CallTask<'_> {
     type Output = Json;
     fn run<B: Backend>(&self) -> Result<Json, String> {
-        run_on::<B>(self.0).map_err(|e| e.to_string())
+        run_spec_on::<B>(self.0)
     }
+    fn on_tch(&self, tch: &dyn TchCommands) -> Result<Json, String> {
+        tch.call(self.0)
+    }
+}
+
+/// The calls of `spec` on `B`.
+pub(crate) fn run_spec_on<B: Backend>(spec: &Map<String, Json>) -> Result<Json, String> {
+    run_on::<B>(spec).map_err(|e| e.to_string())
 }
 
 fn config(at: &str, reason: impl Into<String>) -> CoreError {

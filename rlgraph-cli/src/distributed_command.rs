@@ -18,7 +18,7 @@ use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend};
+use crate::backend_choice::{on_backend, OnBackend, TchCommands};
 use crate::output_files::{stderr_line, write_file};
 use crate::run_outputs::CHECKPOINT_FILE;
 use crate::serve_options::{serve_args, RunOptions};
@@ -167,6 +167,9 @@ impl OnBackend for ServeArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         serve_role::<B>(self)
+    }
+    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
+        tch.serve(self)
     }
 }
 
@@ -465,8 +468,16 @@ struct ExperienceOf<'a>(&'a RunOptions, &'a Json);
 impl OnBackend for ExperienceOf<'_> {
     type Output = Experience;
     fn run<B: Backend>(&self) -> Result<Experience, String> {
-        Ok(self.0.algorithm::<B>(self.1)?.experience())
+        experience_of::<B>(self.0, self.1)
     }
+    fn on_tch(&self, tch: &dyn TchCommands) -> Result<Experience, String> {
+        tch.experience(self.0, self.1)
+    }
+}
+
+/// Where the actors of `config`'s algorithm send what they gather, on `B`.
+pub(crate) fn experience_of<B: Backend>(run: &RunOptions, config: &Json) -> Result<Experience, String> {
+    Ok(run.algorithm::<B>(config)?.experience())
 }
 
 /// Runs `rlgraph launch`.

@@ -2,7 +2,7 @@
 //! arguments and prints what these return, and the fuzz targets call the same code (see
 //! [`call_command::run_spec`]).
 
-pub use program::{cli_reference, main, main_with, run};
+pub use program::{cli_reference, main, main_exec_tch, main_with, run};
 pub use run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE, GA3C_MODEL_FILE};
 
 pub mod act_command;

@@ -104,7 +104,8 @@ fn thread_count(text: &str) -> Result<usize, String> {
 /// The whole `rlgraph` program: parses the process's arguments, runs the subcommand and prints
 /// what it returns (an error as one line on stderr, with exit code 2). A binary of one's own
 /// that registers its environments first (`rlgraph_envs::register_env`) and then calls this
-/// gets every subcommand with them (`rlgraph train --env TheirEnv-v0`, `launch`, `evaluate`):
+/// gets every subcommand with them (`rlgraph train --env TheirEnv-v0`, `launch`, `evaluate`),
+/// and the tch backend in the same process when built with the `tch` feature:
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
@@ -116,6 +117,15 @@ fn thread_count(text: &str) -> Result<usize, String> {
 /// }
 /// ```
 pub fn main() -> ExitCode {
+    crate::backend_choice::enable_tch();
+    ExitCode::from(main_with(std::env::args_os().collect()))
+}
+
+/// The `rlgraph` program: [`main`] without libtorch in the process. A command on tch runs
+/// the `rlgraph-tch` program beside it on the same arguments in its place (a build with the
+/// `tch` feature makes both), so the runs on candle do not start libtorch.
+pub fn main_exec_tch() -> ExitCode {
+    crate::backend_choice::exec_tch_when_asked();
     ExitCode::from(main_with(std::env::args_os().collect()))
 }
 

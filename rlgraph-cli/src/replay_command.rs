@@ -8,7 +8,7 @@ use executors::input_log::{first_header, replay_log, ReplayOptions};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend};
+use crate::backend_choice::{on_backend, OnBackend, TchCommands};
 use crate::output_files::stderr_line;
 use crate::run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE};
 
@@ -63,6 +63,9 @@ impl OnBackend for (&ReplayArgs, &str) {
     fn run<B: Backend>(&self) -> Result<String, String> {
         let (args, file) = *self;
         args.replay::<B>(file)
+    }
+    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
+        tch.replay(self.0, self.1)
     }
 }
 

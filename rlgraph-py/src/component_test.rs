@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rlgraph_cli::backend_choice::{on_backend, OnBackend};
+use rlgraph_cli::backend_choice::{on_backend, run_on_linked_tch, OnBackend, TchCommands};
 use rlgraph_core::{Backend, ComponentTest, ErasedExecutor};
 use rlgraph_spaces::Space;
 use serde_json::Value as Json;
@@ -39,6 +39,9 @@ impl OnBackend for Build<'_> {
         Ok(Box::new(
             ComponentTest::<B>::new(component, spaces, self.seed).map_err(|e| e.to_string())?,
         ))
+    }
+    fn on_tch(&self, _: &dyn TchCommands) -> Result<Self::Output, String> {
+        run_on_linked_tch(self)
     }
 }
 

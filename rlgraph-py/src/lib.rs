@@ -35,6 +35,8 @@ fn program_main(py: Python<'_>, args: Vec<String>) -> u8 {
 /// The native module.
 #[pymodule]
 fn _rlgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The program's commands run on tch in this process, as the agents do.
+    rlgraph_cli::backend_choice::enable_tch();
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<component_test::NativeComponentTest>()?;
     m.add_class::<vector_env::NativeVectorEnv>()?;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use rlgraph_cli::backend_choice::{on_backend, OnBackend};
+use rlgraph_cli::backend_choice::{on_backend, run_on_linked_tch, OnBackend, TchCommands};
 use rlgraph_core::batching::unstack;
 use rlgraph_core::convert::{host_to_value, value_into_host};
 use rlgraph_core::{Backend, Device, HostData, HostTensor};
@@ -97,6 +97,9 @@ impl OnBackend for MakeCopies<'_> {
             device: self.device,
         };
         Ok((Box::new(copies), spaces.0, spaces.1))
+    }
+    fn on_tch(&self, _: &dyn TchCommands) -> Result<Self::Output, String> {
+        run_on_linked_tch(self)
     }
 }
 

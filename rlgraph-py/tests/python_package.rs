@@ -49,8 +49,11 @@ fn the_pytest_suite_passes() {
     );
     let stage = stage(&build);
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    // Two workers (pytest-xdist): cargo runs this binary alone, so one pytest would leave a
+    // core idle for the suite's minute.
     let out = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=5"])
+        .args(["-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider"])
+        .args(["--durations=5"])
         .arg(&tests)
         .env("PYTHONPATH", &stage)
         .env("RLGRAPH_BIN", &program)

@@ -16,6 +16,7 @@ mod graph_pictures;
 mod gym_bridge;
 mod learner_log;
 mod profile_command;
+mod program_start;
 mod recurrent_learning;
 mod resume;
 mod space_command;
