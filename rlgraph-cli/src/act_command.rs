@@ -11,7 +11,7 @@ use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
 use crate::agent_commands::load_trained;
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 
 /// Arguments of `rlgraph act`.
 #[derive(Args)]
@@ -50,9 +50,6 @@ impl OnBackend for ActArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         act::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.act(self)
     }
 }
 

@@ -8,7 +8,7 @@ use agents::Agent;
 use clap::Args;
 use rlgraph_core::{Backend, ComponentView, ViewOptions};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use rlgraph_envs::make;
 use serde_json::{json, Value as Json};
 
@@ -198,9 +198,6 @@ impl OnBackend for GraphArgs {
             other => Err(format!("--view {other}: use components, calls or plan")),
         }
     }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.graph(self)
-    }
 }
 
 /// Arguments of `rlgraph evaluate`.
@@ -242,9 +239,6 @@ impl OnBackend for EvaluateArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         play::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.evaluate(self)
     }
 }
 

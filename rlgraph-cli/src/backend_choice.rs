@@ -3,27 +3,16 @@
 //!
 //! Libtorch spends about half a CPU-second and 110 MB registering its operators whenever a
 //! process that links it starts, and most runs of the `rlgraph` program (every distributed
-//! role is one) never use it. So the commands reach `tch` only through [`TchCommands`],
-//! whose one implementation [`enable_tch`] installs: a program that never calls it names
-//! nothing of libtorch, and the linker leaves libtorch out. The `rlgraph` program is such a
+//! role is one) never use it. So a command reaches `tch` only through the table of
+//! [`TchEntry`]s a process installs ([`crate::tch_commands::enable_tch`]): a program that
+//! never does names nothing of libtorch, and the linker leaves libtorch out. The `rlgraph` program is such a
 //! program ([`crate::main_exec_tch`]); asked for tch, it runs `rlgraph-tch` in its place.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use agents::Experience;
 use rlgraph_core::Backend;
-use serde_json::{Map, Value as Json};
-
-use crate::act_command::ActArgs;
-use crate::agent_commands::{EvaluateArgs, GraphArgs};
-use crate::bench_command::BenchArgs;
-use crate::distributed_command::ServeArgs;
-use crate::export_command::ExportArgs;
-use crate::profile_command::CalibrateArgs;
-use crate::replay_command::ReplayArgs;
-use crate::serve_options::RunOptions;
-use crate::train_args::TrainArgs;
 
 /// A command that runs on any backend.
 pub trait OnBackend {
@@ -31,59 +20,50 @@ pub trait OnBackend {
     type Output;
     /// Runs the command on backend `B`.
     fn run<B: Backend>(&self) -> Result<Self::Output, String>;
-    /// Runs the command on libtorch: `tch`'s method for this command (a command of another
-    /// crate calls [`run_on_linked_tch`]).
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<Self::Output, String>;
 }
 
-/// The program's commands on libtorch, one method each. [`enable_tch`] installs the only
-/// implementation; a method is named by the command's [`OnBackend::on_tch`].
-pub trait TchCommands: Sync {
-    /// `rlgraph train`.
-    fn train(&self, args: &TrainArgs) -> Result<String, String>;
-    /// `rlgraph evaluate`.
-    fn evaluate(&self, args: &EvaluateArgs) -> Result<String, String>;
-    /// `rlgraph act`.
-    fn act(&self, args: &ActArgs) -> Result<String, String>;
-    /// `rlgraph graph`.
-    fn graph(&self, args: &GraphArgs) -> Result<String, String>;
-    /// `rlgraph export`.
-    fn export(&self, args: &ExportArgs) -> Result<String, String>;
-    /// `rlgraph bench`.
-    fn bench(&self, args: &BenchArgs) -> Result<String, String>;
-    /// `rlgraph profile calibrate`.
-    fn calibrate(&self, args: &CalibrateArgs) -> Result<String, String>;
-    /// `rlgraph serve`.
-    fn serve(&self, args: &ServeArgs) -> Result<String, String>;
-    /// Where `rlgraph launch`'s actors send what they gather.
-    fn experience(&self, run: &RunOptions, config: &Json) -> Result<Experience, String>;
-    /// `rlgraph replay`, ending with the layout's checkpoint `file`.
-    fn replay(&self, args: &ReplayArgs, file: &str) -> Result<String, String>;
-    /// The calls of an `rlgraph call` spec.
-    fn call(&self, spec: &Map<String, Json>) -> Result<Json, String>;
-    /// The threads libtorch says it uses, for a run's summary.
-    fn intra_op_threads(&self) -> usize;
+/// How a command of type `T` runs on libtorch.
+type OnTch<T> = fn(&T) -> Result<<T as OnBackend>::Output, String>;
+
+/// One command's run on libtorch, as an `OnTch<T>`: [`crate::tch_commands`] makes the
+/// program's, and only a process that installs them ([`crate::tch_commands::enable_tch`])
+/// names libtorch.
+pub struct TchEntry(Box<dyn Any + Send + Sync>);
+
+impl TchEntry {
+    /// The run of commands of type `T` on libtorch.
+    #[cfg(feature = "tch")]
+    pub fn of<T: OnBackend + 'static>() -> Self
+    where
+        T::Output: 'static,
+    {
+        let run: OnTch<T> = |task| task.run::<backend_tch::Tch>();
+        TchEntry(Box::new(run))
+    }
 }
 
-/// Whether this build runs `tch` (libtorch was built in with the `tch` feature).
-pub const TCH_BUILT: bool = cfg!(feature = "tch");
+/// What runs commands on libtorch in this process, once installed.
+struct Tch {
+    entries: Vec<TchEntry>,
+    intra_op_threads: fn() -> usize,
+}
 
-/// The commands on libtorch, once [`enable_tch`] has run.
-static TCH: OnceLock<&'static dyn TchCommands> = OnceLock::new();
+static TCH: OnceLock<Tch> = OnceLock::new();
+
+/// Lets the commands of `entries` run on tch in this process (libtorch starts with it).
+#[cfg(feature = "tch")]
+pub fn install_tch(entries: Vec<TchEntry>) {
+    let _ = TCH.set(Tch {
+        entries,
+        intra_op_threads: backend_tch::intra_op_threads,
+    });
+}
 
 /// Set by [`exec_tch_when_asked`]: a command on tch runs the `rlgraph-tch` program instead.
 static EXEC_TCH: AtomicBool = AtomicBool::new(false);
 
-/// Lets commands run on tch in this process (libtorch starts with it); does nothing in a
-/// build without the `tch` feature. `rlgraph-tch`, the Python package and a program of
-/// one's own that calls [`crate::main`] call it.
-pub fn enable_tch() {
-    #[cfg(feature = "tch")]
-    let _ = TCH.set(&linked::Linked);
-}
-
-/// Makes a command on tch, in a program that has not called [`enable_tch`], run the
-/// `rlgraph-tch` program beside this one with this process's arguments in its place.
+/// Makes a command on tch, in a program that has not installed tch, run the `rlgraph-tch`
+/// program beside this one with this process's arguments in its place.
 pub fn exec_tch_when_asked() {
     EXEC_TCH.store(true, Ordering::Relaxed);
 }
@@ -100,17 +80,39 @@ pub fn read_stdin() -> std::io::Result<String> {
 }
 
 /// Runs `task` on the backend named `name` (`candle` or `tch`).
-pub fn on_backend<T: OnBackend>(name: &str, task: &T) -> Result<T::Output, String> {
+pub fn on_backend<T: OnBackend + 'static>(name: &str, task: &T) -> Result<T::Output, String>
+where
+    T::Output: 'static,
+{
+    on_named(name, task, on_tch)
+}
+
+/// [`on_backend`] for a process that links libtorch whatever it runs (the Python package),
+/// whose commands may borrow.
+pub fn on_linked_backend<T: OnBackend>(name: &str, task: &T) -> Result<T::Output, String> {
+    on_named(name, task, on_linked_tch)
+}
+
+fn on_named<T: OnBackend>(name: &str, task: &T, tch: fn(&T) -> Result<T::Output, String>) -> Result<T::Output, String> {
     match name {
         "candle" => task.run::<backend_candle::Candle>(),
-        "tch" => on_tch(task),
+        "tch" => tch(task),
         other => Err(format!("unknown backend {other:?}; use candle or tch")),
     }
 }
 
-fn on_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
+fn on_tch<T: OnBackend + 'static>(task: &T) -> Result<T::Output, String>
+where
+    T::Output: 'static,
+{
     if let Some(tch) = TCH.get() {
-        return task.on_tch(*tch);
+        return match tch.entries.iter().find_map(|e| e.0.downcast_ref::<OnTch<T>>()) {
+            Some(run) => run(task),
+            None => Err(format!(
+                "{} has no entry in rlgraph_cli::tch_commands, so it cannot run on tch",
+                std::any::type_name::<T>()
+            )),
+        };
     }
     if !TCH_BUILT {
         return Err(WITHOUT_TCH.into());
@@ -121,13 +123,26 @@ fn on_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
     Err(TCH_NOT_ENABLED.into())
 }
 
+fn on_linked_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
+    #[cfg(feature = "tch")]
+    return task.run::<backend_tch::Tch>();
+    #[cfg(not(feature = "tch"))]
+    {
+        let _ = task;
+        Err(WITHOUT_TCH.into())
+    }
+}
+
+/// Whether this build runs `tch` (libtorch was built in with the `tch` feature).
+pub const TCH_BUILT: bool = cfg!(feature = "tch");
+
 /// What a build without libtorch answers when asked for tch.
 pub const WITHOUT_TCH: &str =
     "this rlgraph was built without libtorch; rebuild with `--features tch` after scripts/install-libtorch.sh";
 
-/// What a build with libtorch answers when asked for tch before [`enable_tch`].
+/// What a build with libtorch answers when asked for tch before tch is installed.
 pub const TCH_NOT_ENABLED: &str =
-    "libtorch is built in but not enabled in this process: call rlgraph_cli::backend_choice::enable_tch() first";
+    "libtorch is built in but not enabled in this process: call rlgraph_cli::tch_commands::enable_tch() first";
 
 /// Replaces this process with `rlgraph-tch` (beside this program) on the same arguments;
 /// returns why it could not.
@@ -169,67 +184,6 @@ fn stdin_file(text: &str) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Runs `task` on libtorch linked into this process, as a command of a crate other than this
-/// one implements [`OnBackend::on_tch`]; without the `tch` feature, says how to get it.
-pub fn run_on_linked_tch<T: OnBackend>(task: &T) -> Result<T::Output, String> {
-    #[cfg(feature = "tch")]
-    return task.run::<backend_tch::Tch>();
-    #[cfg(not(feature = "tch"))]
-    {
-        let _ = task;
-        Err(WITHOUT_TCH.into())
-    }
-}
-
-#[cfg(feature = "tch")]
-mod linked {
-    //! The one implementation of the commands on libtorch: only `enable_tch` names it.
-
-    use super::*;
-    use backend_tch::Tch;
-
-    pub(super) struct Linked;
-
-    impl TchCommands for Linked {
-        fn train(&self, args: &TrainArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn evaluate(&self, args: &EvaluateArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn act(&self, args: &ActArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn graph(&self, args: &GraphArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn export(&self, args: &ExportArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn bench(&self, args: &BenchArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn calibrate(&self, args: &CalibrateArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn serve(&self, args: &ServeArgs) -> Result<String, String> {
-            args.run::<Tch>()
-        }
-        fn experience(&self, run: &RunOptions, config: &Json) -> Result<Experience, String> {
-            crate::distributed_command::experience_of::<Tch>(run, config)
-        }
-        fn replay(&self, args: &ReplayArgs, file: &str) -> Result<String, String> {
-            (args, file).run::<Tch>()
-        }
-        fn call(&self, spec: &Map<String, Json>) -> Result<Json, String> {
-            crate::call_command::run_spec_on::<Tch>(spec)
-        }
-        fn intra_op_threads(&self) -> usize {
-            backend_tch::intra_op_threads()
-        }
-    }
-}
-
 /// The threads a run used, for its summary: the CPUs this process may use (its affinity mask
 /// and CPU quota), the kernel threads of both backends, and what libtorch reports it uses
 /// (with `--backend tch`).
@@ -246,7 +200,7 @@ pub fn threads_json(backend: &str) -> serde_json::Value {
 
 fn libtorch_threads() -> serde_json::Value {
     TCH.get()
-        .map_or(serde_json::Value::Null, |tch| tch.intra_op_threads().into())
+        .map_or(serde_json::Value::Null, |tch| (tch.intra_op_threads)().into())
 }
 
 #[cfg(test)]
@@ -259,9 +213,6 @@ mod tests {
         type Output = ();
         fn run<B: Backend>(&self) -> Result<(), String> {
             Ok(())
-        }
-        fn on_tch(&self, _: &dyn TchCommands) -> Result<(), String> {
-            run_on_linked_tch(self)
         }
     }
 
@@ -289,8 +240,18 @@ mod tests {
         if TCH.get().is_none() {
             assert_eq!(on_backend("tch", &Nothing), Err(TCH_NOT_ENABLED.to_string()));
         }
-        enable_tch();
+        install_tch(vec![TchEntry::of::<Nothing>()]);
         assert_eq!(on_backend("tch", &Nothing), Ok(()));
+        // A command without an entry is named, not run.
+        struct Unlisted;
+        impl OnBackend for Unlisted {
+            type Output = ();
+            fn run<B: Backend>(&self) -> Result<(), String> {
+                Ok(())
+            }
+        }
+        let err = on_backend("tch", &Unlisted).unwrap_err();
+        assert!(err.contains("Unlisted") && err.contains("no entry"), "{err}");
         assert!(threads_json("tch")["libtorch"].as_u64().is_some_and(|n| n >= 1));
     }
 }

@@ -12,7 +12,7 @@ use executors::{DriveOptions, Evaluation, RunLength, SingleThreadedWorker};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::{stderr_line, write_file};
 use rlgraph_bench::report::{html, row_plots, summarize, Context, CurvePoint, RunResult};
 use rlgraph_bench::suite::{Row, Suite};
@@ -78,9 +78,6 @@ impl OnBackend for BenchArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         bench::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.bench(self)
     }
 }
 

@@ -24,7 +24,7 @@ use rlgraph_core::convert::value_to_host;
 use rlgraph_core::spaces::{Dtype, FloatBox, Space, Value};
 use rlgraph_core::{Backend, Component, ComponentTest, CoreError, DType, ErasedExecutor, HostData, HostTensor};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 
 /// Arguments of `rlgraph call`.
 #[derive(Args)]
@@ -102,26 +102,18 @@ fn run_json(spec: &Json) -> Result<String, String> {
         .map(|b| b.as_str().ok_or("\"backend\" must be a string"))
         .transpose()?
         .unwrap_or("candle");
-    let out = on_backend(backend, &CallTask(obj))?;
+    let out = on_backend(backend, &CallTask(obj.clone()))?;
     serde_json::to_string(&out).map_err(|e| e.to_string())
 }
 
 /// The calls of one spec, on whichever backend it names.
-struct CallTask<'a>(&'a Map<String, Json>);
+pub(crate) struct CallTask(Map<String, Json>);
 
-impl OnBackend for CallTask<'_> {
+impl OnBackend for CallTask {
     type Output = Json;
     fn run<B: Backend>(&self) -> Result<Json, String> {
-        run_spec_on::<B>(self.0)
+        run_on::<B>(&self.0).map_err(|e| e.to_string())
     }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<Json, String> {
-        tch.call(self.0)
-    }
-}
-
-/// The calls of `spec` on `B`.
-pub(crate) fn run_spec_on<B: Backend>(spec: &Map<String, Json>) -> Result<Json, String> {
-    run_on::<B>(spec).map_err(|e| e.to_string())
 }
 
 fn config(at: &str, reason: impl Into<String>) -> CoreError {

@@ -18,7 +18,7 @@ use executors::{DriveOptions, RunLength, RunProgress};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::{stderr_line, write_file};
 use crate::run_outputs::CHECKPOINT_FILE;
 use crate::serve_options::{serve_args, RunOptions};
@@ -167,9 +167,6 @@ impl OnBackend for ServeArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         serve_role::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.serve(self)
     }
 }
 
@@ -463,28 +460,20 @@ fn no_shards(run: &RunOptions, what: &str) -> String {
 }
 
 /// Where the actors of `json`'s algorithm send what they gather, on the run's backend.
-struct ExperienceOf<'a>(&'a RunOptions, &'a Json);
+pub(crate) struct ExperienceOf(RunOptions, Json);
 
-impl OnBackend for ExperienceOf<'_> {
+impl OnBackend for ExperienceOf {
     type Output = Experience;
     fn run<B: Backend>(&self) -> Result<Experience, String> {
-        experience_of::<B>(self.0, self.1)
+        Ok(self.0.algorithm::<B>(&self.1)?.experience())
     }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<Experience, String> {
-        tch.experience(self.0, self.1)
-    }
-}
-
-/// Where the actors of `config`'s algorithm send what they gather, on `B`.
-pub(crate) fn experience_of<B: Backend>(run: &RunOptions, config: &Json) -> Result<Experience, String> {
-    Ok(run.algorithm::<B>(config)?.experience())
 }
 
 /// Runs `rlgraph launch`.
 pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
     let json = run.config()?;
-    let experience = on_backend(&run.backend, &ExperienceOf(run, &json))?;
+    let experience = on_backend(&run.backend, &ExperienceOf(run.clone(), json.clone()))?;
     run.access()?;
     if run.metrics_addr.is_some() {
         return Err("--metrics-addr: the roles of one launch would share one port; \

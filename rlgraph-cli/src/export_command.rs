@@ -8,7 +8,7 @@ use rlgraph_core::Backend;
 use serde_json::json;
 
 use crate::agent_commands::{env_of_run, load_trained, read_config};
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 
 /// Arguments of `rlgraph export`.
 #[derive(Args)]
@@ -38,9 +38,6 @@ impl OnBackend for ExportArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         export::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.export(self)
     }
 }
 

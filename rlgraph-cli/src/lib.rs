@@ -24,6 +24,7 @@ pub mod schema_command;
 pub mod serve_options;
 mod slurm_script;
 pub mod space_command;
+pub mod tch_commands;
 pub mod train_args;
 pub mod train_command;
 mod train_ga3c;

@@ -11,7 +11,7 @@ use rlgraph_core::Backend;
 use rlgraph_envs::{make, Stepping, VectorEnv};
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::write_json;
 
 /// Arguments of `rlgraph profile`.
@@ -252,8 +252,5 @@ impl OnBackend for CalibrateArgs {
             },
         })
         .to_string())
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.calibrate(self)
     }
 }

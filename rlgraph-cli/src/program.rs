@@ -117,7 +117,7 @@ fn thread_count(text: &str) -> Result<usize, String> {
 /// }
 /// ```
 pub fn main() -> ExitCode {
-    crate::backend_choice::enable_tch();
+    crate::tch_commands::enable_tch();
     ExitCode::from(main_with(std::env::args_os().collect()))
 }
 

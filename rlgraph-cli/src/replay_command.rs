@@ -8,7 +8,7 @@ use executors::input_log::{first_header, replay_log, ReplayOptions};
 use rlgraph_core::Backend;
 use serde_json::{json, Value as Json};
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::stderr_line;
 use crate::run_outputs::{CHECKPOINT_FILE, GA3C_CHECKPOINT_FILE};
 
@@ -55,17 +55,16 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         "ga3c" => GA3C_CHECKPOINT_FILE,
         _ => CHECKPOINT_FILE,
     };
-    on_backend(&backend, &(args, file))
+    on_backend(&backend, &ReplayTask(args.clone(), file))
 }
 
-impl OnBackend for (&ReplayArgs, &str) {
+/// A replay, ending with the layout's checkpoint file.
+pub(crate) struct ReplayTask(ReplayArgs, &'static str);
+
+impl OnBackend for ReplayTask {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
-        let (args, file) = *self;
-        args.replay::<B>(file)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.replay(self.0, self.1)
+        self.0.replay::<B>(self.1)
     }
 }
 

@@ -7,7 +7,7 @@ use rlgraph_core::Backend;
 use rlgraph_envs::make;
 use serde_json::Value as Json;
 
-use crate::backend_choice::{on_backend, OnBackend, TchCommands};
+use crate::backend_choice::{on_backend, OnBackend};
 use crate::output_files::write_file;
 use crate::run_outputs::{drive, vector_env, CHECKPOINT_FILE};
 pub use crate::train_args::TrainArgs;
@@ -36,9 +36,6 @@ impl OnBackend for TrainArgs {
     type Output = String;
     fn run<B: Backend>(&self) -> Result<String, String> {
         train::<B>(self)
-    }
-    fn on_tch(&self, tch: &dyn TchCommands) -> Result<String, String> {
-        tch.train(self)
     }
 }
 

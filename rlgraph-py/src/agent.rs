@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use rlgraph_cli::agent_commands::play_episode;
-use rlgraph_cli::backend_choice::{on_backend, run_on_linked_tch, OnBackend, TchCommands};
+use rlgraph_cli::backend_choice::{on_linked_backend, OnBackend};
 use rlgraph_cli::output_files::write_file;
 use rlgraph_cli::CHECKPOINT_FILE;
 use rlgraph_core::Backend;
@@ -55,7 +55,7 @@ pub(crate) struct NativeAgent {
     copies: usize,
 }
 
-/// Builds the agent of `config` for two spaces on the backend `on_backend` picks.
+/// Builds the agent of `config` for two spaces on the backend `on_linked_backend` picks.
 struct BuildAgent<'a> {
     config: &'a Json,
     state_space: &'a Space,
@@ -67,9 +67,6 @@ impl OnBackend for BuildAgent<'_> {
     type Output = Box<dyn Agent + Send>;
     fn run<B: Backend>(&self) -> Result<Self::Output, String> {
         agents::build_agent::<B>(self.config, self.state_space, self.action_space, self.seed).map_err(|e| e.to_string())
-    }
-    fn on_tch(&self, _: &dyn TchCommands) -> Result<Self::Output, String> {
-        run_on_linked_tch(self)
     }
 }
 
@@ -187,7 +184,7 @@ impl NativeAgent {
             action_space: &action_space,
             seed,
         };
-        let agent = py.detach(|| on_backend(backend, &build)).map_err(named)?;
+        let agent = py.detach(|| on_linked_backend(backend, &build)).map_err(named)?;
         Ok(NativeAgent {
             inner: Mutex::new(Inner {
                 worker: SingleThreadedWorker::new(agent, envs, seed),

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rlgraph_cli::backend_choice::{on_backend, run_on_linked_tch, OnBackend, TchCommands};
+use rlgraph_cli::backend_choice::{on_linked_backend, OnBackend};
 use rlgraph_core::{Backend, ComponentTest, ErasedExecutor};
 use rlgraph_spaces::Space;
 use serde_json::Value as Json;
@@ -24,7 +24,7 @@ impl<B: Backend> Harness for ComponentTest<B> {
     }
 }
 
-/// Builds the component of a spec with its input spaces on the backend `on_backend` picks.
+/// Builds the component of a spec with its input spaces on the backend `on_linked_backend` picks.
 struct Build<'a> {
     spec: &'a Json,
     spaces: &'a [(String, Space)],
@@ -39,9 +39,6 @@ impl OnBackend for Build<'_> {
         Ok(Box::new(
             ComponentTest::<B>::new(component, spaces, self.seed).map_err(|e| e.to_string())?,
         ))
-    }
-    fn on_tch(&self, _: &dyn TchCommands) -> Result<Self::Output, String> {
-        run_on_linked_tch(self)
     }
 }
 
@@ -74,7 +71,7 @@ impl NativeComponentTest {
             seed,
         };
         let harness = py
-            .detach(|| on_backend(backend, &build))
+            .detach(|| on_linked_backend(backend, &build))
             .map_err(PyValueError::new_err)?;
         Ok(NativeComponentTest {
             harness: Mutex::new(harness),

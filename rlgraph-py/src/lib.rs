@@ -36,7 +36,7 @@ fn program_main(py: Python<'_>, args: Vec<String>) -> u8 {
 #[pymodule]
 fn _rlgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The program's commands run on tch in this process, as the agents do.
-    rlgraph_cli::backend_choice::enable_tch();
+    rlgraph_cli::tch_commands::enable_tch();
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<component_test::NativeComponentTest>()?;
     m.add_class::<vector_env::NativeVectorEnv>()?;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use rlgraph_cli::backend_choice::{on_backend, run_on_linked_tch, OnBackend, TchCommands};
+use rlgraph_cli::backend_choice::{on_linked_backend, OnBackend};
 use rlgraph_core::batching::unstack;
 use rlgraph_core::convert::{host_to_value, value_into_host};
 use rlgraph_core::{Backend, Device, HostData, HostTensor};
@@ -77,7 +77,7 @@ impl<B: Backend> Copies for OnDevice<B> {
     }
 }
 
-/// Makes the copies on the backend `on_backend` picks.
+/// Makes the copies on the backend `on_linked_backend` picks.
 struct MakeCopies<'a> {
     id: &'a str,
     num_envs: usize,
@@ -97,9 +97,6 @@ impl OnBackend for MakeCopies<'_> {
             device: self.device,
         };
         Ok((Box::new(copies), spaces.0, spaces.1))
-    }
-    fn on_tch(&self, _: &dyn TchCommands) -> Result<Self::Output, String> {
-        run_on_linked_tch(self)
     }
 }
 
@@ -131,7 +128,7 @@ impl TensorVectorEnv {
             device,
         };
         let (copies, state_space, action_space) = py
-            .detach(|| on_backend(backend, &make))
+            .detach(|| on_linked_backend(backend, &make))
             .map_err(|e| PyValueError::new_err(format!("id {id:?} (tensor, {backend} on {device}): {e}")))?;
         Ok(TensorVectorEnv {
             copies: Mutex::new(copies),
