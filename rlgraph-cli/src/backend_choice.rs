@@ -5,8 +5,9 @@
 //! process that links it starts, and most runs of the `rlgraph` program (every distributed
 //! role is one) never use it. So a command reaches `tch` only through the table of
 //! [`TchEntry`]s a process installs ([`crate::tch_commands::enable_tch`]): a program that
-//! never does names nothing of libtorch, and the linker leaves libtorch out. The `rlgraph` program is such a
-//! program ([`crate::main_exec_tch`]); asked for tch, it runs `rlgraph-tch` in its place.
+//! never does names nothing of libtorch, and the linker leaves libtorch out. The `rlgraph`
+//! program is such a program ([`crate::main_exec_tch`]); asked for tch, it runs
+//! `rlgraph-tch` in its place.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};

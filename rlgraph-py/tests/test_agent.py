@@ -171,8 +171,11 @@ def test_a_callback_returning_false_stops_the_run(configs):
 
 
 def test_ctrl_c_ends_learn_and_leaves_the_checkpoint(tmp_path, configs):
+    # Ctrl-C raises KeyboardInterrupt as in an interactive Python, whose SIGINT handler a
+    # Python started by a process that ignores SIGINT (a shell's background job, CI) lacks.
     script = textwrap.dedent(f"""
-        import sys, rlgraph
+        import signal, sys, rlgraph
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         agent = rlgraph.Agent({str(configs / 'ppo-cartpole.json')!r}, env="CartPole-v1")
         def started(local):
             if local["done"] == 1000:
