@@ -109,7 +109,8 @@ cargo "${config[@]}" build --release -p rlgraph-cli --features tch,backend-tch/c
 dist="$out/dist"
 rm -rf "$dist"
 mkdir -p "$dist"
-cp "$out/release/rlgraph" "$dist/"
+# rlgraph runs rlgraph-tch beside it for a command on tch.
+cp "$out/release/rlgraph" "$out/release/rlgraph-tch" "$dist/"
 # Criterion benches and the integration tests, copied into dist under their target names.
 copy_executables() {
   python3 -c 'import json, shutil, sys, os
