@@ -135,11 +135,17 @@ impl RunOptions {
         })
     }
 
+    /// The config as JSON.
+    fn read_config(&self) -> Result<Json, String> {
+        let path = &self.config;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
+    }
+
     /// The config as JSON, with notes on the keys it does not use.
     fn config(&self) -> Result<Json, String> {
         let path = &self.config;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        let json = self.read_config()?;
         for (key, why) in agents::unused_keys(&json) {
             // The settings of ray_spec that mean something here are read (RaySpec).
             if !key.contains("ray_spec") {
@@ -459,21 +465,23 @@ fn no_shards(run: &RunOptions, what: &str) -> String {
     )
 }
 
-/// Where the actors of `json`'s algorithm send what they gather, on the run's backend.
-pub(crate) struct ExperienceOf(RunOptions, Json);
+/// Where the actors of the run's algorithm send what they gather, on the run's backend.
+pub(crate) struct ExperienceOf(RunOptions);
 
 impl OnBackend for ExperienceOf {
     type Output = Experience;
     fn run<B: Backend>(&self) -> Result<Experience, String> {
-        Ok(self.0.algorithm::<B>(&self.1)?.experience())
+        Ok(self.0.algorithm::<B>(&self.0.read_config()?)?.experience())
     }
 }
 
 /// Runs `rlgraph launch`.
 pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
+    // First: on tch this process may hand itself over to rlgraph-tch, which notes the
+    // config's unused keys itself.
+    let experience = on_backend(&run.backend, &ExperienceOf(run.clone()))?;
     let json = run.config()?;
-    let experience = on_backend(&run.backend, &ExperienceOf(run.clone(), json.clone()))?;
     run.access()?;
     if run.metrics_addr.is_some() {
         return Err("--metrics-addr: the roles of one launch would share one port; \
