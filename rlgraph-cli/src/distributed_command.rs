@@ -144,18 +144,22 @@ impl RunOptions {
 
     /// The config as JSON, with notes on the keys it does not use.
     fn config(&self) -> Result<Json, String> {
-        let path = &self.config;
         let json = self.read_config()?;
-        for (key, why) in agents::unused_keys(&json) {
+        self.note_unused(&json);
+        Ok(json)
+    }
+
+    /// Notes on stderr each key of the config `json` that this run does not use.
+    fn note_unused(&self, json: &Json) {
+        for (key, why) in agents::unused_keys(json) {
             // The settings of ray_spec that mean something here are read (RaySpec).
             if !key.contains("ray_spec") {
                 stderr_line(&format!(
                     "note: {}: {key}: accepted and not used ({why})",
-                    path.display()
+                    self.config.display()
                 ));
             }
         }
-        Ok(json)
     }
 
     /// How the algorithm `json` configures runs across processes on `B`.
@@ -465,23 +469,25 @@ fn no_shards(run: &RunOptions, what: &str) -> String {
     )
 }
 
-/// Where the actors of the run's algorithm send what they gather, on the run's backend.
-pub(crate) struct ExperienceOf(RunOptions);
+/// Where the actors of the algorithm of the run's config (as JSON) send what they gather, on
+/// the run's backend.
+pub(crate) struct ExperienceOf(RunOptions, Json);
 
 impl OnBackend for ExperienceOf {
     type Output = Experience;
     fn run<B: Backend>(&self) -> Result<Experience, String> {
-        Ok(self.0.algorithm::<B>(&self.0.read_config()?)?.experience())
+        Ok(self.0.algorithm::<B>(&self.1)?.experience())
     }
 }
 
 /// Runs `rlgraph launch`.
 pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     let run = &args.run;
-    // First: on tch this process may hand itself over to rlgraph-tch, which notes the
-    // config's unused keys itself.
-    let experience = on_backend(&run.backend, &ExperienceOf(run.clone()))?;
-    let json = run.config()?;
+    let json = run.read_config()?;
+    // Before the notes: on tch this process may hand itself over to rlgraph-tch here, which
+    // notes the config's unused keys itself.
+    let experience = on_backend(&run.backend, &ExperienceOf(run.clone(), json.clone()))?;
+    run.note_unused(&json);
     run.access()?;
     if run.metrics_addr.is_some() {
         return Err("--metrics-addr: the roles of one launch would share one port; \
