@@ -47,6 +47,14 @@ pub trait TensorAgent<B: Backend>: Agent + Send {
     /// One update from `rollout` at `time_percentage` (0 to 1) of the run; the loss. The
     /// actor takes the new weights.
     fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64>;
+    /// Turns recording of updates on (where the backend records on the device: the default)
+    /// or off (every update op by op).
+    fn set_recording(&mut self, _on: bool) {}
+    /// Whether updates replay a recording; otherwise why not. `None` while undecided (before
+    /// the second update) and for an agent that never records.
+    fn recording(&self) -> Option<std::result::Result<(), String>> {
+        None
+    }
 }
 
 /// How an algorithm trains on device-resident environments: where its graphs run and its

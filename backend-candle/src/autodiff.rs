@@ -65,3 +65,6 @@ impl OptimizerOps for Candle {
 
 /// Random tensors are drawn on the host (the default), so a seed gives the same numbers as on libtorch.
 impl RandomOps for Candle {}
+
+/// Candle records no kernel graphs: every method keeps its refusing default.
+impl rlgraph_core::GraphCapture for Candle {}

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use rlgraph_core::{BackendCore, CoreError, Device, GraphCapture, Result};
+use rlgraph_core::{BackendCore, CoreError, Device, GraphCapture, Replay, Result};
 
 use crate::cuda_shim::{shim_for, Shim};
 use crate::{Tch, TchTensor};
@@ -26,6 +26,13 @@ thread_local! {
 
 /// The device-wide lock, or an error naming `op` where this thread is recording.
 pub(crate) fn device_wide(op: &'static str) -> Result<MutexGuard<'static, ()>> {
+    not_recording(op)?;
+    Ok(DEVICE_WIDE.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// An error naming `op` where this thread is recording: `op` would wait for the device (a
+/// download, say), which no recording can hold.
+pub(crate) fn not_recording(op: &'static str) -> Result<()> {
     if RECORDING.with(Cell::get) {
         return Err(CoreError::Backend {
             backend: Tch::NAME,
@@ -34,7 +41,7 @@ pub(crate) fn device_wide(op: &'static str) -> Result<MutexGuard<'static, ()>> {
                 .into(),
         });
     }
-    Ok(DEVICE_WIDE.lock().unwrap_or_else(PoisonError::into_inner))
+    Ok(())
 }
 
 /// Marks this thread as recording until dropped.
@@ -103,10 +110,9 @@ impl Drop for Recording {
     }
 }
 
-impl GraphCapture for Tch {
-    type Graph = CudaGraph;
-
-    fn capture<T>(device: Device, record: impl FnOnce() -> Result<T>) -> Result<(CudaGraph, T)> {
+impl CudaGraph {
+    /// Records what `record` launches on `device` (see [`GraphCapture::record`]).
+    fn record(device: Device, record: &mut dyn FnMut() -> Result<()>) -> Result<CudaGraph> {
         let shim = shim_for(device, "graph capture")?;
         let Device::Cuda(index) = device else {
             unreachable!("shim_for refuses other devices")
@@ -123,18 +129,62 @@ impl GraphCapture for Tch {
             record()
         };
         let graph = recording.end()?;
-        Ok((graph, recorded?))
+        recorded?;
+        Ok(graph)
+    }
+}
+
+impl Replay for CudaGraph {
+    fn replay(&self) -> Result<()> {
+        // SAFETY: `raw` is a live graph whose recording ended.
+        self.shim.check(unsafe { (self.shim.graph_replay)(self.raw) }, "replay")
+    }
+}
+
+thread_local! {
+    /// The CUDA devices whose random tensors libtorch's generator draws for this thread (bit
+    /// `i`: `cuda:i`). Per thread, so a run that moves its draws leaves every other thread's
+    /// host draws (and their numbers) as they were.
+    static DRAWS_ON_DEVICE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread's random tensors on `device` are drawn there.
+pub(crate) fn draws_on(device: Device) -> bool {
+    match device {
+        Device::Cuda(i) if i < 64 => DRAWS_ON_DEVICE.with(Cell::get) & (1 << i) != 0,
+        _ => false,
+    }
+}
+
+impl GraphCapture for Tch {
+    fn can_record(device: Device) -> bool {
+        shim_for(device, "graph capture").is_ok()
     }
 
-    fn replay(graph: &CudaGraph) -> Result<()> {
-        // SAFETY: `raw` is a live graph whose recording ended.
-        graph
-            .shim
-            .check(unsafe { (graph.shim.graph_replay)(graph.raw) }, "replay")
+    fn record(device: Device, record: &mut dyn FnMut() -> Result<()>) -> Result<Box<dyn Replay>> {
+        Ok(Box::new(CudaGraph::record(device, record)?))
     }
 
     fn copy_into(dst: &TchTensor, src: &TchTensor) -> Result<()> {
         let mut target = dst.0.shallow_clone();
         target.f_copy_(&src.0).map_err(crate::err("copy_into"))
+    }
+
+    fn draw_on_device(device: Device, seed: u64) -> Result<bool> {
+        let Device::Cuda(i) = device else {
+            return Ok(false);
+        };
+        if i >= 64 || !tch::Cuda::is_available() {
+            return Ok(false);
+        }
+        // libtorch's CUDA generator is Philox (counter-based): a recording registers it, and
+        // each replay moves its offset on by what the recorded kernels drew.
+        tch::Cuda::manual_seed_all(seed);
+        DRAWS_ON_DEVICE.with(|d| d.set(d.get() | (1 << i)));
+        Ok(true)
+    }
+
+    fn draws_on_device(device: Device) -> bool {
+        draws_on(device)
     }
 }

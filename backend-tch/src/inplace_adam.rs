@@ -8,7 +8,7 @@
 //! optimizer took 165 ms of a 230 ms update. In place it is four temporaries and thirteen
 //! passes.
 
-use rlgraph_core::AdamStep;
+use rlgraph_core::{AdamScalars, AdamStep};
 use tch::{Device, Tensor};
 
 /// One Adam step in place, in the fewest kernels where each op is a kernel launch (a GPU) and
@@ -64,16 +64,51 @@ pub(crate) fn step_in_eight_kernels(
     h: &AdamStep,
 ) -> Result<(), tch::TchError> {
     tch::no_grad(|| {
-        let (mut var, mut m, mut v) = (var.shallow_clone(), m.shallow_clone(), v.shallow_clone());
-        // m + (1 - b1)(g - m) = b1 m + (1 - b1) g; likewise v with g².
-        let _ = m.f_lerp_(g, 1.0 - h.beta1)?;
-        let _ = v.f_lerp_(&g.f_square()?, 1.0 - h.beta2)?;
+        let mut var = var.shallow_clone();
+        let (m, v) = moments_by_lerp(m, v, g, h.beta1, h.beta2)?;
         // sqrt(v bias2) + eps, with bias2's root taken on the host.
         let mut denom = v.f_sqrt()?;
         let _ = denom.f_mul_scalar_(h.bias2.sqrt())?;
         let _ = denom.f_add_scalar_(h.epsilon)?;
         let step = m.f_mul_scalar(-h.lr * h.bias1)?;
         let _ = var.f_addcdiv_(&step, &denom)?;
+        Ok(())
+    })
+}
+
+/// Adam's moments moved in place by `lerp`: `m + (1 - b1)(g - m) = b1 m + (1 - b1) g`, and
+/// likewise `v` with `g²`; the two, as handles.
+fn moments_by_lerp(
+    m: &Tensor,
+    v: &Tensor,
+    g: &Tensor,
+    beta1: f64,
+    beta2: f64,
+) -> Result<(Tensor, Tensor), tch::TchError> {
+    let (mut m, mut v) = (m.shallow_clone(), v.shallow_clone());
+    let _ = m.f_lerp_(g, 1.0 - beta1)?;
+    let _ = v.f_lerp_(&g.f_square()?, 1.0 - beta2)?;
+    Ok((m, v))
+}
+
+/// [`rlgraph_core::OptimizerOps::adam_step_scaled`] in place: `step_in_eight_kernels` with
+/// the step's scalars read from 0-d tensors on the device.
+pub(crate) fn step_scaled(
+    var: &Tensor,
+    m: &Tensor,
+    v: &Tensor,
+    g: &Tensor,
+    h: &AdamScalars<crate::TchTensor>,
+) -> Result<(), tch::TchError> {
+    tch::no_grad(|| {
+        let mut var = var.shallow_clone();
+        let (m, v) = moments_by_lerp(m, v, g, h.beta1, h.beta2)?;
+        let mut denom = v.f_sqrt()?;
+        let _ = denom.f_mul_(&h.sqrt_bias2.0)?;
+        let _ = denom.f_add_scalar_(h.epsilon)?;
+        let mut step = m.f_mul(&h.lr_bias1.0)?;
+        let _ = step.f_div_(&denom)?;
+        let _ = var.f_sub_(&step)?;
         Ok(())
     })
 }

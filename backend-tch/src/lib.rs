@@ -24,6 +24,7 @@ use tch::{Kind, Tensor};
 mod autodiff;
 mod bitwise;
 mod compare;
+mod cuda_adam;
 mod cuda_graph;
 mod cuda_kernel;
 mod cuda_runtime;
@@ -76,7 +77,7 @@ pub(crate) fn ok(t: std::result::Result<Tensor, tch::TchError>, op: &'static str
     t.map(TchTensor).map_err(err(op))
 }
 
-fn to_tdevice(device: Device) -> Result<tch::Device> {
+pub(crate) fn to_tdevice(device: Device) -> Result<tch::Device> {
     match device {
         Device::Cpu => Ok(tch::Device::Cpu),
         Device::Cuda(i) => match cuda_runtime::cuda_status() {
@@ -132,6 +133,9 @@ impl BackendCore for Tch {
     }
 
     fn from_host(host: &HostTensor, device: Device) -> Result<TchTensor> {
+        if device != Device::Cpu {
+            cuda_graph::not_recording("upload")?;
+        }
         threads::sync();
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "upload");
         let dev = to_tdevice(device)?;
@@ -172,6 +176,7 @@ impl BackendCore for Tch {
     }
 
     fn to_host(t: &TchTensor) -> Result<HostTensor> {
+        cuda_graph::not_recording("download")?;
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "download");
         let shape: Vec<usize> = t.0.size().iter().map(|&d| d as usize).collect();
         // libtorch's copy moves the data off the device and makes it contiguous itself;

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use agents::{TensorAgent, TensorRollout};
+use agents::TensorAgent;
 use rlgraph_core::{Backend, DType, HostTensor, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
+use crate::device_rollout::{Rolled, RolloutRecording};
 use crate::device_run::DeviceRun;
 use crate::divergence::{DivergenceGuard, OnDivergence};
 use crate::evaluation::{Evaluated, Evaluation};
@@ -44,6 +45,10 @@ pub struct DeviceWorker<B: Backend> {
     /// The observations the next actions are taken from and each copy's partial return, on
     /// the device; none before the first step.
     live: Option<(B::Tensor, B::Tensor)>,
+    /// The seed of the device's generator, until the first run seeds it.
+    device_seed: Option<u64>,
+    /// Where rollouts stand with recording.
+    rollouts: RolloutRecording<B>,
 }
 
 impl<B: Backend> DeviceWorker<B> {
@@ -59,7 +64,32 @@ impl<B: Backend> DeviceWorker<B> {
             checkpoint: None,
             run,
             live: None,
+            device_seed: None,
+            rollouts: RolloutRecording::NotYet,
         }
+    }
+
+    /// Draws the run's random tensors on the device with the backend's own generator seeded
+    /// `seed`, where the backend can (CUDA on tch; see `GraphCapture::draw_on_device`): the
+    /// acting then waits for no upload per step, and the agent's updates can be recorded and
+    /// replayed. Elsewhere the draws stay on the host, their numbers unchanged. The generator
+    /// is seeded when the first run starts, on the thread that runs it; it is not saved in
+    /// checkpoints, so a resumed GPU run draws other numbers.
+    pub fn with_device_draws(mut self, seed: u64) -> Self {
+        self.device_seed = Some(seed);
+        self
+    }
+
+    /// Records a rollout and an update once and replays them (the default, where the backend
+    /// records on the device and the draws are there: see [`Self::with_device_draws`]), or
+    /// (`false`) runs every op on its own.
+    pub fn with_recording(mut self, on: bool) -> Self {
+        self.agent.set_recording(on);
+        self.rollouts = match on {
+            true => RolloutRecording::NotYet,
+            false => RolloutRecording::Off("recording was turned off".into()),
+        };
+        self
     }
 
     /// What a non-finite loss or weight does: stop the run with an error (the default), or
@@ -94,6 +124,12 @@ impl<B: Backend> DeviceWorker<B> {
     /// The agent.
     pub fn agent(&self) -> &dyn TensorAgent<B> {
         self.agent.as_ref()
+    }
+
+    /// Whether rollouts replay a recording (see [`Self::with_device_draws`]); otherwise why
+    /// not. `None` before the second rollout, which records.
+    pub fn rollout_recording(&self) -> Option<std::result::Result<(), String>> {
+        self.rollouts.state()
     }
 
     /// Steps per copy in one rollout.
@@ -140,6 +176,7 @@ impl<B: Backend> DeviceWorker<B> {
         self.agent.restore_checkpoint_with(path, &mut [(RUN_PART, &mut run)])?;
         if let Some(position) = &run.position {
             let obs = self.envs.restore(position)?;
+            self.rollouts.forget();
             let returns = HostTensor::f32([run.copies], run.returns.iter().map(|&r| r as f32).collect())?;
             self.live = Some((obs, B::from_host(&returns, self.envs.device())?));
         }
@@ -167,7 +204,9 @@ impl<B: Backend> DeviceWorker<B> {
         let n = self.envs.num_envs();
         let horizon = self.horizon();
         let device = self.envs.device();
-        let zero = B::scalar(0.0, DType::F32, device)?;
+        if let Some(seed) = self.device_seed.take() {
+            B::draw_on_device(device, seed)?;
+        }
         let (mut obs, mut running) = match self.live.take() {
             Some(live) => live,
             None => (self.envs.reset()?, B::full(&[n], 0.0, DType::F32, device)?),
@@ -181,30 +220,15 @@ impl<B: Backend> DeviceWorker<B> {
         let mut guard = DivergenceGuard::new(self.on_divergence);
         let episodes_left = |tally: &RunTally| length.episodes.is_none_or(|e| (tally.episodes.len() as u64) < e);
         while self.run.tally.timesteps < stop && episodes_left(&self.run.tally) {
-            let mut rollout = TensorRollout {
-                states: Vec::with_capacity(horizon),
-                actions: Vec::with_capacity(horizon),
-                rewards: Vec::with_capacity(horizon),
-                terminated: Vec::with_capacity(horizon),
-                truncated: Vec::with_capacity(horizon),
-                next_states: obs.clone(),
-            };
-            let (mut ended, mut returns) = (Vec::with_capacity(horizon), Vec::with_capacity(horizon));
-            for _ in 0..horizon {
-                let actions = self.agent.act_tensors(&obs, true)?;
-                let step = self.envs.step(&actions)?;
-                running = B::add(&running, &step.reward)?;
-                let done = B::maximum(&step.terminated, &step.truncated)?;
-                returns.push(running.clone());
-                running = B::where_cond(&done, &zero, &running)?;
-                ended.push(done);
-                rollout.states.push(std::mem::replace(&mut obs, step.observation));
-                rollout.actions.push(actions);
-                rollout.rewards.push(step.reward);
-                rollout.terminated.push(step.terminated);
-                rollout.truncated.push(step.truncated);
-            }
-            rollout.next_states = obs.clone();
+            let (rolled, next_obs, next_running) =
+                self.rollouts
+                    .next(self.agent.as_mut(), self.envs.as_mut(), obs, running, horizon)?;
+            (obs, running) = (next_obs, next_running);
+            let Rolled {
+                rollout,
+                ended,
+                returns,
+            } = rolled;
             let before = self.run.tally.timesteps;
             let t = (before as f64 / length.timesteps.max(1) as f64).min(1.0);
             let loss = self.agent.update_from_tensors(&rollout, t)?;

@@ -10,6 +10,7 @@
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
 mod config_schema;
+mod device_rollout;
 mod device_run;
 mod device_worker;
 pub mod distributed;

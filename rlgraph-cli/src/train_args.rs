@@ -99,6 +99,12 @@ pub struct TrainArgs {
     /// `philox`, Philox4x32-10 draws on the device (no pool, no cycle).
     #[arg(long, value_enum, default_value = "stream", requires = "tensor_envs")]
     pub(crate) tensor_restarts: TensorRestarts,
+    /// On a CUDA device, `--tensor-envs` runs record a rollout and an update once each and
+    /// replay them as CUDA graphs (`on`, the default), with the acting's and the minibatches'
+    /// random draws made by the device's generator seeded from `--seed`; `off` runs every op
+    /// on its own (the draws still on the device). No effect elsewhere.
+    #[arg(long, value_enum, default_value = "on", requires = "tensor_envs")]
+    pub(crate) cuda_graphs: OnOff,
     /// Record a cross-stack profile into this directory: `events.json` (raw events, read by
     /// `rlgraph profile report DIR`) and `trace.json` (Chrome trace events, for Perfetto).
     #[arg(long)]
@@ -172,6 +178,15 @@ pub fn config_seed(json: &Json) -> Result<Option<u64>, String> {
             .map(Some)
             .ok_or_else(|| format!("config.execution_spec.seed: expected a non-negative integer, got {seed}")),
     }
+}
+
+/// A switch given as `on` or `off`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnOff {
+    /// Turned on.
+    On,
+    /// Turned off.
+    Off,
 }
 
 /// `--tensor-restarts`: where device-resident copies restart from.

@@ -66,7 +66,10 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     let agent = algorithm
         .agent(envs.state_space(), envs.action_space(), args.seed)
         .map_err(at_config)?;
-    let mut worker = executors::DeviceWorker::new(agent, envs).with_divergence(args.on_divergence);
+    let mut worker = executors::DeviceWorker::new(agent, envs)
+        .with_divergence(args.on_divergence)
+        .with_device_draws(args.seed)
+        .with_recording(args.cuda_graphs == crate::train_args::OnOff::On);
     if let Some(target) = args.target_return {
         worker = worker.with_target_return(target);
     }
@@ -80,6 +83,14 @@ fn train_on_device<B: Backend>(args: &TrainArgs, json: &Json, copies: usize) -> 
     }
     let mut summary = drive::<B, _>(args, &mut worker, 1_000_000, CHECKPOINT_FILE)?;
     summary["tensor_envs"] = copies.into();
+    // Whether rollouts and updates replayed recordings (true), why not (a string), or undecided.
+    let recorded = |state: Option<Result<(), String>>| match state {
+        Some(Ok(())) => Json::Bool(true),
+        Some(Err(why)) => why.into(),
+        None => Json::Null,
+    };
+    summary["recorded_rollouts"] = recorded(worker.rollout_recording());
+    summary["recorded_updates"] = recorded(worker.agent().recording());
     summary["device"] = device.to_string().into();
     if let Some(dir) = &args.out {
         write_file(dir, "summary.json", summary.to_string().as_bytes())?;

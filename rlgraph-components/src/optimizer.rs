@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 use rlgraph_core::backend::{RmsPropSlots, RmsPropStep};
 use rlgraph_core::spaces::{FloatBox, Space, Value};
 use rlgraph_core::{
-    AdamStep, Backend, Component, CoreError, DType, Device, GraphFn, Initializer, KernelCtx, Param, Result, Tree,
-    VarDecl,
+    AdamScalars, AdamStep, Backend, Component, CoreError, DType, Device, GraphFn, Initializer, KernelCtx, Param,
+    Result, Tree, VarDecl,
 };
 
 use crate::spec::{normalize_type, Spec};
@@ -229,7 +229,8 @@ fn global_norm<B: Backend>(grads: &[B::Tensor]) -> Result<f64> {
 }
 
 /// `grads` scaled to a global norm of at most `max_norm`. On the CPU the norm is added on the
-/// host in f64 and the gradients scaled only when it is over. On a GPU the scale,
+/// host in f64 and the gradients scaled only when it is over. On a GPU the norm is one sum
+/// over all gradients end to end, and the scale,
 /// `max_norm / max(norm, max_norm)`, stays on the device and every gradient is multiplied by
 /// it: a download would make each update wait for the device to finish the one before.
 fn clip_by_global_norm<B: Backend>(grads: Vec<B::Tensor>, max_norm: f64) -> Result<Vec<B::Tensor>> {
@@ -240,11 +241,12 @@ fn clip_by_global_norm<B: Backend>(grads: Vec<B::Tensor>, max_norm: f64) -> Resu
     let (device, dtype) = (B::device(first), B::dtype(first));
     let alike = grads.iter().all(|g| B::device(g) == device && B::dtype(g) == dtype);
     if device != Device::Cpu && alike {
-        let sums = grads
+        // All gradients as one vector: three kernels for the norm instead of two per variable.
+        let flat = grads
             .iter()
-            .map(|g| B::reshape(&B::sum_all(&B::square(g)?)?, &[1]))
+            .map(|g| B::reshape(g, &[B::shape(g).iter().product()]))
             .collect::<Result<Vec<_>>>()?;
-        let norm = B::sqrt(&B::sum_all(&B::concat(&sums, 0)?)?)?;
+        let norm = B::sqrt(&B::sum_all(&B::square(&B::concat(&flat, 0)?)?)?)?;
         let bound = B::scalar(max_norm, dtype, device)?;
         let scale = B::div(&bound, &B::maximum(&norm, &bound)?)?;
         return grads.iter().map(|g| B::mul(g, &scale)).collect();
@@ -256,20 +258,27 @@ fn clip_by_global_norm<B: Backend>(grads: Vec<B::Tensor>, max_norm: f64) -> Resu
     Ok(grads)
 }
 
-/// Applies one update of `spec` with gradients `grads` to `vars`, using the optimizer's state.
+/// Applies one update of `spec` with gradients `grads` to `vars`, using the optimizer's state,
+/// at time percentage `t` (0 when absent).
 fn apply<B: Backend>(
     ctx: &KernelCtx<'_, B>,
     spec: &OptimizerSpec,
     vars: &[(String, &B::Var)],
     grads: Vec<B::Tensor>,
-    t: f64,
+    t: Option<&B::Tensor>,
 ) -> Result<()> {
-    let lr = spec.learning_rate.value(t);
     let mut grads = grads;
     if let Some(max_norm) = spec.clip_grad_norm {
         grads = clip_by_global_norm::<B>(grads, max_norm)?;
     }
     let step_var = ctx.var_handle("step")?;
+    if let (Rule::Adam { beta1, beta2, epsilon }, Some((_, first))) = (spec.rule.clone(), vars.first()) {
+        let device = B::device(B::var_tensor(first));
+        if device != Device::Cpu && B::device(B::var_tensor(step_var)) == device {
+            return adam_on_device(ctx, spec, vars, grads, t, [beta1, beta2, epsilon]);
+        }
+    }
+    let lr = spec.learning_rate.value(time_value::<B>(t)?);
     let step = B::to_host(B::var_tensor(step_var))?.data.to_f64()[0] + 1.0;
     B::var_set(step_var, &B::affine(B::var_tensor(step_var), 1.0, 1.0)?)?;
     for ((name, var), g) in vars.iter().zip(grads) {
@@ -329,6 +338,48 @@ fn apply<B: Backend>(
             }
         };
         B::var_set(var, &B::sub(&B::detach(B::var_tensor(var)), &delta)?)?;
+    }
+    Ok(())
+}
+
+/// Adam's step on a GPU: the step count, the learning rate and the bias corrections are
+/// worked out as 0-d tensors on the device ([`OptimizerOps::adam_step_scaled`]), so an update
+/// waits for nothing there and a recorded one replays them as they change. The CPU keeps the
+/// host arithmetic of [`AdamStep`], its numbers to the bit.
+fn adam_on_device<B: Backend>(
+    ctx: &KernelCtx<'_, B>,
+    spec: &OptimizerSpec,
+    vars: &[(String, &B::Var)],
+    grads: Vec<B::Tensor>,
+    t: Option<&B::Tensor>,
+    [beta1, beta2, epsilon]: [f64; 3],
+) -> Result<()> {
+    let step_var = ctx.var_handle("step")?;
+    let step = B::affine(B::var_tensor(step_var), 1.0, 1.0)?;
+    B::var_set(step_var, &step)?;
+    let device = B::device(&step);
+    let t = match t {
+        Some(t) if B::device(t) == device => B::cast(t, DType::F32)?,
+        Some(t) => B::cast(&B::to_device(t, device)?, DType::F32)?,
+        None => B::scalar(0.0, DType::F32, device)?,
+    };
+    let step = B::cast(&step, DType::F32)?;
+    // 1 / (1 - beta^step), with beta^step = exp(step ln beta).
+    let bias = |beta: f64| -> Result<B::Tensor> {
+        let one_minus = B::affine(&B::exp(&B::affine(&step, beta.ln(), 0.0)?)?, -1.0, 1.0)?;
+        B::div(&B::scalar(1.0, DType::F32, device)?, &one_minus)
+    };
+    let lr = spec.learning_rate.value_tensor::<B>(&t)?;
+    let h = AdamScalars {
+        lr_bias1: B::mul(&lr, &bias(beta1)?)?,
+        sqrt_bias2: B::sqrt(&bias(beta2)?)?,
+        beta1,
+        beta2,
+        epsilon,
+    };
+    for ((name, var), g) in vars.iter().zip(grads) {
+        let slot = |p: &str| ctx.var_handle(&format!("{p}-{name}"));
+        B::adam_step_scaled(var, slot("m")?, slot("v")?, &g, &h)?;
     }
     Ok(())
 }
@@ -406,7 +457,7 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
                 let loss = leaf::<B>(&xs[1], "loss")?;
                 let handles: Vec<&B::Var> = vars.iter().map(|(_, v)| *v).collect();
                 let grads = B::grads(loss, &handles)?;
-                apply(ctx, &step_spec, &vars, grads, time_value::<B>(xs[2].as_leaf())?)?;
+                apply(ctx, &step_spec, &vars, grads, xs[2].as_leaf())?;
                 Ok(vec![Tree::Leaf(B::detach(loss))])
             })
             .infer(|_, _| Ok(vec![FloatBox::new([]).into()])),
@@ -438,7 +489,7 @@ pub fn optimizer<B: Backend>(name: &str, spec: OptimizerSpec) -> Component<B> {
                             reason: format!("{} gradients for {} variables", grads.len(), vars.len()),
                         });
                     }
-                    apply(ctx, &apply_spec, &vars, grads, time_value::<B>(xs[2].as_leaf())?)?;
+                    apply(ctx, &apply_spec, &vars, grads, xs[2].as_leaf())?;
                     Ok(vec![])
                 },
             )

@@ -70,6 +70,29 @@ impl TimeDependent {
         }
     }
 
+    /// [`TimeDependent::value`] as backend ops on a 0-d time tensor `t`, so the value stays on
+    /// `t`'s device (a recorded update replays it as `t` changes); F32.
+    pub fn value_tensor<B: Backend>(&self, t: &B::Tensor) -> Result<B::Tensor> {
+        let t = B::clamp(t, 0.0, 1.0)?;
+        match *self {
+            TimeDependent::Window {
+                start,
+                end,
+                ref schedule,
+            } => schedule.value_tensor::<B>(&B::affine(&t, 1.0 / (end - start), -start / (end - start))?),
+            TimeDependent::Constant(v) => B::affine(&t, 0.0, v),
+            TimeDependent::Linear { from, to } => B::affine(&t, -(from - to), from),
+            TimeDependent::Polynomial { from, to, power } => {
+                let left = B::affine(&t, -1.0, 1.0)?;
+                let powered = B::pow(&left, &B::affine(&t, 0.0, power)?)?;
+                B::affine(&powered, from - to, to)
+            }
+            TimeDependent::Exponential { from, to, decay_rate } => {
+                B::affine(&B::exp(&B::affine(&t, decay_rate.ln(), 0.0)?)?, from - to, to)
+            }
+        }
+    }
+
     /// This schedule, if both its ends are finite and in `[low, high]` (every kind moves
     /// monotonically from one end to the other, so all its values are); otherwise an error at
     /// `at` saying the schedule must be `what`.

@@ -58,7 +58,6 @@ pub mod device_map;
 pub mod erased_executor;
 pub mod error;
 pub mod executor;
-pub mod graph_capture;
 pub mod graph_fn;
 pub mod host_allocator;
 pub mod host_state;
@@ -74,10 +73,11 @@ pub mod variables;
 
 pub use assembly::Op;
 pub use atomic_file::{write_atomically, write_private_atomically};
+pub use backend::{capture, GraphCapture, Replay};
 pub use backend::{
-    AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, DType, Device,
-    ElementwiseOps, HostData, HostTensor, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps,
-    UnaryOp,
+    AdamScalars, AdamStep, AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, DType,
+    Device, ElementwiseOps, HostData, HostTensor, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps,
+    ShapeOps, UnaryOp,
 };
 pub use batching::{stack, unstack};
 pub use builder::{build, BuildOptions, BuildReport, BuiltGraph};
@@ -90,7 +90,6 @@ pub use device_map::DeviceMap;
 pub use erased_executor::ErasedExecutor;
 pub use error::{CoreError, Result};
 pub use executor::GraphExecutor;
-pub use graph_capture::GraphCapture;
 pub use graph_fn::{ContainerMode, GraphFn, InferCtx, KernelCtx};
 pub use host_state::{HostState, SavedState};
 pub use meta_graph::{MetaGraph, NodeKind};

@@ -194,3 +194,5 @@ impl AutodiffOps for SpecOnly {
 impl OptimizerOps for SpecOnly {}
 
 impl RandomOps for SpecOnly {}
+
+impl GraphCapture for SpecOnly {}

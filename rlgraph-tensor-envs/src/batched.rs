@@ -226,12 +226,12 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
     /// The tensors a step replaces (state, step counts, restart cursors), for a recording to
     /// pin. Only meaningful with the host pass off (`set_fused(false)`), which hands the pass's
     /// counts back to these tensors.
-    pub(crate) fn moving_parts(&self) -> [B::Tensor; 3] {
+    pub(crate) fn step_parts(&self) -> [B::Tensor; 3] {
         [self.state.clone(), self.elapsed.clone(), self.stream.cursor().clone()]
     }
 
-    /// Puts back tensors [`Batched::moving_parts`] gave, in its order.
-    pub(crate) fn set_moving_parts(&mut self, [state, elapsed, cursor]: [B::Tensor; 3]) {
+    /// Puts back tensors [`Batched::step_parts`] gave, in its order.
+    pub(crate) fn set_step_parts(&mut self, [state, elapsed, cursor]: [B::Tensor; 3]) {
         self.state = state;
         self.elapsed = elapsed;
         self.stream.set_cursor_tensor(cursor);
@@ -328,6 +328,19 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
             terminated,
             truncated,
         })
+    }
+
+    fn moving_parts(&self) -> Option<Vec<B::Tensor>> {
+        (!self.fused).then(|| self.step_parts().to_vec())
+    }
+
+    fn set_moving_parts(&mut self, parts: Vec<B::Tensor>) -> Result<()> {
+        let parts: [B::Tensor; 3] = parts.try_into().map_err(|p: Vec<B::Tensor>| CoreError::Config {
+            at: format!("tensor env {}: set_moving_parts", self.dynamics.id()),
+            reason: format!("expected the 3 tensors moving_parts gave, got {}", p.len()),
+        })?;
+        self.set_step_parts(parts);
+        Ok(())
     }
 
     fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor> {

@@ -1,6 +1,6 @@
 //! `Captured`: a tensor environment whose step is recorded once and replayed (CUDA graphs).
 
-use rlgraph_core::{CoreError, GraphCapture, Result};
+use rlgraph_core::{capture, Backend, CoreError, Replay, Result};
 
 use crate::batched::{Batched, Dynamics};
 use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
@@ -30,9 +30,9 @@ use crate::tensor_env::{TensorEnv, TensorEnvSnapshot, TensorStep};
 /// }
 /// # Ok::<(), rlgraph_core::CoreError>(())
 /// ```
-pub struct Captured<B: GraphCapture, D: Dynamics<B>> {
+pub struct Captured<B: Backend, D: Dynamics<B>> {
     env: Batched<B, D>,
-    graph: B::Graph,
+    graph: Box<dyn Replay>,
     /// Where each step's actions go before the replay.
     actions: B::Tensor,
     /// The state, step counts and restart cursors the recording reads and writes back.
@@ -40,7 +40,7 @@ pub struct Captured<B: GraphCapture, D: Dynamics<B>> {
     out: TensorStep<B>,
 }
 
-impl<B: GraphCapture, D: Dynamics<B>> Captured<B, D> {
+impl<B: Backend, D: Dynamics<B>> Captured<B, D> {
     /// Records one step of `env` for actions of `actions`' shape and dtype (nothing is
     /// stepped: the copies stand where they stood).
     pub fn new(mut env: Batched<B, D>, actions: &B::Tensor) -> Result<Self> {
@@ -53,13 +53,13 @@ impl<B: GraphCapture, D: Dynamics<B>> Captured<B, D> {
         let device = env.device();
         let buffer = B::full(&B::shape(actions), 0.0, B::dtype(actions), device)?;
         B::copy_into(&buffer, actions)?;
-        let pinned = env.moving_parts();
-        let (graph, out) = B::capture(device, || {
+        let pinned = env.step_parts();
+        let (graph, out) = capture::<B, _>(device, || {
             let out = env.step(&buffer)?;
-            for (dst, src) in pinned.iter().zip(env.moving_parts()) {
+            for (dst, src) in pinned.iter().zip(env.step_parts()) {
                 B::copy_into(dst, &src)?;
             }
-            env.set_moving_parts(pinned.clone());
+            env.set_step_parts(pinned.clone());
             Ok(out)
         })?;
         Ok(Captured {
@@ -87,7 +87,7 @@ impl<B: GraphCapture, D: Dynamics<B>> Captured<B, D> {
             });
         }
         B::copy_into(&self.actions, actions)?;
-        B::replay(&self.graph)?;
+        self.graph.replay()?;
         Ok(&self.out)
     }
 
@@ -117,10 +117,10 @@ impl<B: GraphCapture, D: Dynamics<B>> Captured<B, D> {
 
     /// Moves what an uncaptured call left in new tensors into the ones the recording uses.
     fn repin(&mut self) -> Result<()> {
-        for (dst, src) in self.pinned.iter().zip(self.env.moving_parts()) {
+        for (dst, src) in self.pinned.iter().zip(self.env.step_parts()) {
             B::copy_into(dst, &src)?;
         }
-        self.env.set_moving_parts(self.pinned.clone());
+        self.env.set_step_parts(self.pinned.clone());
         Ok(())
     }
 }

@@ -64,4 +64,17 @@ pub trait TensorEnv<B: Backend>: Send {
     /// and seed) says it stood; returns the observations. A snapshot of another shape or
     /// with a cursor outside the pool is refused and changes nothing.
     fn restore(&mut self, snapshot: &TensorEnvSnapshot) -> Result<B::Tensor>;
+    /// The tensors a step reads and replaces (the state, step counts and restart cursors of
+    /// copies stepped as tensor ops), which a recording of steps writes its last values back
+    /// into; `None` where steps cannot be recorded so (a host pass, a kernel of its own).
+    fn moving_parts(&self) -> Option<Vec<B::Tensor>> {
+        None
+    }
+    /// Puts back tensors [`TensorEnv::moving_parts`] gave, in its order.
+    fn set_moving_parts(&mut self, _parts: Vec<B::Tensor>) -> Result<()> {
+        Err(rlgraph_core::CoreError::Config {
+            at: format!("tensor env {}: set_moving_parts", self.id()),
+            reason: "this environment's steps are not recorded from their moving parts".into(),
+        })
+    }
 }

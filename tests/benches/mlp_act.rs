@@ -81,24 +81,24 @@ fn bench_captured(c: &mut Criterion) {
         let input = Tch::to_device(&host, device).expect("input");
         // A warm-up outside the recording: cuBLAS makes its handle on first use.
         let eager = Tch::to_host(&act::<Tch>(&mut exec, &input).expect("warm-up")).expect("download");
-        let recorded = Tch::capture(device, || act::<Tch>(&mut exec, &input));
+        let recorded = rlgraph_core::capture::<Tch, _>(device, || act::<Tch>(&mut exec, &input));
         let (graph, actions) = match recorded {
             Ok(recorded) => recorded,
             Err(e) => return eprintln!("mlp-act captured at batch {batch}: {e}"),
         };
-        Tch::replay(&graph).expect("replay");
+        graph.replay().expect("replay");
         assert_eq!(
             Tch::to_host(&actions).expect("download"),
             eager,
             "replayed actions differ"
         );
         group.bench_function(BenchmarkId::new("captured-device", batch), |bch| {
-            bch.iter_custom(|iters| queued::<Tch>(iters, device, || Tch::replay(&graph).expect("replay")))
+            bch.iter_custom(|iters| queued::<Tch>(iters, device, || graph.replay().expect("replay")))
         });
         group.bench_function(BenchmarkId::new("captured-host-roundtrip", batch), |bch| {
             bch.iter(|| {
                 Tch::copy_into(&input, &host).expect("copy in");
-                Tch::replay(&graph).expect("replay");
+                graph.replay().expect("replay");
                 Tch::to_host(&actions).expect("download")
             })
         });

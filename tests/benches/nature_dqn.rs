@@ -105,7 +105,7 @@ fn bench_captured(c: &mut Criterion) {
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
         let x = Tch::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("x");
         let input = Tch::uniform(&[batch, 84, 84, 4], 0.0, 1.0, DType::F32, device, &mut rng).expect("input");
-        let recorded = Tch::capture(device, || {
+        let recorded = rlgraph_core::capture::<Tch, _>(device, || {
             let out = exec.execute_tensors("call", [&Tree::Leaf(input.clone())])?;
             Ok(out[0].as_leaf().expect("leaf").clone())
         });
@@ -116,7 +116,7 @@ fn bench_captured(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("executor-captured", batch), &x, |bch, x| {
             bch.iter(|| {
                 Tch::copy_into(&input, x).expect("copy in");
-                Tch::replay(&graph).expect("replay");
+                graph.replay().expect("replay");
                 finished::<Tch>(q.clone(), true)
             })
         });

@@ -188,6 +188,16 @@ impl<B: Backend> ComposedAgent<B, PolicyGradient> {
         Ok(loss)
     }
 
+    /// Turns recording of device updates on or off ([`PgLearner::set_recording`]).
+    pub fn set_recording(&mut self, on: bool) {
+        self.learner.set_recording(on);
+    }
+
+    /// Whether device updates replay a recording ([`PgLearner::recording`]).
+    pub fn recording(&self) -> Option<std::result::Result<(), String>> {
+        self.learner.recording()
+    }
+
     fn refuse_memory(&self, what: &str) -> Result<()> {
         match self.memory {
             Some(_) => Err(CoreError::Config {

@@ -50,10 +50,10 @@
 
 use std::collections::BTreeMap;
 
-use rlgraph_components::helpers::{gae_time_major, gae_values};
+use rlgraph_components::helpers::gae_values;
 use rlgraph_components::losses::{actor_critic_loss, ppo_loss, ActorCriticLossSpec, PpoLossSpec};
 use rlgraph_core::spaces::{BoolBox, FloatBox, Space, Value};
-use rlgraph_core::{Backend, CoreError, DType, HostTensor, Result, Tree};
+use rlgraph_core::{Backend, CoreError, Result};
 
 use crate::actor_critic_networks::{actor_critic_root, memory_spaces};
 use crate::adders::rollout::RolloutBatch;
@@ -64,8 +64,8 @@ use crate::carried_memory::memory_value;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::mask_key::mask_key;
 use crate::pg::config::{PgAlgorithm, PgConfig};
+use crate::pg::device_update::Recorded;
 use crate::snapshot::WeightSnapshot;
-use crate::tensor_rollouts::TensorRollout;
 
 /// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).
 pub(crate) fn root_name(config: &PgConfig) -> &'static str {
@@ -102,8 +102,10 @@ impl Sequences {
 
 /// The learner of PPO and actor-critic.
 pub struct PgLearner<B: Backend> {
-    graph: LearnerGraph<B>,
-    config: PgConfig,
+    pub(super) graph: LearnerGraph<B>,
+    pub(super) config: PgConfig,
+    /// Where the device update stands with recording (see `device_update`).
+    pub(super) recorded: Recorded<B>,
 }
 
 impl<B: Backend> PgLearner<B> {
@@ -245,6 +247,7 @@ impl<B: Backend> PgLearner<B> {
         Ok(PgLearner {
             graph: LearnerGraph::new(exec, format!("{name}/networks/"), seed),
             config: config.clone(),
+            recorded: Recorded::NotYet,
         })
     }
 
@@ -402,131 +405,6 @@ impl<B: Backend> PgLearner<B> {
         }
         let out = self.graph.exec.execute("update", &inputs)?;
         host_scalar(out.first(), "pg-learner/update")
-    }
-
-    /// A PPO update from a rollout on the device: old log-likelihoods and values in one
-    /// evaluation, GAE over the time axis as backend ops ([`gae_time_major`]), then
-    /// `num_iterations` minibatch steps of `sample_size` records picked by index on the
-    /// device. Only the minibatch indices (drawn from the learner's seeded RNG) go up, and
-    /// only the mean loss comes down. Actor-critic is refused: its loss computes advantages
-    /// on the host.
-    pub fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
-        let bad = |reason: String| CoreError::Config {
-            at: "pg-learner/update_from_tensors".into(),
-            reason,
-        };
-        let PgAlgorithm::Ppo { clip_ratio, .. } = &self.config.algorithm else {
-            return Err(bad(
-                "device-resident rollouts train PPO; actor-critic's loss computes its advantages on the host".into(),
-            ));
-        };
-        if self.config.recurrence.is_some() {
-            return Err(bad(
-                "device-resident rollouts train memoryless policies; a recurrent policy learns through the single-threaded worker".into(),
-            ));
-        }
-        let steps = rollout.rewards.len();
-        let lengths = [
-            rollout.states.len(),
-            rollout.actions.len(),
-            rollout.terminated.len(),
-            rollout.truncated.len(),
-        ];
-        if steps == 0 || lengths.iter().any(|&l| l != steps) {
-            return Err(bad(format!(
-                "states, actions, terminated and truncated need one tensor per reward step ({steps}), got {lengths:?}"
-            )));
-        }
-        let (copies, total) = (rollout.copies(), rollout.frames());
-        let t = time_percentage.clamp(0.0, 1.0);
-        let device = B::device(&rollout.next_states);
-        let states = B::concat(&rollout.states, 0)?;
-        let actions = B::concat(&rollout.actions, 0)?;
-        // The states after the last step are evaluated with the last actions as stand-ins:
-        // only their values are read.
-        let all_states = B::concat(&[states.clone(), rollout.next_states.clone()], 0)?;
-        let all_actions = B::concat(&[actions.clone(), rollout.actions[steps - 1].clone()], 0)?;
-        let exec = &mut self.graph.exec;
-        let out = exec.execute_tensors("evaluate", [Tree::Leaf(all_states), Tree::Leaf(all_actions)])?;
-        let leaf = |i: usize| -> Result<B::Tensor> {
-            out.get(i)
-                .and_then(Tree::as_leaf)
-                .map(B::detach)
-                .ok_or_else(|| bad("evaluate returned no tensors".into()))
-        };
-        let log_probs = B::narrow(&B::reshape(&leaf(0)?, &[total + copies])?, 0, 0, total)?;
-        let values = B::reshape(&leaf(1)?, &[steps + 1, copies])?;
-        let time_major = |ts: &[B::Tensor]| -> Result<B::Tensor> { B::reshape(&B::concat(ts, 0)?, &[steps, copies]) };
-        let advantages = gae_time_major::<B>(
-            &values,
-            &time_major(&rollout.rewards)?,
-            &time_major(&rollout.terminated)?,
-            &time_major(&rollout.truncated)?,
-            self.config.discount,
-            self.config.gae_lambda,
-        )?;
-        let advantages = B::reshape(&advantages, &[total])?;
-        let prev_values = B::narrow(&B::reshape(&values, &[total + copies])?, 0, 0, total)?;
-        let m = self.config.update.sample_size.unwrap_or(total).min(total);
-        let scalar = |v: f64| B::scalar(v, DType::F32, device);
-        let (clip, weight_entropy, time) = (
-            scalar(clip_ratio.value(t))?,
-            scalar(self.config.weight_entropy.value(t))?,
-            scalar(t)?,
-        );
-        // The minibatches' indices are drawn ahead (the same draws in the same order) and go up
-        // together, up to a million at a time: on a GPU each upload from pageable memory waits
-        // for the device to finish what is queued.
-        let iterations = self.config.update.num_iterations;
-        let per_upload = ((1usize << 20) / m.max(1)).max(1) as u64;
-        let (mut ahead, mut at) = (None, 0usize);
-        let mut loss_sum: Option<B::Tensor> = None;
-        for i in 0..iterations {
-            if i % per_upload == 0 {
-                let count = per_upload.min(iterations - i) as usize;
-                let mut drawn = Vec::with_capacity(count * m);
-                for _ in 0..count {
-                    let sample = rand::seq::index::sample(&mut self.graph.counters.rng, total, m);
-                    drawn.extend(sample.into_iter().map(|i| i as i64));
-                }
-                ahead = Some(B::from_host(&HostTensor::i64([count * m], drawn)?, device)?);
-                at = 0;
-            }
-            let idx = match &ahead {
-                Some(all) => B::narrow(all, 0, at * m, m)?,
-                None => return Err(bad("no minibatch indices drawn".into())),
-            };
-            at += 1;
-            let pick = |x: &B::Tensor| -> Result<Tree<B::Tensor>> { Ok(Tree::Leaf(B::index_select(x, 0, &idx)?)) };
-            let inputs = [
-                pick(&states)?,
-                pick(&actions)?,
-                pick(&log_probs)?,
-                pick(&prev_values)?,
-                pick(&advantages)?,
-                Tree::Leaf(clip.clone()),
-                Tree::Leaf(weight_entropy.clone()),
-                Tree::Leaf(time.clone()),
-            ];
-            let out = self.graph.exec.execute_tensors("update", inputs)?;
-            let loss = out
-                .first()
-                .and_then(Tree::as_leaf)
-                .map(|l| B::detach(l))
-                .ok_or_else(|| bad("update returned no loss".into()))?;
-            loss_sum = Some(match loss_sum {
-                Some(sum) => B::add(&sum, &loss)?,
-                None => loss,
-            });
-        }
-        self.graph.counters.updates += 1;
-        match loss_sum {
-            Some(sum) => {
-                let sum = B::to_host(&sum)?.data.to_f64();
-                Ok(sum.first().copied().unwrap_or(f64::NAN) / iterations as f64)
-            }
-            None => Ok(0.0),
-        }
     }
 }
 

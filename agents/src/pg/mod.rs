@@ -4,6 +4,7 @@
 pub(crate) mod actor;
 pub(crate) mod builder;
 pub(crate) mod config;
+mod device_update;
 pub(crate) mod learner;
 mod segments;
 pub(crate) mod tensor;

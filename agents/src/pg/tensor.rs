@@ -48,4 +48,12 @@ impl<B: Backend> TensorAgent<B> for PgAgent<B> {
     fn update_from_tensors(&mut self, rollout: &TensorRollout<B>, time_percentage: f64) -> Result<f64> {
         PgAgent::update_from_tensors(self, rollout, time_percentage)
     }
+
+    fn set_recording(&mut self, on: bool) {
+        PgAgent::set_recording(self, on)
+    }
+
+    fn recording(&self) -> Option<std::result::Result<(), String>> {
+        PgAgent::recording(self)
+    }
 }

@@ -2,7 +2,7 @@
 //! clipping and standardized advantages.
 
 use rlgraph_core::spaces::Value;
-use rlgraph_core::{Backend, Component, GraphFn, Param};
+use rlgraph_core::{Backend, Component, DType, Device, GraphFn, Param};
 
 use super::{loss_component, weighted_total};
 use crate::distributions::scalar;
@@ -71,14 +71,6 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 &B::detach(xs[4]),
                 xs[5],
             );
-            let scalar_input = |i: usize, default: f64| -> rlgraph_core::Result<f64> {
-                match xs.get(i) {
-                    Some(t) => Ok(host::<B>(t)?.first().copied().unwrap_or(default)),
-                    None => Ok(default),
-                }
-            };
-            let clip_ratio = scalar_input(6, spec.clip_ratio)?;
-            let weight_entropy = scalar_input(7, spec.weight_entropy)?;
             let targets = B::add(advantages, prev_values)?;
             let adv = if spec.standardize_advantages {
                 let mean = B::mean_all(advantages)?;
@@ -89,7 +81,8 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 advantages.clone()
             };
             let ratio = B::exp(&B::sub(log_probs, prev_log_probs)?)?;
-            let clipped = B::clamp(&ratio, 1.0 - clip_ratio, 1.0 + clip_ratio)?;
+            let knobs = Knobs::<B>::read(&xs[6..], &spec, B::device(log_probs))?;
+            let clipped = knobs.clip(&ratio)?;
             let pg = B::neg(&B::minimum(&B::mul(&ratio, &adv)?, &B::mul(&clipped, &adv)?)?)?;
             let err = B::square(&B::sub(values, &targets)?)?;
             let vf = match spec.value_function_clipping {
@@ -99,11 +92,73 @@ pub fn ppo_loss<B: Backend>(name: &str, spec: PpoLossSpec) -> Component<B> {
                 }
                 None => err,
             };
-            Ok(vec![weighted_total::<B>(
-                (&pg, 1.0),
-                (&vf, 0.5 * spec.weight_vf),
-                (entropy, weight_entropy),
-            )?])
+            let total = match &knobs {
+                Knobs::OnHost { weight_entropy, .. } => {
+                    weighted_total::<B>((&pg, 1.0), (&vf, 0.5 * spec.weight_vf), (entropy, *weight_entropy))?
+                }
+                Knobs::OnDevice { weight_entropy, .. } => {
+                    let total = B::add(&B::affine(&pg, 1.0, 0.0)?, &B::affine(&vf, 0.5 * spec.weight_vf, 0.0)?)?;
+                    B::sub(&total, &B::mul(entropy, weight_entropy)?)?
+                }
+            };
+            Ok(vec![total])
         }),
     )
+}
+
+/// The clip ratio and the entropy weight a call was given (or the spec's). On the CPU they are
+/// read as numbers, as they always were; on a GPU they stay 0-d tensors on the device, so a
+/// minibatch step waits for no download (and a recorded update replays them as they change).
+enum Knobs<B: Backend> {
+    OnHost {
+        clip_ratio: f64,
+        weight_entropy: f64,
+    },
+    OnDevice {
+        clip_ratio: B::Tensor,
+        weight_entropy: B::Tensor,
+    },
+}
+
+impl<B: Backend> Knobs<B> {
+    fn read(given: &[&B::Tensor], spec: &PpoLossSpec, device: Device) -> rlgraph_core::Result<Self> {
+        if device != Device::Cpu {
+            let knob = |i: usize, default: f64| -> rlgraph_core::Result<B::Tensor> {
+                // The first element, as the host path reads it.
+                let count: usize = given.get(i).map_or(0, |t| B::shape(t).iter().product());
+                match given.get(i).filter(|_| count > 0) {
+                    Some(t) => B::cast(
+                        &B::reshape(&B::narrow(&B::reshape(t, &[count])?, 0, 0, 1)?, &[])?,
+                        DType::F32,
+                    ),
+                    None => B::scalar(default, DType::F32, device),
+                }
+            };
+            return Ok(Knobs::OnDevice {
+                clip_ratio: knob(0, spec.clip_ratio)?,
+                weight_entropy: knob(1, spec.weight_entropy)?,
+            });
+        }
+        let number = |i: usize, default: f64| -> rlgraph_core::Result<f64> {
+            match given.get(i) {
+                Some(t) => Ok(host::<B>(t)?.first().copied().unwrap_or(default)),
+                None => Ok(default),
+            }
+        };
+        Ok(Knobs::OnHost {
+            clip_ratio: number(0, spec.clip_ratio)?,
+            weight_entropy: number(1, spec.weight_entropy)?,
+        })
+    }
+
+    /// `ratio` clamped into `[1 - clip_ratio, 1 + clip_ratio]`.
+    fn clip(&self, ratio: &B::Tensor) -> rlgraph_core::Result<B::Tensor> {
+        match self {
+            Knobs::OnHost { clip_ratio, .. } => B::clamp(ratio, 1.0 - clip_ratio, 1.0 + clip_ratio),
+            Knobs::OnDevice { clip_ratio, .. } => {
+                let (low, high) = (B::affine(clip_ratio, -1.0, 1.0)?, B::affine(clip_ratio, 1.0, 1.0)?);
+                B::minimum(&B::maximum(ratio, &low)?, &high)
+            }
+        }
+    }
 }

@@ -6,7 +6,8 @@
 //!   trait is one family of ops over it: [`ElementwiseOps`], [`CompareOps`], [`ReduceOps`],
 //!   [`ShapeOps`], [`ModuleOps`] (matrix products, convolution, pooling), [`IndexOps`],
 //!   [`BitwiseOps`] (bit operations on integers), [`AutodiffOps`] (variables and gradients),
-//!   [`OptimizerOps`] (fused optimizer steps) and [`RandomOps`]. [`Backend`] is every family at once, and any type that implements them
+//!   [`OptimizerOps`] (fused optimizer steps), [`RandomOps`] and
+//!   [`GraphCapture`] (recording kernel graphs, where a backend can). [`Backend`] is every family at once, and any type that implements them
 //!   all is one. A new op joins one family; the others, and their conformance cases, stay
 //!   as they are.
 //! - **Ops as parameters.** Elementwise, comparison, reduction and bit ops are one required
@@ -25,7 +26,9 @@
 //! - **Few dtypes.** `F32`, `F64`, `I64` (all integer data, indices included) and `U8`
 //!   (bytes and boolean masks: comparisons return 0/1 `U8`).
 //! - **Randomness comes from the host.** Random tensors are drawn from the caller's seeded
-//!   RNG on the host and uploaded, so the same seed gives the same numbers on every backend.
+//!   RNG on the host and uploaded, so the same seed gives the same numbers on every backend;
+//!   a run that records kernel graphs turns on the device's own seeded generator instead
+//!   (`GraphCapture::draw_on_device`), since no recording can hold an upload.
 //! - **Explicit broadcasting.** Binary and comparison ops broadcast numpy-style; `matmul`
 //!   needs equal leading (batch) dimensions.
 //! - **Gradients** are taken of a scalar with respect to variables (`AutodiffOps::Var`),
@@ -36,6 +39,7 @@
 
 mod autodiff;
 mod bitwise;
+mod capture;
 mod compare;
 mod core_ops;
 mod elementwise;
@@ -49,14 +53,18 @@ mod shape;
 
 pub use autodiff::AutodiffOps;
 pub use bitwise::{shift_in_range, BitOp, BitwiseOps};
+pub use capture::{capture, GraphCapture, Replay};
 pub use compare::{CmpOp, CompareOps};
 pub use core_ops::BackendCore;
 pub use elementwise::{BinaryOp, ElementwiseOps, UnaryOp};
 pub use host::{DType, Device, HostData, HostTensor};
 pub use index::IndexOps;
 pub use module::ModuleOps;
-pub use optimizer::{adam_step_ops, rmsprop_step_ops, AdamStep, OptimizerOps, RmsPropSlots, RmsPropStep};
-pub use random::RandomOps;
+pub use optimizer::{
+    adam_step_ops, adam_step_scaled_ops, rmsprop_step_ops, AdamScalars, AdamStep, OptimizerOps, RmsPropSlots,
+    RmsPropStep,
+};
+pub use random::{normal_on_host, sample_indices_on_host, uniform_on_host, RandomOps};
 pub use reduce::{ReduceOp, ReduceOps};
 pub use shape::ShapeOps;
 
@@ -65,8 +73,8 @@ pub use shape::ShapeOps;
 /// (`Candle::add`) or ops are passed as parameters (`B::unary(UnaryOp::Exp, &x)`).
 pub mod prelude {
     pub use super::{
-        AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, ElementwiseOps, IndexOps,
-        ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
+        AutodiffOps, Backend, BackendCore, BinaryOp, BitOp, BitwiseOps, CmpOp, CompareOps, ElementwiseOps,
+        GraphCapture, IndexOps, ModuleOps, OptimizerOps, RandomOps, ReduceOp, ReduceOps, ShapeOps, UnaryOp,
     };
 }
 
@@ -84,6 +92,7 @@ pub trait Backend:
     + AutodiffOps
     + OptimizerOps
     + RandomOps
+    + GraphCapture
 {
 }
 
@@ -99,5 +108,6 @@ impl<B> Backend for B where
         + AutodiffOps
         + OptimizerOps
         + RandomOps
+        + GraphCapture
 {
 }

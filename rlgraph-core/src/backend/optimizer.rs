@@ -13,6 +13,20 @@ pub trait OptimizerOps: AutodiffOps + ElementwiseOps {
         adam_step_ops::<Self>(var, m, v, g, h)
     }
 
+    /// One Adam step whose step-dependent scalars are 0-d tensors on the variable's device
+    /// (see [`AdamScalars`]), so that nothing crosses to the host and a recorded update
+    /// replays them as they change: `m` and `v` as in [`OptimizerOps::adam_step`], then
+    /// `var -= (m · lr_bias1) / (sqrt(v) · sqrt_bias2 + ε)`. By default as separate ops.
+    fn adam_step_scaled(
+        var: &Self::Var,
+        m: &Self::Var,
+        v: &Self::Var,
+        g: &Self::Tensor,
+        h: &AdamScalars<Self::Tensor>,
+    ) -> Result<()> {
+        adam_step_scaled_ops::<Self>(var, m, v, g, h)
+    }
+
     /// One RMSProp step on `var` with gradient `g` (PyTorch's `RMSprop`):
     /// `v = ρ v + (1 - ρ) g²`; centred (with `mg`), also `mg = ρ mg + (1 - ρ) g` and the
     /// variance `v - mg²` in place of `v`; `s = g / (sqrt(·) + ε)`; with momentum (`mom`),
@@ -97,6 +111,44 @@ pub fn rmsprop_step_ops<B: AutodiffOps + ElementwiseOps>(
     B::var_set(var, &B::sub(&w, &B::affine(&step, h.lr, 0.0)?)?)
 }
 
+/// Adam's moments after gradient `g`, `m = β1 m + (1 - β1) g` and `v = β2 v + (1 - β2) g²`,
+/// written into their variables and returned.
+fn adam_moments<B: AutodiffOps + ElementwiseOps>(
+    m: &B::Var,
+    v: &B::Var,
+    g: &B::Tensor,
+    beta1: f64,
+    beta2: f64,
+) -> Result<(B::Tensor, B::Tensor)> {
+    let m_new = B::add(
+        &B::affine(B::var_tensor(m), beta1, 0.0)?,
+        &B::affine(g, 1.0 - beta1, 0.0)?,
+    )?;
+    let v_new = B::add(
+        &B::affine(B::var_tensor(v), beta2, 0.0)?,
+        &B::affine(&B::square(g)?, 1.0 - beta2, 0.0)?,
+    )?;
+    B::var_set(m, &m_new)?;
+    B::var_set(v, &v_new)?;
+    Ok((m_new, v_new))
+}
+
+/// [`OptimizerOps::adam_step_scaled`] as separate backend ops: the default, and the fallback
+/// of a backend whose fused step does not take some operands.
+pub fn adam_step_scaled_ops<B: AutodiffOps + ElementwiseOps>(
+    var: &B::Var,
+    m: &B::Var,
+    v: &B::Var,
+    g: &B::Tensor,
+    h: &AdamScalars<B::Tensor>,
+) -> Result<()> {
+    let (m_new, v_new) = adam_moments::<B>(m, v, g, h.beta1, h.beta2)?;
+    let denom = B::affine(&B::mul(&B::sqrt(&v_new)?, &h.sqrt_bias2)?, 1.0, h.epsilon)?;
+    let step = B::mul(&B::div(&m_new, &denom)?, &h.lr_bias1)?;
+    let w = B::detach(B::var_tensor(var));
+    B::var_set(var, &B::sub(&w, &step)?)
+}
+
 /// [`OptimizerOps::adam_step`] as separate backend ops: the default, and the fallback of a
 /// backend whose fused step does not take some operands.
 pub fn adam_step_ops<B: AutodiffOps + ElementwiseOps>(
@@ -106,21 +158,28 @@ pub fn adam_step_ops<B: AutodiffOps + ElementwiseOps>(
     g: &B::Tensor,
     h: &AdamStep,
 ) -> Result<()> {
-    let m_new = B::add(
-        &B::affine(B::var_tensor(m), h.beta1, 0.0)?,
-        &B::affine(g, 1.0 - h.beta1, 0.0)?,
-    )?;
-    let v_new = B::add(
-        &B::affine(B::var_tensor(v), h.beta2, 0.0)?,
-        &B::affine(&B::square(g)?, 1.0 - h.beta2, 0.0)?,
-    )?;
-    B::var_set(m, &m_new)?;
-    B::var_set(v, &v_new)?;
+    let (m_new, v_new) = adam_moments::<B>(m, v, g, h.beta1, h.beta2)?;
     let m_hat = B::affine(&m_new, h.bias1, 0.0)?;
     let v_hat = B::affine(&v_new, h.bias2, 0.0)?;
     let step = B::div(&m_hat, &B::affine(&B::sqrt(&v_hat)?, 1.0, h.epsilon)?)?;
     let w = B::detach(B::var_tensor(var));
     B::var_set(var, &B::sub(&w, &B::affine(&step, h.lr, 0.0)?)?)
+}
+
+/// The scalars of one [`OptimizerOps::adam_step_scaled`]: the constants as numbers, what
+/// changes from step to step as 0-d tensors on the variables' device.
+#[derive(Clone, Debug)]
+pub struct AdamScalars<T> {
+    /// The learning rate times `1 / (1 - beta1^t)` at step `t` (from 1).
+    pub lr_bias1: T,
+    /// `sqrt(1 / (1 - beta2^t))` at step `t`.
+    pub sqrt_bias2: T,
+    /// The first moment's decay.
+    pub beta1: f64,
+    /// The second moment's decay.
+    pub beta2: f64,
+    /// Added to the second moment's scaled root.
+    pub epsilon: f64,
 }
 
 /// The scalars of one [`OptimizerOps::adam_step`].

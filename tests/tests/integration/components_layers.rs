@@ -26,6 +26,29 @@ fn sigmoid(x: f64) -> f64 {
 }
 
 both_backends! {
+    fn schedules_on_a_time_tensor_give_the_hand_values<B>() {
+        use rlgraph_core::{DType, Device};
+        let linear = |from, to| TimeDependent::Linear { from, to };
+        // By hand: 1 - 0.9 * 0.5; (1 - 0.5)^2; 0.1^0.5; the window maps 0.4 to 0.5, 0.1 and 0.8
+        // outside it to its ends; t = 1.5 is clamped to 1.
+        let cases = [
+            (TimeDependent::Constant(3.0), 0.3, 3.0),
+            (linear(1.0, 0.1), 0.5, 0.55),
+            (linear(1.0, 0.1), 1.5, 0.1),
+            (TimeDependent::Polynomial { from: 1.0, to: 0.0, power: 2.0 }, 0.5, 0.25),
+            (TimeDependent::Exponential { from: 1.0, to: 0.0, decay_rate: 0.1 }, 0.5, 0.316_227_766),
+            (TimeDependent::Window { start: 0.2, end: 0.6, schedule: Box::new(linear(1.0, 0.0)) }, 0.4, 0.5),
+            (TimeDependent::Window { start: 0.2, end: 0.6, schedule: Box::new(linear(1.0, 0.0)) }, 0.1, 1.0),
+            (TimeDependent::Window { start: 0.2, end: 0.6, schedule: Box::new(linear(1.0, 0.0)) }, 0.8, 0.0),
+        ];
+        for (schedule, t, expected) in cases {
+            let on_device = schedule.value_tensor::<B>(&B::scalar(t, DType::F32, Device::Cpu).unwrap()).unwrap();
+            let got = B::to_host(&on_device).unwrap().data.to_f64()[0];
+            assert!((got - expected).abs() < 1e-6, "{schedule:?} at {t}: {got}, by hand {expected}");
+            assert!((schedule.value(t) - expected).abs() < 1e-9, "{schedule:?} on the host at {t}");
+        }
+    }
+
     fn a_dense_layer_given_integer_states_says_how_to_one_hot_them<B>() {
         let dense = from_spec::<B>(&json!({"type": "dense", "units": 3}), "network[0]").unwrap();
         let cells = Space::from_json_str(r#"{"type": "int-box", "low": 0, "high": 4, "add_batch_rank": true}"#).unwrap();

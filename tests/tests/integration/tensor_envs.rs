@@ -454,7 +454,7 @@ both_backends! {
 
 #[test]
 fn recording_or_compiling_a_step_on_the_cpu_is_refused_by_name() {
-    use rlgraph_core::{Device, GraphCapture, RuntimeKernels};
+    use rlgraph_core::{Device, RuntimeKernels};
     use rlgraph_tensor_envs::{default_depth, Batched, Captured, CartPoleDynamics, OneKernel};
     use rlgraph_tests::Tch;
     let n = 8;
@@ -478,7 +478,9 @@ fn recording_or_compiling_a_step_on_the_cpu_is_refused_by_name() {
         Captured::new(copies(), &actions).err().map(|e| e.to_string()),
         OneKernel::new(copies()).err().map(|e| e.to_string()),
         // The capabilities themselves say the same.
-        Tch::capture(Device::Cpu, || Ok(())).err().map(|e| e.to_string()),
+        rlgraph_core::capture::<Tch, _>(Device::Cpu, || Ok(()))
+            .err()
+            .map(|e| e.to_string()),
         Tch::compile(Device::Cpu, "", "k").err().map(|e| e.to_string()),
     ];
     for (i, message) in refusals.into_iter().enumerate() {

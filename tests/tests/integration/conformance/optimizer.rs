@@ -21,3 +21,28 @@ case!(adam_step_by_hand, vec![
     }
     Ok(out)
 });
+
+// The same step with its changing scalars as 0-d tensors (what a recorded GPU update reads):
+// lr * bias1 = 0.1 * 10 = 1 and sqrt(bias2) = sqrt(1000), so the weights move as above.
+case!(adam_step_scaled_by_hand, vec![
+    vec![0.9, -1.9], vec![0.05, -0.1], vec![0.00025, 0.001],
+    vec![0.9, -1.9], vec![0.05, -0.1], vec![0.00025, 0.001],
+], <B> {
+    let mut out = vec![];
+    for dtype in [DType::F32, DType::F64] {
+        let scalar = |x: f64| -> Result<B::Tensor> { B::cast(&B::reshape(&f32s::<B>(&[1], &[x as f32])?, &[])?, dtype) };
+        let h = rlgraph_core::AdamScalars {
+            lr_bias1: scalar(1.0)?,
+            sqrt_bias2: scalar(1000f64.sqrt())?,
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+        };
+        let at = |x: &[f32]| -> Result<B::Var> { B::var(&B::cast(&f32s::<B>(&[2], x)?, dtype)?) };
+        let (w, m, v) = (at(&[1.0, -2.0])?, at(&[0.0, 0.0])?, at(&[0.0, 0.0])?);
+        let g = B::cast(&f32s::<B>(&[2], &[0.5, -1.0])?, dtype)?;
+        B::adam_step_scaled(&w, &m, &v, &g, &h)?;
+        out.extend(host::<B>(&[B::var_tensor(&w).clone(), B::var_tensor(&m).clone(), B::var_tensor(&v).clone()])?);
+    }
+    Ok(out)
+});
