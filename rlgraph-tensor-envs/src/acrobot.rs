@@ -7,7 +7,8 @@ use rlgraph_core::{Backend, DType, Device, Result};
 use rlgraph_envs::acrobot::{DT, G, I1, I2, L1, LC1, LC2, M1, M2, MAX_VEL_1, MAX_VEL_2};
 use rlgraph_envs::Acrobot;
 
-use crate::batched::{column, discrete_actions, Dynamics};
+use crate::batched::{column, discrete_actions, CudaStep, Dynamics};
+use crate::cuda_step::{f32_literal, kernel_source};
 
 /// Acrobot-v1's dynamics over `[n, 4]` states `(theta1, theta2, dtheta1, dtheta2)`.
 pub struct AcrobotDynamics<B: Backend> {
@@ -157,5 +158,74 @@ impl<B: Backend> Dynamics<B> for AcrobotDynamics<B> {
             ],
             1,
         )
+    }
+
+    fn cuda_step(&self) -> Option<CudaStep> {
+        // `dsdt`, `rk4` and `advance`'s ops one by one in f32, in their order (see
+        // `kernel_source`).
+        let f = f32_literal;
+        let helpers = format!(
+            r#"{angle_normalize}
+__device__ void dsdt(const float* y, float a, float* out) {{
+  float theta1 = y[0], theta2 = y[1], dtheta1 = y[2], dtheta2 = y[3];
+  float cos2 = cosf(theta2), sin2 = sinf(theta2);
+  float d1 = cos2 * {d1_mul} + {d1_add};
+  float d2 = cos2 * {d2_mul} + {d2_add};
+  float phi2 = cosf((theta1 + theta2) * 1.0f + {neg_half_pi}) * {phi2_mul} + 0.0f;
+  float spin = (dtheta2 * dtheta2 + (dtheta2 * dtheta1 * 2.0f + 0.0f)) * sin2;
+  float phi1 = ((cosf(theta1 * 1.0f + {neg_half_pi}) * {phi1_mul} + 0.0f) - (spin * {spin_mul} + 0.0f)) + phi2;
+  float d2_over_d1 = d2 / d1;
+  float numerator = (a + d2_over_d1 * phi1) - ((dtheta1 * dtheta1 * sin2 * {spin_mul} + 0.0f) + phi2);
+  float denominator = d2_over_d1 * d2 * -1.0f + {d2_add};
+  float ddtheta2 = numerator / denominator;
+  float ddtheta1 = -((d2 * ddtheta2 + phi1) / d1);
+  out[0] = dtheta1; out[1] = dtheta2; out[2] = ddtheta1; out[3] = ddtheta2;
+}}
+"#,
+            angle_normalize = crate::pendulum::angle_normalize_source(),
+            d1_mul = f(M2 * 2.0 * L1 * LC2),
+            d1_add = f(M1 * LC1 * LC1 + M2 * (L1 * L1 + LC2 * LC2) + I1 + I2),
+            d2_mul = f(M2 * L1 * LC2),
+            d2_add = f(M2 * LC2 * LC2 + I2),
+            neg_half_pi = f(-PI / 2.0),
+            phi2_mul = f(M2 * LC2 * G),
+            phi1_mul = f((M1 * LC1 + M2 * L1) * G),
+            spin_mul = f(M2 * L1 * LC2),
+        );
+        let body = format!(
+            r#"
+  float torque = clamp_like_torch(v, 0.0f, 2.0f) * 1.0f + -1.0f;
+  float y0[4] = {{s[0], s[1], s[2], s[3]}};
+  float k1[4], k2[4], k3[4], k4[4], y[4];
+  dsdt(y0, torque, k1);
+  for (int j = 0; j < 4; ++j) y[j] = y0[j] + (k1[j] * {half_dt} + 0.0f);
+  dsdt(y, torque, k2);
+  for (int j = 0; j < 4; ++j) y[j] = y0[j] + (k2[j] * {half_dt} + 0.0f);
+  dsdt(y, torque, k3);
+  for (int j = 0; j < 4; ++j) y[j] = y0[j] + (k3[j] * {dt} + 0.0f);
+  dsdt(y, torque, k4);
+  for (int j = 0; j < 4; ++j) {{
+    float inner = (k1[j] + (k2[j] * 2.0f + 0.0f)) + ((k3[j] * 2.0f + 0.0f) + k4[j]);
+    y[j] = y0[j] + (inner * {sixth_dt} + 0.0f);
+  }}
+  next[0] = angle_normalize(y[0]);
+  next[1] = angle_normalize(y[1]);
+  next[2] = clamp_like_torch(y[2], {neg_max_vel_1}, {max_vel_1});
+  next[3] = clamp_like_torch(y[3], {neg_max_vel_2}, {max_vel_2});
+  float height = -(cosf(next[0]) + cosf(next[1] + next[0]));
+  term = height > 1.0f;
+  rew = term ? 0.0f : -1.0f;"#,
+            half_dt = f(DT / 2.0),
+            dt = f(DT),
+            sixth_dt = f(DT / 6.0),
+            max_vel_1 = f(MAX_VEL_1),
+            neg_max_vel_1 = f(-MAX_VEL_1),
+            max_vel_2 = f(MAX_VEL_2),
+            neg_max_vel_2 = f(-MAX_VEL_2),
+        );
+        Some(CudaStep {
+            source: kernel_source("acrobot_step", 4, &helpers, &body),
+            name: "acrobot_step",
+        })
     }
 }

@@ -8,6 +8,7 @@ use rlgraph_envs::cartpole::{
 use rlgraph_envs::CartPole;
 
 use crate::batched::{column, discrete_actions, CudaStep, Dynamics};
+use crate::cuda_step::{f32_literal, kernel_source};
 
 /// CartPole-v1's dynamics over `[n, 4]` states `(x, x_dot, theta, theta_dot)`.
 pub struct CartPoleDynamics<B: Backend> {
@@ -98,24 +99,13 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
 
     fn cuda_step(&self) -> Option<CudaStep> {
         // The actions cast to f32 and clamped as `discrete_actions` does (NaN stays NaN), then
-        // `advance`'s ops one by one in f32 (the launch has no fused multiply-adds), then
-        // `Batched::step`'s clock and restart: the tensor path's numbers in one pass.
-        let f = |v: f64| format!("{:?}f", v as f32);
-        let source = format!(
+        // `advance`'s ops one by one in f32 (the launch has no fused multiply-adds); the frame
+        // adds `Batched::step`'s clock and restart: the tensor path's numbers in one pass.
+        let f = f32_literal;
+        let body = format!(
             r#"
-#ifndef RLGRAPH_ACTION
-#define RLGRAPH_ACTION long long
-#endif
-extern "C" __global__ void cartpole_step(
-    int n, const RLGRAPH_ACTION* actions, const float* state, float* next_state, float* elapsed,
-    long long* cursor, const float* pool, long long rows, float limit, float* reward,
-    unsigned char* terminated, unsigned char* truncated) {{
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float* s = state + 4 * (long long)i;
   float x = s[0], x_dot = s[1], theta = s[2], theta_dot = s[3];
-  float v = (float)actions[i];
-  float a = isnan(v) ? v : fminf(fmaxf(v, 0.0f), 1.0f);
+  float a = clamp_like_torch(v, 0.0f, 1.0f);
   float force = a * {force2} + {neg_force};
   float sn = sinf(theta), cs = cosf(theta);
   float spin = theta_dot * theta_dot * sn * {pml} + 0.0f;
@@ -124,50 +114,12 @@ extern "C" __global__ void cartpole_step(
   float denominator = cs * cs * {den_mul} + {den_add};
   float theta_acc = numerator / denominator;
   float x_acc = temp - (theta_acc * cs * {pml_total} + 0.0f);
-  float nx = x + (x_dot * {tau} + 0.0f);
-  float nx_dot = x_dot + (x_acc * {tau} + 0.0f);
-  float ntheta = theta + (theta_dot * {tau} + 0.0f);
-  float ntheta_dot = theta_dot + (theta_acc * {tau} + 0.0f);
-  bool term = fabsf(nx) > {x_limit} || fabsf(ntheta) > {theta_limit};
-  float clock = elapsed[i] * 1.0f + 1.0f;
-  bool trunc = !term && clock >= limit;
-  float* out = next_state + 4 * (long long)i;
-  if (term || trunc) {{
-#ifdef RLGRAPH_PHILOX
-    // Philox4x32-10 of the counter (k, i) under the key `rows` holds; `pool` holds the start
-    // box's lows, then its spans: the tensor ops' draw, word for word and bit for bit.
-    unsigned long long k = (unsigned long long)cursor[i];
-    unsigned int c0 = (unsigned int)k, c1 = (unsigned int)i, c2 = (unsigned int)(k >> 32), c3 = 0u;
-    unsigned int k0 = (unsigned int)rows, k1 = (unsigned int)((unsigned long long)rows >> 32);
-    for (int r = 0; r < 10; ++r) {{
-      if (r > 0) {{ k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }}
-      unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
-      unsigned int n0 = (unsigned int)(p1 >> 32) ^ c1 ^ k0, n2 = (unsigned int)(p0 >> 32) ^ c3 ^ k1;
-      c0 = n0; c1 = (unsigned int)p1; c2 = n2; c3 = (unsigned int)p0;
-    }}
-    unsigned int w[4] = {{c0, c1, c2, c3}};
-    for (int j = 0; j < 4; ++j) {{
-      float u = (float)(w[j] >> 8) * 5.9604644775390625e-08f + 0.0f;
-      out[j] = u * pool[4 + j] + pool[j];
-    }}
-    cursor[i] = (long long)(k + 1);
-#else
-    long long row = cursor[i];
-    const float* start = pool + 4 * row;
-    out[0] = start[0]; out[1] = start[1]; out[2] = start[2]; out[3] = start[3];
-    long long moved = row + n;
-    cursor[i] = moved >= rows ? moved - rows : moved;
-#endif
-    elapsed[i] = 0.0f;
-  }} else {{
-    out[0] = nx; out[1] = nx_dot; out[2] = ntheta; out[3] = ntheta_dot;
-    elapsed[i] = clock;
-  }}
-  reward[i] = 1.0f;
-  terminated[i] = term;
-  truncated[i] = trunc;
-}}
-"#,
+  next[0] = x + (x_dot * {tau} + 0.0f);
+  next[1] = x_dot + (x_acc * {tau} + 0.0f);
+  next[2] = theta + (theta_dot * {tau} + 0.0f);
+  next[3] = theta_dot + (theta_acc * {tau} + 0.0f);
+  term = fabsf(next[0]) > {x_limit} || fabsf(next[2]) > {theta_limit};
+  rew = 1.0f;"#,
             force2 = f(2.0 * FORCE_MAG),
             neg_force = f(-FORCE_MAG),
             pml = f(POLE_MASS_LENGTH),
@@ -181,7 +133,7 @@ extern "C" __global__ void cartpole_step(
             theta_limit = f(THETA_THRESHOLD),
         );
         Some(CudaStep {
-            source,
+            source: kernel_source("cartpole_step", 4, "", &body),
             name: "cartpole_step",
         })
     }

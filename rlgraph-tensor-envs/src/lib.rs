@@ -27,6 +27,7 @@ mod acrobot;
 mod batched;
 mod captured;
 mod cartpole;
+mod cuda_step;
 mod grid_world;
 mod host_pass;
 mod mountain_car;

@@ -5,7 +5,8 @@ use rlgraph_core::{Backend, DType, Device, Result};
 use rlgraph_envs::mountain_car::{FORCE, GOAL_POSITION, GRAVITY, MAX_POSITION, MAX_SPEED, MIN_POSITION};
 use rlgraph_envs::MountainCar;
 
-use crate::batched::{column, discrete_actions, Dynamics};
+use crate::batched::{column, discrete_actions, CudaStep, Dynamics};
+use crate::cuda_step::{f32_literal, kernel_source};
 
 /// MountainCar-v0's dynamics over `[n, 2]` states `(position, velocity)`.
 pub struct MountainCarDynamics<B: Backend> {
@@ -68,5 +69,36 @@ impl<B: Backend> Dynamics<B> for MountainCarDynamics<B> {
 
     fn observe(&self, state: &B::Tensor) -> Result<B::Tensor> {
         Ok(state.clone())
+    }
+
+    fn cuda_step(&self) -> Option<CudaStep> {
+        // `advance`'s ops one by one in f32, in its order (see `kernel_source`).
+        let f = f32_literal;
+        let body = format!(
+            r#"
+  float a = clamp_like_torch(v, 0.0f, 2.0f);
+  float position = s[0], velocity = s[1];
+  float push = a * {force} + {neg_force};
+  float pull = cosf(position * 3.0f + 0.0f) * {neg_gravity} + 0.0f;
+  velocity = clamp_like_torch(velocity + (push + pull), {neg_max_speed}, {max_speed});
+  position = clamp_like_torch(position + velocity, {min_position}, {max_position});
+  if (position == {min_position} && velocity < 0.0f) velocity = 0.0f;
+  term = position >= {goal} && velocity >= 0.0f;
+  next[0] = position;
+  next[1] = velocity;
+  rew = -1.0f;"#,
+            force = f(FORCE),
+            neg_force = f(-FORCE),
+            neg_gravity = f(-GRAVITY),
+            max_speed = f(MAX_SPEED),
+            neg_max_speed = f(-MAX_SPEED),
+            min_position = f(MIN_POSITION),
+            max_position = f(MAX_POSITION),
+            goal = f(GOAL_POSITION),
+        );
+        Some(CudaStep {
+            source: kernel_source("mountain_car_step", 2, "", &body),
+            name: "mountain_car_step",
+        })
     }
 }

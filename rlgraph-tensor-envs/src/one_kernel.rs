@@ -110,6 +110,15 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
 
     fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>> {
         let (n, device) = (self.env.n, self.env.device());
+        // One continuous action per copy may come as a column (a Gaussian policy's `[n, 1]`).
+        let column = B::shape(actions) == [n, 1];
+        let flat;
+        let actions = if column {
+            flat = B::reshape(actions, &[n])?;
+            &flat
+        } else {
+            actions
+        };
         if B::device(actions) != device || B::shape(actions) != [n] {
             // The tensor path's checks name what is wrong.
             self.env.dynamics.actions(actions, n)?;

@@ -7,7 +7,8 @@ use rlgraph_core::{Backend, CoreError, DType, Device, Result};
 use rlgraph_envs::pendulum::{DT, G, L, M, MAX_SPEED, MAX_TORQUE};
 use rlgraph_envs::Pendulum;
 
-use crate::batched::{column, Dynamics};
+use crate::batched::{column, CudaStep, Dynamics};
+use crate::cuda_step::{f32_literal, kernel_source};
 
 /// Pendulum-v1's dynamics over `[n, 2]` states `(theta, theta_dot)`.
 pub struct PendulumDynamics<B: Backend> {
@@ -87,4 +88,51 @@ impl<B: Backend> Dynamics<B> for PendulumDynamics<B> {
         let (th, thdot) = (column::<B>(state, 0)?, column::<B>(state, 1)?);
         B::concat(&[B::cos(&th)?, B::sin(&th)?, thdot], 1)
     }
+
+    fn cuda_step(&self) -> Option<CudaStep> {
+        // `advance`'s ops one by one in f32, in its order (see `kernel_source`).
+        let f = f32_literal;
+        let body = format!(
+            r#"
+  float u = clamp_like_torch(v, {neg_max_torque}, {max_torque});
+  float th = s[0], thdot = s[1];
+  float norm = angle_normalize(th);
+  float cost = norm * norm + ((thdot * thdot * 0.1f + 0.0f) + (u * u * 0.001f + 0.0f));
+  float acc = (sinf(th) * {gravity_term} + 0.0f) + (u * {torque_term} + 0.0f);
+  thdot = clamp_like_torch(thdot + (acc * {dt} + 0.0f), {neg_max_speed}, {max_speed});
+  next[0] = th + (thdot * {dt} + 0.0f);
+  next[1] = thdot;
+  rew = -cost;
+  term = false;"#,
+            max_torque = f(MAX_TORQUE),
+            neg_max_torque = f(-MAX_TORQUE),
+            gravity_term = f(3.0 * G / (2.0 * L)),
+            torque_term = f(3.0 / (M * L * L)),
+            dt = f(DT),
+            max_speed = f(MAX_SPEED),
+            neg_max_speed = f(-MAX_SPEED),
+        );
+        Some(CudaStep {
+            source: kernel_source("pendulum_step", 2, &angle_normalize_source(), &body),
+            name: "pendulum_step",
+        })
+    }
+}
+
+/// [`angle_normalize`] as a CUDA device function, its ops in its order.
+pub(crate) fn angle_normalize_source() -> String {
+    let f = f32_literal;
+    format!(
+        r#"
+__device__ __forceinline__ float angle_normalize(float x) {{
+  float shifted = x * 1.0f + {pi};
+  float turns = floorf(shifted * {inv_two_pi} + 0.0f);
+  return (shifted - (turns * {two_pi} + 0.0f)) * 1.0f + {neg_pi};
+}}
+"#,
+        pi = f(PI),
+        inv_two_pi = f(1.0 / (2.0 * PI)),
+        two_pi = f(2.0 * PI),
+        neg_pi = f(-PI),
+    )
 }
