@@ -10,65 +10,12 @@
 
 use rlgraph_components::helpers::gae_time_major;
 use rlgraph_core::backend::prelude::*;
-use rlgraph_core::{capture, CoreError, DType, Device, Replay, Result, Tree};
+use rlgraph_core::{capture, CoreError, DType, Device, Result, Tree};
 
 use super::config::PgAlgorithm;
 use super::learner::PgLearner;
+use super::recorded_update::{Recorded, UpdateInputs};
 use crate::tensor_rollouts::TensorRollout;
-
-/// Where a learner's device update stands with recording.
-pub(crate) enum Recorded<B: Backend> {
-    /// No device update yet: the next one runs op by op, which warms the backend up (cuBLAS
-    /// makes its handle on first use, which no recording may see).
-    NotYet,
-    /// Warmed up on inputs of these shapes: the next update of the same shapes records.
-    WarmedUp(Vec<Vec<usize>>),
-    /// Recorded: the inputs each replay reads, and the loss sum it writes.
-    Ready {
-        graph: Box<dyn Replay>,
-        inputs: UpdateInputs<B::Tensor>,
-        loss_sum: B::Tensor,
-    },
-    /// Updates run op by op: recording is off, the backend cannot record on this device, or
-    /// recording failed (why).
-    Off(String),
-}
-
-/// What one device update reads: the rollout, flattened over time where the update indexes
-/// records, time-major where GAE runs along time, and the schedules' values.
-pub(crate) struct UpdateInputs<T> {
-    /// `[T * N, ...]`.
-    states: T,
-    /// `[T * N, ...]`.
-    actions: T,
-    /// The states after the last step, `[N, ...]`.
-    next_states: T,
-    /// The last step's actions, `[N, ...]` (stand-ins beside `next_states`: only their values are read).
-    last_actions: T,
-    /// F32 `[T, N]`.
-    rewards: T,
-    /// U8 `[T, N]`.
-    terminated: T,
-    /// U8 `[T, N]`.
-    truncated: T,
-    /// F32 `[3]`: the clip ratio, the entropy weight and the time percentage.
-    knobs: T,
-}
-
-impl<T> UpdateInputs<T> {
-    fn parts(&self) -> [&T; 8] {
-        [
-            &self.states,
-            &self.actions,
-            &self.next_states,
-            &self.last_actions,
-            &self.rewards,
-            &self.terminated,
-            &self.truncated,
-            &self.knobs,
-        ]
-    }
-}
 
 impl<B: Backend> PgLearner<B> {
     /// Turns recording of device updates on (the default where the backend records on the

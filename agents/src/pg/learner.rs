@@ -64,7 +64,7 @@ use crate::carried_memory::memory_value;
 use crate::learner::{GraphLearner, Learned, Learner, LearnerGraph};
 use crate::mask_key::mask_key;
 use crate::pg::config::{PgAlgorithm, PgConfig};
-use crate::pg::device_update::Recorded;
+use crate::pg::recorded_update::Recorded;
 use crate::snapshot::WeightSnapshot;
 
 /// The root component's name, which prefixes every variable path (`ppo-agent/networks/...`).

@@ -6,6 +6,7 @@ pub(crate) mod builder;
 pub(crate) mod config;
 mod device_update;
 pub(crate) mod learner;
+mod recorded_update;
 mod segments;
 pub(crate) mod tensor;
 
