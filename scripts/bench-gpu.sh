@@ -23,6 +23,11 @@ step "the card and its torch"
 nvidia-smi -L
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
 
+if [[ -n "$anchors" ]]; then
+  step "the device-PPO race: ours (CUDA graphs on and off), PyTorch and JAX, 1,024 copies to solved and 16,384 for frames/s"
+  timeout 540 python3 scripts/gpu_race.py "$dist" "$anchors" 0
+fi
+
 step "tensor CartPole, tch (CUDA), 1,024 and 1,048,576 copies: one kernel per op, and replayed from a CUDA graph"
 RLGRAPH_BENCH_COPIES=1024,1048576 timeout 90 "$dist/run.sh" tensor_envs --bench tensor-tch "${short[@]}"
 
