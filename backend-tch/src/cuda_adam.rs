@@ -1,8 +1,10 @@
 //! Adam's scaled step (`OptimizerOps::adam_step_scaled`) as one kernel per variable on a CUDA
 //! device, compiled at run time: a recorded PPO update takes an Adam step for each of its
 //! variables in every minibatch, and as libtorch ops that is nine launches per variable.
-//! The kernel does the in-place ops' arithmetic in their order, each op rounded on its own
-//! (the shim compiles without fused multiply-adds).
+//! The kernel does the in-place ops' arithmetic in their order (`lerp` with the weights
+//! `1 - beta` rounded from f64 as libtorch rounds them), each op rounded on its own (the shim
+//! compiles without fused multiply-adds); libtorch's own kernels may fuse some, so the two
+//! agree to rounding, not to the bit.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -18,12 +20,12 @@ __device__ float lerp_like_torch(float a, float b, float w) {
 }
 extern "C" __global__ void rlgraph_adam_scaled(long long n, float* var, float* m, float* v, const float* g,
                                                const float* lr_bias1, const float* sqrt_bias2,
-                                               float beta1, float beta2, float eps) {
+                                               float w1, float w2, float eps) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float gi = g[i];
-    float mi = lerp_like_torch(m[i], gi, 1.0f - beta1);
-    float vi = lerp_like_torch(v[i], gi * gi, 1.0f - beta2);
+    float mi = lerp_like_torch(m[i], gi, w1);
+    float vi = lerp_like_torch(v[i], gi * gi, w2);
     m[i] = mi;
     v[i] = vi;
     float denom = sqrtf(vi) * sqrt_bias2[0] + eps;
@@ -88,8 +90,8 @@ pub(crate) fn step(
             KernelArg::Tensor(g),
             KernelArg::Tensor(&h.lr_bias1),
             KernelArg::Tensor(&h.sqrt_bias2),
-            KernelArg::F32(h.beta1 as f32),
-            KernelArg::F32(h.beta2 as f32),
+            KernelArg::F32((1.0 - h.beta1) as f32),
+            KernelArg::F32((1.0 - h.beta2) as f32),
             KernelArg::F32(h.epsilon as f32),
         ],
     )?;

@@ -227,6 +227,9 @@ impl BackendCore for Tch {
     }
 
     fn to_device(t: &TchTensor, device: Device) -> Result<TchTensor> {
+        if Self::device(t) != device {
+            cuda_graph::not_recording("device_move")?;
+        }
         let _transfer = rlgraph_core::profiler::capture(Category::Transfer, "device_move");
         ok(t.0.f_to_device(to_tdevice(device)?), "to_device")
     }

@@ -272,9 +272,10 @@ fn apply<B: Backend>(
         grads = clip_by_global_norm::<B>(grads, max_norm)?;
     }
     let step_var = ctx.var_handle("step")?;
-    if let (Rule::Adam { beta1, beta2, epsilon }, Some((_, first))) = (spec.rule.clone(), vars.first()) {
-        let device = B::device(B::var_tensor(first));
-        if device != Device::Cpu && B::device(B::var_tensor(step_var)) == device {
+    if let Rule::Adam { beta1, beta2, epsilon } = spec.rule {
+        // Only where every variable shares the step's device: a device map may spread them.
+        let device = B::device(B::var_tensor(step_var));
+        if device != Device::Cpu && vars.iter().all(|(_, v)| B::device(B::var_tensor(v)) == device) {
             return adam_on_device(ctx, spec, vars, grads, t, [beta1, beta2, epsilon]);
         }
     }

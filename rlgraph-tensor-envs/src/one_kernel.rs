@@ -110,8 +110,9 @@ impl<B: RuntimeKernels, D: Dynamics<B>> TensorEnv<B> for OneKernel<B, D> {
 
     fn step(&mut self, actions: &B::Tensor) -> Result<TensorStep<B>> {
         let (n, device) = (self.env.n, self.env.device());
-        // One continuous action per copy may come as a column (a Gaussian policy's `[n, 1]`).
-        let column = B::shape(actions) == [n, 1];
+        // One continuous action per copy may come as a column (a Gaussian policy's `[n, 1]`),
+        // as the tensor path takes it; discrete actions stay `[n]`, as there.
+        let column = B::shape(actions) == [n, 1] && matches!(self.env.action_space(), Space::Float(_));
         let flat;
         let actions = if column {
             flat = B::reshape(actions, &[n])?;

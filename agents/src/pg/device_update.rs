@@ -205,9 +205,13 @@ impl<B: Backend> PgLearner<B> {
         let knob = |i: usize| B::reshape(&B::narrow(&x.knobs, 0, i, 1)?, &[]);
         let (clip, weight_entropy, time) = (knob(0)?, knob(1)?, knob(2)?);
         let iterations = self.config.update.num_iterations;
-        // Every minibatch's indices in one draw, up to a million at a time: on a GPU each
-        // upload from the host waits for the device to finish what is queued.
-        let per_draw = ((1usize << 20) / m.max(1)).max(1);
+        // Every minibatch's indices in one draw where they fit: from the host up to a million
+        // indices at a time (each upload to a GPU waits for what is queued there); on the
+        // device each row sorts `total` keys, so up to four million keys at a time.
+        let per_draw = match B::draws_on_device(device) {
+            true => ((1usize << 22) / total.max(1)).max(1),
+            false => ((1usize << 20) / m.max(1)).max(1),
+        };
         let (mut ahead, mut at) = (None, 0usize);
         let mut loss_sum: Option<B::Tensor> = None;
         for i in 0..iterations as usize {

@@ -51,10 +51,11 @@ pub trait GraphCapture: BackendCore {
     }
 
     /// From now on, draws the calling thread's random tensors on `device` with the backend's
-    /// own counter-based generator, seeded `seed` (the same seed gives the same draws in the
-    /// same order), instead of drawing on the host and uploading, which no recording can hold.
-    /// Other threads keep their host draws. Returns whether the backend does so there; by
-    /// default it does not (`Ok(false)`).
+    /// own counter-based generator, seeded `seed`, instead of drawing on the host and
+    /// uploading, which no recording can hold. Other threads keep their host draws. The
+    /// generator may be the process's (libtorch's is): the same seed gives the same draws in
+    /// the same order while one thread at a time draws from it. Returns whether the backend
+    /// does so there; by default it does not (`Ok(false)`).
     fn draw_on_device(_device: Device, _seed: u64) -> Result<bool> {
         Ok(false)
     }
