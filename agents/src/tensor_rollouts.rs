@@ -9,6 +9,7 @@ use crate::agent::Agent;
 
 /// One on-policy rollout that never left the device: `T` steps of `N` environment copies,
 /// one tensor per step, as a device-resident environment produced them.
+#[derive(Clone)]
 pub struct TensorRollout<B: Backend> {
     /// The states the actions were taken in, `[N, ...]` per step.
     pub states: Vec<B::Tensor>,

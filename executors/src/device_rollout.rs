@@ -7,6 +7,7 @@ use rlgraph_core::{capture, Backend, DType, Replay, Result};
 use rlgraph_tensor_envs::TensorEnv;
 
 /// A rollout and, per step, which copies' episodes ended and their returns so far.
+#[derive(Clone)]
 pub(crate) struct Rolled<B: Backend> {
     pub(crate) rollout: TensorRollout<B>,
     /// U8 `[N]` per step: 1 where the copy's episode ended at the step.
@@ -111,24 +112,12 @@ impl<B: Backend> RolloutRecording<B> {
                 running: pinned_running,
                 out,
             } if B::shape(pinned_obs) == B::shape(&obs) => {
-                // Where a resume moved the copies, their tensors go in first.
-                if B::shape(&running) == B::shape(pinned_running) {
-                    B::copy_into(pinned_obs, &obs)?;
-                    B::copy_into(pinned_running, &running)?;
-                }
+                // The observations and returns the recording reads: its own from the last
+                // replay (a copy onto itself), or new ones after a resume.
+                B::copy_into(pinned_obs, &obs)?;
+                B::copy_into(pinned_running, &running)?;
                 graph.replay()?;
-                let rolled = Rolled {
-                    rollout: TensorRollout {
-                        states: out.rollout.states.clone(),
-                        actions: out.rollout.actions.clone(),
-                        rewards: out.rollout.rewards.clone(),
-                        terminated: out.rollout.terminated.clone(),
-                        truncated: out.rollout.truncated.clone(),
-                        next_states: out.rollout.next_states.clone(),
-                    },
-                    ended: out.ended.clone(),
-                    returns: out.returns.clone(),
-                };
+                let rolled = out.clone();
                 Ok((rolled, pinned_obs.clone(), pinned_running.clone()))
             }
             RolloutRecording::Ready { .. } => {
