@@ -128,7 +128,12 @@ impl<B: Backend> Dynamics<B> for AcrobotDynamics<B> {
         B::affine(&discrete_actions::<B>(self.id(), actions, n, 3)?, 1.0, -1.0)
     }
 
-    fn advance(&self, s: &B::Tensor, torque: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+    fn advance(
+        &self,
+        s: &B::Tensor,
+        torque: &B::Tensor,
+        _draws: &[B::Tensor],
+    ) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
         let y0 = [
             column::<B>(s, 0)?,
             column::<B>(s, 1)?,

@@ -28,8 +28,28 @@ pub trait Dynamics<B: Backend>: Send {
     fn start_box(&self) -> (Vec<f64>, Vec<f64>);
     /// The actions as this environment uses them, or an error naming what is wrong.
     fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor>;
-    /// `(next_state, reward, terminated)` from `state` `[n, width]` and the prepared actions.
-    fn advance(&self, state: &B::Tensor, actions: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
+    /// The random numbers one step of every copy uses, drawn from `state` itself (dynamics
+    /// that draw keep their counters in the state); none by default. `advance` and `restart`
+    /// are given them.
+    fn draws(&self, state: &B::Tensor) -> Result<Vec<B::Tensor>> {
+        let _ = state;
+        Ok(Vec::new())
+    }
+    /// `(next_state, reward, terminated)` from `state` `[n, width]`, the prepared actions and
+    /// the step's [`Dynamics::draws`].
+    fn advance(
+        &self,
+        state: &B::Tensor,
+        actions: &B::Tensor,
+        draws: &[B::Tensor],
+    ) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
+    /// Every copy's state once finished copies restart: `start` (the restart stream's rows)
+    /// where `done` (U8 `[n]`) is 1, `next` elsewhere. Dynamics whose start states are drawn
+    /// every step ([`Dynamics::draws`]) make their own from `draws` instead.
+    fn restart(&self, next: &B::Tensor, start: &B::Tensor, done: &B::Tensor, draws: &[B::Tensor]) -> Result<B::Tensor> {
+        let _ = draws;
+        B::where_cond(&B::unsqueeze(done, 1)?, start, next)
+    }
     /// The observations of `state`.
     fn observe(&self, state: &B::Tensor) -> Result<B::Tensor>;
     /// Whether [`Dynamics::advance_one`] steps one copy in plain Rust; then [`Batched`] runs
@@ -218,6 +238,24 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
         })
     }
 
+    /// Whether `state` and `elapsed` fit these copies (`[n, width]` and `n` counts); `what`
+    /// names the caller in the error.
+    fn check_shape(&self, state: &HostTensor, elapsed: &[usize], what: &str) -> Result<()> {
+        let expected = [self.n, self.dynamics.width()];
+        if state.shape == expected && elapsed.len() == self.n {
+            return Ok(());
+        }
+        Err(CoreError::Config {
+            at: format!("tensor env {}: {what}", self.dynamics.id()),
+            reason: format!(
+                "expected a state of shape {expected:?} and {} step counts, got {:?} and {}",
+                self.n,
+                state.shape,
+                elapsed.len()
+            ),
+        })
+    }
+
     /// The physical state of every copy, `[n, width]`.
     pub fn state(&self) -> &B::Tensor {
         &self.state
@@ -261,7 +299,10 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
 
     fn reset(&mut self) -> Result<B::Tensor> {
         self.sync_tensors()?;
-        self.state = self.stream.next_all()?;
+        let start = self.stream.next_all()?;
+        let all = B::full(&[self.n], 1.0, DType::U8, self.device)?;
+        let draws = self.dynamics.draws(&self.state)?;
+        self.state = self.dynamics.restart(&self.state, &start, &all, &draws)?;
         self.elapsed = B::full(&[self.n], 0.0, DType::F32, self.device)?;
         self.reached = Reached::Current;
         self.dynamics.observe(&self.state)
@@ -308,7 +349,8 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
             return self.fused_step(actions);
         }
         let actions = self.dynamics.actions(actions, self.n)?;
-        let (next, reward, terminated) = self.dynamics.advance(&self.state, &actions)?;
+        let draws = self.dynamics.draws(&self.state)?;
+        let (next, reward, terminated) = self.dynamics.advance(&self.state, &actions, &draws)?;
         let elapsed = B::affine(&self.elapsed, 1.0, 1.0)?;
         let (truncated, done) = match &self.limit {
             Some(limit) => {
@@ -320,7 +362,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
         };
         self.elapsed = B::where_cond(&done, &self.zero, &elapsed)?;
         let restart = self.stream.next(&done)?;
-        self.state = B::where_cond(&B::unsqueeze(&done, 1)?, &restart, &next)?;
+        self.state = self.dynamics.restart(&next, &restart, &done, &draws)?;
         self.reached = Reached::Advanced(next);
         Ok(TensorStep {
             observation: self.dynamics.observe(&self.state)?,
@@ -344,18 +386,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
     }
 
     fn set_state(&mut self, state: &HostTensor, elapsed: &[usize]) -> Result<B::Tensor> {
-        let expected = [self.n, self.dynamics.width()];
-        if state.shape != expected || elapsed.len() != self.n {
-            return Err(CoreError::Config {
-                at: format!("tensor env {}: set_state", self.dynamics.id()),
-                reason: format!(
-                    "expected a state of shape {expected:?} and {} step counts, got {:?} and {}",
-                    self.n,
-                    state.shape,
-                    elapsed.len()
-                ),
-            });
-        }
+        self.check_shape(state, elapsed, "set_state")?;
         self.sync_tensors()?;
         let state = B::cast(&B::from_host(state, self.device)?, self.dynamics.state_dtype())?;
         let counts: Vec<f32> = elapsed.iter().map(|&e| e as f32).collect();
@@ -381,6 +412,8 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
     }
 
     fn restore(&mut self, snapshot: &TensorEnvSnapshot) -> Result<B::Tensor> {
+        // The shape first: a snapshot of another environment is named as such.
+        self.check_shape(&snapshot.state, &snapshot.elapsed, "restore")?;
         self.stream
             .check_cursor(&snapshot.cursors)
             .map_err(|reason| CoreError::Config {

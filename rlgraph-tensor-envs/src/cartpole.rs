@@ -54,7 +54,7 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
         discrete_actions::<B>(self.id(), actions, n, 2)
     }
 
-    fn advance(&self, s: &B::Tensor, a: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+    fn advance(&self, s: &B::Tensor, a: &B::Tensor, _draws: &[B::Tensor]) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
         let (x, x_dot, theta, theta_dot) = (
             column::<B>(s, 0)?,
             column::<B>(s, 1)?,

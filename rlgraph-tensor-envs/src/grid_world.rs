@@ -130,7 +130,7 @@ impl<B: Backend> Dynamics<B> for GridWorldDynamics<B> {
         )
     }
 
-    fn advance(&self, s: &B::Tensor, a: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+    fn advance(&self, s: &B::Tensor, a: &B::Tensor, _draws: &[B::Tensor]) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
         let index = B::add(&B::mul(&B::squeeze(s, 1)?, &self.num_actions_t)?, a)?;
         let next = B::unsqueeze(&B::index_select(&self.next_state, 0, &index)?, 1)?;
         let reward = B::index_select(&self.reward, 0, &index)?;

@@ -6,7 +6,8 @@
 //!
 //! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
 //! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
-//! is its host rules compiled into lookup tables.
+//! is its host rules compiled into lookup tables. MinAtar's Breakout is the native game's
+//! rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
 //!
 //! ```
 //! use backend_candle::Candle;
@@ -30,6 +31,7 @@ mod cartpole;
 mod cuda_step;
 mod grid_world;
 mod host_pass;
+mod minatar;
 mod mountain_car;
 mod one_kernel;
 mod pendulum;
@@ -42,6 +44,7 @@ pub use batched::{Batched, CudaStep, Dynamics};
 pub use captured::Captured;
 pub use cartpole::CartPoleDynamics;
 pub use grid_world::GridWorldDynamics;
+pub use minatar::{BreakoutDynamics, TENSOR_MINATAR_IDS};
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
@@ -59,6 +62,8 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
     "Acrobot-v1",
     "Pendulum-v1",
     "GridWorld-<map>[-ftjb][-xy|-xy+orientation|-camera]",
+    "MinAtar/Breakout-v1",
+    "MinAtar/Breakout-v0",
 ];
 
 /// `num_envs` copies of environment `id` on `device`, their start states streamed from
@@ -69,7 +74,9 @@ pub fn make<B: Backend>(id: &str, num_envs: usize, seed: u64, device: Device) ->
 }
 
 /// `num_envs` copies of environment `id` on `device`, restarting as `restarts` says, keyed by
-/// `seed` ([`Restarts::Philox`] draws on the device and never cycles).
+/// `seed` ([`Restarts::Philox`] draws on the device and never cycles). MinAtar's games draw
+/// their restarts and sticky actions from counters in their own rows under `seed`, whatever
+/// `restarts` says.
 pub fn make_with<B: Backend>(
     id: &str,
     num_envs: usize,
@@ -117,6 +124,16 @@ pub fn make_with<B: Backend>(
             device,
             seed,
             restarts,
+            spaces()?,
+        )?,
+        "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => boxed(
+            BreakoutDynamics::<B>::new(id, n, seed, device)?,
+            n,
+            device,
+            seed,
+            // The game draws its own restarts from its rows' counters (see `BreakoutDynamics`);
+            // the stream only gives the copies' first start.
+            Restarts::Stream { depth: 1 },
             spaces()?,
         )?,
         _ => match id.strip_prefix("GridWorld-") {

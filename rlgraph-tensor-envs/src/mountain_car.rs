@@ -54,7 +54,7 @@ impl<B: Backend> Dynamics<B> for MountainCarDynamics<B> {
         discrete_actions::<B>(self.id(), actions, n, 3)
     }
 
-    fn advance(&self, s: &B::Tensor, a: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+    fn advance(&self, s: &B::Tensor, a: &B::Tensor, _draws: &[B::Tensor]) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
         let (position, velocity) = (column::<B>(s, 0)?, column::<B>(s, 1)?);
         let push = B::affine(a, FORCE, -FORCE)?;
         let pull = B::affine(&B::cos(&B::affine(&position, 3.0, 0.0)?)?, -GRAVITY, 0.0)?;

@@ -65,7 +65,7 @@ impl<B: Backend> Dynamics<B> for PendulumDynamics<B> {
         B::reshape(&torque, &[n, 1])
     }
 
-    fn advance(&self, s: &B::Tensor, u: &B::Tensor) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+    fn advance(&self, s: &B::Tensor, u: &B::Tensor, _draws: &[B::Tensor]) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
         let (th, thdot) = (column::<B>(s, 0)?, column::<B>(s, 1)?);
         let cost = B::add(
             &B::square(&angle_normalize::<B>(&th)?)?,

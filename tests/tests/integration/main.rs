@@ -35,3 +35,4 @@ mod onnx_registered_plan;
 mod readme_example;
 mod tensor_envs;
 mod tensor_envs_philox;
+mod tensor_minatar;

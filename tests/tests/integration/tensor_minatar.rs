@@ -1,0 +1,141 @@
+//! MinAtar as tensor programs against the native games (`rlgraph-envs`, themselves checked
+//! step for step against the `minatar` package): given the same draws, every copy plays the
+//! native game's step, scores its reward, ends where it ends, and restarts as the native
+//! `reset` starts, on both backends.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rlgraph_core::backend::prelude::*;
+use rlgraph_core::spaces::Value;
+use rlgraph_core::{test_device, HostTensor};
+use rlgraph_envs::minatar::MinAtar;
+use rlgraph_envs::Env;
+use rlgraph_tensor_envs::{make, philox4x32_10, unit_float};
+use rlgraph_tests::both_backends;
+
+fn download<B: Backend>(t: &B::Tensor) -> Vec<f64> {
+    B::to_host(t).unwrap().data.to_f64()
+}
+
+/// Breakout's row: the tick's halves and the sticky action, then the native game's 108 fields.
+const WIDTH: usize = 111;
+
+/// Copy `copy`'s uniforms `u_0` and `u_1` at `tick`, as the tensor games document them: the
+/// Philox counter `(tick mod 2^32, copy, tick >> 32, 1)` under the seed's two words.
+fn uniforms(seed: u64, copy: usize, tick: u64) -> (f32, f32) {
+    let words = philox4x32_10(
+        [tick as u32, copy as u32, (tick >> 32) as u32, 1],
+        [seed as u32, (seed >> 32) as u32],
+    );
+    (unit_float(words[0]), unit_float(words[1]))
+}
+
+/// Breakout's start with the ball on `side` (0 left, 1 right), written out from the package's
+/// `reset`: ball at (x, 3) heading down and away from its wall, paddle at 4, rows 1 to 3 of bricks.
+fn breakout_start(side: f64) -> Vec<f64> {
+    let mut fields = vec![9.0 * side, 3.0, 2.0 + side, 4.0, 0.0, 9.0 * side, 3.0, 0.0];
+    fields.extend((0..100).map(|i| if (10..40).contains(&i) { 1.0 } else { 0.0 }));
+    fields
+}
+
+fn board(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Uint8(a) => a.data().iter().map(|&b| f64::from(b)).collect(),
+        other => panic!("a MinAtar board is uint8, got {other:?}"),
+    }
+}
+
+both_backends! {
+    fn tensor_breakout_plays_the_native_game_given_the_same_draws<B>() {
+        // 16 copies under random actions. Before each step the row says the copy's tick, from
+        // which the host draws its uniforms; the native game, set to the row with the played
+        // action as its previous one, plays that action whatever its own sticky draw says.
+        let device = test_device::<B>();
+        for (id, seed, steps) in [("MinAtar/Breakout-v1", 7u64, 2500), ("MinAtar/Breakout-v0", (1u64 << 33) | 5, 800)] {
+            let n = 16;
+            let mut env = make::<B>(id, n, seed, device).unwrap();
+            env.reset().unwrap();
+            let mut native = MinAtar::new(id, 0).unwrap();
+            let set: Vec<f64> = native.action_set().iter().map(|&a| a as f64).collect();
+            let tag = native.state().unwrap()[0];
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let (mut ends, mut score, mut sticky) = (0, 0.0, 0);
+            for t in 0..steps {
+                let before = env.snapshot().unwrap().state.data.to_f64();
+                let a: Vec<i64> = (0..n).map(|_| rng.random_range(0..set.len() as i64)).collect();
+                let step = env.step(&B::from_host(&HostTensor::i64([n], a.clone()).unwrap(), device).unwrap()).unwrap();
+                let reached = download::<B>(&env.final_observation().unwrap());
+                let (obs, reward) = (download::<B>(&step.observation), download::<B>(&step.reward));
+                let (term, trunc) = (download::<B>(&step.terminated), download::<B>(&step.truncated));
+                let after = env.snapshot().unwrap().state.data.to_f64();
+                for i in 0..n {
+                    let at = format!("{id}, step {t}, copy {i}");
+                    let row = &before[i * WIDTH..(i + 1) * WIDTH];
+                    let tick = row[0] as u64 + ((row[1] as u64) << 24);
+                    let (u0, u1) = uniforms(seed, i, tick);
+                    let played = if u0 < 0.1 { row[2] } else { set[a[i] as usize] };
+                    sticky += usize::from(played != set[a[i] as usize]);
+                    let mut state = vec![tag, played];
+                    state.extend(&row[3..]);
+                    native.set_state(&state).unwrap_or_else(|e| panic!("{at}: {e}"));
+                    let index = set.iter().position(|&p| p == played).unwrap();
+                    let s = native.step(&Value::i32(index as i32)).unwrap();
+                    assert_eq!(reward[i], s.reward, "{at}: reward");
+                    assert_eq!(term[i] == 1.0, s.terminated, "{at}: terminated");
+                    assert_eq!(trunc[i], 0.0, "{at}: MinAtar has no time limit");
+                    assert_eq!(reached[i * 400..(i + 1) * 400], board(&s.observation), "{at}: board reached");
+                    let next = &after[i * WIDTH..(i + 1) * WIDTH];
+                    assert_eq!(next[..3], [((tick + 1) % (1 << 24)) as f64, ((tick + 1) >> 24) as f64, played], "{at}");
+                    if s.terminated {
+                        let side = if u1 >= 0.5 { 1.0 } else { 0.0 };
+                        assert_eq!(next[3..], breakout_start(side), "{at}: restart");
+                        ends += 1;
+                    } else {
+                        assert_eq!(next[3..], native.state().unwrap()[2..], "{at}: state");
+                        assert_eq!(obs[i * 400..(i + 1) * 400], board(&s.observation), "{at}: board");
+                    }
+                    score += s.reward;
+                }
+            }
+            // Random play loses a ball every few dozen steps and hits some bricks first; about
+            // one step in ten repeats the previous action.
+            assert!(ends > 100 && score > 50.0, "{id}: {ends} episodes ended, {score} scored");
+            let rate = sticky as f64 / (steps * n) as f64;
+            assert!(rate > 0.03 && rate < 0.1, "{id}: {rate} of the steps changed by stickiness");
+        }
+    }
+}
+
+both_backends! {
+    fn tensor_breakout_resumes_from_a_snapshot_and_refuses_another_game<B>() {
+        // The draw counters live in the rows, so restored copies play the same 200 steps
+        // (restarts included) as the copies they were saved from; a CartPole snapshot does
+        // not fit, and an unknown game is refused with the known ids.
+        let device = test_device::<B>();
+        let n = 8;
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let draws: Vec<Vec<i64>> = (0..400).map(|_| (0..n).map(|_| rng.random_range(0..3)).collect()).collect();
+        let act = |t: usize| B::from_host(&HostTensor::i64([n], draws[t].clone()).unwrap(), device).unwrap();
+        let mut first = make::<B>("MinAtar/Breakout-v1", n, 3, device).unwrap();
+        first.reset().unwrap();
+        for t in 0..200 {
+            first.step(&act(t)).unwrap();
+        }
+        let saved = first.snapshot().unwrap();
+        let mut fresh = make::<B>("MinAtar/Breakout-v1", n, 3, device).unwrap();
+        fresh.restore(&saved).unwrap();
+        let mut ended = 0.0;
+        for t in 200..400 {
+            let (a, b) = (first.step(&act(t)).unwrap(), fresh.step(&act(t)).unwrap());
+            assert_eq!(download::<B>(&a.observation), download::<B>(&b.observation), "step {t}");
+            assert_eq!(download::<B>(&a.reward), download::<B>(&b.reward), "step {t}");
+            ended += download::<B>(&a.terminated).iter().sum::<f64>();
+        }
+        assert!(ended > 0.0, "no copy restarted in the compared steps");
+        let mut cartpole = make::<B>("CartPole-v1", n, 3, device).unwrap();
+        let e = fresh.restore(&cartpole.snapshot().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("MinAtar/Breakout-v1") && e.contains("111"), "{e}");
+        let e = make::<B>("MinAtar/Pong-v1", n, 3, device).err().unwrap().to_string();
+        assert!(e.contains("MinAtar/Pong-v1") && e.contains("MinAtar/Breakout-v1"), "{e}");
+    }
+}
