@@ -6,8 +6,8 @@
 //!
 //! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
 //! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
-//! is its host rules compiled into lookup tables. MinAtar's Breakout is the native game's
-//! rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
+//! is its host rules compiled into lookup tables. MinAtar's Breakout and Space Invaders are
+//! the native games' rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
 //!
 //! ```
 //! use backend_candle::Candle;
@@ -44,7 +44,7 @@ pub use batched::{Batched, CudaStep, Dynamics};
 pub use captured::Captured;
 pub use cartpole::CartPoleDynamics;
 pub use grid_world::GridWorldDynamics;
-pub use minatar::{BreakoutDynamics, TENSOR_MINATAR_IDS};
+pub use minatar::TENSOR_MINATAR_IDS;
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
@@ -63,7 +63,9 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
     "Pendulum-v1",
     "GridWorld-<map>[-ftjb][-xy|-xy+orientation|-camera]",
     "MinAtar/Breakout-v1",
+    "MinAtar/SpaceInvaders-v1",
     "MinAtar/Breakout-v0",
+    "MinAtar/SpaceInvaders-v0",
 ];
 
 /// `num_envs` copies of environment `id` on `device`, their start states streamed from
@@ -93,6 +95,9 @@ pub fn make_with<B: Backend>(
         Ok((host.state_space().clone(), host.action_space().clone()))
     };
     let n = num_envs;
+    if let Some(envs) = minatar::make(id, n, seed, device, spaces) {
+        return envs;
+    }
     Ok(match id {
         "CartPole-v1" | "cartpole" => boxed(
             CartPoleDynamics::<B>::new(n, device)?,
@@ -124,16 +129,6 @@ pub fn make_with<B: Backend>(
             device,
             seed,
             restarts,
-            spaces()?,
-        )?,
-        "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => boxed(
-            BreakoutDynamics::<B>::new(id, n, seed, device)?,
-            n,
-            device,
-            seed,
-            // The game draws its own restarts from its rows' counters (see `BreakoutDynamics`);
-            // the stream only gives the copies' first start.
-            Restarts::Stream { depth: 1 },
             spaces()?,
         )?,
         _ => match id.strip_prefix("GridWorld-") {

@@ -16,17 +16,189 @@
 //! copies step beside it or on which device.
 
 mod breakout;
+mod space_invaders;
 
-pub use breakout::BreakoutDynamics;
-
+use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 use rlgraph_envs::minatar::{MinAtar, STICKY_ACTION_PROB};
 
-use crate::batched::column;
+use rlgraph_core::spaces::Space;
+
+use crate::batched::{column, discrete_actions, Batched, Dynamics};
 use crate::philox::PhiloxTensors;
+use crate::reset_stream::Restarts;
+use crate::tensor_env::TensorEnv;
+use breakout::Breakout;
+use space_invaders::SpaceInvaders;
 
 /// The MinAtar ids that have tensor versions.
-pub const TENSOR_MINATAR_IDS: &[&str] = &["MinAtar/Breakout-v1", "MinAtar/Breakout-v0"];
+pub const TENSOR_MINATAR_IDS: &[&str] = &[
+    "MinAtar/Breakout-v1",
+    "MinAtar/SpaceInvaders-v1",
+    "MinAtar/Breakout-v0",
+    "MinAtar/SpaceInvaders-v0",
+];
+
+/// `n` copies of MinAtar id `id` on `device`, drawing under `seed` and observed in `spaces`;
+/// `None` for an id without a tensor version.
+pub(crate) fn make<B: Backend>(
+    id: &str,
+    n: usize,
+    seed: u64,
+    device: Device,
+    spaces: impl FnOnce() -> Result<(Space, Space)>,
+) -> Option<Result<Box<dyn TensorEnv<B>>>> {
+    fn boxed<B: Backend, G: Game<B> + 'static>(
+        id: &str,
+        n: usize,
+        seed: u64,
+        device: Device,
+        game: Result<G>,
+        spaces: (Space, Space),
+    ) -> Result<Box<dyn TensorEnv<B>>> {
+        let dynamics = MinAtarDynamics::new(id, n, seed, device, game)?;
+        // The stream gives only the copies' first start: later ones come from the draws.
+        let restarts = Restarts::Stream { depth: 1 };
+        Ok(Box::new(Batched::with_restarts(
+            dynamics, n, device, seed, restarts, spaces,
+        )?))
+    }
+    let game = match id {
+        "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => Kind::Breakout,
+        "MinAtar/SpaceInvaders-v1" | "MinAtar/SpaceInvaders-v0" => Kind::SpaceInvaders,
+        _ => return None,
+    };
+    Some(spaces().and_then(|spaces| match game {
+        Kind::Breakout => boxed(id, n, seed, device, Breakout::new(n, device), spaces),
+        Kind::SpaceInvaders => boxed(id, n, seed, device, SpaceInvaders::new(n, device), spaces),
+    }))
+}
+
+/// The games with tensor versions.
+enum Kind {
+    Breakout,
+    SpaceInvaders,
+}
+
+/// One game's rules over the game's part of the rows (`[n, fields]`, the native game's
+/// `encode` order), as tensor ops.
+pub(crate) trait Game<B: Backend>: Send {
+    /// Values in the game's part of a row.
+    fn fields(&self) -> usize;
+    /// Where the terminal flag is among them.
+    fn terminal(&self) -> usize;
+    /// Every copy's start, `[n, fields]`, from the step's uniforms (`draws[1]` onwards).
+    fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor>;
+    /// One start on the host, for the copies' first episode.
+    fn start_host(&self, rng: &mut ChaCha8Rng) -> Vec<f64>;
+    /// `(fields, reward, lost)` after every copy plays `played` (the package's action, F32
+    /// `[n, 1]`) from `fields`; reward and lost are F32 `[n, 1]`. Copies already terminal are
+    /// put back by the caller.
+    fn act(
+        &self,
+        fields: &B::Tensor,
+        played: &B::Tensor,
+        draws: &[B::Tensor],
+    ) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
+    /// The observation's channels, each U8 `[n, 100, 1]`, in the package's order.
+    fn observe(&self, fields: &B::Tensor) -> Result<Vec<B::Tensor>>;
+}
+
+/// A MinAtar game as [`Dynamics`]: the shared prefix (tick, sticky action) around a [`Game`].
+pub(crate) struct MinAtarDynamics<B: Backend, G: Game<B>> {
+    common: Common<B>,
+    game: G,
+    n: usize,
+}
+
+impl<B: Backend, G: Game<B>> MinAtarDynamics<B, G> {
+    fn new(id: &str, n: usize, seed: u64, device: Device, game: Result<G>) -> Result<Self> {
+        Ok(MinAtarDynamics {
+            common: Common::new(id, n, seed, device)?,
+            game: game?,
+            n,
+        })
+    }
+
+    fn fields(&self, state: &B::Tensor) -> Result<B::Tensor> {
+        B::narrow(state, 1, PREFIX, self.game.fields())
+    }
+}
+
+impl<B: Backend, G: Game<B>> Dynamics<B> for MinAtarDynamics<B, G> {
+    fn id(&self) -> &str {
+        &self.common.id
+    }
+
+    fn width(&self) -> usize {
+        PREFIX + self.game.fields()
+    }
+
+    fn limit(&self) -> Option<usize> {
+        None
+    }
+
+    /// A start at tick 0 with no previous action (only the copies' first episode starts so;
+    /// later ones start from the step's draws).
+    fn start_state(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        [vec![0.0; PREFIX], self.game.start_host(rng)].concat()
+    }
+
+    /// Not a box: restarts come from [`Dynamics::restart`] (the first start's prefix, fixed).
+    fn start_box(&self) -> (Vec<f64>, Vec<f64>) {
+        let row = self.start_state(&mut rand::SeedableRng::seed_from_u64(0));
+        (row.clone(), row)
+    }
+
+    fn actions(&self, actions: &B::Tensor, n: usize) -> Result<B::Tensor> {
+        discrete_actions::<B>(self.id(), actions, n, self.common.num_actions)
+    }
+
+    fn draws(&self, state: &B::Tensor) -> Result<Vec<B::Tensor>> {
+        self.common.draws(state)
+    }
+
+    fn advance(
+        &self,
+        s: &B::Tensor,
+        actions: &B::Tensor,
+        draws: &[B::Tensor],
+    ) -> Result<(B::Tensor, B::Tensor, B::Tensor)> {
+        let played = self.common.played(s, actions, draws)?;
+        let fields = self.fields(s)?;
+        let (moved, reward, lost) = self.game.act(&fields, &played, draws)?;
+        // A terminal game stands still and scores nothing, as the native `act` returns early.
+        let terminal = column::<B>(&fields, self.game.terminal())?;
+        let still = B::gt(&terminal, &self.common.zero)?;
+        let next = B::concat(
+            &[
+                self.common.next_tick(s)?,
+                played,
+                B::where_cond(&still, &fields, &moved)?,
+            ],
+            1,
+        )?;
+        let reward = B::squeeze(&B::where_cond(&still, &self.common.zero, &reward)?, 1)?;
+        let terminated = B::cast(&B::squeeze(&B::maximum(&lost, &terminal)?, 1)?, DType::U8)?;
+        Ok((next, reward, terminated))
+    }
+
+    fn restart(
+        &self,
+        next: &B::Tensor,
+        _start: &B::Tensor,
+        done: &B::Tensor,
+        draws: &[B::Tensor],
+    ) -> Result<B::Tensor> {
+        let start = B::concat(&[B::narrow(next, 1, 0, PREFIX)?, self.game.start(draws)?], 1)?;
+        B::where_cond(&B::unsqueeze(done, 1)?, &start, next)
+    }
+
+    fn observe(&self, s: &B::Tensor) -> Result<B::Tensor> {
+        let channels = self.game.observe(&self.fields(s)?)?;
+        B::reshape(&B::concat(&channels, 2)?, &[self.n, 10, 10, channels.len()])
+    }
+}
 
 /// Values before a game's fields in a row: the tick's two halves and the sticky action.
 pub(crate) const PREFIX: usize = 3;
@@ -121,7 +293,33 @@ pub(crate) fn cell<B: Backend>(y: &B::Tensor, x: &B::Tensor) -> Result<B::Tensor
     B::unsqueeze(&B::one_hot(&index, 100, DType::U8)?, 2)
 }
 
-/// The board of `channels` (each U8 `[n, 100, 1]`), channels last: U8 `[n, 10, 10, C]`.
-pub(crate) fn board<B: Backend>(channels: &[B::Tensor], n: usize) -> Result<B::Tensor> {
-    B::reshape(&B::concat(channels, 2)?, &[n, 10, 10, channels.len()])
+/// A 0/1 F32 map `[n, 100]` as a channel, U8 `[n, 100, 1]`.
+pub(crate) fn channel<B: Backend>(map: &B::Tensor) -> Result<B::Tensor> {
+    B::unsqueeze(&B::cast(map, DType::U8)?, 2)
+}
+
+/// `t` (F32) equal to `v`, as F32 0 or 1.
+pub(crate) fn is<B: Backend>(t: &B::Tensor, v: f64) -> Result<B::Tensor> {
+    f32_of::<B>(&B::eq(t, &B::scalar(v, DType::F32, B::device(t))?)?)
+}
+
+/// `1 - t`: the complement of a 0/1 mask.
+pub(crate) fn not<B: Backend>(t: &B::Tensor) -> Result<B::Tensor> {
+    B::affine(t, -1.0, 1.0)
+}
+
+/// `yes` where the 0/1 mask `mask` is 1, `no` elsewhere.
+pub(crate) fn pick<B: Backend>(mask: &B::Tensor, yes: &B::Tensor, no: &B::Tensor) -> Result<B::Tensor> {
+    B::where_cond(&B::gt(mask, &B::scalar(0.0, DType::F32, B::device(mask))?)?, yes, no)
+}
+
+/// A fixed 0/1 map `[1, 100]` with 1 at the cells `on` (`y * 10 + x`) picks.
+pub(crate) fn fixed_map<B: Backend>(device: Device, on: impl Fn(usize, usize) -> bool) -> Result<B::Tensor> {
+    let cells: Vec<f32> = (0..100).map(|i| f32::from(u8::from(on(i / 10, i % 10)))).collect();
+    B::from_host(&HostTensor::f32([1, 100], cells)?, device)
+}
+
+/// A fixed 0/1 map as host values, for a start on the host.
+pub(crate) fn fixed_cells(on: impl Fn(usize, usize) -> bool) -> Vec<f64> {
+    (0..100).map(|i| f64::from(u8::from(on(i / 10, i % 10)))).collect()
 }

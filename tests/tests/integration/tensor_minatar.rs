@@ -17,8 +17,8 @@ fn download<B: Backend>(t: &B::Tensor) -> Vec<f64> {
     B::to_host(t).unwrap().data.to_f64()
 }
 
-/// Breakout's row: the tick's halves and the sticky action, then the native game's 108 fields.
-const WIDTH: usize = 111;
+/// Values before the game's in a row: the tick's halves and the sticky action.
+const PREFIX: usize = 3;
 
 /// Copy `copy`'s uniforms `u_0` and `u_1` at `tick`, as the tensor games document them: the
 /// Philox counter `(tick mod 2^32, copy, tick >> 32, 1)` under the seed's two words.
@@ -32,9 +32,20 @@ fn uniforms(seed: u64, copy: usize, tick: u64) -> (f32, f32) {
 
 /// Breakout's start with the ball on `side` (0 left, 1 right), written out from the package's
 /// `reset`: ball at (x, 3) heading down and away from its wall, paddle at 4, rows 1 to 3 of bricks.
-fn breakout_start(side: f64) -> Vec<f64> {
+fn breakout_start(u1: f32) -> Vec<f64> {
+    let side = if u1 >= 0.5 { 1.0 } else { 0.0 };
     let mut fields = vec![9.0 * side, 3.0, 2.0 + side, 4.0, 0.0, 9.0 * side, 3.0, 0.0];
     fields.extend((0..100).map(|i| if (10..40).contains(&i) { 1.0 } else { 0.0 }));
+    fields
+}
+
+/// Space Invaders' start, written out from the package's `reset` (no draw): cannon at 5, the
+/// aliens heading left (-1), move interval and timer 12, shot timer 10, ramp 0, cannon cooled
+/// down, no bullets, a wave in rows 0 to 3 and columns 2 to 7.
+fn space_invaders_start(_u1: f32) -> Vec<f64> {
+    let mut fields = vec![5.0, -1.0, 12.0, 12.0, 10.0, 0.0, 0.0, 0.0];
+    fields.extend(vec![0.0; 200]);
+    fields.extend((0..100).map(|i| if i < 40 && (2..8).contains(&(i % 10)) { 1.0 } else { 0.0 }));
     fields
 }
 
@@ -45,63 +56,95 @@ fn board(v: &Value) -> Vec<f64> {
     }
 }
 
+/// Plays `n` tensor copies of `id` under random actions for `steps` steps against the native
+/// game: before each step the row says the copy's tick, from which the host draws its
+/// uniforms; the native game, set to the row with the played action as its previous one,
+/// plays that action whatever its own sticky draw says. `start` writes the game's start from
+/// `u_1`. Returns (episodes ended, points scored).
+fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, start: fn(f32) -> Vec<f64>) -> (usize, f64) {
+    let device = test_device::<B>();
+    let n = 16;
+    let mut env = make::<B>(id, n, seed, device).unwrap();
+    env.reset().unwrap();
+    let mut native = MinAtar::new(id, 0).unwrap();
+    let set: Vec<f64> = native.action_set().iter().map(|&a| a as f64).collect();
+    let tag = native.state().unwrap()[0];
+    let width = PREFIX + start(0.0).len();
+    let cells = 100 * B::shape(&env.reset().unwrap())[3];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut ends, mut score, mut sticky) = (0, 0.0, 0);
+    for t in 0..steps {
+        let before = env.snapshot().unwrap().state.data.to_f64();
+        let a: Vec<i64> = (0..n).map(|_| rng.random_range(0..set.len() as i64)).collect();
+        let step = env
+            .step(&B::from_host(&HostTensor::i64([n], a.clone()).unwrap(), device).unwrap())
+            .unwrap();
+        let reached = download::<B>(&env.final_observation().unwrap());
+        let (obs, reward) = (download::<B>(&step.observation), download::<B>(&step.reward));
+        let (term, trunc) = (download::<B>(&step.terminated), download::<B>(&step.truncated));
+        let after = env.snapshot().unwrap().state.data.to_f64();
+        for i in 0..n {
+            let at = format!("{id}, step {t}, copy {i}");
+            let row = &before[i * width..(i + 1) * width];
+            let tick = row[0] as u64 + ((row[1] as u64) << 24);
+            let (u0, u1) = uniforms(seed, i, tick);
+            let played = if u0 < 0.1 { row[2] } else { set[a[i] as usize] };
+            sticky += usize::from(played != set[a[i] as usize]);
+            let mut state = vec![tag, played];
+            state.extend(&row[PREFIX..]);
+            native.set_state(&state).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let index = set.iter().position(|&p| p == played).unwrap();
+            let s = native.step(&Value::i32(index as i32)).unwrap();
+            assert_eq!(reward[i], s.reward, "{at}: reward");
+            assert_eq!(term[i] == 1.0, s.terminated, "{at}: terminated");
+            assert_eq!(trunc[i], 0.0, "{at}: MinAtar has no time limit");
+            assert_eq!(
+                reached[i * cells..(i + 1) * cells],
+                board(&s.observation),
+                "{at}: board reached"
+            );
+            let next = &after[i * width..(i + 1) * width];
+            assert_eq!(
+                next[..PREFIX],
+                [((tick + 1) % (1 << 24)) as f64, ((tick + 1) >> 24) as f64, played],
+                "{at}"
+            );
+            if s.terminated {
+                assert_eq!(next[PREFIX..], start(u1), "{at}: restart");
+                ends += 1;
+            } else {
+                assert_eq!(next[PREFIX..], native.state().unwrap()[2..], "{at}: state");
+                assert_eq!(obs[i * cells..(i + 1) * cells], board(&s.observation), "{at}: board");
+            }
+            score += s.reward;
+        }
+    }
+    // About one step in ten repeats the previous action (less where it was the same).
+    let rate = sticky as f64 / (steps * n) as f64;
+    assert!(
+        rate > 0.03 && rate < 0.1,
+        "{id}: {rate} of the steps changed by stickiness"
+    );
+    (ends, score)
+}
+
 both_backends! {
     fn tensor_breakout_plays_the_native_game_given_the_same_draws<B>() {
-        // 16 copies under random actions. Before each step the row says the copy's tick, from
-        // which the host draws its uniforms; the native game, set to the row with the played
-        // action as its previous one, plays that action whatever its own sticky draw says.
-        let device = test_device::<B>();
+        // Random play loses a ball every few dozen steps and hits some bricks first.
         for (id, seed, steps) in [("MinAtar/Breakout-v1", 7u64, 2500), ("MinAtar/Breakout-v0", (1u64 << 33) | 5, 800)] {
-            let n = 16;
-            let mut env = make::<B>(id, n, seed, device).unwrap();
-            env.reset().unwrap();
-            let mut native = MinAtar::new(id, 0).unwrap();
-            let set: Vec<f64> = native.action_set().iter().map(|&a| a as f64).collect();
-            let tag = native.state().unwrap()[0];
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let (mut ends, mut score, mut sticky) = (0, 0.0, 0);
-            for t in 0..steps {
-                let before = env.snapshot().unwrap().state.data.to_f64();
-                let a: Vec<i64> = (0..n).map(|_| rng.random_range(0..set.len() as i64)).collect();
-                let step = env.step(&B::from_host(&HostTensor::i64([n], a.clone()).unwrap(), device).unwrap()).unwrap();
-                let reached = download::<B>(&env.final_observation().unwrap());
-                let (obs, reward) = (download::<B>(&step.observation), download::<B>(&step.reward));
-                let (term, trunc) = (download::<B>(&step.terminated), download::<B>(&step.truncated));
-                let after = env.snapshot().unwrap().state.data.to_f64();
-                for i in 0..n {
-                    let at = format!("{id}, step {t}, copy {i}");
-                    let row = &before[i * WIDTH..(i + 1) * WIDTH];
-                    let tick = row[0] as u64 + ((row[1] as u64) << 24);
-                    let (u0, u1) = uniforms(seed, i, tick);
-                    let played = if u0 < 0.1 { row[2] } else { set[a[i] as usize] };
-                    sticky += usize::from(played != set[a[i] as usize]);
-                    let mut state = vec![tag, played];
-                    state.extend(&row[3..]);
-                    native.set_state(&state).unwrap_or_else(|e| panic!("{at}: {e}"));
-                    let index = set.iter().position(|&p| p == played).unwrap();
-                    let s = native.step(&Value::i32(index as i32)).unwrap();
-                    assert_eq!(reward[i], s.reward, "{at}: reward");
-                    assert_eq!(term[i] == 1.0, s.terminated, "{at}: terminated");
-                    assert_eq!(trunc[i], 0.0, "{at}: MinAtar has no time limit");
-                    assert_eq!(reached[i * 400..(i + 1) * 400], board(&s.observation), "{at}: board reached");
-                    let next = &after[i * WIDTH..(i + 1) * WIDTH];
-                    assert_eq!(next[..3], [((tick + 1) % (1 << 24)) as f64, ((tick + 1) >> 24) as f64, played], "{at}");
-                    if s.terminated {
-                        let side = if u1 >= 0.5 { 1.0 } else { 0.0 };
-                        assert_eq!(next[3..], breakout_start(side), "{at}: restart");
-                        ends += 1;
-                    } else {
-                        assert_eq!(next[3..], native.state().unwrap()[2..], "{at}: state");
-                        assert_eq!(obs[i * 400..(i + 1) * 400], board(&s.observation), "{at}: board");
-                    }
-                    score += s.reward;
-                }
-            }
-            // Random play loses a ball every few dozen steps and hits some bricks first; about
-            // one step in ten repeats the previous action.
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, breakout_start);
             assert!(ends > 100 && score > 50.0, "{id}: {ends} episodes ended, {score} scored");
-            let rate = sticky as f64 / (steps * n) as f64;
-            assert!(rate > 0.03 && rate < 0.1, "{id}: {rate} of the steps changed by stickiness");
+        }
+    }
+}
+
+both_backends! {
+    fn tensor_space_invaders_plays_the_native_game_given_the_same_draws<B>() {
+        // Random play shoots aliens for a few hundred steps before a bullet or the wave
+        // reaches the cannon; 3,000 steps of 16 copies clear waves and speed the aliens up.
+        for (id, seed, steps) in [("MinAtar/SpaceInvaders-v1", 11u64, 3000), ("MinAtar/SpaceInvaders-v0", 12, 800)] {
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, space_invaders_start);
+            assert!(ends > 20 && score > 500.0, "{id}: {ends} episodes ended, {score} scored");
         }
     }
 }
@@ -134,7 +177,7 @@ both_backends! {
         assert!(ended > 0.0, "no copy restarted in the compared steps");
         let mut cartpole = make::<B>("CartPole-v1", n, 3, device).unwrap();
         let e = fresh.restore(&cartpole.snapshot().unwrap()).unwrap_err().to_string();
-        assert!(e.contains("MinAtar/Breakout-v1") && e.contains("111"), "{e}");
+        assert!(e.contains("MinAtar/Breakout-v1") && e.contains("[8, 111]"), "{e}");
         let e = make::<B>("MinAtar/Pong-v1", n, 3, device).err().unwrap().to_string();
         assert!(e.contains("MinAtar/Pong-v1") && e.contains("MinAtar/Breakout-v1"), "{e}");
     }
