@@ -10,7 +10,10 @@ zoo's tuned hyperparameters, five seeds each, one thread each side; with `--luna
 LunarLander-v3 the same way (BENCH_LUNAR_SEEDS seeds, default 1); with `--hopper`, PPO on
 Hopper-v5 at CleanRL's settings on both sides (BENCH_HOPPER_SEEDS seeds, default 1); with
 `--device-ppo`, PPO on 1,024 CPU tensor CartPoles against the same program in JAX
-(BENCH_DEVICE_SEEDS seeds, default 3); with `--python`, the Python package (`import rlgraph`)
+(BENCH_DEVICE_SEEDS seeds, default 3); with `--device-minatar`, PPO on 64 tensor MinAtar
+Breakouts against the same PPO compiled whole by JAX over gymnax's MinAtar (BENCH_MINATAR_SEEDS
+seeds, default 3; BENCH_MINATAR_FRAMES frames, default 1M; BENCH_MINATAR_TARGET the
+last-100 return both race to, default 6); with `--python`, the Python package (`import rlgraph`)
 against SB3 on a Gymnasium CartPoleEnv object, against the `rlgraph` program on the native
 id, and `make_vec` (native and tensor copies) against EnvPool, which `--make-vec` runs alone;
 `--no-micro` skips the hot-path table.
@@ -509,6 +512,53 @@ def device_ppo_table():
     return "\n".join(lines)
 
 
+# PPO on tensor MinAtar against the JAX anchor of #66 (../shared/bench/jax_ppo_minatar.py):
+# PureJaxRL's settings on both sides (64 copies x 128 steps, 4 epochs of 8 minibatches, 2x64
+# ReLU MLPs on the flattened board; ours configs/benchmarks/minatar/ppo-purejaxrl.json), the
+# same frames and seeds, both on every core. Seconds to the target include start-up on our
+# side and compiling on JAX's (not its imports).
+MINATAR_FRAMES = int(float(os.environ.get("BENCH_MINATAR_FRAMES", "1e6")))
+MINATAR_TARGET = float(os.environ.get("BENCH_MINATAR_TARGET", "6"))
+
+
+def ours_minatar_ppo(seed):
+    """(frames/s, frames to the target, seconds to the target) for ours, which stops there."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    config = os.path.join(ROOT, "configs", "benchmarks", "minatar", "ppo-purejaxrl.json")
+    args = [binary, "train", config, "--env", "MinAtar/Breakout-v1", "--tensor-envs", "64",
+            "--timesteps", str(MINATAR_FRAMES), "--target-return", str(MINATAR_TARGET), "--seed", str(seed),
+            "--threads", "all"]
+    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    frames = summary["solved_at_timestep"]
+    return summary["env_frames_per_second"], frames, summary["wall_clock_seconds"] if frames else None
+
+
+def jax_minatar_ppo(seed):
+    """(frames/s after compiling, frames to the target, seconds to it with compiling)."""
+    anchors = os.environ.get("BENCH_ANCHORS", os.path.join(ROOT, "..", "shared", "bench"))
+    script = os.path.join(anchors, "jax_ppo_minatar.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
+    run = subprocess.run([sys.executable, script, "Breakout-MinAtar", str(seed), str(MINATAR_FRAMES),
+                          str(MINATAR_TARGET)], capture_output=True, text=True, check=True, env=env)
+    line = json.loads(run.stdout.strip().splitlines()[-1])
+    reached = line.get("reached_target") or [None, None]
+    return line["frames_per_s_after_compile"], reached[0], reached[1]
+
+
+def minatar_table():
+    seeds = range(1, 1 + int(os.environ.get("BENCH_MINATAR_SEEDS", "3")))
+    lines = [f"| PPO, MinAtar Breakout, 64 copies, {MINATAR_FRAMES:,} frames, CPU | rlgraph-rs (tensor MinAtar, "
+             "candle, every core) | JAX over gymnax (one XLA program per update, every core) "
+             "| ours / JAX frames/s |", "| --- | --- | --- | --- |"]
+    cell = lambda rate, frames, seconds: (  # noqa: E731
+        f"{rate / 1e3:.1f}k frames/s; last-100 mean {MINATAR_TARGET:g} at "
+        + (f"{frames:,} frames, {seconds:.1f} s" if frames else f"not within {MINATAR_FRAMES:,}"))
+    for seed in seeds:
+        mine, jax = ours_minatar_ppo(seed), jax_minatar_ppo(seed)
+        lines.append(f"| seed {seed} | {cell(*mine)} | {cell(*jax)} | {mine[0] / jax[0]:.2f}x |")
+    return "\n".join(lines)
+
+
 def main():
     if "--no-micro" not in sys.argv[1:]:
         micro_table()
@@ -524,6 +574,9 @@ def main():
     if "--device-ppo" in sys.argv[1:]:
         print()
         print(device_ppo_table())
+    if "--device-minatar" in sys.argv[1:]:
+        print()
+        print(minatar_table())
     if "--python" in sys.argv[1:]:
         print()
         print(python_table())
