@@ -3,9 +3,8 @@
 //! episode. Spawning and movement speed up every 102 steps (difficulty ramping, always on here
 //! as in the reference's default).
 
-use super::numpy_random::RandomState;
 use super::state::Reader;
-use super::{Cells, DOWN, LEFT, RIGHT, UP};
+use super::{Cells, Draws, DOWN, LEFT, RIGHT, UP};
 
 const RAMP_INTERVAL: i64 = 100;
 const INIT_SPAWN_SPEED: i64 = 10;
@@ -63,7 +62,7 @@ impl Asterix {
     }
 
     /// `reset()`.
-    pub(crate) fn reset(&mut self, _rng: &mut RandomState) {
+    pub(crate) fn reset(&mut self, _rng: &mut dyn Draws) {
         *self = Asterix::new();
     }
 
@@ -83,7 +82,7 @@ impl Asterix {
     }
 
     /// `act(a)` with `a` one of the six actions.
-    pub(crate) fn act(&mut self, a: usize, rng: &mut RandomState) -> (i64, bool) {
+    pub(crate) fn act(&mut self, a: usize, rng: &mut dyn Draws) -> (i64, bool) {
         let mut r = 0;
         if self.terminal {
             return (r, true);
@@ -140,7 +139,7 @@ impl Asterix {
 
     /// `_spawn_entity()`: side and kind are drawn before the free rows are looked at, so
     /// the draws happen even when every row is taken.
-    fn spawn_entity(&mut self, rng: &mut RandomState) {
+    fn spawn_entity(&mut self, rng: &mut dyn Draws) {
         let right = rng.rand() < 0.5;
         let gold = rng.rand() < 1.0 / 3.0;
         let x = if right { 0 } else { 9 };

@@ -2,9 +2,8 @@
 //! that moves along diagonals into three rows of bricks, +1 a brick; a cleared wall comes
 //! back; the ball reaching the bottom past the paddle ends the episode.
 
-use super::numpy_random::RandomState;
 use super::state::Reader;
-use super::{Cells, LEFT, RIGHT};
+use super::{Cells, Draws, LEFT, RIGHT};
 
 /// Channels of the observation.
 pub(crate) const CHANNELS: usize = 4;
@@ -57,7 +56,7 @@ impl Breakout {
     }
 
     /// `reset()`: one draw picks the ball's start (left going right, or right going left).
-    pub(crate) fn reset(&mut self, rng: &mut RandomState) {
+    pub(crate) fn reset(&mut self, rng: &mut dyn Draws) {
         let (x, dir) = [(0, 2), (9, 3)][rng.randint(0, 2) as usize];
         *self = Breakout::new();
         self.ball_x = x;
@@ -66,7 +65,7 @@ impl Breakout {
     }
 
     /// `act(a)` with `a` one of the six actions.
-    pub(crate) fn act(&mut self, a: usize, _rng: &mut RandomState) -> (i64, bool) {
+    pub(crate) fn act(&mut self, a: usize, _rng: &mut dyn Draws) -> (i64, bool) {
         let mut r = 0;
         if self.terminal {
             return (r, true);

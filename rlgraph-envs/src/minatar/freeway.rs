@@ -4,9 +4,8 @@
 //! 2,501st step, when its timer of 2,500 runs below zero (as `terminated`: the reference
 //! registers no time limit).
 
-use super::numpy_random::RandomState;
 use super::state::Reader;
-use super::{Cells, DOWN, UP};
+use super::{Cells, Draws, DOWN, UP};
 
 const PLAYER_SPEED: i64 = 3;
 const TIME_LIMIT: i64 = 2500;
@@ -58,14 +57,14 @@ impl Freeway {
     }
 
     /// `reset()`: new cars at the left edge.
-    pub(crate) fn reset(&mut self, rng: &mut RandomState) {
+    pub(crate) fn reset(&mut self, rng: &mut dyn Draws) {
         *self = Freeway::new();
         self.randomize_cars(rng, true);
     }
 
     /// `_randomize_cars`: eight speeds in 1..=5 (`randint(1, 6, 8)`), then eight signs
     /// (`sign(rand(8) - 0.5)`).
-    fn randomize_cars(&mut self, rng: &mut RandomState, initialize: bool) {
+    fn randomize_cars(&mut self, rng: &mut dyn Draws, initialize: bool) {
         let mut speeds = [0i64; 8];
         for s in &mut speeds {
             *s = rng.randint(1, 6);
@@ -91,7 +90,7 @@ impl Freeway {
     }
 
     /// `act(a)` with `a` one of the six actions.
-    pub(crate) fn act(&mut self, a: usize, rng: &mut RandomState) -> (i64, bool) {
+    pub(crate) fn act(&mut self, a: usize, rng: &mut dyn Draws) -> (i64, bool) {
         let mut r = 0;
         if self.terminal {
             return (r, true);

@@ -166,7 +166,7 @@ enum Game {
 }
 
 impl Game {
-    fn reset(&mut self, rng: &mut RandomState) {
+    fn reset(&mut self, rng: &mut dyn Draws) {
         match self {
             Game::Asterix(g) => g.reset(rng),
             Game::Breakout(g) => g.reset(rng),
@@ -176,7 +176,7 @@ impl Game {
         }
     }
 
-    fn act(&mut self, a: usize, rng: &mut RandomState) -> (i64, bool) {
+    fn act(&mut self, a: usize, rng: &mut dyn Draws) -> (i64, bool) {
         match self {
             Game::Asterix(g) => g.act(a, rng),
             Game::Breakout(g) => g.act(a, rng),
@@ -204,6 +204,26 @@ impl Game {
             Game::Seaquest(g) => g.encode(out),
             Game::SpaceInvaders(g) => g.encode(out),
         }
+    }
+}
+
+/// Where a game's random numbers come from, called in the package's order: NumPy's
+/// generator as the package draws them, or numbers given by a caller that steps the game
+/// with draws of its own ([`MinAtar::step_drawing`], as the tensor games' tests do).
+pub trait Draws {
+    /// A uniform in `[0, 1)`, as NumPy's `rand()`.
+    fn rand(&mut self) -> f64;
+    /// An integer in `low..high`, as NumPy's `randint(low, high)`.
+    fn randint(&mut self, low: i64, high: i64) -> i64;
+}
+
+impl Draws for RandomState {
+    fn rand(&mut self) -> f64 {
+        RandomState::rand(self)
+    }
+
+    fn randint(&mut self, low: i64, high: i64) -> i64 {
+        RandomState::randint(self, low, high)
     }
 }
 
@@ -295,6 +315,49 @@ impl MinAtar {
         self.action_set
     }
 
+    /// `step(action)` with every random number of the step (the sticky action's first, then
+    /// the game's) taken from `draws` instead of the environment's generator, which is left
+    /// where it is: how a caller with draws of its own replays them in the native game.
+    pub fn step_drawing(&mut self, action: &Value, draws: &mut dyn Draws) -> Result<Step> {
+        self.step_from(action, Some(draws))
+    }
+
+    /// The board now, as the package's `state()` draws it.
+    pub fn board(&self) -> Value {
+        self.observe()
+    }
+
+    /// `reset(None)` with the game's start drawn from `draws` (see [`MinAtar::step_drawing`]).
+    pub fn reset_drawing(&mut self, draws: &mut dyn Draws) -> Value {
+        self.core.episode.start();
+        self.game.reset(draws);
+        self.observe()
+    }
+
+    fn step_from(&mut self, action: &Value, draws: Option<&mut dyn Draws>) -> Result<Step> {
+        let n = self.action_set.len();
+        let index = discrete_action(self.id(), &self.core.action_space, action, n as i64)?;
+        self.core.episode.tick()?;
+        let rng: &mut dyn Draws = match draws {
+            Some(draws) => draws,
+            None => &mut self.rng,
+        };
+        let mut a = self.action_set[index];
+        // `Environment.act`: the draw comes first, every step.
+        if rng.rand() < STICKY_ACTION_PROB {
+            a = self.last_action;
+        }
+        self.last_action = a;
+        let (reward, terminated) = self.game.act(a, rng);
+        let truncated = self.core.episode.finish(terminated);
+        Ok(Step {
+            observation: self.observe(),
+            reward: reward as f64,
+            terminated,
+            truncated,
+        })
+    }
+
     /// The board as the package's `state()` draws it.
     fn observe(&self) -> Value {
         let channels = self.kind.channels();
@@ -363,23 +426,7 @@ impl Env for MinAtar {
     }
 
     fn step(&mut self, action: &Value) -> Result<Step> {
-        let n = self.action_set.len();
-        let index = discrete_action(self.id(), &self.core.action_space, action, n as i64)?;
-        self.core.episode.tick()?;
-        let mut a = self.action_set[index];
-        // `Environment.act`: the draw comes first, every step.
-        if self.rng.rand() < STICKY_ACTION_PROB {
-            a = self.last_action;
-        }
-        self.last_action = a;
-        let (reward, terminated) = self.game.act(a, &mut self.rng);
-        let truncated = self.core.episode.finish(terminated);
-        Ok(Step {
-            observation: self.observe(),
-            reward: reward as f64,
-            terminated,
-            truncated,
-        })
+        self.step_from(action, None)
     }
 
     /// The tag of the id (1000 plus its place in [`MINATAR_IDS`]), the previous action (of the

@@ -10,9 +10,8 @@
 //! that way: [`ReverseCursor`] is CPython's reverse list iterator and [`remove_equal`] is
 //! `list.remove`.
 
-use super::numpy_random::RandomState;
 use super::state::{Reader, COUNTER_MAX};
-use super::{Cells, DOWN, FIRE, LEFT, RIGHT, UP};
+use super::{Cells, Draws, DOWN, FIRE, LEFT, RIGHT, UP};
 
 const MAX_OXYGEN: i64 = 200;
 const INIT_SPAWN_SPEED: i64 = 20;
@@ -165,7 +164,7 @@ impl Seaquest {
     }
 
     /// `reset()`.
-    pub(crate) fn reset(&mut self, _rng: &mut RandomState) {
+    pub(crate) fn reset(&mut self, _rng: &mut dyn Draws) {
         // The lists keep their allocations.
         let mut lists = (
             std::mem::take(&mut self.f_bullets),
@@ -188,7 +187,7 @@ impl Seaquest {
     }
 
     /// `act(a)` with `a` one of the six actions.
-    pub(crate) fn act(&mut self, a: usize, rng: &mut RandomState) -> (i64, bool) {
+    pub(crate) fn act(&mut self, a: usize, rng: &mut dyn Draws) -> (i64, bool) {
         let mut r = 0;
         if self.terminal {
             return (r, true);
@@ -427,7 +426,7 @@ impl Seaquest {
 
     /// `_spawn_enemy()`: side, kind and row are drawn first; nothing spawns in a row with an
     /// enemy going the other way.
-    fn spawn_enemy(&mut self, rng: &mut RandomState) {
+    fn spawn_enemy(&mut self, rng: &mut dyn Draws) {
         let right = rng.rand() < 0.5;
         let is_sub = rng.rand() < 1.0 / 3.0;
         let x = if right { 0 } else { 9 };
@@ -456,7 +455,7 @@ impl Seaquest {
     }
 
     /// `_spawn_diver()`.
-    fn spawn_diver(&mut self, rng: &mut RandomState) {
+    fn spawn_diver(&mut self, rng: &mut dyn Draws) {
         let right = rng.rand() < 0.5;
         let x = if right { 0 } else { 9 };
         let y = rng.randint(1, 9);

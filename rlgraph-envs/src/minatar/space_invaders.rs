@@ -3,9 +3,8 @@
 //! back; +1 an alien; an alien or an alien's bullet on the cannon ends the episode. Fewer
 //! aliens move faster, and each cleared wave comes back faster.
 
-use super::numpy_random::RandomState;
 use super::state::{Reader, COUNTER_MAX};
-use super::{Cells, FIRE, LEFT, RIGHT};
+use super::{Cells, Draws, FIRE, LEFT, RIGHT};
 
 const SHOT_COOL_DOWN: i64 = 5;
 const ENEMY_MOVE_INTERVAL: i64 = 12;
@@ -87,12 +86,12 @@ impl SpaceInvaders {
     }
 
     /// `reset()`.
-    pub(crate) fn reset(&mut self, _rng: &mut RandomState) {
+    pub(crate) fn reset(&mut self, _rng: &mut dyn Draws) {
         *self = SpaceInvaders::new();
     }
 
     /// `act(a)` with `a` one of the six actions.
-    pub(crate) fn act(&mut self, a: usize, _rng: &mut RandomState) -> (i64, bool) {
+    pub(crate) fn act(&mut self, a: usize, _rng: &mut dyn Draws) -> (i64, bool) {
         let mut r = 0;
         if self.terminal {
             return (r, true);

@@ -16,6 +16,7 @@
 //! copies step beside it or on which device.
 
 mod breakout;
+mod freeway;
 mod space_invaders;
 
 use rand_chacha::ChaCha8Rng;
@@ -29,13 +30,16 @@ use crate::philox::PhiloxTensors;
 use crate::reset_stream::Restarts;
 use crate::tensor_env::TensorEnv;
 use breakout::Breakout;
+use freeway::Freeway;
 use space_invaders::SpaceInvaders;
 
 /// The MinAtar ids that have tensor versions.
 pub const TENSOR_MINATAR_IDS: &[&str] = &[
     "MinAtar/Breakout-v1",
+    "MinAtar/Freeway-v1",
     "MinAtar/SpaceInvaders-v1",
     "MinAtar/Breakout-v0",
+    "MinAtar/Freeway-v0",
     "MinAtar/SpaceInvaders-v0",
 ];
 
@@ -65,11 +69,13 @@ pub(crate) fn make<B: Backend>(
     }
     let game = match id {
         "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => Kind::Breakout,
+        "MinAtar/Freeway-v1" | "MinAtar/Freeway-v0" => Kind::Freeway,
         "MinAtar/SpaceInvaders-v1" | "MinAtar/SpaceInvaders-v0" => Kind::SpaceInvaders,
         _ => return None,
     };
     Some(spaces().and_then(|spaces| match game {
         Kind::Breakout => boxed(id, n, seed, device, Breakout::new(n, device), spaces),
+        Kind::Freeway => boxed(id, n, seed, device, Freeway::new(n, device), spaces),
         Kind::SpaceInvaders => boxed(id, n, seed, device, SpaceInvaders::new(n, device), spaces),
     }))
 }
@@ -77,6 +83,7 @@ pub(crate) fn make<B: Backend>(
 /// The games with tensor versions.
 enum Kind {
     Breakout,
+    Freeway,
     SpaceInvaders,
 }
 
@@ -87,6 +94,10 @@ pub(crate) trait Game<B: Backend>: Send {
     fn fields(&self) -> usize;
     /// Where the terminal flag is among them.
     fn terminal(&self) -> usize;
+    /// Sets of four uniforms the game draws each step beyond the shared four (`draws[4..]`).
+    fn extra_words(&self) -> usize {
+        0
+    }
     /// Every copy's start, `[n, fields]`, from the step's uniforms (`draws[1]` onwards).
     fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor>;
     /// One start on the host, for the copies' first episode.
@@ -113,9 +124,10 @@ pub(crate) struct MinAtarDynamics<B: Backend, G: Game<B>> {
 
 impl<B: Backend, G: Game<B>> MinAtarDynamics<B, G> {
     fn new(id: &str, n: usize, seed: u64, device: Device, game: Result<G>) -> Result<Self> {
+        let game = game?;
         Ok(MinAtarDynamics {
-            common: Common::new(id, n, seed, device)?,
-            game: game?,
+            common: Common::new(id, n, seed, device, game.extra_words())?,
+            game,
             n,
         })
     }
@@ -215,8 +227,9 @@ pub(crate) struct Common<B: Backend> {
     generator: PhiloxTensors<B>,
     /// Each copy's index, I64 `[n]`: the counter's second word.
     copies: B::Tensor,
-    /// The counter's last word, 1 for step draws, I64 `[n]`.
-    domain: B::Tensor,
+    /// The counter's last word of each set of four uniforms a step draws (1, then 2 and on
+    /// for a game's extra sets), I64 `[n]` each.
+    domains: Vec<B::Tensor>,
     sticky: B::Tensor,
     split: B::Tensor,
     pub(crate) zero: B::Tensor,
@@ -224,7 +237,7 @@ pub(crate) struct Common<B: Backend> {
 
 impl<B: Backend> Common<B> {
     /// The shared parts of `id` (a MinAtar id) for `n` copies on `device`, keyed by `seed`.
-    pub(crate) fn new(id: &str, n: usize, seed: u64, device: Device) -> Result<Self> {
+    pub(crate) fn new(id: &str, n: usize, seed: u64, device: Device, extra_words: usize) -> Result<Self> {
         let host = MinAtar::new(id, seed).map_err(|e| CoreError::Config {
             at: format!("tensor env {id}"),
             reason: e.to_string(),
@@ -237,31 +250,33 @@ impl<B: Backend> Common<B> {
             action_table: B::from_host(&HostTensor::f32([table.len()], table)?, device)?,
             generator: PhiloxTensors::new([seed as u32, (seed >> 32) as u32], device)?,
             copies: B::arange(n, device)?,
-            domain: B::full(&[n], 1.0, DType::I64, device)?,
+            domains: (1..=1 + extra_words)
+                .map(|d| B::full(&[n], d as f64, DType::I64, device))
+                .collect::<Result<_>>()?,
             sticky: B::scalar(STICKY_ACTION_PROB, DType::F32, device)?,
             split: scalar(TICK_SPLIT)?,
             zero: scalar(0.0)?,
         })
     }
 
-    /// The four uniforms of every copy at its tick, each F32 `[n, 1]` (see the module docs).
+    /// The uniforms of every copy at its tick, each F32 `[n, 1]`: four from the counter's
+    /// domain 1, then four from each of the game's extra domains (see the module docs).
     pub(crate) fn draws(&self, state: &B::Tensor) -> Result<Vec<B::Tensor>> {
         let half = |i| B::squeeze(&B::cast(&column::<B>(state, i)?, DType::I64)?, 1);
         let tick = B::add(&half(0)?, &B::shift_left(&half(1)?, 24)?)?;
-        let counter = [
+        let (low, high) = (
             B::bit_and(&tick, self.generator.word_mask())?,
-            self.copies.clone(),
             B::shift_right(&tick, 32)?,
-            self.domain.clone(),
-        ];
-        self.generator
-            .apply(counter)?
-            .iter()
-            .map(|word| {
-                let top = B::cast(&B::shift_right(word, 8)?, DType::F32)?;
-                B::unsqueeze(&B::affine(&top, 1.0 / TICK_SPLIT, 0.0)?, 1)
-            })
-            .collect()
+        );
+        let mut uniforms = Vec::with_capacity(4 * self.domains.len());
+        for domain in &self.domains {
+            let counter = [low.clone(), self.copies.clone(), high.clone(), domain.clone()];
+            for word in self.generator.apply(counter)? {
+                let top = B::cast(&B::shift_right(&word, 8)?, DType::F32)?;
+                uniforms.push(B::unsqueeze(&B::affine(&top, 1.0 / TICK_SPLIT, 0.0)?, 1)?);
+            }
+        }
+        Ok(uniforms)
     }
 
     /// The tick after `state`'s, as its two F32 columns `[n, 2]`.

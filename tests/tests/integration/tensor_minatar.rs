@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::spaces::Value;
 use rlgraph_core::{test_device, HostTensor};
-use rlgraph_envs::minatar::MinAtar;
+use rlgraph_envs::minatar::{Draws, MinAtar};
 use rlgraph_envs::Env;
 use rlgraph_tensor_envs::{make, philox4x32_10, unit_float};
 use rlgraph_tests::both_backends;
@@ -20,33 +20,42 @@ fn download<B: Backend>(t: &B::Tensor) -> Vec<f64> {
 /// Values before the game's in a row: the tick's halves and the sticky action.
 const PREFIX: usize = 3;
 
-/// Copy `copy`'s uniforms `u_0` and `u_1` at `tick`, as the tensor games document them: the
-/// Philox counter `(tick mod 2^32, copy, tick >> 32, 1)` under the seed's two words.
-fn uniforms(seed: u64, copy: usize, tick: u64) -> (f32, f32) {
-    let words = philox4x32_10(
-        [tick as u32, copy as u32, (tick >> 32) as u32, 1],
-        [seed as u32, (seed >> 32) as u32],
-    );
-    (unit_float(words[0]), unit_float(words[1]))
+/// Copy `copy`'s uniforms at `tick`, as the tensor games document them: four from the Philox
+/// counter `(tick mod 2^32, copy, tick >> 32, 1)` under the seed's two words, then four from
+/// each further last word up to `domains`.
+fn uniforms(seed: u64, copy: usize, tick: u64, domains: u32) -> Vec<f32> {
+    (1..=domains)
+        .flat_map(|d| {
+            philox4x32_10(
+                [tick as u32, copy as u32, (tick >> 32) as u32, d],
+                [seed as u32, (seed >> 32) as u32],
+            )
+        })
+        .map(unit_float)
+        .collect()
 }
 
-/// Breakout's start with the ball on `side` (0 left, 1 right), written out from the package's
-/// `reset`: ball at (x, 3) heading down and away from its wall, paddle at 4, rows 1 to 3 of bricks.
-fn breakout_start(u1: f32) -> Vec<f64> {
-    let side = if u1 >= 0.5 { 1.0 } else { 0.0 };
-    let mut fields = vec![9.0 * side, 3.0, 2.0 + side, 4.0, 0.0, 9.0 * side, 3.0, 0.0];
-    fields.extend((0..100).map(|i| if (10..40).contains(&i) { 1.0 } else { 0.0 }));
-    fields
-}
+/// Given numbers for the native game, in the order it asks: `rand()` is the next uniform,
+/// `randint(low, high)` is `low + floor(u * (high - low))` worked in f32, as the tensor games
+/// turn a uniform into an integer.
+struct Given(std::collections::VecDeque<f32>);
 
-/// Space Invaders' start, written out from the package's `reset` (no draw): cannon at 5, the
-/// aliens heading left (-1), move interval and timer 12, shot timer 10, ramp 0, cannon cooled
-/// down, no bullets, a wave in rows 0 to 3 and columns 2 to 7.
-fn space_invaders_start(_u1: f32) -> Vec<f64> {
-    let mut fields = vec![5.0, -1.0, 12.0, 12.0, 10.0, 0.0, 0.0, 0.0];
-    fields.extend(vec![0.0; 200]);
-    fields.extend((0..100).map(|i| if i < 40 && (2..8).contains(&(i % 10)) { 1.0 } else { 0.0 }));
-    fields
+impl Draws for Given {
+    fn rand(&mut self) -> f64 {
+        f64::from(
+            self.0
+                .pop_front()
+                .expect("the game asked for more numbers than the step drew"),
+        )
+    }
+
+    fn randint(&mut self, low: i64, high: i64) -> i64 {
+        let u = self
+            .0
+            .pop_front()
+            .expect("the game asked for more numbers than the step drew");
+        low + (u * (high - low) as f32).floor() as i64
+    }
 }
 
 fn board(v: &Value) -> Vec<f64> {
@@ -56,12 +65,39 @@ fn board(v: &Value) -> Vec<f64> {
     }
 }
 
+/// How a game uses a copy's uniforms (`u` below): how many sets of four it draws, and which
+/// it hands the native game's step (after the sticky draw, `u[0]`) and its reset.
+struct Drawing {
+    domains: u32,
+    step: fn(&[f32]) -> Vec<f32>,
+    reset: fn(&[f32]) -> Vec<f32>,
+}
+
+/// Breakout and Space Invaders draw nothing inside a step; Breakout's reset draws its side
+/// from `u[1]`.
+const BREAKOUT: Drawing = Drawing {
+    domains: 1,
+    step: |_| vec![],
+    reset: |u| vec![u[1]],
+};
+const SPACE_INVADERS: Drawing = Drawing {
+    domains: 1,
+    step: |_| vec![],
+    reset: |_| vec![],
+};
+/// Freeway draws its cars (eight speeds, then eight directions) from `u[4..20]`, at a crossing
+/// and at a reset alike.
+const FREEWAY: Drawing = Drawing {
+    domains: 5,
+    step: |u| u[4..20].to_vec(),
+    reset: |u| u[4..20].to_vec(),
+};
+
 /// Plays `n` tensor copies of `id` under random actions for `steps` steps against the native
-/// game: before each step the row says the copy's tick, from which the host draws its
-/// uniforms; the native game, set to the row with the played action as its previous one,
-/// plays that action whatever its own sticky draw says. `start` writes the game's start from
-/// `u_1`. Returns (episodes ended, points scored).
-fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, start: fn(f32) -> Vec<f64>) -> (usize, f64) {
+/// game: before each step the row says the copy's tick, from which the host draws the copy's
+/// uniforms and gives them to the native game, set to the row, for its step and, where the
+/// episode ended, its reset. Returns (episodes ended, points scored).
+fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, drawing: Drawing) -> (usize, f64) {
     let device = test_device::<B>();
     let n = 16;
     let mut env = make::<B>(id, n, seed, device).unwrap();
@@ -69,7 +105,7 @@ fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, start: f
     let mut native = MinAtar::new(id, 0).unwrap();
     let set: Vec<f64> = native.action_set().iter().map(|&a| a as f64).collect();
     let tag = native.state().unwrap()[0];
-    let width = PREFIX + start(0.0).len();
+    let width = PREFIX + native.state().unwrap().len() - 2;
     let cells = 100 * B::shape(&env.reset().unwrap())[3];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut ends, mut score, mut sticky) = (0, 0.0, 0);
@@ -87,14 +123,16 @@ fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, start: f
             let at = format!("{id}, step {t}, copy {i}");
             let row = &before[i * width..(i + 1) * width];
             let tick = row[0] as u64 + ((row[1] as u64) << 24);
-            let (u0, u1) = uniforms(seed, i, tick);
-            let played = if u0 < 0.1 { row[2] } else { set[a[i] as usize] };
-            sticky += usize::from(played != set[a[i] as usize]);
-            let mut state = vec![tag, played];
-            state.extend(&row[PREFIX..]);
+            let u = uniforms(seed, i, tick, drawing.domains);
+            let mut state = vec![tag];
+            state.extend(&row[PREFIX - 1..]);
             native.set_state(&state).unwrap_or_else(|e| panic!("{at}: {e}"));
-            let index = set.iter().position(|&p| p == played).unwrap();
-            let s = native.step(&Value::i32(index as i32)).unwrap();
+            let given = [vec![u[0]], (drawing.step)(&u)].concat();
+            let s = native
+                .step_drawing(&Value::i32(a[i] as i32), &mut Given(given.into()))
+                .unwrap();
+            let played = native.state().unwrap()[1];
+            sticky += usize::from(played != set[a[i] as usize]);
             assert_eq!(reward[i], s.reward, "{at}: reward");
             assert_eq!(term[i] == 1.0, s.terminated, "{at}: terminated");
             assert_eq!(trunc[i], 0.0, "{at}: MinAtar has no time limit");
@@ -110,12 +148,11 @@ fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, start: f
                 "{at}"
             );
             if s.terminated {
-                assert_eq!(next[PREFIX..], start(u1), "{at}: restart");
+                native.reset_drawing(&mut Given((drawing.reset)(&u).into()));
                 ends += 1;
-            } else {
-                assert_eq!(next[PREFIX..], native.state().unwrap()[2..], "{at}: state");
-                assert_eq!(obs[i * cells..(i + 1) * cells], board(&s.observation), "{at}: board");
             }
+            assert_eq!(next[PREFIX..], native.state().unwrap()[2..], "{at}: state");
+            assert_eq!(obs[i * cells..(i + 1) * cells], board(&native.board()), "{at}: board");
             score += s.reward;
         }
     }
@@ -132,7 +169,7 @@ both_backends! {
     fn tensor_breakout_plays_the_native_game_given_the_same_draws<B>() {
         // Random play loses a ball every few dozen steps and hits some bricks first.
         for (id, seed, steps) in [("MinAtar/Breakout-v1", 7u64, 2500), ("MinAtar/Breakout-v0", (1u64 << 33) | 5, 800)] {
-            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, breakout_start);
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, BREAKOUT);
             assert!(ends > 100 && score > 50.0, "{id}: {ends} episodes ended, {score} scored");
         }
     }
@@ -143,8 +180,22 @@ both_backends! {
         // Random play shoots aliens for a few hundred steps before a bullet or the wave
         // reaches the cannon; 3,000 steps of 16 copies clear waves and speed the aliens up.
         for (id, seed, steps) in [("MinAtar/SpaceInvaders-v1", 11u64, 3000), ("MinAtar/SpaceInvaders-v0", 12, 800)] {
-            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, space_invaders_start);
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, SPACE_INVADERS);
             assert!(ends > 20 && score > 500.0, "{id}: {ends} episodes ended, {score} scored");
+        }
+    }
+}
+
+both_backends! {
+    fn tensor_freeway_plays_the_native_game_given_the_same_draws<B>() {
+        // Random play seldom crosses (a dozen times in 5,200 steps of 16 copies; each crossing
+        // draws new cars), and every episode ends on its 2,501st step: 32 of them here.
+        for (id, seed, steps) in [("MinAtar/Freeway-v1", 21u64, 5200), ("MinAtar/Freeway-v0", 22, 600)] {
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, FREEWAY);
+            assert!(score >= 5.0 || steps < 2501, "{id}: {score} scored");
+            if steps > 2501 {
+                assert_eq!(ends, 32, "{id}");
+            }
         }
     }
 }
