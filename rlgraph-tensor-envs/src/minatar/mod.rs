@@ -15,6 +15,7 @@
 //! game's own. Nothing is uploaded per step, and a copy's numbers do not depend on how many
 //! copies step beside it or on which device.
 
+mod asterix;
 mod breakout;
 mod freeway;
 mod space_invaders;
@@ -29,15 +30,18 @@ use crate::batched::{column, discrete_actions, Batched, Dynamics};
 use crate::philox::PhiloxTensors;
 use crate::reset_stream::Restarts;
 use crate::tensor_env::TensorEnv;
+use asterix::Asterix;
 use breakout::Breakout;
 use freeway::Freeway;
 use space_invaders::SpaceInvaders;
 
 /// The MinAtar ids that have tensor versions.
 pub const TENSOR_MINATAR_IDS: &[&str] = &[
+    "MinAtar/Asterix-v1",
     "MinAtar/Breakout-v1",
     "MinAtar/Freeway-v1",
     "MinAtar/SpaceInvaders-v1",
+    "MinAtar/Asterix-v0",
     "MinAtar/Breakout-v0",
     "MinAtar/Freeway-v0",
     "MinAtar/SpaceInvaders-v0",
@@ -68,12 +72,14 @@ pub(crate) fn make<B: Backend>(
         )?))
     }
     let game = match id {
+        "MinAtar/Asterix-v1" | "MinAtar/Asterix-v0" => Kind::Asterix,
         "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => Kind::Breakout,
         "MinAtar/Freeway-v1" | "MinAtar/Freeway-v0" => Kind::Freeway,
         "MinAtar/SpaceInvaders-v1" | "MinAtar/SpaceInvaders-v0" => Kind::SpaceInvaders,
         _ => return None,
     };
     Some(spaces().and_then(|spaces| match game {
+        Kind::Asterix => boxed(id, n, seed, device, Asterix::new(n, device), spaces),
         Kind::Breakout => boxed(id, n, seed, device, Breakout::new(n, device), spaces),
         Kind::Freeway => boxed(id, n, seed, device, Freeway::new(n, device), spaces),
         Kind::SpaceInvaders => boxed(id, n, seed, device, SpaceInvaders::new(n, device), spaces),
@@ -82,6 +88,7 @@ pub(crate) fn make<B: Backend>(
 
 /// The games with tensor versions.
 enum Kind {
+    Asterix,
     Breakout,
     Freeway,
     SpaceInvaders,

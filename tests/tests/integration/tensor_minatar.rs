@@ -85,6 +85,13 @@ const SPACE_INVADERS: Drawing = Drawing {
     step: |_| vec![],
     reset: |_| vec![],
 };
+/// Asterix's spawns draw the side, the kind and the free row from `u[1..4]`; its reset draws
+/// nothing.
+const ASTERIX: Drawing = Drawing {
+    domains: 1,
+    step: |u| u[1..4].to_vec(),
+    reset: |_| vec![],
+};
 /// Freeway draws its cars (eight speeds, then eight directions) from `u[4..20]`, at a crossing
 /// and at a reset alike.
 const FREEWAY: Drawing = Drawing {
@@ -182,6 +189,18 @@ both_backends! {
         for (id, seed, steps) in [("MinAtar/SpaceInvaders-v1", 11u64, 3000), ("MinAtar/SpaceInvaders-v0", 12, 800)] {
             let (ends, score) = plays_the_native_game::<B>(id, seed, steps, SPACE_INVADERS);
             assert!(ends > 20 && score > 500.0, "{id}: {ends} episodes ended, {score} scored");
+        }
+    }
+}
+
+both_backends! {
+    fn tensor_asterix_plays_the_native_game_given_the_same_draws<B>() {
+        // Random play meets an enemy within a few dozen steps and takes some gold first; the
+        // longer episodes of 3,000 steps of 16 copies ramp the speeds up (a test without the
+        // spawn's ramp fails).
+        for (id, seed, steps) in [("MinAtar/Asterix-v1", 31u64, 3000), ("MinAtar/Asterix-v0", 32, 800)] {
+            let (ends, score) = plays_the_native_game::<B>(id, seed, steps, ASTERIX);
+            assert!(ends > 100 && score > 50.0, "{id}: {ends} episodes ended, {score} scored");
         }
     }
 }
