@@ -6,8 +6,8 @@
 //!
 //! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
 //! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
-//! is its host rules compiled into lookup tables. MinAtar's Breakout and Space Invaders are
-//! the native games' rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
+//! is its host rules compiled into lookup tables. MinAtar's Asterix, Breakout, Freeway and
+//! Space Invaders are the native games' rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
 //!
 //! ```
 //! use backend_candle::Candle;
@@ -62,10 +62,7 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
     "Acrobot-v1",
     "Pendulum-v1",
     "GridWorld-<map>[-ftjb][-xy|-xy+orientation|-camera]",
-    "MinAtar/Breakout-v1",
-    "MinAtar/SpaceInvaders-v1",
-    "MinAtar/Breakout-v0",
-    "MinAtar/SpaceInvaders-v0",
+    "MinAtar/<Asterix|Breakout|Freeway|SpaceInvaders>-<v1|v0>",
 ];
 
 /// `num_envs` copies of environment `id` on `device`, their start states streamed from
