@@ -62,7 +62,14 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
     "Acrobot-v1",
     "Pendulum-v1",
     "GridWorld-<map>[-ftjb][-xy|-xy+orientation|-camera]",
-    "MinAtar/<Asterix|Breakout|Freeway|SpaceInvaders>-<v1|v0>",
+    "MinAtar/Asterix-v1",
+    "MinAtar/Breakout-v1",
+    "MinAtar/Freeway-v1",
+    "MinAtar/SpaceInvaders-v1",
+    "MinAtar/Asterix-v0",
+    "MinAtar/Breakout-v0",
+    "MinAtar/Freeway-v0",
+    "MinAtar/SpaceInvaders-v0",
 ];
 
 /// `num_envs` copies of environment `id` on `device`, their start states streamed from

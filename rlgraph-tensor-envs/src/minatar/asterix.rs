@@ -9,7 +9,7 @@
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, f32_of, is, not, pick, Game};
+use super::{cell, f32_of, is, lane_cells, moved, not, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order: the player, then per row
@@ -134,26 +134,10 @@ impl<B: Backend> Game<B> for Asterix<B> {
 
         // The player moves.
         let (px, py) = (col(PLAYER_X)?, col(PLAYER_Y)?);
-        let px = pick::<B>(
-            &is::<B>(played, LEFT)?,
-            &B::clamp(&B::affine(&px, 1.0, -1.0)?, 0.0, 9.0)?,
-            &px,
-        )?;
-        let px = pick::<B>(
-            &is::<B>(played, RIGHT)?,
-            &B::clamp(&B::affine(&px, 1.0, 1.0)?, 0.0, 9.0)?,
-            &px,
-        )?;
-        let py = pick::<B>(
-            &is::<B>(played, UP)?,
-            &B::clamp(&B::affine(&py, 1.0, -1.0)?, 1.0, 8.0)?,
-            &py,
-        )?;
-        let py = pick::<B>(
-            &is::<B>(played, DOWN)?,
-            &B::clamp(&B::affine(&py, 1.0, 1.0)?, 1.0, 8.0)?,
-            &py,
-        )?;
+        let px = moved::<B>(played, LEFT, &px, -1.0, (0.0, 9.0))?;
+        let px = moved::<B>(played, RIGHT, &px, 1.0, (0.0, 9.0))?;
+        let py = moved::<B>(played, UP, &py, -1.0, (1.0, 8.0))?;
+        let py = moved::<B>(played, DOWN, &py, 1.0, (1.0, 8.0))?;
         let in_row = is::<B>(&B::sub(&self.rows, &py)?, 0.0)?;
 
         // Gold on the player is taken (+1, the row emptied); an enemy there ends the episode.
@@ -233,14 +217,9 @@ impl<B: Backend> Game<B> for Asterix<B> {
     }
 
     fn observe(&self, s: &B::Tensor) -> Result<Vec<B::Tensor>> {
-        let n = self.n;
         let [present, x, right, gold] = self.entities(s)?;
         let lanes = |cells: &B::Tensor, mask: &B::Tensor| -> Result<B::Tensor> {
-            let index = B::cast(
-                &B::reshape(&B::add(&B::affine(&self.rows, 10.0, 0.0)?, cells)?, &[n * ROWS])?,
-                DType::I64,
-            )?;
-            let maps = B::reshape(&B::one_hot(&index, 100, DType::F32)?, &[n, ROWS, 100])?;
+            let maps = lane_cells::<B>(&self.rows, cells)?;
             let summed = B::sum(&B::mul(&maps, &B::unsqueeze(mask, 2)?)?, &[1], false)?;
             B::unsqueeze(&B::cast(&summed, DType::U8)?, 2)
         };

@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, Result};
 
-use super::{cell, channel, fixed_cells, fixed_map, is, not, pick, Game};
+use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order.
@@ -104,16 +104,8 @@ impl<B: Backend> Game<B> for Breakout<B> {
         let (ball_x, ball_y, dir, pos, strike) = (col(BALL_X)?, col(BALL_Y)?, col(BALL_DIR)?, col(POS)?, col(STRIKE)?);
         let bricks = B::narrow(s, 1, BRICKS, 100)?;
 
-        let pos = pick::<B>(
-            &is::<B>(played, LEFT)?,
-            &B::clamp(&B::affine(&pos, 1.0, -1.0)?, 0.0, 9.0)?,
-            &pos,
-        )?;
-        let pos = pick::<B>(
-            &is::<B>(played, RIGHT)?,
-            &B::clamp(&B::affine(&pos, 1.0, 1.0)?, 0.0, 9.0)?,
-            &pos,
-        )?;
+        let pos = moved::<B>(played, LEFT, &pos, -1.0, (0.0, 9.0))?;
+        let pos = moved::<B>(played, RIGHT, &pos, 1.0, (0.0, 9.0))?;
         // Directions 0 up-left, 1 up-right, 2 down-right, 3 down-left.
         let rightward = B::add(&is::<B>(&dir, 1.0)?, &is::<B>(&dir, 2.0)?)?;
         let downward = B::add(&is::<B>(&dir, 2.0)?, &is::<B>(&dir, 3.0)?)?;

@@ -10,7 +10,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, f32_of, is, pick, Game};
+use super::{cell, f32_of, is, lane_cells, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order; then per lane a car's
@@ -173,15 +173,8 @@ impl<B: Backend> Game<B> for Freeway<B> {
     }
 
     fn observe(&self, s: &B::Tensor) -> Result<Vec<B::Tensor>> {
-        let n = self.n;
         let [x, _, speed] = self.cars(s)?;
-        let lanes = |cells: &B::Tensor| -> Result<B::Tensor> {
-            let index = B::cast(
-                &B::reshape(&B::add(&B::affine(&self.rows, 10.0, 0.0)?, cells)?, &[n * LANES])?,
-                DType::I64,
-            )?;
-            B::reshape(&B::one_hot(&index, 100, DType::F32)?, &[n, LANES, 100])
-        };
+        let lanes = |cells: &B::Tensor| lane_cells::<B>(&self.rows, cells);
         let cars = lanes(&x)?;
         let back = B::sub(
             &x,

@@ -335,6 +335,30 @@ pub(crate) fn pick<B: Backend>(mask: &B::Tensor, yes: &B::Tensor, no: &B::Tensor
     B::where_cond(&B::gt(mask, &B::scalar(0.0, DType::F32, B::device(mask))?)?, yes, no)
 }
 
+/// `at` (F32 `[n, 1]`) moved by `by` where `played` is `action`, kept within `low..=high`.
+pub(crate) fn moved<B: Backend>(
+    played: &B::Tensor,
+    action: f64,
+    at: &B::Tensor,
+    by: f64,
+    (low, high): (f64, f64),
+) -> Result<B::Tensor> {
+    pick::<B>(
+        &is::<B>(played, action)?,
+        &B::clamp(&B::affine(at, 1.0, by)?, low, high)?,
+        at,
+    )
+}
+
+/// One cell per board row in `rows` (F32 `[1, k]`, the rows of `k` lanes) at column `xs`
+/// (F32 `[n, k]`), as one-hot maps F32 `[n, k, 100]`.
+pub(crate) fn lane_cells<B: Backend>(rows: &B::Tensor, xs: &B::Tensor) -> Result<B::Tensor> {
+    let shape = B::shape(xs);
+    let index = B::add(&B::affine(rows, 10.0, 0.0)?, xs)?;
+    let index = B::cast(&B::reshape(&index, &[shape[0] * shape[1]])?, DType::I64)?;
+    B::reshape(&B::one_hot(&index, 100, DType::F32)?, &[shape[0], shape[1], 100])
+}
+
 /// A fixed 0/1 map `[1, 100]` with 1 at the cells `on` (`y * 10 + x`) picks.
 pub(crate) fn fixed_map<B: Backend>(device: Device, on: impl Fn(usize, usize) -> bool) -> Result<B::Tensor> {
     let cells: Vec<f32> = (0..100).map(|i| f32::from(u8::from(on(i / 10, i % 10)))).collect();

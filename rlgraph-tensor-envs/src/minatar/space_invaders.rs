@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, channel, fixed_cells, fixed_map, is, not, pick, Game};
+use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order.
@@ -154,16 +154,8 @@ impl<B: Backend> Game<B> for SpaceInvaders<B> {
         let cannon = B::affine(&pos, 1.0, 90.0)?;
         let friendly = B::maximum(&friendly, &B::mul(&spot::<B>(&cannon)?, &fire)?)?;
         let shot_timer = pick::<B>(&fire, &scalar(SHOT_COOL_DOWN)?, &shot_timer)?;
-        let pos = pick::<B>(
-            &is::<B>(played, LEFT)?,
-            &B::clamp(&B::affine(&pos, 1.0, -1.0)?, 0.0, 9.0)?,
-            &pos,
-        )?;
-        let pos = pick::<B>(
-            &is::<B>(played, RIGHT)?,
-            &B::clamp(&B::affine(&pos, 1.0, 1.0)?, 0.0, 9.0)?,
-            &pos,
-        )?;
+        let pos = moved::<B>(played, LEFT, &pos, -1.0, (0.0, 9.0))?;
+        let pos = moved::<B>(played, RIGHT, &pos, 1.0, (0.0, 9.0))?;
         let cannon = B::cast(&B::affine(&pos, 1.0, 90.0)?, DType::I64)?;
 
         // Bullets fly: the cannon's up a row, the aliens' down a row.
