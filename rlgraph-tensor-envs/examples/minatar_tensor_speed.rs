@@ -14,13 +14,16 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::backend::prelude::*;
 use rlgraph_core::{Device, HostTensor};
-use rlgraph_tensor_envs::{make, TENSOR_MINATAR_IDS};
+use rlgraph_tensor_envs::{make, TENSOR_ENV_IDS};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let copies: usize = std::env::args().nth(1).map(|a| a.parse()).transpose()?.unwrap_or(1024);
     let steps = (2_000_000 / copies).max(20);
     println!("| game | copies | steps/s |\n| --- | --- | --- |");
-    for id in TENSOR_MINATAR_IDS.iter().filter(|id| id.ends_with("-v1")) {
+    for id in TENSOR_ENV_IDS
+        .iter()
+        .filter(|id| id.starts_with("MinAtar/") && id.ends_with("-v1"))
+    {
         let mut envs = make::<Candle>(id, copies, 0, Device::Cpu)?;
         envs.reset()?;
         let count = envs.action_space().num_categories().unwrap_or(1) as i64;

@@ -44,7 +44,6 @@ pub use batched::{Batched, CudaStep, Dynamics};
 pub use captured::Captured;
 pub use cartpole::CartPoleDynamics;
 pub use grid_world::GridWorldDynamics;
-pub use minatar::TENSOR_MINATAR_IDS;
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};

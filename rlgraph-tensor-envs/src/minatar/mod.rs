@@ -35,18 +35,6 @@ use breakout::Breakout;
 use freeway::Freeway;
 use space_invaders::SpaceInvaders;
 
-/// The MinAtar ids that have tensor versions.
-pub const TENSOR_MINATAR_IDS: &[&str] = &[
-    "MinAtar/Asterix-v1",
-    "MinAtar/Breakout-v1",
-    "MinAtar/Freeway-v1",
-    "MinAtar/SpaceInvaders-v1",
-    "MinAtar/Asterix-v0",
-    "MinAtar/Breakout-v0",
-    "MinAtar/Freeway-v0",
-    "MinAtar/SpaceInvaders-v0",
-];
-
 /// `n` copies of MinAtar id `id` on `device`, drawing under `seed` and observed in `spaces`;
 /// `None` for an id without a tensor version.
 pub(crate) fn make<B: Backend>(
