@@ -9,7 +9,7 @@
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, f32_of, is, lane_cells, moved, not, pick, Game};
+use super::{cell, channel, f32_of, is, lane_cells, moved, not, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order: the player, then per row
@@ -218,11 +218,7 @@ impl<B: Backend> Game<B> for Asterix<B> {
 
     fn observe(&self, s: &B::Tensor) -> Result<Vec<B::Tensor>> {
         let [present, x, right, gold] = self.entities(s)?;
-        let lanes = |cells: &B::Tensor, mask: &B::Tensor| -> Result<B::Tensor> {
-            let maps = lane_cells::<B>(&self.rows, cells)?;
-            let summed = B::sum(&B::mul(&maps, &B::unsqueeze(mask, 2)?)?, &[1], false)?;
-            B::unsqueeze(&B::cast(&summed, DType::U8)?, 2)
-        };
+        let lanes = |cells: &B::Tensor, on: &B::Tensor| channel::<B>(&lane_cells::<B>(&self.rows, cells, on)?);
         // The trail is the cell behind, where that is on the board.
         let back = B::sub(&x, &B::affine(&right, 2.0, -1.0)?)?;
         let zero = B::scalar(0.0, DType::F32, B::device(s))?;

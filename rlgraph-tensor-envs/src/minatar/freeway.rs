@@ -10,7 +10,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, f32_of, is, lane_cells, pick, Game};
+use super::{cell, channel, f32_of, is, lane_cells, pick, Game};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order; then per lane a car's
@@ -174,35 +174,29 @@ impl<B: Backend> Game<B> for Freeway<B> {
 
     fn observe(&self, s: &B::Tensor) -> Result<Vec<B::Tensor>> {
         let [x, _, speed] = self.cars(s)?;
-        let lanes = |cells: &B::Tensor| lane_cells::<B>(&self.rows, cells);
-        let cars = lanes(&x)?;
-        let back = B::sub(
-            &x,
-            &B::affine(
-                &f32_of::<B>(&B::gt(&speed, &B::scalar(0.0, DType::F32, B::device(s))?)?)?,
-                2.0,
-                -1.0,
-            )?,
-        )?;
+        let zero = B::scalar(0.0, DType::F32, B::device(s))?;
+        let lanes = |cells: &B::Tensor, on: &B::Tensor| channel::<B>(&lane_cells::<B>(&self.rows, cells, on)?);
+        // The trail is the cell behind, wrapping.
+        let back = B::sub(&x, &B::affine(&f32_of::<B>(&B::gt(&speed, &zero)?)?, 2.0, -1.0)?)?;
         let back = B::sub(&back, &B::affine(&B::floor(&B::affine(&back, 0.1, 0.0)?)?, 10.0, 0.0)?)?;
-        let trails = lanes(&back)?;
         // A car of speed 0 keeps the trail channel of the car before it (the reference's loop
         // variable is not reassigned); the first such car gets none.
         let magnitude = B::abs(&speed)?;
-        let mut channel = B::narrow(&magnitude, 1, 0, 1)?;
-        let mut kept = vec![channel.clone()];
+        let mut kept = B::narrow(&magnitude, 1, 0, 1)?;
+        let mut channels = vec![kept.clone()];
         for lane in 1..LANES {
             let own = B::narrow(&magnitude, 1, lane, 1)?;
-            channel = pick::<B>(&own, &own, &channel)?;
-            kept.push(channel.clone());
+            kept = pick::<B>(&own, &own, &kept)?;
+            channels.push(kept.clone());
         }
-        let kept = B::unsqueeze(&B::concat(&kept, 1)?, 2)?;
-        let flat = |map: &B::Tensor| B::unsqueeze(&B::cast(map, DType::U8)?, 2);
+        let kept = B::concat(&channels, 1)?;
         let chicken = cell::<B>(&column::<B>(s, POS)?, &B::scalar(4.0, DType::F32, B::device(s))?)?;
-        let mut channels = vec![chicken, flat(&B::sum(&cars, &[1], false)?)?];
+        let mut channels = vec![
+            chicken,
+            lanes(&x, &B::full(&[self.n, LANES], 1.0, DType::F32, B::device(s))?)?,
+        ];
         for k in 1..=5 {
-            let in_channel = B::mul(&trails, &is::<B>(&kept, k as f64)?)?;
-            channels.push(flat(&B::sum(&in_channel, &[1], false)?)?);
+            channels.push(lanes(&back, &is::<B>(&kept, k as f64)?)?);
         }
         Ok(channels)
     }

@@ -338,13 +338,16 @@ pub(crate) fn moved<B: Backend>(
     )
 }
 
-/// One cell per board row in `rows` (F32 `[1, k]`, the rows of `k` lanes) at column `xs`
-/// (F32 `[n, k]`), as one-hot maps F32 `[n, k, 100]`.
-pub(crate) fn lane_cells<B: Backend>(rows: &B::Tensor, xs: &B::Tensor) -> Result<B::Tensor> {
+/// A 0/1 map F32 `[n, 100]` with one cell per lane: lane `j` at board row `rows[j]` (F32
+/// `[1, k]`) and column `xs[:, j]` (F32 `[n, k]`), set where `on[:, j]` (0/1 `[n, k]`) is 1. The
+/// lanes' rows differ, so no two lanes meet in a cell.
+pub(crate) fn lane_cells<B: Backend>(rows: &B::Tensor, xs: &B::Tensor, on: &B::Tensor) -> Result<B::Tensor> {
     let shape = B::shape(xs);
-    let index = B::add(&B::affine(rows, 10.0, 0.0)?, xs)?;
-    let index = B::cast(&B::reshape(&index, &[shape[0] * shape[1]])?, DType::I64)?;
-    B::reshape(&B::one_hot(&index, 100, DType::F32)?, &[shape[0], shape[1], 100])
+    let index = B::cast(&B::add(&B::affine(rows, 10.0, 0.0)?, xs)?, DType::I64)?;
+    // One scatter, rather than summing k one-hot maps over the lanes (candle's reduction over
+    // a middle dimension took most of a step).
+    let empty = B::full(&[shape[0], 100], 0.0, DType::F32, B::device(xs))?;
+    B::scatter_add(&empty, 1, &index, on)
 }
 
 /// A fixed 0/1 map `[1, 100]` with 1 at the cells `on` (`y * 10 + x`) picks.
