@@ -137,3 +137,21 @@ def test_tensor_copies_are_seeded_and_refuse_bad_input_by_name():
         pendulum.step(np.array([[0.5], [3.0]], np.float32))
     obs, reward, *_ = pendulum.step(np.array([[0.5], [-1.0]], np.float32))
     assert obs.shape == (2, 3) and reward.shape == (2,)
+
+
+def test_tensor_minatar_boards_are_uint8_and_actions_checked():
+    """MinAtar's tensor Breakout through make_vec: the package's boards (10x10x4 of 0/1 bytes)
+    at its start (one paddle on the bottom row, one ball, bricks in rows 1 to 3), the minimal
+    action set, and an action outside it refused by place."""
+    envs = rlgraph.envs.make_vec("MinAtar/Breakout-v1", 3, tensor=True, seed=1)
+    assert envs.single_observation_space.shape == (10, 10, 4)
+    assert envs.single_action_space == gym.spaces.Discrete(3)
+    obs, _ = envs.reset()
+    assert obs.shape == (3, 10, 10, 4) and obs.dtype == np.uint8
+    assert (obs[:, 9, :, 0].sum(axis=1) == 1).all()
+    assert (obs[..., 1].sum(axis=(1, 2)) == 1).all()
+    assert (obs[:, 1:4, :, 3] == 1).all() and obs[:, 4:, :, 3].sum() == 0
+    obs, reward, terminated, truncated, _ = envs.step(np.array([0, 1, 2]))
+    assert obs.shape == (3, 10, 10, 4) and reward.shape == (3,) and not truncated.any()
+    with pytest.raises(ValueError, match=r"actions\[1\]"):
+        envs.step(np.array([0, 3, 0]))
