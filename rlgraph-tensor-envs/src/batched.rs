@@ -43,12 +43,19 @@ pub trait Dynamics<B: Backend>: Send {
         actions: &B::Tensor,
         draws: &[B::Tensor],
     ) -> Result<(B::Tensor, B::Tensor, B::Tensor)>;
-    /// Every copy's state once finished copies restart: `start` (the restart stream's rows)
-    /// where `done` (U8 `[n]`) is 1, `next` elsewhere. Dynamics whose start states are drawn
-    /// every step ([`Dynamics::draws`]) make their own from `draws` instead.
-    fn restart(&self, next: &B::Tensor, start: &B::Tensor, done: &B::Tensor, draws: &[B::Tensor]) -> Result<B::Tensor> {
+    /// Every copy's state once finished copies restart: the next start state from `starts`
+    /// where `done` (U8 `[n]`) is 1 (those copies' cursors move on), `next` elsewhere.
+    /// Dynamics whose start states are drawn every step ([`Dynamics::draws`]) make their own
+    /// from `draws` instead, and leave `starts` alone.
+    fn restart(
+        &self,
+        next: &B::Tensor,
+        starts: &mut ResetStream<B>,
+        done: &B::Tensor,
+        draws: &[B::Tensor],
+    ) -> Result<B::Tensor> {
         let _ = draws;
-        B::where_cond(&B::unsqueeze(done, 1)?, start, next)
+        B::where_cond(&B::unsqueeze(done, 1)?, &starts.next(done)?, next)
     }
     /// The observations of `state`.
     fn observe(&self, state: &B::Tensor) -> Result<B::Tensor>;
@@ -299,10 +306,9 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
 
     fn reset(&mut self) -> Result<B::Tensor> {
         self.sync_tensors()?;
-        let start = self.stream.next_all()?;
         let all = B::full(&[self.n], 1.0, DType::U8, self.device)?;
         let draws = self.dynamics.draws(&self.state)?;
-        self.state = self.dynamics.restart(&self.state, &start, &all, &draws)?;
+        self.state = self.dynamics.restart(&self.state, &mut self.stream, &all, &draws)?;
         self.elapsed = B::full(&[self.n], 0.0, DType::F32, self.device)?;
         self.reached = Reached::Current;
         self.dynamics.observe(&self.state)
@@ -361,8 +367,7 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
             None => (self.no_flags.clone(), terminated.clone()),
         };
         self.elapsed = B::where_cond(&done, &self.zero, &elapsed)?;
-        let restart = self.stream.next(&done)?;
-        self.state = self.dynamics.restart(&next, &restart, &done, &draws)?;
+        self.state = self.dynamics.restart(&next, &mut self.stream, &done, &draws)?;
         self.reached = Reached::Advanced(next);
         Ok(TensorStep {
             observation: self.dynamics.observe(&self.state)?,

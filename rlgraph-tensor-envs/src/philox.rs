@@ -92,9 +92,16 @@ impl<B: Backend> PhiloxTensors<B> {
         Ok([c0, c1, c2, c3])
     }
 
-    /// The mask of a 32-bit word (`2^32 - 1`), for splitting a 64-bit count into words.
-    pub fn word_mask(&self) -> &B::Tensor {
-        &self.low32
+    /// Philox4x32-10 of the counters `(count mod 2^32, lane, count >> 32, last)`, from I64
+    /// tensors of one shape (`count` in `0..2^63`, `lane` and `last` in `0..2^32`): the
+    /// `count`-th draw of stream `lane` in the domain `last`.
+    pub fn apply_count(&self, count: &B::Tensor, lane: &B::Tensor, last: &B::Tensor) -> Result<[B::Tensor; 4]> {
+        self.apply([
+            B::bit_and(count, &self.low32)?,
+            lane.clone(),
+            B::shift_right(count, 32)?,
+            last.clone(),
+        ])
     }
 }
 
@@ -109,6 +116,12 @@ pub fn philox4x32_10_tensors<B: Backend>(counter: [B::Tensor; 4], key: [u32; 2])
 /// give the same number.
 pub fn unit_float(word: u32) -> f32 {
     (word >> 8) as f32 * (1.0 / (1u32 << 24) as f32)
+}
+
+/// [`unit_float`] element by element over I64 words in `0..2^32`: F32 uniforms in `[0, 1)`.
+pub fn unit_floats<B: Backend>(words: &B::Tensor) -> Result<B::Tensor> {
+    let top = B::cast(&B::shift_right(words, 8)?, DType::F32)?;
+    B::affine(&top, 1.0 / f64::from(1u32 << 24), 0.0)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
-use crate::philox::{philox4x32_10, unit_float, PhiloxTensors};
+use crate::philox::{philox4x32_10, unit_float, unit_floats, PhiloxTensors};
 
 /// Where restarts inside the step take their start states from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,18 +182,10 @@ impl<B: Backend> ResetStream<B> {
                 dtype,
                 ..
             } => {
-                let k = &self.cursor;
-                let counter = [
-                    B::bit_and(k, generator.word_mask())?,
-                    copies.clone(),
-                    B::shift_right(k, 32)?,
-                    zeros.clone(),
-                ];
-                let words = generator.apply(counter)?;
+                let words = generator.apply_count(&self.cursor, copies, zeros)?;
                 let columns = (0..low.len())
                     .map(|j| {
-                        let top = B::cast(&B::shift_right(&words[j], 8)?, DType::F32)?;
-                        let unit = B::affine(&top, 1.0 / f64::from(1u32 << 24), 0.0)?;
+                        let unit = unit_floats::<B>(&words[j])?;
                         B::reshape(&B::affine(&unit, span[j], low[j])?, &[self.n, 1])
                     })
                     .collect::<Result<Vec<_>>>()?;

@@ -27,8 +27,8 @@ use rlgraph_envs::minatar::{MinAtar, STICKY_ACTION_PROB};
 use rlgraph_core::spaces::Space;
 
 use crate::batched::{column, discrete_actions, Batched, Dynamics};
-use crate::philox::PhiloxTensors;
-use crate::reset_stream::Restarts;
+use crate::philox::{unit_floats, PhiloxTensors};
+use crate::reset_stream::{ResetStream, Restarts};
 use crate::tensor_env::TensorEnv;
 use asterix::Asterix;
 use breakout::Breakout;
@@ -193,7 +193,7 @@ impl<B: Backend, G: Game<B>> Dynamics<B> for MinAtarDynamics<B, G> {
     fn restart(
         &self,
         next: &B::Tensor,
-        _start: &B::Tensor,
+        _starts: &mut ResetStream<B>,
         done: &B::Tensor,
         draws: &[B::Tensor],
     ) -> Result<B::Tensor> {
@@ -259,16 +259,10 @@ impl<B: Backend> Common<B> {
     pub(crate) fn draws(&self, state: &B::Tensor) -> Result<Vec<B::Tensor>> {
         let half = |i| B::squeeze(&B::cast(&column::<B>(state, i)?, DType::I64)?, 1);
         let tick = B::add(&half(0)?, &B::shift_left(&half(1)?, 24)?)?;
-        let (low, high) = (
-            B::bit_and(&tick, self.generator.word_mask())?,
-            B::shift_right(&tick, 32)?,
-        );
         let mut uniforms = Vec::with_capacity(4 * self.domains.len());
         for domain in &self.domains {
-            let counter = [low.clone(), self.copies.clone(), high.clone(), domain.clone()];
-            for word in self.generator.apply(counter)? {
-                let top = B::cast(&B::shift_right(&word, 8)?, DType::F32)?;
-                uniforms.push(B::unsqueeze(&B::affine(&top, 1.0 / TICK_SPLIT, 0.0)?, 1)?);
+            for word in self.generator.apply_count(&tick, &self.copies, domain)? {
+                uniforms.push(B::unsqueeze(&unit_floats::<B>(&word)?, 1)?);
             }
         }
         Ok(uniforms)
