@@ -474,24 +474,34 @@ def hopper_table():
 DEVICE_BUDGET = 2_000_000
 
 
+def ours_train(*args):
+    """The summary of `target/release/rlgraph train ARGS`."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    run = subprocess.run([binary, "train", *args], capture_output=True, text=True, check=True)
+    return json.loads(run.stdout)
+
+
+def jax_anchor(script, *args):
+    """The last JSON line of a JAX anchor from the peers' folder (BENCH_ANCHORS), run with XLA
+    on its default threads."""
+    anchors = os.environ.get("BENCH_ANCHORS", os.path.join(ROOT, "..", "shared", "bench"))
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
+    run = subprocess.run([sys.executable, os.path.join(anchors, script), *map(str, args)], capture_output=True,
+                         text=True, check=True, env=env)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
 def ours_device_ppo(seed):
     """(frames/s, frames to solve, seconds to solve) for `rlgraph train --tensor-envs 1024`."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
-    args = [binary, "train", os.path.join(ROOT, "configs", "ppo-cartpole-tensor.json"), "--env", "CartPole-v1",
-            "--tensor-envs", "1024", "--timesteps", str(DEVICE_BUDGET), "--target-return", str(TARGET),
-            "--seed", str(seed)]
-    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    summary = ours_train(os.path.join(ROOT, "configs", "ppo-cartpole-tensor.json"), "--env", "CartPole-v1",
+                         "--tensor-envs", "1024", "--timesteps", str(DEVICE_BUDGET), "--target-return", str(TARGET),
+                         "--seed", str(seed))
     return summary["env_frames_per_second"], summary["solved_at_timestep"], summary["wall_clock_seconds"]
 
 
 def jax_device_ppo(seed):
     """(frames/s after compiling, frames to solve, seconds to solve with compiling) for JAX."""
-    anchors = os.environ.get("BENCH_ANCHORS", os.path.join(ROOT, "..", "shared", "bench"))
-    script = os.path.join(anchors, "jax_ppo_tensor.py")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
-    run = subprocess.run([sys.executable, script, str(seed), str(DEVICE_BUDGET)], capture_output=True,
-                         text=True, check=True, env=env)
-    line = json.loads(run.stdout.strip().splitlines()[-1])
+    line = jax_anchor("jax_ppo_tensor.py", seed, DEVICE_BUDGET)
     solved = line.get("solved_mean100") or [None, line["wall_s"]]
     return line["frames_per_s_after_compile"], solved[0], solved[1]
 
@@ -523,24 +533,17 @@ MINATAR_TARGET = float(os.environ.get("BENCH_MINATAR_TARGET", "6"))
 
 def ours_minatar_ppo(seed):
     """(frames/s, frames to the target, seconds to the target) for ours, which stops there."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
     config = os.path.join(ROOT, "configs", "benchmarks", "minatar", "ppo-purejaxrl.json")
-    args = [binary, "train", config, "--env", "MinAtar/Breakout-v1", "--tensor-envs", "64",
-            "--timesteps", str(MINATAR_FRAMES), "--target-return", str(MINATAR_TARGET), "--seed", str(seed),
-            "--threads", "all"]
-    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    summary = ours_train(config, "--env", "MinAtar/Breakout-v1", "--tensor-envs", "64", "--timesteps",
+                         str(MINATAR_FRAMES), "--target-return", str(MINATAR_TARGET), "--seed", str(seed),
+                         "--threads", "all")
     frames = summary["solved_at_timestep"]
     return summary["env_frames_per_second"], frames, summary["wall_clock_seconds"] if frames else None
 
 
 def jax_minatar_ppo(seed):
     """(frames/s after compiling, frames to the target, seconds to it with compiling)."""
-    anchors = os.environ.get("BENCH_ANCHORS", os.path.join(ROOT, "..", "shared", "bench"))
-    script = os.path.join(anchors, "jax_ppo_minatar.py")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
-    run = subprocess.run([sys.executable, script, "Breakout-MinAtar", str(seed), str(MINATAR_FRAMES),
-                          str(MINATAR_TARGET)], capture_output=True, text=True, check=True, env=env)
-    line = json.loads(run.stdout.strip().splitlines()[-1])
+    line = jax_anchor("jax_ppo_minatar.py", "Breakout-MinAtar", seed, MINATAR_FRAMES, MINATAR_TARGET)
     reached = line.get("reached_target") or [None, None]
     return line["frames_per_s_after_compile"], reached[0], reached[1]
 
