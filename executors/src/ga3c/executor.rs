@@ -260,7 +260,8 @@ impl<B: Backend> Ga3cExecutor<B> {
         };
         let max = self.spec.max_counts();
         let mut adjuster = ThreadAdjuster::new(self.spec.initial_counts(), max, self.seed);
-        let shared = Arc::new(Shared::new(adjuster.counts(), first, total, self.on_divergence));
+        let marks = (total, length.stop_at());
+        let shared = Arc::new(Shared::new(adjuster.counts(), first, marks, self.on_divergence));
         // The counts go on from the checkpoint's.
         let c = &shared.counters;
         Counters::add(&c.frames, record.tally.timesteps);

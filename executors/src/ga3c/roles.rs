@@ -37,12 +37,21 @@ pub(crate) struct Shared {
     pub board: SnapshotBoard,
     /// The run's length in frames, for the schedules' time percentage.
     pub total_frames: u64,
+    /// The frames at which agents stop stepping (the run's end or its pause), so a run
+    /// ends a step per agent past its mark however late the watcher looks.
+    stop_frames: u64,
     /// Watches every trainer's losses.
     pub divergence: Mutex<DivergenceGuard>,
 }
 
 impl Shared {
-    pub fn new(counts: ThreadCounts, first: WeightSnapshot, total_frames: u64, on_divergence: OnDivergence) -> Self {
+    /// Shared state for a run of `total_frames` that stops stepping at `stop_frames`.
+    pub fn new(
+        counts: ThreadCounts,
+        first: WeightSnapshot,
+        (total_frames, stop_frames): (u64, u64),
+        on_divergence: OnDivergence,
+    ) -> Self {
         let shared = Shared {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -50,6 +59,7 @@ impl Shared {
             active: Default::default(),
             board: SnapshotBoard::new(first),
             total_frames: total_frames.max(1),
+            stop_frames,
             divergence: Mutex::new(DivergenceGuard::new(on_divergence)),
         };
         shared.set_counts(counts);
@@ -74,10 +84,11 @@ impl Shared {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Waits while thread `index` of `role` (0 agents, 1 predictors, 2 trainers) is paused;
-    /// false once the run stops.
+    /// Waits while thread `index` of `role` (0 agents, 1 predictors, 2 trainers) is paused,
+    /// and agents while the run is past its stop mark; false once the run stops.
     fn wait_active(&self, role: usize, index: usize) -> bool {
-        while index >= self.active[role].load(Ordering::Relaxed) {
+        let past_mark = || role == 0 && Counters::get(&self.counters.frames) >= self.stop_frames;
+        while index >= self.active[role].load(Ordering::Relaxed) || past_mark() {
             if self.stopped() {
                 return false;
             }

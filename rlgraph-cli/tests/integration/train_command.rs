@@ -570,7 +570,10 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     let resumed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let first_frames = summary["timesteps_executed"].as_u64().unwrap();
     assert_eq!(resumed["resumed_at_timestep"].as_u64(), Some(first_frames), "{resumed}");
-    assert!(resumed["timesteps_executed"].as_u64().unwrap() >= 6000, "{resumed}");
+    assert!(
+        (6000..=6000 + 16).contains(&resumed["timesteps_executed"].as_u64().unwrap()),
+        "{resumed}"
+    );
     assert!(resumed["updates"].as_u64() >= summary["updates"].as_u64(), "{resumed}");
     let csv = |d: &std::path::Path| std::fs::read_to_string(d.join("episodes.csv")).unwrap();
     assert!(
@@ -585,8 +588,9 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
         .all(|r| r["timestep"].as_u64().unwrap() > first_frames));
     assert!(out2.join("ga3c-checkpoint.safetensors").exists());
     // A third leg without --eval-every keeps the earlier rounds (and its TensorBoard log
-    // starts past them). It pauses at 6,500 of 9,000 frames (a few frames past, as the agents
-    // step together), and a fourth leg resumes from that pause to the end.
+    // starts past them). It pauses at 6,500 of 9,000 frames (at most a step per agent past,
+    // as the agents stop stepping at the mark however late the watcher looks), and a fourth
+    // leg resumes from that pause to the end.
     let out3 = dir.join("third");
     let leg = |pause: &[&str], resume: &std::path::Path| {
         let args = [
@@ -612,7 +616,7 @@ fn trains_under_the_ga3c_executor_and_evaluates_its_model() {
     let third = leg(&["--pause-at", "6500"], &out2);
     assert_eq!(third["evaluations"], resumed["evaluations"], "{third}");
     let paused = third["paused_at_timestep"].as_u64().expect("paused");
-    assert!((6500..9000).contains(&paused), "{third}");
+    assert!((6500..=6500 + 16).contains(&paused), "{third}");
     assert_eq!(third["timesteps_executed"].as_u64(), Some(paused), "{third}");
     let fourth = leg(&[], &out3);
     assert_eq!(fourth["resumed_at_timestep"].as_u64(), Some(paused), "{fourth}");
