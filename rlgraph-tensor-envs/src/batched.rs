@@ -70,12 +70,25 @@ pub trait Dynamics<B: Backend>: Send {
     fn cuda_step(&self) -> Option<CudaStep> {
         None
     }
-    /// One copy's step in plain Rust, computed in f32 in `advance`'s order: `row` (`[width]`)
-    /// moves in place given the copy's raw `action`; returns its reward and whether it
+    /// One copy's step in plain Rust, computed in f32 in `advance`'s order: copy `copy`'s `row`
+    /// (`[width]`) moves in place given its raw `action`; returns its reward and whether it
     /// terminated.
-    fn advance_one(&self, row: &mut [f32], action: f64) -> (f32, bool) {
-        let _ = (row, action);
-        (0.0, false)
+    fn advance_one(&self, copy: usize, row: &mut [f32], action: f64) -> Result<(f32, bool)> {
+        let _ = (copy, row, action);
+        Ok((0.0, false))
+    }
+    /// One ended copy's restart in plain Rust, for dynamics that make their own starts: `row`,
+    /// the row copy `copy` ended on, becomes its next start, as [`Dynamics::restart`] makes it;
+    /// `false` (the default) leaves the restart to the start-state stream.
+    fn restart_one(&self, copy: usize, row: &mut [f32]) -> Result<bool> {
+        let _ = (copy, row);
+        Ok(false)
+    }
+    /// The observations of the host pass's rows (`[n * width]`, row-major), made on the host,
+    /// equal to [`Dynamics::observe`]'s; `None` (the default) leaves them to `observe`.
+    fn observe_host(&self, rows: &[f32]) -> Option<Result<HostTensor>> {
+        let _ = rows;
+        None
     }
 }
 
@@ -230,15 +243,19 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
         };
         let actions = B::to_host(actions)?.data.to_f64();
         let (dynamics, limit) = (&self.dynamics, self.dynamics.limit());
-        let out = host.step(&actions, limit, |row, a| dynamics.advance_one(row, a));
+        let out = host.step(&actions, limit, dynamics)?;
         let n = self.n;
         self.state = B::from_host(
             &HostTensor::f32([n, host.state.len() / n], host.state.clone())?,
             self.device,
         )?;
         self.reached = Reached::EndedRows(out.finals);
+        let observation = match dynamics.observe_host(&host.state) {
+            Some(board) => B::from_host(&board?, self.device)?,
+            None => dynamics.observe(&self.state)?,
+        };
         Ok(TensorStep {
-            observation: self.dynamics.observe(&self.state)?,
+            observation,
             reward: B::from_host(&HostTensor::f32([n], out.reward)?, self.device)?,
             terminated: B::from_host(&HostTensor::u8([n], out.terminated)?, self.device)?,
             truncated: B::from_host(&HostTensor::u8([n], out.truncated)?, self.device)?,
@@ -379,6 +396,11 @@ impl<B: Backend, D: Dynamics<B>> TensorEnv<B> for Batched<B, D> {
 
     fn moving_parts(&self) -> Option<Vec<B::Tensor>> {
         (!self.fused).then(|| self.step_parts().to_vec())
+    }
+
+    fn use_host_pass(&mut self, on: bool) -> Result<bool> {
+        self.set_fused(on)?;
+        Ok(self.fused)
     }
 
     fn set_moving_parts(&mut self, parts: Vec<B::Tensor>) -> Result<()> {

@@ -138,7 +138,7 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
         })
     }
 
-    fn advance_one(&self, row: &mut [f32], action: f64) -> (f32, bool) {
+    fn advance_one(&self, _copy: usize, row: &mut [f32], action: f64) -> Result<(f32, bool)> {
         // `advance`'s ops one by one in f32, `affine(v, m, a)` being `v * m + a`, so the pass
         // gives the tensor path's numbers to the bit.
         let f = |v: f64| v as f32;
@@ -156,6 +156,6 @@ impl<B: Backend> Dynamics<B> for CartPoleDynamics<B> {
         let (x, theta) = (euler(x, x_dot), euler(theta, theta_dot));
         row.copy_from_slice(&[x, euler(x_dot, x_acc), theta, euler(theta_dot, theta_acc)]);
         let terminated = x.abs() > f(X_THRESHOLD) || theta.abs() > f(THETA_THRESHOLD);
-        (1.0, terminated)
+        Ok((1.0, terminated))
     }
 }

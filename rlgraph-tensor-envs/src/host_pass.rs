@@ -5,6 +5,7 @@
 
 use rlgraph_core::{Backend, HostData, HostTensor, Result};
 
+use crate::batched::Dynamics;
 use crate::reset_stream::{HostRestarts, ResetStream};
 
 /// Every copy's state, step count and restart cursor on the host.
@@ -52,20 +53,21 @@ impl HostCopies {
         })
     }
 
-    /// One step of every copy: `advance` moves copy `i`'s row given its action and says its
+    /// One step of every copy: `dynamics` moves copy `i`'s row given its action and says its
     /// reward and termination; then the clocks tick, the time `limit` truncates, and ended
-    /// copies restart from their next start state, as the tensor path does.
-    pub(crate) fn step(
+    /// copies restart (as the dynamics make starts, or from their next start state), as the
+    /// tensor path does.
+    pub(crate) fn step<B: Backend>(
         &mut self,
         actions: &[f64],
         limit: Option<usize>,
-        mut advance: impl FnMut(&mut [f32], f64) -> (f32, bool),
-    ) -> HostStep {
+        dynamics: &impl Dynamics<B>,
+    ) -> Result<HostStep> {
         let n = self.elapsed.len();
         let (mut reward, mut terminated, mut truncated) = (vec![0.0; n], vec![0u8; n], vec![0u8; n]);
         let mut finals = vec![];
         for (i, row) in self.state.chunks_exact_mut(self.width).enumerate() {
-            let (r, ended) = advance(row, actions[i]);
+            let (r, ended) = dynamics.advance_one(i, row, actions[i])?;
             reward[i] = r;
             self.elapsed[i] += 1;
             let cut = !ended && limit.is_some_and(|l| self.elapsed[i] as usize >= l);
@@ -73,6 +75,9 @@ impl HostCopies {
             if ended || cut {
                 finals.push((i, row.to_vec()));
                 self.elapsed[i] = 0;
+                if dynamics.restart_one(i, row)? {
+                    continue;
+                }
                 match &self.restarts {
                     HostRestarts::Pool { pool, rows } => {
                         let from = self.cursor[i] * self.width;
@@ -86,12 +91,12 @@ impl HostCopies {
                 }
             }
         }
-        HostStep {
+        Ok(HostStep {
             reward,
             terminated,
             truncated,
             finals,
-        }
+        })
     }
 
     /// The step counts and restart cursors back into their tensors (before the tensor path

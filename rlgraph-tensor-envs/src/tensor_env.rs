@@ -77,4 +77,11 @@ pub trait TensorEnv<B: Backend>: Send {
             reason: "this environment's steps are not recorded from their moving parts".into(),
         })
     }
+    /// Steps as one host pass where the environment has one (its default on the CPU), or as
+    /// tensor ops where `on` is false; both give the same numbers. Returns whether the host
+    /// pass runs now.
+    fn use_host_pass(&mut self, on: bool) -> Result<bool> {
+        let _ = on;
+        Ok(false)
+    }
 }

@@ -208,11 +208,10 @@ impl Asterix {
         let player_y = r.int("player_y", 1, 8)?;
         let mut entities = [None; 8];
         for (slot, e) in entities.iter_mut().enumerate() {
-            let at = |f: &str| format!("entity {slot} {f}");
-            let present = r.flag(&at("present"))?;
-            let x = r.int(&at("x"), 0, 9)?;
-            let right = r.flag(&at("right"))?;
-            let gold = r.flag(&at("gold"))?;
+            let present = r.flag(format_args!("entity {slot} present"))?;
+            let x = r.int(format_args!("entity {slot} x"), 0, 9)?;
+            let right = r.flag(format_args!("entity {slot} right"))?;
+            let gold = r.flag(format_args!("entity {slot} gold"))?;
             if present {
                 *e = Some(Entity { x, right, gold });
             }

@@ -165,7 +165,7 @@ impl Breakout {
         let mut bricks = [[false; 10]; 10];
         for (y, row) in bricks.iter_mut().enumerate() {
             for (x, b) in row.iter_mut().enumerate() {
-                *b = r.flag(&format!("brick at row {y}, column {x}"))?;
+                *b = r.flag(format_args!("brick at row {y}, column {x}"))?;
             }
         }
         // Only rows 1 to 3 ever hold bricks; a brick on the bottom row would let a striking

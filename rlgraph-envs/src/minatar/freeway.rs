@@ -195,9 +195,9 @@ impl Freeway {
             speed: 0,
         }; 8];
         for (lane, car) in cars.iter_mut().enumerate() {
-            car.x = r.int(&format!("car {lane} x"), 0, 9)?;
-            car.timer = r.int(&format!("car {lane} timer"), 0, 5)?;
-            car.speed = r.int(&format!("car {lane} speed"), -5, 5)?;
+            car.x = r.int(format_args!("car {lane} x"), 0, 9)?;
+            car.timer = r.int(format_args!("car {lane} timer"), 0, 5)?;
+            car.speed = r.int(format_args!("car {lane} speed"), -5, 5)?;
         }
         Ok(Freeway {
             cars,

@@ -480,7 +480,7 @@ impl Env for MinAtar {
         let mut words = [0u32; STATE_WORDS];
         let mut read = || -> std::result::Result<RandomState, String> {
             for (i, w) in words.iter_mut().enumerate() {
-                *w = r.int(&format!("generator word {i}"), 0, u32::MAX.into())? as u32;
+                *w = r.int(format_args!("generator word {i}"), 0, u32::MAX.into())? as u32;
             }
             let pos = r.int("the generator's position", 0, STATE_WORDS as i64)? as usize;
             RandomState::from_words_and_pos(words, pos)

@@ -588,12 +588,12 @@ impl Seaquest {
             (&mut game.f_bullets, "friendly bullet"),
             (&mut game.e_bullets, "enemy bullet"),
         ] {
-            let n = r.count(&format!("{name}s"), 3)?;
+            let n = r.count(format_args!("{name}s"), 3)?;
             for i in 0..n {
                 list.push(Bullet {
-                    x: r.int(&format!("{name} {i} x"), 0, 9)?,
-                    y: r.int(&format!("{name} {i} y"), 0, 9)?,
-                    right: r.flag(&format!("{name} {i} right"))?,
+                    x: r.int(format_args!("{name} {i} x"), 0, 9)?,
+                    y: r.int(format_args!("{name} {i} y"), 0, 9)?,
+                    right: r.flag(format_args!("{name} {i} right"))?,
                 });
             }
         }
@@ -601,11 +601,11 @@ impl Seaquest {
         let n = r.count("enemy subs", 5)?;
         for i in 0..n {
             game.e_subs.push(Sub {
-                x: r.int(&format!("enemy sub {i} x"), 0, 9)?,
-                y: r.int(&format!("enemy sub {i} y"), 0, 9)?,
-                right: r.flag(&format!("enemy sub {i} right"))?,
-                move_timer: r.int(&format!("enemy sub {i} move timer"), 0, INIT_MOVE_INTERVAL)?,
-                shot_timer: r.int(&format!("enemy sub {i} shot timer"), 0, ENEMY_SHOT_INTERVAL)?,
+                x: r.int(format_args!("enemy sub {i} x"), 0, 9)?,
+                y: r.int(format_args!("enemy sub {i} y"), 0, 9)?,
+                right: r.flag(format_args!("enemy sub {i} right"))?,
+                move_timer: r.int(format_args!("enemy sub {i} move timer"), 0, INIT_MOVE_INTERVAL)?,
+                shot_timer: r.int(format_args!("enemy sub {i} shot timer"), 0, ENEMY_SHOT_INTERVAL)?,
             });
         }
         game.divers = read_swimmers(r, "divers", "diver", DIVER_MOVE_INTERVAL)?;
@@ -620,10 +620,10 @@ fn read_swimmers(r: &mut Reader, plural: &str, one: &str, timer_max: i64) -> Res
     (0..n)
         .map(|i| {
             Ok(Swimmer {
-                x: r.int(&format!("{one} {i} x"), 0, 9)?,
-                y: r.int(&format!("{one} {i} y"), 0, 9)?,
-                right: r.flag(&format!("{one} {i} right"))?,
-                timer: r.int(&format!("{one} {i} timer"), 0, timer_max)?,
+                x: r.int(format_args!("{one} {i} x"), 0, 9)?,
+                y: r.int(format_args!("{one} {i} y"), 0, 9)?,
+                right: r.flag(format_args!("{one} {i} right"))?,
+                timer: r.int(format_args!("{one} {i} timer"), 0, timer_max)?,
             })
         })
         .collect()

@@ -247,7 +247,7 @@ impl SpaceInvaders {
         ] {
             for (y, row) in map.iter_mut().enumerate() {
                 for (x, cell) in row.iter_mut().enumerate() {
-                    *cell = r.flag(&format!("{name} cell at row {y}, column {x}"))?;
+                    *cell = r.flag(format_args!("{name} cell at row {y}, column {x}"))?;
                 }
             }
         }

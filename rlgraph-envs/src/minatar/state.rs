@@ -5,7 +5,11 @@
 /// zero): every integer to it is exact in an `f64`, and no run counts that far.
 pub(crate) const COUNTER_MAX: i64 = 1 << 53;
 
-/// The numbers of a state, read front to back.
+use std::fmt::Display;
+
+/// The numbers of a state, read front to back. Names are anything displayable, so that a
+/// caller passes `format_args!` and no name is formatted unless a value is refused (the
+/// tensor games' host pass reads thousands of states a second).
 pub(crate) struct Reader<'a> {
     values: &'a [f64],
     at: usize,
@@ -18,7 +22,7 @@ impl<'a> Reader<'a> {
         Reader { values, at }
     }
 
-    fn next(&mut self, name: &str) -> Result<f64, String> {
+    fn next(&mut self, name: impl Display) -> Result<f64, String> {
         let x = self.values.get(self.at).copied().ok_or_else(|| {
             format!(
                 "there are only {} values, none for {name}; is it of another version?",
@@ -30,7 +34,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next value, an integer from `low` to `high`.
-    pub(crate) fn int(&mut self, name: &str, low: i64, high: i64) -> Result<i64, String> {
+    pub(crate) fn int(&mut self, name: impl Display + Copy, low: i64, high: i64) -> Result<i64, String> {
         let at = self.at;
         let x = self.next(name)?;
         if x.is_finite() && x.fract() == 0.0 && x >= low as f64 && x <= high as f64 {
@@ -43,7 +47,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next value, 0 (false) or 1 (true).
-    pub(crate) fn flag(&mut self, name: &str) -> Result<bool, String> {
+    pub(crate) fn flag(&mut self, name: impl Display + Copy) -> Result<bool, String> {
         let at = self.at;
         let x = self.next(name)?;
         if x == 0.0 || x == 1.0 {
@@ -55,9 +59,9 @@ impl<'a> Reader<'a> {
 
     /// The next value, the length of a list (`plural` names its elements) whose elements
     /// take `width` values each (no more than the values left hold).
-    pub(crate) fn count(&mut self, plural: &str, width: usize) -> Result<usize, String> {
+    pub(crate) fn count(&mut self, plural: impl Display, width: usize) -> Result<usize, String> {
         let room = (self.values.len() - self.at.min(self.values.len())).saturating_sub(1) / width;
-        Ok(self.int(&format!("the number of {plural}"), 0, room as i64)? as usize)
+        Ok(self.int(format_args!("the number of {plural}"), 0, room as i64)? as usize)
     }
 
     /// The values not read yet.

@@ -9,7 +9,7 @@
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, channel, f32_of, is, lane_cells, moved, not, pick, Game};
+use super::{cell, channel, f32_of, is, lane_cells, moved, not, pick, Game, NativeDraws};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order: the player, then per row
@@ -93,6 +93,14 @@ impl<B: Backend> Game<B> for Asterix<B> {
 
     fn terminal(&self) -> usize {
         TERMINAL
+    }
+
+    /// Asterix spawns from `u[1..4]` (side, kind, free row); its reset draws nothing.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        Some(NativeDraws {
+            step: 1..4,
+            reset: 1..1,
+        })
     }
 
     fn start(&self, _draws: &[B::Tensor]) -> Result<B::Tensor> {

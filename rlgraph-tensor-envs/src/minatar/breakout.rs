@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, Result};
 
-use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game};
+use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game, NativeDraws};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order.
@@ -71,6 +71,14 @@ impl<B: Backend> Game<B> for Breakout<B> {
     }
 
     /// The native `reset`'s one draw, the ball's side, is `u_1 >= 0.5`.
+    /// Breakout draws nothing in a step, and its reset draws the side from `u[1]`.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        Some(NativeDraws {
+            step: 1..1,
+            reset: 1..2,
+        })
+    }
+
     fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor> {
         let side = super::f32_of::<B>(&B::ge(&draws[1], &self.half)?)?;
         let fill = |v: f64| B::full(&[self.n, 1], v, DType::F32, B::device(&side));

@@ -10,7 +10,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, channel, f32_of, is, lane_cells, pick, Game};
+use super::{cell, channel, f32_of, is, lane_cells, pick, Game, NativeDraws};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order; then per lane a car's
@@ -93,6 +93,14 @@ impl<B: Backend> Game<B> for Freeway<B> {
 
     /// The native `reset`: the chicken at the bottom, every car at the left edge with new
     /// speeds.
+    /// Freeway draws its cars (eight speeds, eight directions) from `u[4..20]`, at a crossing and a reset alike.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        Some(NativeDraws {
+            step: 4..20,
+            reset: 4..20,
+        })
+    }
+
     fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor> {
         let speed = self.speeds(draws)?;
         let device = B::device(&speed);

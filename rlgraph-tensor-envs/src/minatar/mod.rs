@@ -18,6 +18,7 @@
 mod asterix;
 mod breakout;
 mod freeway;
+mod native_pass;
 mod space_invaders;
 
 use rand_chacha::ChaCha8Rng;
@@ -33,6 +34,7 @@ use crate::tensor_env::TensorEnv;
 use asterix::Asterix;
 use breakout::Breakout;
 use freeway::Freeway;
+use native_pass::{NativeDraws, NativePass};
 use space_invaders::SpaceInvaders;
 
 /// `n` copies of MinAtar id `id` on `device`, drawing under `seed` and observed in `spaces`;
@@ -93,6 +95,11 @@ pub(crate) trait Game<B: Backend>: Send {
     fn extra_words(&self) -> usize {
         0
     }
+    /// Which uniforms the native game takes, for the host pass on the CPU; `None` (the
+    /// default) for a game whose rows are not native states, which steps as tensor ops there.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        None
+    }
     /// Every copy's start, `[n, fields]`, from the step's uniforms (`draws[1]` onwards).
     fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor>;
     /// One start on the host, for the copies' first episode.
@@ -115,15 +122,22 @@ pub(crate) struct MinAtarDynamics<B: Backend, G: Game<B>> {
     common: Common<B>,
     game: G,
     n: usize,
+    /// The native games that step the copies on the CPU, where the game has a host pass.
+    host: Option<NativePass>,
 }
 
 impl<B: Backend, G: Game<B>> MinAtarDynamics<B, G> {
     fn new(id: &str, n: usize, seed: u64, device: Device, game: Result<G>) -> Result<Self> {
         let game = game?;
+        let host = match (device, game.native_draws()) {
+            (Device::Cpu, Some(draws)) => Some(NativePass::new(id, seed, 1 + game.extra_words() as u32, draws)?),
+            _ => None,
+        };
         Ok(MinAtarDynamics {
             common: Common::new(id, n, seed, device, game.extra_words())?,
             game,
             n,
+            host,
         })
     }
 
@@ -204,6 +218,29 @@ impl<B: Backend, G: Game<B>> Dynamics<B> for MinAtarDynamics<B, G> {
     fn observe(&self, s: &B::Tensor) -> Result<B::Tensor> {
         let channels = self.game.observe(&self.fields(s)?)?;
         B::reshape(&B::concat(&channels, 2)?, &[self.n, 10, 10, channels.len()])
+    }
+
+    fn fused(&self) -> bool {
+        self.host.is_some()
+    }
+
+    fn advance_one(&self, copy: usize, row: &mut [f32], action: f64) -> Result<(f32, bool)> {
+        match &self.host {
+            Some(host) => host.advance(copy, row, action),
+            None => Ok((0.0, false)),
+        }
+    }
+
+    fn restart_one(&self, copy: usize, row: &mut [f32]) -> Result<bool> {
+        match &self.host {
+            Some(host) => host.restart(copy, row).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    fn observe_host(&self, rows: &[f32]) -> Option<Result<HostTensor>> {
+        let width = self.width();
+        self.host.as_ref().map(|host| host.observe(rows, width))
     }
 }
 

@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, DType, Device, HostTensor, Result};
 
-use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game};
+use super::{cell, channel, fixed_cells, fixed_map, is, moved, not, pick, Game, NativeDraws};
 use crate::batched::column;
 
 // Columns of the game's fields, in the native game's `encode` order.
@@ -120,6 +120,14 @@ impl<B: Backend> Game<B> for SpaceInvaders<B> {
 
     fn terminal(&self) -> usize {
         TERMINAL
+    }
+
+    /// Space Invaders draws nothing beyond the sticky action.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        Some(NativeDraws {
+            step: 1..1,
+            reset: 1..1,
+        })
     }
 
     fn start(&self, _draws: &[B::Tensor]) -> Result<B::Tensor> {

@@ -36,3 +36,4 @@ mod readme_example;
 mod tensor_envs;
 mod tensor_envs_philox;
 mod tensor_minatar;
+mod tensor_minatar_host_pass;

@@ -108,6 +108,9 @@ fn plays_the_native_game<B: Backend>(id: &str, seed: u64, steps: usize, drawing:
     let device = test_device::<B>();
     let n = 16;
     let mut env = make::<B>(id, n, seed, device).unwrap();
+    // The tensor program itself: on the CPU the copies would otherwise step by the native
+    // games (the host pass, held to this path by `tensor_minatar_host_pass.rs`).
+    env.use_host_pass(false).unwrap();
     env.reset().unwrap();
     let mut native = MinAtar::new(id, 0).unwrap();
     let set: Vec<f64> = native.action_set().iter().map(|&a| a as f64).collect();
