@@ -136,18 +136,25 @@ EVAL_EVERY = 2500
 TARGET = 475.0
 
 
+def ours_train(*args, python=False):
+    """The summary of `target/release/rlgraph train ARGS` (with this Python as RLGRAPH_PYTHON
+    where `python`, for the bridge and MuJoCo's library)."""
+    binary = os.path.join(ROOT, "target", "release", "rlgraph")
+    env = dict(os.environ, RLGRAPH_PYTHON=sys.executable) if python else None
+    run = subprocess.run([binary, "train", *args], capture_output=True, text=True, check=True, env=env)
+    return json.loads(run.stdout)
+
+
 def ours_solve(config, timesteps, evaluate):
     """(steps, seconds) to solve, per seed, from `rlgraph train` (seconds include the
     evaluation rounds); steps is None where the budget ran out."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
     out = []
     for seed in SEEDS:
-        args = [binary, "train", os.path.join(ROOT, "configs", config), "--env", "CartPole-v1",
+        args = [os.path.join(ROOT, "configs", config), "--env", "CartPole-v1",
                 "--timesteps", str(timesteps), "--target-return", str(TARGET), "--seed", str(seed)]
         if evaluate:
             args += ["--eval-every", str(EVAL_EVERY)]
-        run = subprocess.run(args, capture_output=True, text=True, check=True)
-        summary = json.loads(run.stdout)
+        summary = ours_train(*args)
         out.append((summary["solved_at_timestep"], summary["wall_clock_seconds"]))
     return out
 
@@ -260,13 +267,11 @@ LUNAR_BUDGET = 1_000_000
 def ours_lunar(seed):
     """(steps, seconds) to solve LunarLander-v3 with this project's box2d config, on one
     bridge process (seconds include the evaluation rounds)."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
-    args = [binary, "train", os.path.join(ROOT, "configs", "benchmarks", "box2d", "ppo-lunarlander.json"),
-            "--env", "gym:LunarLander-v3", "--num-envs", "16", "--bridge-processes", "1",
-            "--timesteps", str(LUNAR_BUDGET), "--target-return", str(LUNAR_TARGET), "--seed", str(seed),
-            "--eval-every", str(LUNAR_EVERY), "--eval-episodes", str(LUNAR_EPISODES)]
-    env = dict(os.environ, RLGRAPH_PYTHON=sys.executable)
-    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, env=env).stdout)
+    summary = ours_train(
+        os.path.join(ROOT, "configs", "benchmarks", "box2d", "ppo-lunarlander.json"),
+        "--env", "gym:LunarLander-v3", "--num-envs", "16", "--bridge-processes", "1",
+        "--timesteps", str(LUNAR_BUDGET), "--target-return", str(LUNAR_TARGET), "--seed", str(seed),
+        "--eval-every", str(LUNAR_EVERY), "--eval-episodes", str(LUNAR_EPISODES), python=True)
     return summary["solved_at_timestep"], summary["wall_clock_seconds"]
 
 
@@ -411,13 +416,10 @@ def ours_hopper(seed):
     """(steps, seconds) to reach the target on Hopper-v5 with the mujoco suite's PPO config,
     one copy of the native task (MuJoCo's library in our process); seconds exclude the
     evaluation rounds, as SB3's do."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
-    args = [binary, "train", os.path.join(ROOT, "configs", "benchmarks", "mujoco", "ppo-hopper.json"),
-            "--env", "Hopper-v5",
-            "--timesteps", str(HOPPER_BUDGET), "--target-return", str(HOPPER_TARGET), "--seed", str(seed),
-            "--eval-every", str(HOPPER_EVERY), "--eval-episodes", str(HOPPER_EPISODES)]
-    env = dict(os.environ, RLGRAPH_PYTHON=sys.executable)
-    summary = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, env=env).stdout)
+    summary = ours_train(
+        os.path.join(ROOT, "configs", "benchmarks", "mujoco", "ppo-hopper.json"), "--env", "Hopper-v5",
+        "--timesteps", str(HOPPER_BUDGET), "--target-return", str(HOPPER_TARGET), "--seed", str(seed),
+        "--eval-every", str(HOPPER_EVERY), "--eval-episodes", str(HOPPER_EPISODES), python=True)
     return summary["solved_at_timestep"], summary["wall_clock_seconds"] - summary["evaluation_seconds"]
 
 
@@ -472,13 +474,6 @@ def hopper_table():
 # ../shared/bench, holding jax_ppo_tensor.py). Ours runs on one thread, XLA on its default
 # (every core). Both stop when the mean of the last 100 finished episodes reaches 475.
 DEVICE_BUDGET = 2_000_000
-
-
-def ours_train(*args):
-    """The summary of `target/release/rlgraph train ARGS`."""
-    binary = os.path.join(ROOT, "target", "release", "rlgraph")
-    run = subprocess.run([binary, "train", *args], capture_output=True, text=True, check=True)
-    return json.loads(run.stdout)
 
 
 def jax_anchor(script, *args):
