@@ -6,8 +6,8 @@
 //!
 //! CartPole-v1, MountainCar-v0, Acrobot-v1 and Pendulum-v1 follow the host versions in
 //! `rlgraph-envs` (Gymnasium's equations and time limits) step for step; RLgraph's GridWorld
-//! is its host rules compiled into lookup tables. MinAtar's Asterix, Breakout, Freeway and
-//! Space Invaders are the native games' rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
+//! is its host rules compiled into lookup tables. MinAtar's Asterix, Breakout, Freeway,
+//! Seaquest and Space Invaders are the native games' rules as masks over the copies, with sticky actions and restarts drawn from Philox counters.
 //!
 //! ```
 //! use backend_candle::Candle;
@@ -44,6 +44,7 @@ pub use batched::{Batched, CudaStep, Dynamics};
 pub use captured::Captured;
 pub use cartpole::CartPoleDynamics;
 pub use grid_world::GridWorldDynamics;
+pub use minatar::{minatar_row, minatar_state};
 pub use mountain_car::MountainCarDynamics;
 pub use one_kernel::OneKernel;
 pub use pendulum::{angle_normalize, PendulumDynamics};
@@ -64,10 +65,12 @@ pub const TENSOR_ENV_IDS: &[&str] = &[
     "MinAtar/Asterix-v1",
     "MinAtar/Breakout-v1",
     "MinAtar/Freeway-v1",
+    "MinAtar/Seaquest-v1",
     "MinAtar/SpaceInvaders-v1",
     "MinAtar/Asterix-v0",
     "MinAtar/Breakout-v0",
     "MinAtar/Freeway-v0",
+    "MinAtar/Seaquest-v0",
     "MinAtar/SpaceInvaders-v0",
 ];
 

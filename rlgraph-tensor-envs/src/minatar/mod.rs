@@ -5,7 +5,9 @@
 //! made (split at 2^24 so that both halves stay exact in f32), then what the native game's
 //! `Env::state` gives after its tag (the sticky action, then the game's fields). So a row
 //! without its first two values and with the id's tag in front is a state the native game
-//! takes with `set_state`, and the tests step both from there.
+//! takes with `set_state`, and the tests step both from there. Seaquest alone holds its
+//! lists in fixed slots instead (see `seaquest.rs`); [`minatar_state`] and [`minatar_row`]
+//! turn any game's rows into native states and back.
 //!
 //! Random numbers are counter-based: copy `i` at tick `t` draws Philox4x32-10 of the counter
 //! `(t mod 2^32, i, t >> 32, 1)` under the seed (restart streams use a last word of 0, so the
@@ -19,11 +21,13 @@ mod asterix;
 mod breakout;
 mod freeway;
 mod native_pass;
+mod seaquest;
 mod space_invaders;
 
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 use rlgraph_envs::minatar::{MinAtar, STICKY_ACTION_PROB};
+use rlgraph_envs::Env;
 
 use rlgraph_core::spaces::Space;
 
@@ -35,6 +39,7 @@ use asterix::Asterix;
 use breakout::Breakout;
 use freeway::Freeway;
 use native_pass::{NativeDraws, NativePass};
+use seaquest::Seaquest;
 use space_invaders::SpaceInvaders;
 
 /// `n` copies of MinAtar id `id` on `device`, drawing under `seed` and observed in `spaces`;
@@ -61,17 +66,12 @@ pub(crate) fn make<B: Backend>(
             dynamics, n, device, seed, restarts, spaces,
         )?))
     }
-    let game = match id {
-        "MinAtar/Asterix-v1" | "MinAtar/Asterix-v0" => Kind::Asterix,
-        "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => Kind::Breakout,
-        "MinAtar/Freeway-v1" | "MinAtar/Freeway-v0" => Kind::Freeway,
-        "MinAtar/SpaceInvaders-v1" | "MinAtar/SpaceInvaders-v0" => Kind::SpaceInvaders,
-        _ => return None,
-    };
+    let game = Kind::of(id)?;
     Some(spaces().and_then(|spaces| match game {
         Kind::Asterix => boxed(id, n, seed, device, Asterix::new(n, device), spaces),
         Kind::Breakout => boxed(id, n, seed, device, Breakout::new(n, device), spaces),
         Kind::Freeway => boxed(id, n, seed, device, Freeway::new(n, device), spaces),
+        Kind::Seaquest => boxed(id, n, seed, device, Seaquest::new(n, device), spaces),
         Kind::SpaceInvaders => boxed(id, n, seed, device, SpaceInvaders::new(n, device), spaces),
     }))
 }
@@ -81,7 +81,84 @@ enum Kind {
     Asterix,
     Breakout,
     Freeway,
+    Seaquest,
     SpaceInvaders,
+}
+
+impl Kind {
+    /// The game of MinAtar id `id`, if it has a tensor version.
+    fn of(id: &str) -> Option<Kind> {
+        Some(match id {
+            "MinAtar/Asterix-v1" | "MinAtar/Asterix-v0" => Kind::Asterix,
+            "MinAtar/Breakout-v1" | "MinAtar/Breakout-v0" => Kind::Breakout,
+            "MinAtar/Freeway-v1" | "MinAtar/Freeway-v0" => Kind::Freeway,
+            "MinAtar/Seaquest-v1" | "MinAtar/Seaquest-v0" => Kind::Seaquest,
+            "MinAtar/SpaceInvaders-v1" | "MinAtar/SpaceInvaders-v0" => Kind::SpaceInvaders,
+            _ => return None,
+        })
+    }
+}
+
+/// The tag that starts the native `Env::state` of `id` (a MinAtar id with a tensor version).
+fn tag_of(id: &str) -> Result<(Kind, f64)> {
+    let at = || format!("MinAtar rows of {id}");
+    let kind = Kind::of(id).ok_or_else(|| CoreError::Config {
+        at: at(),
+        reason: "not a MinAtar game with a tensor version".into(),
+    })?;
+    let native = MinAtar::new(id, 0).map_err(|e| CoreError::Config {
+        at: at(),
+        reason: e.to_string(),
+    })?;
+    let tag = native
+        .state()
+        .and_then(|s| s.first().copied())
+        .ok_or_else(|| CoreError::Config {
+            at: at(),
+            reason: "the native game gives no state".into(),
+        })?;
+    Ok((kind, tag))
+}
+
+/// The native `Env::state` (the tag, the sticky action, the game's values) that a row of
+/// MinAtar id `id` holds, its tick left out: what the native game's `set_state` takes.
+pub fn minatar_state(id: &str, row: &[f64]) -> Result<Vec<f64>> {
+    let (kind, tag) = tag_of(id)?;
+    let bad = |reason: String| CoreError::Config {
+        at: format!("the native state of a {id} row"),
+        reason,
+    };
+    let Some(fields) = row.get(PREFIX..) else {
+        return Err(bad(format!("a row has at least {PREFIX} values, not {}", row.len())));
+    };
+    let game = match kind {
+        Kind::Seaquest => seaquest::native_of_fields(fields).map_err(bad)?,
+        _ => fields.to_vec(),
+    };
+    Ok([vec![tag, row[PREFIX - 1]], game].concat())
+}
+
+/// The row of MinAtar id `id` at tick `tick` holding `state`, a native `Env::state` of the id
+/// (the inverse of [`minatar_state`]).
+pub fn minatar_row(id: &str, tick: u64, state: &[f64]) -> Result<Vec<f64>> {
+    let (kind, tag) = tag_of(id)?;
+    let bad = |reason: String| CoreError::Config {
+        at: format!("the {id} row of a native state"),
+        reason,
+    };
+    match state {
+        [first, last_action, game @ ..] if *first == tag => {
+            let fields = match kind {
+                Kind::Seaquest => seaquest::fields_of_native(game).map_err(bad)?,
+                _ => game.to_vec(),
+            };
+            let split = TICK_SPLIT as u64;
+            Ok([vec![(tick % split) as f64, (tick / split) as f64, *last_action], fields].concat())
+        }
+        _ => Err(bad(format!(
+            "the state does not start with {id}'s tag {tag} and a sticky action"
+        ))),
+    }
 }
 
 /// One game's rules over the game's part of the rows (`[n, fields]`, the native game's
