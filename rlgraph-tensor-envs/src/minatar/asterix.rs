@@ -98,8 +98,9 @@ impl<B: Backend> Game<B> for Asterix<B> {
     /// Asterix spawns from `u[1..4]` (side, kind, free row); its reset draws nothing.
     fn native_draws(&self) -> Option<NativeDraws> {
         Some(NativeDraws {
-            step: 1..4,
-            reset: 1..1,
+            step: |u, _| u[1..4].to_vec(),
+            reset: |_| vec![],
+            convert: None,
         })
     }
 

@@ -96,8 +96,9 @@ impl<B: Backend> Game<B> for Freeway<B> {
     /// Freeway draws its cars (eight speeds, eight directions) from `u[4..20]`, at a crossing and a reset alike.
     fn native_draws(&self) -> Option<NativeDraws> {
         Some(NativeDraws {
-            step: 4..20,
-            reset: 4..20,
+            step: |u, _| u[4..20].to_vec(),
+            reset: |u| u[4..20].to_vec(),
+            convert: None,
         })
     }
 

@@ -3,7 +3,6 @@
 //! one pass over the copies replaces the hundreds of small tensor ops of a step with the same
 //! numbers (a test holds the two paths together).
 
-use std::ops::Range;
 use std::sync::Mutex;
 
 use rlgraph_core::spaces::Value;
@@ -14,16 +13,26 @@ use rlgraph_envs::Env;
 use super::{PREFIX, TICK_SPLIT};
 use crate::philox::{philox4x32_10, unit_float};
 
-/// Which of a step's uniforms `u` the native game takes, in the order it asks: its step's
-/// after the sticky draw `u[0]`, and its reset's.
+/// How a game's rows meet its native game: which of a step's uniforms `u` the native game
+/// takes, in the order it asks, and how a row's fields become the native state's values.
 #[derive(Clone, Debug)]
 pub(crate) struct NativeDraws {
-    pub(crate) step: Range<usize>,
-    pub(crate) reset: Range<usize>,
+    /// What the native step takes after the sticky draw `u[0]`, given `u` and the copy's
+    /// game fields before the step (a game may draw only on some steps).
+    pub(crate) step: fn(&[f32], &[f32]) -> Vec<f32>,
+    /// What the native reset takes.
+    pub(crate) reset: fn(&[f32]) -> Vec<f32>,
+    /// Where a row's fields are not the native state's values as they stand: the
+    /// conversions there and back.
+    pub(crate) convert: Option<(Conversion, Conversion)>,
 }
+
+/// Game values from one layout to the other, or why they do not make a state.
+pub(crate) type Conversion = fn(&[f64]) -> std::result::Result<Vec<f64>, String>;
 
 /// One native game that plays every copy in turn, set to the copy's row.
 pub(crate) struct NativePass {
+    id: String,
     native: Mutex<MinAtar>,
     /// The native state's first value: the id's tag.
     tag: f64,
@@ -67,6 +76,7 @@ impl NativePass {
             .and_then(|s| s.last().copied())
             .unwrap_or(1);
         Ok(NativePass {
+            id: id.into(),
             tag,
             key: [seed as u32, (seed >> 32) as u32],
             domains,
@@ -94,22 +104,36 @@ impl NativePass {
 
     /// Sets `native` to the game of `row` (its sticky action and fields).
     fn set(&self, native: &mut MinAtar, row: &[f32]) -> Result<()> {
-        let state: Vec<f64> = std::iter::once(self.tag)
+        let bad = |reason: String| CoreError::Config {
+            at: format!("tensor env {}: host pass", self.id),
+            reason,
+        };
+        let mut state: Vec<f64> = std::iter::once(self.tag)
             .chain(row[PREFIX - 1..].iter().map(|&v| f64::from(v)))
             .collect();
-        native.set_state(&state).map_err(|e| CoreError::Config {
-            at: format!("tensor env {}: host pass", native.id()),
-            reason: e.to_string(),
-        })
+        if let Some((to_native, _)) = self.draws.convert {
+            let game = to_native(&state[2..]).map_err(bad)?;
+            state.truncate(2);
+            state.extend(game);
+        }
+        native.set_state(&state).map_err(|e| bad(e.to_string()))
     }
 
     /// Writes `native`'s sticky action and fields back into `row`.
-    fn write(native: &MinAtar, row: &mut [f32]) {
-        if let Some(state) = native.state() {
-            for (slot, v) in row[PREFIX - 1..].iter_mut().zip(&state[1..]) {
-                *slot = *v as f32;
-            }
+    fn write(&self, native: &MinAtar, row: &mut [f32]) -> Result<()> {
+        let mut state = native.state().unwrap_or_default();
+        if let Some((_, from_native)) = self.draws.convert {
+            let fields = from_native(state.get(2..).unwrap_or_default()).map_err(|reason| CoreError::Config {
+                at: format!("tensor env {}: host pass", self.id),
+                reason,
+            })?;
+            state.truncate(2);
+            state.extend(fields);
         }
+        for (slot, v) in row[PREFIX - 1..].iter_mut().zip(state.get(1..).unwrap_or_default()) {
+            *slot = *v as f32;
+        }
+        Ok(())
     }
 
     /// Copy `copy`'s step from `row` given its raw `action` (clamped into the action set, as
@@ -118,7 +142,7 @@ impl NativePass {
         let tick = tick_of(row);
         let u = self.uniforms(copy, tick);
         let given: Vec<f32> = std::iter::once(u[0])
-            .chain(u[self.draws.step.clone()].iter().copied())
+            .chain((self.draws.step)(&u, &row[PREFIX..]))
             .collect();
         let action = (action as i64).clamp(0, self.num_actions as i64 - 1);
         let mut native = self.game()?;
@@ -126,10 +150,10 @@ impl NativePass {
         let step = native
             .step_drawing(&Value::i32(action as i32), &mut Given(given.iter()))
             .map_err(|e| CoreError::Config {
-                at: format!("tensor env {}: host pass", native.id()),
+                at: format!("tensor env {}: host pass", self.id),
                 reason: e.to_string(),
             })?;
-        Self::write(&native, row);
+        self.write(&native, row)?;
         let next = tick + 1;
         row[0] = (next % TICK_SPLIT as u64) as f32;
         row[1] = (next / TICK_SPLIT as u64) as f32;
@@ -142,9 +166,8 @@ impl NativePass {
         let u = self.uniforms(copy, tick_of(row).wrapping_sub(1));
         let mut native = self.game()?;
         self.set(&mut native, row)?;
-        native.reset_drawing(&mut Given(u[self.draws.reset.clone()].iter()));
-        Self::write(&native, row);
-        Ok(())
+        native.reset_drawing(&mut Given((self.draws.reset)(&u).iter()));
+        self.write(&native, row)
     }
 
     /// The boards of `rows` (`[n * width]`), U8 `[n, 10, 10, channels]`.

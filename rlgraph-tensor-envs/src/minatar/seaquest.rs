@@ -27,7 +27,7 @@ use rlgraph_core::{Backend, CoreError, DType, Device, HostTensor, Result};
 use rlgraph_envs::minatar::MinAtar;
 use rlgraph_envs::Env;
 
-use super::{cell, channel, f32_of, fixed_map, is, moved, not, pick, Game};
+use super::{cell, channel, f32_of, fixed_map, is, moved, not, pick, Game, NativeDraws};
 use crate::batched::column;
 
 // Columns of the game's fields before the lists, in the native game's `encode` order.
@@ -324,6 +324,26 @@ impl<B: Backend> Game<B> for Seaquest<B> {
 
     fn extra_words(&self) -> usize {
         1
+    }
+
+    /// The enemy spawn (on its timer, field 6) draws the side, the kind and the row from
+    /// `u[1..4]`, then the diver spawn (on field 7) the side and the row from `u[4..6]`; the
+    /// reset draws nothing. The lists' slots are converted to and from the native lists.
+    fn native_draws(&self) -> Option<NativeDraws> {
+        Some(NativeDraws {
+            step: |u, fields| {
+                let mut given = vec![];
+                if fields[6] == 0.0 {
+                    given.extend(&u[1..4]);
+                }
+                if fields[7] == 0.0 {
+                    given.extend(&u[4..6]);
+                }
+                given
+            },
+            reset: |_| vec![],
+            convert: Some((native_of_fields, fields_of_native)),
+        })
     }
 
     fn start(&self, _draws: &[B::Tensor]) -> Result<B::Tensor> {

@@ -125,8 +125,9 @@ impl<B: Backend> Game<B> for SpaceInvaders<B> {
     /// Space Invaders draws nothing beyond the sticky action.
     fn native_draws(&self) -> Option<NativeDraws> {
         Some(NativeDraws {
-            step: 1..1,
-            reset: 1..1,
+            step: |_, _| vec![],
+            reset: |_| vec![],
+            convert: None,
         })
     }
 

@@ -93,6 +93,7 @@ both_backends! {
             ("MinAtar/SpaceInvaders-v1", 1500),
             ("MinAtar/Asterix-v1", 1500),
             ("MinAtar/Freeway-v1", 2600),
+            ("MinAtar/Seaquest-v1", 1500),
             ("MinAtar/Asterix-v0", 600),
         ] {
             let ends = host_pass_equals_the_tensor_ops::<B>(id, 7, steps);
