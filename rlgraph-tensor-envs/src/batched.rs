@@ -243,7 +243,12 @@ impl<B: Backend, D: Dynamics<B>> Batched<B, D> {
         };
         let actions = B::to_host(actions)?.data.to_f64();
         let (dynamics, limit) = (&self.dynamics, self.dynamics.limit());
-        let out = host.step(&actions, limit, dynamics)?;
+        let out = host.step(
+            &actions,
+            limit,
+            |i, row, a| dynamics.advance_one(i, row, a),
+            |i, row| dynamics.restart_one(i, row),
+        )?;
         let n = self.n;
         self.state = B::from_host(
             &HostTensor::f32([n, host.state.len() / n], host.state.clone())?,

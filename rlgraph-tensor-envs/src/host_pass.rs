@@ -5,7 +5,6 @@
 
 use rlgraph_core::{Backend, HostData, HostTensor, Result};
 
-use crate::batched::Dynamics;
 use crate::reset_stream::{HostRestarts, ResetStream};
 
 /// Every copy's state, step count and restart cursor on the host.
@@ -53,21 +52,22 @@ impl HostCopies {
         })
     }
 
-    /// One step of every copy: `dynamics` moves copy `i`'s row given its action and says its
+    /// One step of every copy: `advance` moves copy `i`'s row given its action and says its
     /// reward and termination; then the clocks tick, the time `limit` truncates, and ended
-    /// copies restart (as the dynamics make starts, or from their next start state), as the
-    /// tensor path does.
-    pub(crate) fn step<B: Backend>(
+    /// copies restart, by `restart` where it makes the start (and says so) or else from their
+    /// next start state, as the tensor path does.
+    pub(crate) fn step(
         &mut self,
         actions: &[f64],
         limit: Option<usize>,
-        dynamics: &impl Dynamics<B>,
+        mut advance: impl FnMut(usize, &mut [f32], f64) -> Result<(f32, bool)>,
+        mut restart: impl FnMut(usize, &mut [f32]) -> Result<bool>,
     ) -> Result<HostStep> {
         let n = self.elapsed.len();
         let (mut reward, mut terminated, mut truncated) = (vec![0.0; n], vec![0u8; n], vec![0u8; n]);
         let mut finals = vec![];
         for (i, row) in self.state.chunks_exact_mut(self.width).enumerate() {
-            let (r, ended) = dynamics.advance_one(i, row, actions[i])?;
+            let (r, ended) = advance(i, row, actions[i])?;
             reward[i] = r;
             self.elapsed[i] += 1;
             let cut = !ended && limit.is_some_and(|l| self.elapsed[i] as usize >= l);
@@ -75,7 +75,7 @@ impl HostCopies {
             if ended || cut {
                 finals.push((i, row.to_vec()));
                 self.elapsed[i] = 0;
-                if dynamics.restart_one(i, row)? {
+                if restart(i, row)? {
                     continue;
                 }
                 match &self.restarts {
