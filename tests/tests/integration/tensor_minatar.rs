@@ -10,7 +10,7 @@ use rlgraph_core::spaces::Value;
 use rlgraph_core::{test_device, HostTensor};
 use rlgraph_envs::minatar::{Draws, MinAtar};
 use rlgraph_envs::Env;
-use rlgraph_tensor_envs::{make, minatar_row, minatar_state, philox4x32_10, unit_float, TENSOR_ENV_IDS};
+use rlgraph_tensor_envs::{make, minatar_row, minatar_state, philox4x32_10, unit_float, TensorEnv, TENSOR_ENV_IDS};
 use rlgraph_tests::both_backends;
 
 fn download<B: Backend>(t: &B::Tensor) -> Vec<f64> {
@@ -379,6 +379,39 @@ both_backends! {
     }
 }
 
+/// `n` copies of `id` (seed 3) under `k` random actions from `seed`: plays 200 steps, saves,
+/// restores the save into fresh copies, and holds both to the same boards and rewards over
+/// the next 200 steps, some copy restarting among them; returns the restored copies.
+fn resumes_from_a_snapshot<B: Backend>(id: &str, n: usize, k: i64, seed: u64) -> Box<dyn TensorEnv<B>> {
+    let device = test_device::<B>();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let draws: Vec<Vec<i64>> = (0..400)
+        .map(|_| (0..n).map(|_| rng.random_range(0..k)).collect())
+        .collect();
+    let act = |t: usize| B::from_host(&HostTensor::i64([n], draws[t].clone()).unwrap(), device).unwrap();
+    let mut first = make::<B>(id, n, 3, device).unwrap();
+    first.reset().unwrap();
+    for t in 0..200 {
+        first.step(&act(t)).unwrap();
+    }
+    let saved = first.snapshot().unwrap();
+    let mut fresh = make::<B>(id, n, 3, device).unwrap();
+    fresh.restore(&saved).unwrap();
+    let mut ended = 0.0;
+    for t in 200..400 {
+        let (a, b) = (first.step(&act(t)).unwrap(), fresh.step(&act(t)).unwrap());
+        assert_eq!(
+            download::<B>(&a.observation),
+            download::<B>(&b.observation),
+            "{id}, step {t}"
+        );
+        assert_eq!(download::<B>(&a.reward), download::<B>(&b.reward), "{id}, step {t}");
+        ended += download::<B>(&a.terminated).iter().sum::<f64>();
+    }
+    assert!(ended > 0.0, "{id}: no copy restarted in the compared steps");
+    fresh
+}
+
 both_backends! {
     fn tensor_seaquest_resumes_from_a_snapshot_and_converts_rows_checked<B>() {
         // Restored copies play the same 200 steps as the copies they were saved from; a
@@ -387,30 +420,12 @@ both_backends! {
         // refused by name.
         let device = test_device::<B>();
         let (id, n, width) = ("MinAtar/Seaquest-v1", 8, 529);
-        let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let draws: Vec<Vec<i64>> = (0..400).map(|_| (0..n).map(|_| rng.random_range(0..6)).collect()).collect();
-        let act = |t: usize| B::from_host(&HostTensor::i64([n], draws[t].clone()).unwrap(), device).unwrap();
-        let mut first = make::<B>(id, n, 3, device).unwrap();
-        first.reset().unwrap();
-        for t in 0..200 {
-            first.step(&act(t)).unwrap();
-        }
-        let saved = first.snapshot().unwrap();
-        let mut fresh = make::<B>(id, n, 3, device).unwrap();
-        fresh.restore(&saved).unwrap();
-        let mut ended = 0.0;
-        for t in 200..400 {
-            let (a, b) = (first.step(&act(t)).unwrap(), fresh.step(&act(t)).unwrap());
-            assert_eq!(download::<B>(&a.observation), download::<B>(&b.observation), "step {t}");
-            assert_eq!(download::<B>(&a.reward), download::<B>(&b.reward), "step {t}");
-            ended += download::<B>(&a.terminated).iter().sum::<f64>();
-        }
-        assert!(ended > 0.0, "no copy restarted in the compared steps");
+        let mut fresh = resumes_from_a_snapshot::<B>(id, n, 6, 4);
         let mut breakout = make::<B>("MinAtar/Breakout-v1", n, 3, device).unwrap();
         let e = fresh.restore(&breakout.snapshot().unwrap()).unwrap_err().to_string();
         assert!(e.contains(id) && e.contains(&format!("[{n}, {width}]")), "{e}");
 
-        let row = saved.state.data.to_f64()[..width].to_vec();
+        let row = fresh.snapshot().unwrap().state.data.to_f64()[..width].to_vec();
         let tick = row[0] as u64 + ((row[1] as u64) << 24);
         let state = minatar_state(id, &row).unwrap();
         assert_eq!(minatar_row(id, tick, &state).unwrap(), row);
@@ -441,25 +456,7 @@ both_backends! {
         // not fit, and an unknown game is refused with the known ids.
         let device = test_device::<B>();
         let n = 8;
-        let mut rng = ChaCha8Rng::seed_from_u64(2);
-        let draws: Vec<Vec<i64>> = (0..400).map(|_| (0..n).map(|_| rng.random_range(0..3)).collect()).collect();
-        let act = |t: usize| B::from_host(&HostTensor::i64([n], draws[t].clone()).unwrap(), device).unwrap();
-        let mut first = make::<B>("MinAtar/Breakout-v1", n, 3, device).unwrap();
-        first.reset().unwrap();
-        for t in 0..200 {
-            first.step(&act(t)).unwrap();
-        }
-        let saved = first.snapshot().unwrap();
-        let mut fresh = make::<B>("MinAtar/Breakout-v1", n, 3, device).unwrap();
-        fresh.restore(&saved).unwrap();
-        let mut ended = 0.0;
-        for t in 200..400 {
-            let (a, b) = (first.step(&act(t)).unwrap(), fresh.step(&act(t)).unwrap());
-            assert_eq!(download::<B>(&a.observation), download::<B>(&b.observation), "step {t}");
-            assert_eq!(download::<B>(&a.reward), download::<B>(&b.reward), "step {t}");
-            ended += download::<B>(&a.terminated).iter().sum::<f64>();
-        }
-        assert!(ended > 0.0, "no copy restarted in the compared steps");
+        let mut fresh = resumes_from_a_snapshot::<B>("MinAtar/Breakout-v1", n, 3, 2);
         let mut cartpole = make::<B>("CartPole-v1", n, 3, device).unwrap();
         let e = fresh.restore(&cartpole.snapshot().unwrap()).unwrap_err().to_string();
         assert!(e.contains("MinAtar/Breakout-v1") && e.contains("[8, 111]"), "{e}");
