@@ -42,6 +42,13 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     c
 }
 
+/// Philox4x32-10 of the counter `(count mod 2^32, lane, count >> 32, last)` under `key`, on
+/// the host: the `count`-th draw of stream `lane` in the domain `last`, as
+/// [`PhiloxTensors::apply_count`] draws it on a device.
+pub fn philox_count(key: [u32; 2], count: u64, lane: usize, last: u32) -> [u32; 4] {
+    philox4x32_10([count as u32, lane as u32, (count >> 32) as u32, last], key)
+}
+
 /// Philox4x32-10's constants as I64 scalar tensors on one device, made once for one key: the
 /// masks, the multipliers' 16-bit halves and every round's key. A stepping environment
 /// applies them every step, so nothing is uploaded or filled on that path.

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rlgraph_core::{Backend, CoreError, DType, Device, HostData, HostTensor, Result};
 
-use crate::philox::{philox4x32_10, unit_float, unit_floats, PhiloxTensors};
+use crate::philox::{philox_count, unit_float, unit_floats, PhiloxTensors};
 
 /// Where restarts inside the step take their start states from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl PhiloxBox {
 
     /// Copy `copy`'s `k`-th start state, into `row`.
     pub(crate) fn draw(&self, copy: usize, k: u64, row: &mut [f32]) {
-        let words = philox4x32_10([k as u32, copy as u32, (k >> 32) as u32, 0], self.key);
+        let words = philox_count(self.key, k, copy, 0);
         for (j, v) in row.iter_mut().enumerate() {
             *v = unit_float(words[j]) * self.span[j] + self.low[j];
         }

@@ -100,7 +100,6 @@ impl<B: Backend> Game<B> for Asterix<B> {
         Some(NativeDraws {
             step: |u, _| u[1..4].to_vec(),
             reset: |_| vec![],
-            convert: None,
         })
     }
 

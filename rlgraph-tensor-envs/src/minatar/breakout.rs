@@ -76,7 +76,6 @@ impl<B: Backend> Game<B> for Breakout<B> {
         Some(NativeDraws {
             step: |_, _| vec![],
             reset: |u| vec![u[1]],
-            convert: None,
         })
     }
 

@@ -91,17 +91,17 @@ impl<B: Backend> Game<B> for Freeway<B> {
         2 * LANES / 4
     }
 
-    /// The native `reset`: the chicken at the bottom, every car at the left edge with new
-    /// speeds.
-    /// Freeway draws its cars (eight speeds, eight directions) from `u[4..20]`, at a crossing and a reset alike.
+    /// Freeway draws its cars (eight speeds, eight directions) from `u[4..20]`, at a crossing
+    /// and a reset alike.
     fn native_draws(&self) -> Option<NativeDraws> {
         Some(NativeDraws {
             step: |u, _| u[4..20].to_vec(),
             reset: |u| u[4..20].to_vec(),
-            convert: None,
         })
     }
 
+    /// The native `reset`: the chicken at the bottom, every car at the left edge with new
+    /// speeds.
     fn start(&self, draws: &[B::Tensor]) -> Result<B::Tensor> {
         let speed = self.speeds(draws)?;
         let device = B::device(&speed);

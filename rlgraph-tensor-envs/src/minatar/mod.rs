@@ -77,6 +77,7 @@ pub(crate) fn make<B: Backend>(
 }
 
 /// The games with tensor versions.
+#[derive(Clone, Copy, Debug)]
 enum Kind {
     Asterix,
     Breakout,
@@ -97,6 +98,29 @@ impl Kind {
             _ => return None,
         })
     }
+
+    /// A row's game fields as the native state's game values (what follows the tag and the
+    /// sticky action); Seaquest's slots become its lists.
+    fn native_of_fields(self, fields: &[f64]) -> std::result::Result<Vec<f64>, String> {
+        match self {
+            Kind::Seaquest => seaquest::native_of_fields(fields),
+            _ => Ok(fields.to_vec()),
+        }
+    }
+
+    /// The native state's game values as a row's game fields (the inverse).
+    fn fields_of_native(self, game: &[f64]) -> std::result::Result<Vec<f64>, String> {
+        match self {
+            Kind::Seaquest => seaquest::fields_of_native(game),
+            _ => Ok(game.to_vec()),
+        }
+    }
+}
+
+/// A tick as a row holds it: its two halves, split at 2^24 so that both stay exact in f32.
+fn tick_halves(tick: u64) -> [f64; 2] {
+    let split = TICK_SPLIT as u64;
+    [(tick % split) as f64, (tick / split) as f64]
 }
 
 /// The tag that starts the native `Env::state` of `id` (a MinAtar id with a tensor version).
@@ -131,10 +155,7 @@ pub fn minatar_state(id: &str, row: &[f64]) -> Result<Vec<f64>> {
     let Some(fields) = row.get(PREFIX..) else {
         return Err(bad(format!("a row has at least {PREFIX} values, not {}", row.len())));
     };
-    let game = match kind {
-        Kind::Seaquest => seaquest::native_of_fields(fields).map_err(bad)?,
-        _ => fields.to_vec(),
-    };
+    let game = kind.native_of_fields(fields).map_err(bad)?;
     Ok([vec![tag, row[PREFIX - 1]], game].concat())
 }
 
@@ -148,12 +169,8 @@ pub fn minatar_row(id: &str, tick: u64, state: &[f64]) -> Result<Vec<f64>> {
     };
     match state {
         [first, last_action, game @ ..] if *first == tag => {
-            let fields = match kind {
-                Kind::Seaquest => seaquest::fields_of_native(game).map_err(bad)?,
-                _ => game.to_vec(),
-            };
-            let split = TICK_SPLIT as u64;
-            Ok([vec![(tick % split) as f64, (tick / split) as f64, *last_action], fields].concat())
+            let fields = kind.fields_of_native(game).map_err(bad)?;
+            Ok([tick_halves(tick).to_vec(), vec![*last_action], fields].concat())
         }
         _ => Err(bad(format!(
             "the state does not start with {id}'s tag {tag} and a sticky action"
@@ -206,8 +223,10 @@ pub(crate) struct MinAtarDynamics<B: Backend, G: Game<B>> {
 impl<B: Backend, G: Game<B>> MinAtarDynamics<B, G> {
     fn new(id: &str, n: usize, seed: u64, device: Device, game: Result<G>) -> Result<Self> {
         let game = game?;
-        let host = match (device, game.native_draws()) {
-            (Device::Cpu, Some(draws)) => Some(NativePass::new(id, seed, 1 + game.extra_words() as u32, draws)?),
+        let host = match (device, game.native_draws(), Kind::of(id)) {
+            (Device::Cpu, Some(draws), Some(kind)) => {
+                Some(NativePass::new(id, kind, seed, 1 + game.extra_words() as u32, draws)?)
+            }
             _ => None,
         };
         Ok(MinAtarDynamics {

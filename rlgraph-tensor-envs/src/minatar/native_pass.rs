@@ -10,11 +10,10 @@ use rlgraph_core::{CoreError, HostTensor, Result};
 use rlgraph_envs::minatar::{Draws, MinAtar};
 use rlgraph_envs::Env;
 
-use super::{PREFIX, TICK_SPLIT};
-use crate::philox::{philox4x32_10, unit_float};
+use super::{tick_halves, Kind, PREFIX, TICK_SPLIT};
+use crate::philox::{philox_count, unit_float};
 
-/// How a game's rows meet its native game: which of a step's uniforms `u` the native game
-/// takes, in the order it asks, and how a row's fields become the native state's values.
+/// Which of a step's uniforms `u` the native game takes, in the order it asks.
 #[derive(Clone, Debug)]
 pub(crate) struct NativeDraws {
     /// What the native step takes after the sticky draw `u[0]`, given `u` and the copy's
@@ -22,17 +21,13 @@ pub(crate) struct NativeDraws {
     pub(crate) step: fn(&[f32], &[f32]) -> Vec<f32>,
     /// What the native reset takes.
     pub(crate) reset: fn(&[f32]) -> Vec<f32>,
-    /// Where a row's fields are not the native state's values as they stand: the
-    /// conversions there and back.
-    pub(crate) convert: Option<(Conversion, Conversion)>,
 }
-
-/// Game values from one layout to the other, or why they do not make a state.
-pub(crate) type Conversion = fn(&[f64]) -> std::result::Result<Vec<f64>, String>;
 
 /// One native game that plays every copy in turn, set to the copy's row.
 pub(crate) struct NativePass {
     id: String,
+    /// The game, which converts rows to native states and back.
+    kind: Kind,
     native: Mutex<MinAtar>,
     /// The native state's first value: the id's tag.
     tag: f64,
@@ -62,9 +57,9 @@ impl Draws for Given<'_> {
 }
 
 impl NativePass {
-    /// The pass for MinAtar id `id` under `seed`, drawing from `domains` sets of four uniforms
-    /// per step, handing the native game `draws`.
-    pub(crate) fn new(id: &str, seed: u64, domains: u32, draws: NativeDraws) -> Result<Self> {
+    /// The pass for MinAtar id `id` (game `kind`) under `seed`, drawing from `domains` sets of
+    /// four uniforms per step, handing the native game `draws`.
+    pub(crate) fn new(id: &str, kind: Kind, seed: u64, domains: u32, draws: NativeDraws) -> Result<Self> {
         let native = MinAtar::new(id, seed).map_err(|e| CoreError::Config {
             at: format!("tensor env {id}"),
             reason: e.to_string(),
@@ -77,6 +72,7 @@ impl NativePass {
             .unwrap_or(1);
         Ok(NativePass {
             id: id.into(),
+            kind,
             tag,
             key: [seed as u32, (seed >> 32) as u32],
             domains,
@@ -90,7 +86,7 @@ impl NativePass {
     /// The uniforms of copy `copy` at tick `tick`, as `Common::draws` makes them.
     fn uniforms(&self, copy: usize, tick: u64) -> Vec<f32> {
         (1..=self.domains)
-            .flat_map(|d| philox4x32_10([tick as u32, copy as u32, (tick >> 32) as u32, d], self.key))
+            .flat_map(|d| philox_count(self.key, tick, copy, d))
             .map(unit_float)
             .collect()
     }
@@ -108,30 +104,25 @@ impl NativePass {
             at: format!("tensor env {}: host pass", self.id),
             reason,
         };
-        let mut state: Vec<f64> = std::iter::once(self.tag)
-            .chain(row[PREFIX - 1..].iter().map(|&v| f64::from(v)))
-            .collect();
-        if let Some((to_native, _)) = self.draws.convert {
-            let game = to_native(&state[2..]).map_err(bad)?;
-            state.truncate(2);
-            state.extend(game);
-        }
+        let fields: Vec<f64> = row[PREFIX..].iter().map(|&v| f64::from(v)).collect();
+        let game = self.kind.native_of_fields(&fields).map_err(bad)?;
+        let state = [vec![self.tag, f64::from(row[PREFIX - 1])], game].concat();
         native.set_state(&state).map_err(|e| bad(e.to_string()))
     }
 
     /// Writes `native`'s sticky action and fields back into `row`.
     fn write(&self, native: &MinAtar, row: &mut [f32]) -> Result<()> {
-        let mut state = native.state().unwrap_or_default();
-        if let Some((_, from_native)) = self.draws.convert {
-            let fields = from_native(state.get(2..).unwrap_or_default()).map_err(|reason| CoreError::Config {
+        let state = native.state().unwrap_or_default();
+        let fields = self
+            .kind
+            .fields_of_native(state.get(2..).unwrap_or_default())
+            .map_err(|reason| CoreError::Config {
                 at: format!("tensor env {}: host pass", self.id),
                 reason,
             })?;
-            state.truncate(2);
-            state.extend(fields);
-        }
-        for (slot, v) in row[PREFIX - 1..].iter_mut().zip(state.get(1..).unwrap_or_default()) {
-            *slot = *v as f32;
+        let sticky = state.get(1).copied().unwrap_or_default();
+        for (slot, v) in row[PREFIX - 1..].iter_mut().zip(std::iter::once(sticky).chain(fields)) {
+            *slot = v as f32;
         }
         Ok(())
     }
@@ -154,9 +145,8 @@ impl NativePass {
                 reason: e.to_string(),
             })?;
         self.write(&native, row)?;
-        let next = tick + 1;
-        row[0] = (next % TICK_SPLIT as u64) as f32;
-        row[1] = (next / TICK_SPLIT as u64) as f32;
+        let [low, high] = tick_halves(tick + 1);
+        (row[0], row[1]) = (low as f32, high as f32);
         Ok((step.reward as f32, step.terminated))
     }
 

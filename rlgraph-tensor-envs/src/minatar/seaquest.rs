@@ -328,7 +328,7 @@ impl<B: Backend> Game<B> for Seaquest<B> {
 
     /// The enemy spawn (on its timer, field 6) draws the side, the kind and the row from
     /// `u[1..4]`, then the diver spawn (on field 7) the side and the row from `u[4..6]`; the
-    /// reset draws nothing. The lists' slots are converted to and from the native lists.
+    /// reset draws nothing.
     fn native_draws(&self) -> Option<NativeDraws> {
         Some(NativeDraws {
             step: |u, fields| {
@@ -342,7 +342,6 @@ impl<B: Backend> Game<B> for Seaquest<B> {
                 given
             },
             reset: |_| vec![],
-            convert: Some((native_of_fields, fields_of_native)),
         })
     }
 

@@ -127,7 +127,6 @@ impl<B: Backend> Game<B> for SpaceInvaders<B> {
         Some(NativeDraws {
             step: |_, _| vec![],
             reset: |_| vec![],
-            convert: None,
         })
     }
 
