@@ -9,6 +9,7 @@
 //!
 //! [`VectorEnv`]: rlgraph_envs::VectorEnv
 
+mod config_file;
 mod config_schema;
 mod device_rollout;
 mod device_run;
@@ -30,6 +31,7 @@ pub mod tensorboard;
 mod worker;
 mod worker_stats;
 
+pub use config_file::{read_config_file, ConfigFile};
 pub use config_schema::{check_config, config_schema};
 pub use device_worker::DeviceWorker;
 pub use divergence::{first_non_finite, OnDivergence};

@@ -102,6 +102,28 @@ fn twenty() -> usize {
 }
 
 impl Suite {
+    /// Keeps each row's first `n` seeds (`rlgraph bench --seeds N`).
+    pub fn first_seeds(&mut self, n: u64) {
+        for row in &mut self.rows {
+            row.seeds.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+        }
+    }
+
+    /// Keeps only `seed` in every row, to spread a suite's seeds over processes or machines;
+    /// refused, naming the row, where a row does not list it.
+    pub fn only_seed(&mut self, seed: u64) -> Result<(), String> {
+        if let Some(row) = self.rows.iter().find(|r| !r.seeds.contains(&seed)) {
+            return Err(format!(
+                "--seed {seed}: row {} runs seeds {:?}, not {seed}",
+                row.name, row.seeds
+            ));
+        }
+        for row in &mut self.rows {
+            row.seeds = vec![seed];
+        }
+        Ok(())
+    }
+
     /// The suite `name` (a shipped suite's name, or a path to a suite file), with only the
     /// rows named in `only` when given; unknown suites and rows are named with what exists.
     pub fn load(name: &str, only: Option<&[String]>) -> Result<Suite, String> {

@@ -48,28 +48,14 @@ pub fn build_agent_for<B: Backend>(
     agents::build_agent::<B>(json, state_space, action_space, seed).map_err(|e| format!("{}: {e}", config.display()))
 }
 
-/// The config at `config` as JSON, with `execution_spec.default_device` set to `device` if given.
+/// The config at `config` as JSON, with `execution_spec.default_device` set to `device` if
+/// given; keys accepted but not used are noted on stderr.
 pub fn read_config(config: &std::path::Path, device: Option<&str>) -> Result<Json, String> {
-    let text = std::fs::read_to_string(config).map_err(|e| format!("cannot read {}: {e}", config.display()))?;
-    let mut json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", config.display()))?;
-    // The GA3C settings are the executors' to read; checked here, whatever the executor or
-    // layout, so a typo in them is refused when the config loads (as the schema refuses it).
-    if json.pointer("/execution_spec/ga3c_spec").is_some() {
-        executors::ga3c::Ga3cSpec::parse(&json).map_err(|e| format!("{}: {e}", config.display()))?;
+    let read = executors::read_config_file(config, device)?;
+    for note in &read.notes {
+        crate::output_files::stderr_line(note);
     }
-    for (key, why) in agents::unused_keys(&json) {
-        crate::output_files::stderr_line(&format!(
-            "note: {}: {key}: accepted and not used ({why})",
-            config.display()
-        ));
-    }
-    if let (Some(device), Some(obj)) = (device, json.as_object_mut()) {
-        let exec = obj.entry("execution_spec").or_insert_with(|| serde_json::json!({}));
-        if let Some(exec) = exec.as_object_mut() {
-            exec.insert("default_device".into(), device.into());
-        }
-    }
-    Ok(json)
+    Ok(read.json)
 }
 
 /// Arguments of `rlgraph graph`.
