@@ -246,8 +246,16 @@ fn swap_inner<T: Copy + One>(v: &[T], n: usize, a: usize, b: usize) -> Vec<T> {
 }
 
 /// The forward pass over im2col `cols` (`[n * p, k]`): `Y (n p x o) = cols . K^T`, one
-/// product for the whole batch, returned as `[n, o, oh, ow]`.
-fn forward<T: Copy + One + 'static>(cols: &[T], order: Order, kern: &[T], lk: &Layout, d: &Dims) -> Result<Vec<T>> {
+/// product for the whole batch, returned as `[n, o, oh, ow]`, or as the product leaves it,
+/// `[n, oh, ow, o]`, where `nhwc`.
+fn forward<T: Copy + One + 'static>(
+    cols: &[T],
+    order: Order,
+    kern: &[T],
+    lk: &Layout,
+    d: &Dims,
+    nhwc: bool,
+) -> Result<Vec<T>> {
     let km = kernel_matrix(kern, lk, d, order);
     let (p, k) = (d.p(), d.k());
     let mut y = vec![T::zero(); d.n * p * d.o];
@@ -261,15 +269,28 @@ fn forward<T: Copy + One + 'static>(cols: &[T], order: Order, kern: &[T], lk: &L
         &km,
         Strided::rows(0, k).t(),
     ))?;
-    Ok(swap_inner(&y, d.n, p, d.o))
+    Ok(match nhwc {
+        true => y,
+        false => swap_inner(&y, d.n, p, d.o),
+    })
 }
 
-/// The gradients of `y` (`g`, `[n, o, oh, ow]`, contiguous): the kernel's (`[o, c, kh, kw]`),
-/// `sum_n g[n] (o x p) . cols[n] (p x k)`, from the forward pass's im2col `cols`.
-fn kernel_grad<T: Copy + One + 'static>(cols: &[T], order: Order, g: &[T], d: &Dims) -> Result<Vec<T>> {
+/// The output's gradient as `[n, p, o]` (the forward product's layout): `g` as it comes,
+/// `[n, o, oh, ow]`, swapped, or taken as it is where the output was NHWC.
+fn product_layout<'a, T: Copy + One>(g: &'a [T], d: &Dims, nhwc: bool) -> std::borrow::Cow<'a, [T]> {
+    match nhwc {
+        true => std::borrow::Cow::Borrowed(g),
+        false => std::borrow::Cow::Owned(swap_inner(g, d.n, d.o, d.p())),
+    }
+}
+
+/// The gradients of `y` (`g`, contiguous, `[n, o, oh, ow]` or `[n, oh, ow, o]` where `nhwc`):
+/// the kernel's (`[o, c, kh, kw]`), `sum_n g[n] (o x p) . cols[n] (p x k)`, from the forward
+/// pass's im2col `cols`.
+fn kernel_grad<T: Copy + One + 'static>(cols: &[T], order: Order, g: &[T], d: &Dims, nhwc: bool) -> Result<Vec<T>> {
     let (p, k) = (d.p(), d.k());
     // The gradient as [n p, o], so that one product covers the batch.
-    let g = swap_inner(g, d.n, d.o, p);
+    let g = product_layout(g, d, nhwc);
     let mut dk = vec![T::zero(); d.o * k];
     check(product(
         (d.o, k, d.n * p),
@@ -299,17 +320,17 @@ fn kernel_grad<T: Copy + One + 'static>(cols: &[T], order: Order, g: &[T], d: &D
 }
 
 /// The input's gradient (`[n, c, h, w]`, contiguous): per sample `g[n]^T (p x o) . K (o x k)`,
-/// folded back over the windows.
+/// folded back over the windows (`g` laid out as [`kernel_grad`] takes it).
 fn input_grad<T: Copy + One + 'static + std::ops::AddAssign>(
     g: &[T],
     kern: &[T],
     lk: &Layout,
     d: &Dims,
-    order: Order,
+    (order, nhwc): (Order, bool),
 ) -> Result<Vec<T>> {
     let km = kernel_matrix(kern, lk, d, order);
     let (p, k) = (d.p(), d.k());
-    let g = swap_inner(g, d.n, d.o, p);
+    let g = product_layout(g, d, nhwc);
     let mut dcols = vec![T::zero(); d.n * p * k];
     check(product(
         (d.n * p, k, d.o),
@@ -343,12 +364,15 @@ enum Cols {
     F64(Vec<f64>),
 }
 
-/// The convolution `x (*) kernel` with `stride` and zero `padding`. With `keep`, the forward
-/// pass's im2col stays here for the backward pass, which would otherwise build it again.
+/// The convolution `x (*) kernel` with `stride` and zero `padding`, its output `[n, o, oh, ow]`
+/// or, where `nhwc`, `[n, oh, ow, o]` (the product's own layout: no transpose either way
+/// through). With `keep`, the forward pass's im2col stays here for the backward pass, which
+/// would otherwise build it again.
 #[derive(Debug)]
 pub(crate) struct Conv2d {
     stride: usize,
     padding: usize,
+    nhwc: bool,
     keep: Option<Mutex<Option<Arc<Cols>>>>,
 }
 
@@ -359,16 +383,25 @@ impl CustomOp2 for Conv2d {
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<(CpuStorage, Shape)> {
         let d = Dims::new(l1.dims(), l2.dims(), self.stride, self.padding)?;
-        let shape = Shape::from((d.n, d.o, d.oh, d.ow));
+        let shape = match self.nhwc {
+            true => Shape::from((d.n, d.oh, d.ow, d.o)),
+            false => Shape::from((d.n, d.o, d.oh, d.ow)),
+        };
         let order = order_of(l1);
         let (y, cols) = match (s1, s2) {
             (CpuStorage::F32(x), CpuStorage::F32(k)) => {
                 let cols = all_cols(x, l1, &d);
-                (CpuStorage::F32(forward(&cols, order, k, l2, &d)?), Cols::F32(cols))
+                (
+                    CpuStorage::F32(forward(&cols, order, k, l2, &d, self.nhwc)?),
+                    Cols::F32(cols),
+                )
             }
             (CpuStorage::F64(x), CpuStorage::F64(k)) => {
                 let cols = all_cols(x, l1, &d);
-                (CpuStorage::F64(forward(&cols, order, k, l2, &d)?), Cols::F64(cols))
+                (
+                    CpuStorage::F64(forward(&cols, order, k, l2, &d, self.nhwc)?),
+                    Cols::F64(cols),
+                )
             }
             _ => return Err(bad("takes two f32 or two f64 tensors".into())),
         };
@@ -394,6 +427,7 @@ impl CustomOp2 for Conv2d {
                     params,
                     x: x.dims().to_vec(),
                     order,
+                    nhwc: self.nhwc,
                 },
             )?),
             false => None,
@@ -405,6 +439,7 @@ impl CustomOp2 for Conv2d {
                     params,
                     k: kernel.dims().to_vec(),
                     cols,
+                    nhwc: self.nhwc,
                 };
                 Some(x.apply_op2_no_bwd(&grad, &op)?)
             }
@@ -419,6 +454,7 @@ struct KernelGrad {
     params: (usize, usize),
     k: Vec<usize>,
     cols: Option<Arc<Cols>>,
+    nhwc: bool,
 }
 
 impl CustomOp2 for KernelGrad {
@@ -433,19 +469,31 @@ impl CustomOp2 for KernelGrad {
         let kept = self.cols.as_deref();
         match (s1, s2, kept) {
             (CpuStorage::F32(_), CpuStorage::F32(g), Some(Cols::F32(cols))) => Ok((
-                CpuStorage::F32(kernel_grad(cols, order, contiguous(g, l2)?, &d)?),
+                CpuStorage::F32(kernel_grad(cols, order, contiguous(g, l2)?, &d, self.nhwc)?),
                 shape,
             )),
             (CpuStorage::F32(x), CpuStorage::F32(g), _) => Ok((
-                CpuStorage::F32(kernel_grad(&all_cols(x, l1, &d), order, contiguous(g, l2)?, &d)?),
+                CpuStorage::F32(kernel_grad(
+                    &all_cols(x, l1, &d),
+                    order,
+                    contiguous(g, l2)?,
+                    &d,
+                    self.nhwc,
+                )?),
                 shape,
             )),
             (CpuStorage::F64(_), CpuStorage::F64(g), Some(Cols::F64(cols))) => Ok((
-                CpuStorage::F64(kernel_grad(cols, order, contiguous(g, l2)?, &d)?),
+                CpuStorage::F64(kernel_grad(cols, order, contiguous(g, l2)?, &d, self.nhwc)?),
                 shape,
             )),
             (CpuStorage::F64(x), CpuStorage::F64(g), _) => Ok((
-                CpuStorage::F64(kernel_grad(&all_cols(x, l1, &d), order, contiguous(g, l2)?, &d)?),
+                CpuStorage::F64(kernel_grad(
+                    &all_cols(x, l1, &d),
+                    order,
+                    contiguous(g, l2)?,
+                    &d,
+                    self.nhwc,
+                )?),
                 shape,
             )),
             _ => Err(bad("takes two f32 or two f64 tensors".into())),
@@ -458,6 +506,7 @@ struct InputGrad {
     params: (usize, usize),
     x: Vec<usize>,
     order: Order,
+    nhwc: bool,
 }
 
 impl CustomOp2 for InputGrad {
@@ -470,11 +519,11 @@ impl CustomOp2 for InputGrad {
         let shape = Shape::from(self.x.clone());
         match (s1, s2) {
             (CpuStorage::F32(g), CpuStorage::F32(k)) => Ok((
-                CpuStorage::F32(input_grad(contiguous(g, l1)?, k, l2, &d, self.order)?),
+                CpuStorage::F32(input_grad(contiguous(g, l1)?, k, l2, &d, (self.order, self.nhwc))?),
                 shape,
             )),
             (CpuStorage::F64(g), CpuStorage::F64(k)) => Ok((
-                CpuStorage::F64(input_grad(contiguous(g, l1)?, k, l2, &d, self.order)?),
+                CpuStorage::F64(input_grad(contiguous(g, l1)?, k, l2, &d, (self.order, self.nhwc))?),
                 shape,
             )),
             _ => Err(bad("takes two f32 or two f64 tensors".into())),
@@ -482,9 +531,9 @@ impl CustomOp2 for InputGrad {
     }
 }
 
-/// `x (*) kernel` through [`Conv2d`] for f32 or f64 CPU tensors; `None` for anything else
-/// (the caller uses candle's own convolution).
-pub(crate) fn apply(x: &Tensor, kernel: &Tensor, stride: usize, padding: usize) -> Option<Result<Tensor>> {
+/// `x (*) kernel` through [`Conv2d`] for f32 or f64 CPU tensors, NHWC out where `nhwc`;
+/// `None` for anything else (the caller uses candle's own convolution).
+pub(crate) fn apply(x: &Tensor, kernel: &Tensor, stride: usize, padding: usize, nhwc: bool) -> Option<Result<Tensor>> {
     let cpu_float =
         |t: &Tensor| t.device().is_cpu() && matches!(t.dtype(), candle_core::DType::F32 | candle_core::DType::F64);
     if !(cpu_float(x) && cpu_float(kernel) && x.dtype() == kernel.dtype() && x.rank() == 4 && kernel.rank() == 4) {
@@ -493,7 +542,15 @@ pub(crate) fn apply(x: &Tensor, kernel: &Tensor, stride: usize, padding: usize) 
     // The kernel's gradient reads the forward pass's im2col, which is kept only when a
     // gradient may be taken (a learner's policy, not its target network or an actor).
     let keep = kernel.track_op().then(|| Mutex::new(None));
-    Some(x.apply_op2(kernel, Conv2d { stride, padding, keep }))
+    Some(x.apply_op2(
+        kernel,
+        Conv2d {
+            stride,
+            padding,
+            nhwc,
+            keep,
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -537,16 +594,26 @@ mod tests {
             let x = Var::from_tensor(&x).unwrap();
             let kern =
                 Var::from_tensor(&Tensor::from_vec(values(o * c * k * k, 2), (o, c, k, k), cpu).unwrap()).unwrap();
-            let ours = super::apply(&x, &kern, stride, pad)
-                .expect("floats on the CPU")
-                .unwrap();
             let theirs = x.conv2d(&kern, pad, stride, 1, 1).unwrap();
-            close(&ours, &theirs, 1e-5);
-            let weights = Tensor::from_vec(values(ours.elem_count(), 3), ours.dims(), cpu).unwrap();
+            let weights = Tensor::from_vec(values(theirs.elem_count(), 3), theirs.dims(), cpu).unwrap();
             let grads = |y: &Tensor| (y * &weights).unwrap().sum_all().unwrap().backward().unwrap();
-            let (g_ours, g_theirs) = (grads(&ours), grads(&theirs));
-            for v in [&x, &kern] {
-                close(g_ours.get(v).unwrap(), g_theirs.get(v).unwrap(), 1e-4);
+            let g_theirs = grads(&theirs);
+            // Our output in NCHW, and in NHWC permuted back to NCHW, which must be contiguous
+            // as NHWC: the layout the product leaves.
+            for nhwc_out in [false, true] {
+                let ours = super::apply(&x, &kern, stride, pad, nhwc_out)
+                    .expect("floats on the CPU")
+                    .unwrap();
+                assert!(ours.is_contiguous());
+                let ours = match nhwc_out {
+                    true => ours.permute((0, 3, 1, 2)).unwrap(),
+                    false => ours,
+                };
+                close(&ours, &theirs, 1e-5);
+                let g_ours = grads(&ours);
+                for v in [&x, &kern] {
+                    close(g_ours.get(v).unwrap(), g_theirs.get(v).unwrap(), 1e-4);
+                }
             }
         }
     }
@@ -555,7 +622,7 @@ mod tests {
     fn a_kernel_larger_than_the_image_is_an_error() {
         let x = Tensor::zeros((1, 1, 2, 2), candle_core::DType::F32, &Device::Cpu).unwrap();
         let k = Tensor::zeros((1, 1, 3, 3), candle_core::DType::F32, &Device::Cpu).unwrap();
-        let err = super::apply(&x, &k, 1, 0).unwrap().unwrap_err().to_string();
+        let err = super::apply(&x, &k, 1, 0, false).unwrap().unwrap_err().to_string();
         assert!(err.contains("do not convolve"), "{err}");
     }
 }

@@ -34,16 +34,27 @@ impl ModuleOps for Candle {
         }
     }
     fn conv2d(x: &Tensor, w: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
-        if let Some(y) = conv2d::apply(x, w, stride, padding) {
+        if let Some(y) = conv2d::apply(x, w, stride, padding, false) {
             return y.map_err(err("conv2d"));
         }
         x.conv2d(w, padding, stride, 1, 1).map_err(err("conv2d"))
     }
     fn conv2d_bias(x: &Tensor, w: &Tensor, b: &Tensor, stride: usize, padding: usize) -> Result<Tensor> {
         let y = Self::conv2d(x, w, stride, padding)?;
-        match channel_bias::apply(&y, b) {
+        match channel_bias::apply(&y, b, false) {
             Some(out) => out.map_err(err("conv2d_bias")),
             None => Self::add(&y, &Self::reshape(b, &[1, b.elem_count(), 1, 1])?),
+        }
+    }
+    fn conv2d_nhwc(x: &Tensor, w: &Tensor, b: Option<&Tensor>, stride: usize, padding: usize) -> Result<Tensor> {
+        let y = match conv2d::apply(x, w, stride, padding, true) {
+            Some(y) => y.map_err(err("conv2d"))?,
+            None => Self::permute(&Self::conv2d(x, w, stride, padding)?, &[0, 2, 3, 1])?,
+        };
+        let Some(b) = b else { return Ok(y) };
+        match channel_bias::apply(&y, b, true) {
+            Some(out) => out.map_err(err("conv2d_bias")),
+            None => Self::add(&y, b),
         }
     }
     fn max_pool2d(x: &Tensor, kernel: usize, stride: usize) -> Result<Tensor> {

@@ -93,13 +93,13 @@ fn pad_hw<B: Backend>(x: &B::Tensor, pads: [(usize, usize); 2], fill: f64) -> Re
 }
 
 /// Runs `op` on NHWC input `x` as NCHW, after padding H and W with `fill` as `padding` says
-/// for window `k` and stride `s`; leading dimensions beyond the image's three are kept.
+/// for window `k` and stride `s`; leading dimensions beyond the image's three are kept. `op`
+/// answers NCHW, or NHWC where `nhwc_out`.
 fn on_padded_nchw<B: Backend>(
     x: &B::Tensor,
-    k: usize,
-    s: usize,
+    (k, s): (usize, usize),
     padding: Padding,
-    fill: f64,
+    (fill, nhwc_out): (f64, bool),
     op: impl FnOnce(&B::Tensor) -> Result<B::Tensor>,
 ) -> Result<B::Tensor> {
     let shape = B::shape(x);
@@ -114,7 +114,8 @@ fn on_padded_nchw<B: Backend>(
     };
     let (_, hb, ha) = padding.plan(h, k, s);
     let (_, wb, wa) = padding.plan(w, k, s);
-    let y = to_nhwc::<B>(&op(&pad_hw::<B>(&nchw, [(hb, ha), (wb, wa)], fill)?)?)?;
+    let y = op(&pad_hw::<B>(&nchw, [(hb, ha), (wb, wa)], fill)?)?;
+    let y = if nhwc_out { y } else { to_nhwc::<B>(&y)? };
     if lead == 1 {
         return Ok(y);
     }
@@ -189,22 +190,17 @@ pub fn conv2d<B: Backend>(name: &str, spec: Conv2dSpec) -> Component<B> {
         })
         .graph_fn(
             GraphFn::tensors("apply", move |ctx, xs| {
-                // An elementwise activation runs on the convolution's own (contiguous NCHW)
-                // output, before the layout changes back: after, it would run on a strided
-                // view, and the next conv layer would have to copy its input back into
-                // order. CReLU concatenates along the channels, so it runs in NHWC.
-                let elementwise = activation.width_factor() == 1;
-                let y = on_padded_nchw::<B>(xs[0], k, s, padding, 0.0, |x| {
-                    let mut y = match use_bias {
-                        true => B::conv2d_bias(x, ctx.var("kernel")?, ctx.var("bias")?, s, 0)?,
-                        false => B::conv2d(x, ctx.var("kernel")?, s, 0)?,
+                // The convolution answers NHWC, which on candle's CPU path is the product's
+                // own contiguous layout: the activation and a flatten after it then need no
+                // copy. On other backends it is a permuted view.
+                let y = on_padded_nchw::<B>(xs[0], (k, s), padding, (0.0, true), |x| {
+                    let bias = match use_bias {
+                        true => Some(ctx.var("bias")?),
+                        false => None,
                     };
-                    if elementwise {
-                        y = activation.apply::<B>(&y)?;
-                    }
-                    Ok(y)
+                    B::conv2d_nhwc(x, ctx.var("kernel")?, bias, s, 0)
                 })?;
-                Ok([if elementwise { y } else { activation.apply::<B>(&y)? }])
+                Ok([activation.apply::<B>(&y)?])
             })
             .infer(move |_, spaces| {
                 let [h, w, _] = image_dims(&spaces[0], "conv2d").map_err(|e| CoreError::Component {
@@ -238,10 +234,9 @@ pub fn max_pool2d<B: Backend>(name: &str, pool_size: usize, strides: usize, padd
             GraphFn::tensors("apply", move |_, xs| {
                 Ok(vec![on_padded_nchw::<B>(
                     xs[0],
-                    k,
-                    s,
+                    (k, s),
                     padding,
-                    f64::NEG_INFINITY,
+                    (f64::NEG_INFINITY, false),
                     |x| B::max_pool2d(x, k, s),
                 )?])
             })

@@ -41,6 +41,27 @@ pub trait ModuleOps: BackendCore {
         )
     }
 
+    /// `conv2d(x, w)`, plus `b` per output channel where given, laid out NHWC (`[n, oh, ow,
+    /// o]`): what a layer on NHWC images wants. A backend whose kernel writes that layout
+    /// (candle's CPU path) spares the transposes to NCHW and back, and the copy a flatten of
+    /// the permuted maps would make; by default the NCHW result, permuted (a view).
+    fn conv2d_nhwc(
+        x: &Self::Tensor,
+        w: &Self::Tensor,
+        b: Option<&Self::Tensor>,
+        stride: usize,
+        padding: usize,
+    ) -> Result<Self::Tensor>
+    where
+        Self: ElementwiseOps + ShapeOps,
+    {
+        let y = match b {
+            Some(b) => Self::conv2d_bias(x, w, b, stride, padding)?,
+            None => Self::conv2d(x, w, stride, padding)?,
+        };
+        Self::permute(&y, &[0, 2, 3, 1])
+    }
+
     /// `tanh(x @ w + b)`, a dense layer with tanh activation. A backend with a fused kernel
     /// (candle's CPU path) skips the pre-activation's tensor and its gradient; by default
     /// `linear` then `tanh`, and a fused kernel gives the same numbers.

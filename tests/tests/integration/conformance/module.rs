@@ -49,6 +49,18 @@ case!(conv2d_mixes_channels, vec![vec![1.0, 2.0, 3.0, 4.0, 11.0, 14.0, 17.0, 20.
     host::<B>(&[B::conv2d(&x, &w, 1, 0)?])
 });
 
+// The same maps with a bias of [10, 100] per channel, laid out NHWC: each pixel's two
+// channels side by side, [1 + 10, 11 + 100], [2 + 10, 14 + 100], ...
+case!(conv2d_nhwc_lays_each_pixels_channels_together, vec![vec![11.0, 111.0, 12.0, 114.0, 13.0, 117.0, 14.0, 120.0], vec![1.0, 11.0, 2.0, 14.0, 3.0, 17.0, 4.0, 20.0]], <B> {
+    let x = f32s::<B>(&[1, 2, 2, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])?;
+    let w = f32s::<B>(&[2, 2, 1, 1], &[1.0, 0.0, 1.0, 2.0])?;
+    let b = f32s::<B>(&[2], &[10.0, 100.0])?;
+    host::<B>(&[
+        shaped::<B>(B::conv2d_nhwc(&x, &w, Some(&b), 1, 0)?, &[1, 2, 2, 2])?,
+        B::conv2d_nhwc(&x, &w, None, 1, 0)?,
+    ])
+});
+
 case!(max_pool2d_takes_window_maxima, vec![vec![6.0, 8.0, 14.0, 16.0]], <B> {
     let x = f32s::<B>(&[1, 1, 4, 4], &(1..=16).map(|v| v as f32).collect::<Vec<_>>())?;
     host::<B>(&[shaped::<B>(B::max_pool2d(&x, 2, 2)?, &[1, 1, 2, 2])?])
