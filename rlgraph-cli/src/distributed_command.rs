@@ -503,12 +503,21 @@ pub fn launch(args: &LaunchArgs) -> Result<String, String> {
     };
     match args.emit {
         Some(Emit::Slurm) => {
-            return crate::slurm_script::slurm_script(run, actors, shards, args.base_port.unwrap_or(7100))
+            let serve = |files: &_, role: &_, index| run.serve_words(files, role, index);
+            let port = args.base_port.unwrap_or(7100);
+            return executors::distributed::slurm_script::slurm_script(&run.files(), &serve, (actors, shards), port);
         }
         Some(Emit::Kubernetes) => {
             let text = std::fs::read_to_string(&run.config)
                 .map_err(|e| format!("cannot read {}: {e}", run.config.display()))?;
-            return crate::kubernetes_manifests::kubernetes_manifests(run, &text, actors, shards, &args.image);
+            let serve = |files: &_, role: &_, index| run.serve_words(files, role, index);
+            return executors::distributed::kubernetes_manifests::kubernetes_manifests(
+                &run.files(),
+                &serve,
+                &text,
+                (actors, shards),
+                (&args.image, run.drain_secs + 60),
+            );
         }
         None => {}
     }

@@ -1,12 +1,13 @@
 //! What every role of a distributed run shares on its command line (`RunOptions`), and the
 //! `rlgraph serve` words for one role: what `launch` starts and the Slurm script and
-//! Kubernetes manifests run.
+//! Kubernetes manifests (`executors::distributed`'s emitters) run.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Command;
 
 use clap::Args;
+use executors::distributed::RoleFiles;
 
 use crate::train_args::finite;
 
@@ -113,6 +114,37 @@ pub struct RunOptions {
     /// The learner input log's segments roll over past this many MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub record_segment_mib: u64,
+}
+
+impl RunOptions {
+    /// The files these options name.
+    pub(crate) fn files(&self) -> RoleFiles {
+        RoleFiles {
+            config: self.config.clone(),
+            token_file: self.token_file.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_ca: self.tls_ca.clone(),
+            out: self.out.clone(),
+            resume: self.resume.clone(),
+            resume_if_present: self.resume_if_present,
+        }
+    }
+
+    /// [`serve_args`] of these options with `files` in place of their own: the words a
+    /// cluster emitter writes for each role.
+    pub(crate) fn serve_words(&self, files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
+        let mut run = self.clone();
+        run.config.clone_from(&files.config);
+        run.token_file.clone_from(&files.token_file);
+        run.tls_cert.clone_from(&files.tls_cert);
+        run.tls_key.clone_from(&files.tls_key);
+        run.tls_ca.clone_from(&files.tls_ca);
+        run.out.clone_from(&files.out);
+        run.resume.clone_from(&files.resume);
+        run.resume_if_present = files.resume_if_present;
+        serve_args(&run, role, index)
+    }
 }
 
 /// The words after the program of `rlgraph serve` for `role` of `run` (number `index`, where

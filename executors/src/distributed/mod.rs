@@ -18,11 +18,15 @@
 //! one process compiles no gRPC, TLS or tokio.
 
 mod error;
+pub mod kubernetes_manifests;
 pub(crate) mod learner_state;
+mod role_files;
+pub mod slurm_script;
 
 pub(crate) use error::core_error;
 pub use error::DistributedError;
 pub use learner_state::distributed_algorithm;
+pub use role_files::{RoleFiles, ServeWords};
 
 // The roles and their wire need the gRPC, TLS and tokio stack: the `distributed` feature.
 #[cfg(feature = "distributed")]

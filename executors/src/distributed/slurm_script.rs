@@ -9,12 +9,18 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::serve_options::{serve_args, RunOptions};
+use super::{RoleFiles, ServeWords};
 
 /// The script, for `actors` actors and `shards` replay shards, the learner on `base_port`
-/// of the first node and the shards on the ports after it.
-pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u16) -> Result<String, String> {
-    if run.token_file.is_none() {
+/// of the first node and the shards on the ports after it; every role runs `serve`'s words
+/// with `files` made absolute, as the other nodes see them.
+pub fn slurm_script(
+    files: &RoleFiles,
+    serve: ServeWords<'_>,
+    (actors, shards): (usize, usize),
+    base_port: u16,
+) -> Result<String, String> {
+    if files.token_file.is_none() {
         return Err(
             "--emit slurm: the roles listen on the first node's address, which other nodes reach; \
                     give --token-file FILE (on a file system every node shares)"
@@ -28,17 +34,17 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
         ));
     }
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()));
-    let config = absolute(&run.config)?;
-    // Every path a role reads or writes, as the other nodes see it.
-    let mut run = run.clone();
-    run.config.clone_from(&config);
+    let config = absolute(&files.config)?;
+    // Every path a role reads or writes, as the other nodes see them.
+    let mut files = files.clone();
+    files.config.clone_from(&config);
     for path in [
-        &mut run.token_file,
-        &mut run.out,
-        &mut run.resume,
-        &mut run.tls_cert,
-        &mut run.tls_key,
-        &mut run.tls_ca,
+        &mut files.token_file,
+        &mut files.out,
+        &mut files.resume,
+        &mut files.tls_cert,
+        &mut files.tls_key,
+        &mut files.tls_ca,
     ]
     .into_iter()
     .flatten()
@@ -47,7 +53,7 @@ pub fn slurm_script(run: &RunOptions, actors: usize, shards: usize, base_port: u
     }
     // The words of `rlgraph serve` after the program, with `--index` where given.
     let serve = |role: &str, index: Option<usize>| -> String {
-        let words: Vec<String> = serve_args(&run, role, index).iter().map(|w| quote(w)).collect();
+        let words: Vec<String> = serve(&files, role, index).iter().map(|w| quote(w)).collect();
         format!("{} --cluster \"$cluster\"", words.join(" "))
     };
     let address = |port: usize| format!("\\\"$head_node:{port}\\\"");

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::serve_options::{serve_args, RunOptions};
+use super::{RoleFiles, ServeWords};
 
 /// The port every learner and replay shard pod serves on.
 const PORT: u16 = 7100;
@@ -19,15 +19,16 @@ const TLS_DIR: &str = "/etc/rlgraph-tls";
 const DATA_DIR: &str = "/data";
 
 /// The manifests as one YAML stream, for `actors` actors and `shards` replay shards running
-/// `image`, the agent config's text `config`.
+/// `image`, the agent config's text `config`: every role runs `serve`'s words with `files`
+/// moved to where the pods mount them, and has `grace_secs` between SIGTERM and SIGKILL.
 pub fn kubernetes_manifests(
-    run: &RunOptions,
+    files: &RoleFiles,
+    serve: ServeWords<'_>,
     config: &str,
-    actors: usize,
-    shards: usize,
-    image: &str,
+    (actors, shards): (usize, usize),
+    (image, grace_secs): (&str, u64),
 ) -> Result<String, String> {
-    if run.token_file.is_none() {
+    if files.token_file.is_none() {
         return Err(
             "--emit kubernetes: pods reach each other over the cluster's network; give --token-file FILE \
                     (its content goes in the Secret rlgraph-token: kubectl create secret generic rlgraph-token \
@@ -35,7 +36,7 @@ pub fn kubernetes_manifests(
                 .into(),
         );
     }
-    let tls = run.tls_cert.is_some();
+    let tls = files.tls_cert.is_some();
     let service = "rlgraph";
     let dns = |role: &str, i: usize| format!("{service}-{role}-{i}.{service}:{PORT}");
     let cluster = json!({
@@ -43,24 +44,23 @@ pub fn kubernetes_manifests(
         "replay": (0..shards).map(|i| dns("replay", i)).collect::<Vec<_>>(),
         "actor": (0..actors).map(|i| format!("{service}-actor-{i}")).collect::<Vec<_>>(),
     });
-    // The options every role's command line carries, with the files where the pods mount them.
-    let mut run = run.clone();
-    run.config = format!("{CONFIG_DIR}/config.json").into();
-    run.token_file = Some(format!("{TOKEN_DIR}/token").into());
-    if tls {
-        run.tls_cert = Some(format!("{TLS_DIR}/cert.pem").into());
-        run.tls_key = Some(format!("{TLS_DIR}/key.pem").into());
-        run.tls_ca = Some(format!("{TLS_DIR}/ca.pem").into());
-    }
-    run.out = Some(DATA_DIR.into());
-    // A pod comes back after a crash, an eviction or a rolling update: its learner and shards
-    // go on from what they saved on their volume.
-    run.resume = None;
-    run.resume_if_present = true;
+    // The files every role's command line names, where the pods mount them.
+    let mounted = RoleFiles {
+        config: format!("{CONFIG_DIR}/config.json").into(),
+        token_file: Some(format!("{TOKEN_DIR}/token").into()),
+        tls_cert: tls.then(|| format!("{TLS_DIR}/cert.pem").into()),
+        tls_key: tls.then(|| format!("{TLS_DIR}/key.pem").into()),
+        tls_ca: tls.then(|| format!("{TLS_DIR}/ca.pem").into()),
+        out: Some(DATA_DIR.into()),
+        // A pod comes back after a crash, an eviction or a rolling update: its learner and
+        // shards go on from what they saved on their volume.
+        resume: None,
+        resume_if_present: true,
+    };
     let command = |role: &str| -> Json {
         let mut words = vec!["rlgraph".to_string()];
         words.extend(
-            serve_args(&run, role, None)
+            serve(&mounted, role, None)
                 .iter()
                 .map(|w| w.to_string_lossy().into_owned()),
         );
@@ -105,7 +105,7 @@ pub fn kubernetes_manifests(
             image,
             command(role),
             tls,
-            run.drain_secs + 60,
+            grace_secs,
         ));
     }
     Ok(docs.iter().map(|d| format!("---\n{}", yaml(d, 0))).collect())
