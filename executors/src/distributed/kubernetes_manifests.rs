@@ -238,6 +238,62 @@ fn scalar(value: &Json) -> String {
 mod tests {
     use super::*;
 
+    /// The serve words of a role as `role idx files...`, so a manifest shows what it passed.
+    fn echo(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
+        let mut words = vec![role.into(), format!("{index:?}").into(), files.config.clone().into()];
+        words.extend(
+            files
+                .token_file
+                .iter()
+                .chain(&files.tls_cert)
+                .chain(&files.out)
+                .map(|p| p.into()),
+        );
+        words.push(format!("resume_if_present={}", files.resume_if_present).into());
+        words
+    }
+
+    #[test]
+    fn roles_run_the_callers_words_with_the_files_where_the_pods_mount_them() {
+        let files = RoleFiles {
+            config: "/home/me/apex.json".into(),
+            token_file: Some("/home/me/token".into()),
+            out: Some("/home/me/run".into()),
+            resume: Some("/home/me/old".into()),
+            ..RoleFiles::default()
+        };
+        let text = kubernetes_manifests(&files, &echo, "{}", (2, 1), ("img:1", 70)).unwrap();
+        // Three StatefulSets (learner, replay, actor), each running `rlgraph ROLE None
+        // /etc/rlgraph/config.json /etc/rlgraph-token/token /data resume_if_present=true`.
+        assert_eq!(text.matches("\"kind\": \"StatefulSet\"").count(), 3);
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for role in ["learner", "replay", "actor"] {
+            let words = [
+                "rlgraph",
+                role,
+                "None",
+                "/etc/rlgraph/config.json",
+                "/etc/rlgraph-token/token",
+                "/data",
+                "resume_if_present=true",
+                "--cluster",
+            ]
+            .map(|w| format!("- \"{w}\""));
+            assert!(
+                lines.windows(words.len()).any(|w| w == words),
+                "{role}'s command in:\n{text}"
+            );
+        }
+        assert!(!text.contains("/home/me"), "{text}");
+        assert_eq!(text.matches("\"terminationGracePeriodSeconds\": 70").count(), 3);
+    }
+
+    #[test]
+    fn a_run_without_a_token_is_refused_naming_the_flag() {
+        let e = kubernetes_manifests(&RoleFiles::default(), &echo, "{}", (1, 1), ("img", 60)).unwrap_err();
+        assert!(e.contains("--token-file FILE"), "{e}");
+    }
+
     #[test]
     fn yaml_is_written_in_block_style_with_quoted_strings() {
         let value = json!({"a": 1, "b": {"c": "x: y", "d": [1, {"e": true, "f": "g"}, []]}, "h": {}});

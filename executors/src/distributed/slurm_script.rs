@@ -141,3 +141,47 @@ fn quote(arg: &OsStr) -> String {
     }
     format!("'{}'", text.replace('\'', "'\\''"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
+        let mut words = vec!["serve".into(), role.into(), files.config.clone().into()];
+        words.extend(index.map(|i| i.to_string().into()));
+        words.extend(files.token_file.iter().map(|p| p.into()));
+        words
+    }
+
+    #[test]
+    fn every_role_runs_the_callers_words_with_absolute_files() {
+        let files = RoleFiles {
+            config: "apex.json".into(),
+            token_file: Some("secrets/token".into()),
+            ..RoleFiles::default()
+        };
+        let script = slurm_script(&files, &words, (3, 2), 7100).unwrap();
+        let here = std::env::current_dir().unwrap();
+        let (config, token) = (here.join("apex.json"), here.join("secrets/token"));
+        let line =
+            |role: &str, index: &str| format!("serve {role} {}{index} {} --cluster", config.display(), token.display());
+        for (role, index) in [("replay", " 0"), ("replay", " 1"), ("learner", " 0"), ("actor", "")] {
+            assert!(script.contains(&line(role, index)), "{role}{index} in:\n{script}");
+        }
+        assert!(script.contains("#SBATCH --ntasks=3"));
+        // The learner on the base port, the two shards on the next two.
+        assert!(script.contains("$head_node:7100") && script.contains("$head_node:7102"));
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        let e = slurm_script(&RoleFiles::default(), &words, (1, 1), 7100).unwrap_err();
+        assert!(e.contains("--token-file FILE"), "{e}");
+        let files = RoleFiles {
+            token_file: Some("t".into()),
+            ..RoleFiles::default()
+        };
+        let e = slurm_script(&files, &words, (1, 2), 65_534).unwrap_err();
+        assert!(e.contains("--base-port 65534") && e.contains("65535"), "{e}");
+    }
+}
