@@ -49,7 +49,14 @@ impl ModuleOps for Candle {
     fn conv2d_nhwc(x: &Tensor, w: &Tensor, b: Option<&Tensor>, stride: usize, padding: usize) -> Result<Tensor> {
         let y = match conv2d::apply(x, w, stride, padding, true) {
             Some(y) => y.map_err(err("conv2d"))?,
-            None => Self::permute(&Self::conv2d(x, w, stride, padding)?, &[0, 2, 3, 1])?,
+            // Elsewhere (CUDA, other types) the bias goes on the contiguous NCHW maps first.
+            None => {
+                let y = match b {
+                    Some(b) => Self::conv2d_bias(x, w, b, stride, padding)?,
+                    None => Self::conv2d(x, w, stride, padding)?,
+                };
+                return Self::permute(&y, &[0, 2, 3, 1]);
+            }
         };
         let Some(b) = b else { return Ok(y) };
         match channel_bias::apply(&y, b, true) {

@@ -1,6 +1,6 @@
-//! An agent config file as every layout reads it: JSON, every setting checked (the GA3C
-//! executor's too, whatever the layout, so a typo is refused when the config loads as the
-//! schema refuses it), and the keys accepted but not used named.
+//! An agent config file as the one-process layouts and the bench runner read it: JSON, the
+//! GA3C executor's settings checked whatever the layout (so a typo is refused when the config
+//! loads, as the schema refuses it), and the keys accepted but not used named.
 
 use std::path::Path;
 

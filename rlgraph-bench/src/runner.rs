@@ -54,6 +54,15 @@ pub fn run_suite<B: Backend>(
     options: &SuiteOptions,
     observer: &mut dyn SuiteObserver,
 ) -> Result<Json, String> {
+    // A suite made in code rather than loaded is held to the file's rules too: row names are
+    // directories under `out`, and seeds must be there and distinct.
+    suite.check(Path::new(&suite.name))?;
+    if let Some(b) = options.budget.filter(|b| !(*b > 0.0 && *b <= 1.0)) {
+        return Err(format!("budget {b}: a share above 0 and at most 1"));
+    }
+    if options.out.as_os_str().is_empty() {
+        return Err("SuiteOptions.out: name the directory the runs and the report go to".into());
+    }
     let mut problems = vec![];
     for row in &suite.rows {
         match preflight::<B>(row) {
@@ -455,6 +464,49 @@ mod tests {
         assert_eq!((back[0].step, back[0].seconds, back[0].train_return), (1000, 1.5, 9.25));
         assert!(back[1].train_return.is_nan() && back[1].eval_return == 12.5);
         assert!(read_curve("step,seconds,train_return,eval_return\n1000,1.5,9.25\n").is_none());
+    }
+
+    /// Says nothing; the refusals below come before any run.
+    struct Quiet;
+
+    impl SuiteObserver for Quiet {
+        fn say(&mut self, _: &str) {}
+        fn progress(&mut self, _: u64, _: u64, _: Option<f64>) {}
+    }
+
+    #[test]
+    fn a_suite_made_in_code_is_held_to_the_files_rules() {
+        let suite = |name: &str, seeds: Json| -> Suite {
+            serde_json::from_value(json!({"name": "mine", "rows": [{
+                "name": name, "config": "c.json", "env": "CartPole-v1", "timesteps": 1000,
+                "seeds": seeds, "eval_every": 100
+            }]}))
+            .unwrap()
+        };
+        let out = std::env::temp_dir().join(format!("rlgraph-runner-refusals-{}", std::process::id()));
+        let options = SuiteOptions {
+            out: out.clone(),
+            ..SuiteOptions::default()
+        };
+        let refused = |s: &Suite, o: &SuiteOptions| run_suite::<rlgraph_core::SpecOnly>(s, o, &mut Quiet).unwrap_err();
+        let e = refused(&suite("../escape", json!([1])), &options);
+        assert!(e.contains("names a directory"), "{e}");
+        let e = refused(&suite("ok", json!([1, 1])), &options);
+        assert!(e.contains("seed 1 is given twice"), "{e}");
+        let e = refused(&suite("ok", json!([])), &options);
+        assert!(e.contains("at least one seed"), "{e}");
+        let e = refused(
+            &suite("ok", json!([1])),
+            &SuiteOptions {
+                budget: Some(1.5),
+                ..options.clone()
+            },
+        );
+        assert!(e.contains("budget 1.5"), "{e}");
+        let e = refused(&suite("ok", json!([1])), &SuiteOptions::default());
+        assert!(e.contains("SuiteOptions.out"), "{e}");
+        // Refused before anything was written.
+        assert!(!out.exists());
     }
 
     #[test]

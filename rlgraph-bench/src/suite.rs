@@ -178,7 +178,7 @@ impl Suite {
         Ok(())
     }
 
-    fn check(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn check(&self, path: &Path) -> Result<(), String> {
         let at = |i: usize, key: &str| format!("{}: rows[{i}].{key}", path.display());
         if self.rows.is_empty() {
             return Err(format!("{}: rows: a suite needs at least one row", path.display()));

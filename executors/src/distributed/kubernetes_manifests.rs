@@ -238,17 +238,18 @@ fn scalar(value: &Json) -> String {
 mod tests {
     use super::*;
 
-    /// The serve words of a role as `role idx files...`, so a manifest shows what it passed.
+    /// The serve words of a role as `role idx` and every file, so a manifest shows all it passed.
     fn echo(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
         let mut words = vec![role.into(), format!("{index:?}").into(), files.config.clone().into()];
-        words.extend(
-            files
-                .token_file
-                .iter()
-                .chain(&files.tls_cert)
-                .chain(&files.out)
-                .map(|p| p.into()),
-        );
+        let optional = [
+            &files.token_file,
+            &files.tls_cert,
+            &files.tls_key,
+            &files.tls_ca,
+            &files.out,
+            &files.resume,
+        ];
+        words.extend(optional.into_iter().flatten().map(|p| p.into()));
         words.push(format!("resume_if_present={}", files.resume_if_present).into());
         words
     }
@@ -286,6 +287,22 @@ mod tests {
         }
         assert!(!text.contains("/home/me"), "{text}");
         assert_eq!(text.matches("\"terminationGracePeriodSeconds\": 70").count(), 3);
+        // With TLS, the three files from the TLS Secret's mount, and nothing of the caller's.
+        let tls = RoleFiles {
+            tls_cert: Some("/home/me/cert.pem".into()),
+            tls_key: Some("/home/me/key.pem".into()),
+            tls_ca: Some("/home/me/ca.pem".into()),
+            ..files
+        };
+        let text = kubernetes_manifests(&tls, &echo, "{}", (1, 1), ("img:1", 70)).unwrap();
+        assert!(!text.contains("/home/me"), "{text}");
+        for file in ["cert.pem", "key.pem", "ca.pem"] {
+            assert_eq!(
+                text.matches(&format!("\"/etc/rlgraph-tls/{file}\"")).count(),
+                3,
+                "{file}"
+            );
+        }
     }
 
     #[test]

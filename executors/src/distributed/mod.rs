@@ -14,8 +14,9 @@
 //! every connection is mutual TLS.
 //!
 //! The roles build with the `distributed` feature (the `rlgraph` program has it); without it
-//! this module holds only what replaying a recorded learner needs, so a crate that trains in
-//! one process compiles no gRPC, TLS or tokio.
+//! this module holds only what replaying a recorded learner needs and the cluster emitters
+//! (plain text: a Slurm script, Kubernetes manifests), so a crate that trains in one process
+//! compiles no gRPC, TLS or tokio.
 
 mod error;
 pub mod kubernetes_manifests;

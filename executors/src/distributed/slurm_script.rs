@@ -149,22 +149,49 @@ mod tests {
     fn words(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
         let mut words = vec!["serve".into(), role.into(), files.config.clone().into()];
         words.extend(index.map(|i| i.to_string().into()));
-        words.extend(files.token_file.iter().map(|p| p.into()));
+        let optional = [
+            &files.token_file,
+            &files.tls_cert,
+            &files.tls_key,
+            &files.tls_ca,
+            &files.out,
+            &files.resume,
+        ];
+        words.extend(optional.into_iter().flatten().map(|p| p.into()));
         words
     }
 
     #[test]
     fn every_role_runs_the_callers_words_with_absolute_files() {
+        let relative = [
+            "secrets/token",
+            "tls/cert.pem",
+            "tls/key.pem",
+            "tls/ca.pem",
+            "run",
+            "old-run",
+        ];
         let files = RoleFiles {
             config: "apex.json".into(),
-            token_file: Some("secrets/token".into()),
-            ..RoleFiles::default()
+            token_file: Some(relative[0].into()),
+            tls_cert: Some(relative[1].into()),
+            tls_key: Some(relative[2].into()),
+            tls_ca: Some(relative[3].into()),
+            out: Some(relative[4].into()),
+            resume: Some(relative[5].into()),
+            resume_if_present: false,
         };
         let script = slurm_script(&files, &words, (3, 2), 7100).unwrap();
         let here = std::env::current_dir().unwrap();
-        let (config, token) = (here.join("apex.json"), here.join("secrets/token"));
-        let line =
-            |role: &str, index: &str| format!("serve {role} {}{index} {} --cluster", config.display(), token.display());
+        let absolute: Vec<String> = relative.iter().map(|p| here.join(p).display().to_string()).collect();
+        let config = here.join("apex.json");
+        let line = |role: &str, index: &str| {
+            format!(
+                "serve {role} {}{index} {} --cluster",
+                config.display(),
+                absolute.join(" ")
+            )
+        };
         for (role, index) in [("replay", " 0"), ("replay", " 1"), ("learner", " 0"), ("actor", "")] {
             assert!(script.contains(&line(role, index)), "{role}{index} in:\n{script}");
         }

@@ -115,6 +115,23 @@ both_backends! {
         }
     }
 
+    fn a_softmax_activation_runs_over_each_pixels_filters<B>() {
+        // A 1x1 kernel [[1, 0], [0, 2]] (filter o reads channel o, the second doubled), no
+        // bias: pixel (a, b) becomes softmax([a, 2b]) over the two filters, as RLgraph's
+        // softmax over the last axis of NHWC maps.
+        let spec = json!({"type": "conv2d", "filters": 2, "kernel_size": 1, "strides": 1, "use_bias": false,
+                          "weights_spec": [1.0, 0.0, 0.0, 2.0], "activation": "softmax"});
+        let mut t = ComponentTest::<B>::new(from_spec(&spec, "spec").unwrap(), [("inputs", images(1, 3, 2))], 0).unwrap();
+        let x = [0.0f64, 0.0, 1.0, 0.5, -1.0, 1.0];
+        let mut want = vec![];
+        for pixel in x.chunks(2) {
+            let (a, b) = (pixel[0], 2.0 * pixel[1]);
+            let z = a.exp() + b.exp();
+            want.extend([a.exp() / z, b.exp() / z]);
+        }
+        t.assert_call("call", &[value(&[1, 1, 3, 2], &x)], &[value(&[1, 1, 3, 2], &want)], Tolerance::decimals(5));
+    }
+
     fn stacked_conv_layers_and_crelu_match_the_brute_force_reference<B>() {
         // Two conv layers in a row (the second takes the first's output in the layout the
         // first leaves it), then the same with CReLU, which doubles the channels in NHWC

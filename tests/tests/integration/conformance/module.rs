@@ -57,7 +57,7 @@ case!(conv2d_nhwc_lays_each_pixels_channels_together, vec![vec![11.0, 111.0, 12.
     let b = f32s::<B>(&[2], &[10.0, 100.0])?;
     host::<B>(&[
         shaped::<B>(B::conv2d_nhwc(&x, &w, Some(&b), 1, 0)?, &[1, 2, 2, 2])?,
-        B::conv2d_nhwc(&x, &w, None, 1, 0)?,
+        shaped::<B>(B::conv2d_nhwc(&x, &w, None, 1, 0)?, &[1, 2, 2, 2])?,
     ])
 });
 
