@@ -240,16 +240,8 @@ mod tests {
 
     /// The serve words of a role as `role idx` and every file, so a manifest shows all it passed.
     fn echo(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
-        let mut words = vec![role.into(), format!("{index:?}").into(), files.config.clone().into()];
-        let optional = [
-            &files.token_file,
-            &files.tls_cert,
-            &files.tls_key,
-            &files.tls_ca,
-            &files.out,
-            &files.resume,
-        ];
-        words.extend(optional.into_iter().flatten().map(|p| p.into()));
+        let mut words = vec![role.into(), format!("{index:?}").into()];
+        words.extend(files.given().into_iter().map(|p| p.into()));
         words.push(format!("resume_if_present={}", files.resume_if_present).into());
         words
     }

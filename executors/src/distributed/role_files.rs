@@ -25,6 +25,25 @@ pub struct RoleFiles {
     pub resume_if_present: bool,
 }
 
+impl RoleFiles {
+    /// The files given, in field order, config first (what the emitters' tests echo).
+    #[cfg(test)]
+    pub(crate) fn given(&self) -> Vec<&std::path::Path> {
+        let optional = [
+            &self.token_file,
+            &self.tls_cert,
+            &self.tls_key,
+            &self.tls_ca,
+            &self.out,
+            &self.resume,
+        ];
+        std::iter::once(&self.config)
+            .chain(optional.into_iter().flatten())
+            .map(PathBuf::as_path)
+            .collect()
+    }
+}
+
 /// The words of one role's `rlgraph serve` command line after the program's name, naming
 /// `files`, for a role (`learner`, `replay`, `actor`) and, where the line gives it, its index.
 pub type ServeWords<'a> = &'a dyn Fn(&RoleFiles, &str, Option<usize>) -> Vec<OsString>;

@@ -147,17 +147,11 @@ mod tests {
     use super::*;
 
     fn words(files: &RoleFiles, role: &str, index: Option<usize>) -> Vec<std::ffi::OsString> {
-        let mut words = vec!["serve".into(), role.into(), files.config.clone().into()];
+        // The config, the index where given, then the other files.
+        let given = files.given();
+        let mut words = vec!["serve".into(), role.into(), given[0].into()];
         words.extend(index.map(|i| i.to_string().into()));
-        let optional = [
-            &files.token_file,
-            &files.tls_cert,
-            &files.tls_key,
-            &files.tls_ca,
-            &files.out,
-            &files.resume,
-        ];
-        words.extend(optional.into_iter().flatten().map(|p| p.into()));
+        words.extend(given[1..].iter().map(|p| p.into()));
         words
     }
 
