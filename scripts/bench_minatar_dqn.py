@@ -77,7 +77,7 @@ def ours(game, frames, seed):
         path = os.path.join(out, "config.json")
         with open(path, "w") as f:
             json.dump(config, f)
-        args = [binary, "train", path, "--env", f"MinAtar/{GAMES[game]}-v1", "--timesteps", str(frames),
+        args = [binary, "train", path, "--env", f"MinAtar/{GAMES[game]}-v0", "--timesteps", str(frames),
                 "--seed", str(seed), "--threads", "1", "--out", os.path.join(out, "run")]
         start = time.perf_counter()
         subprocess.run(args, check=True, capture_output=True, text=True)

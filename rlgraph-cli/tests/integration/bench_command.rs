@@ -347,6 +347,17 @@ fn every_shipped_suite_loads_and_the_minatar_and_atari_rows_build_step_and_pause
     names.sort();
     assert_eq!(names, ["atari", "box2d", "classic", "minatar", "mujoco", "tiny"]);
 
+    // The MinAtar DQN rows play the reference's action set: its examples/dqn.py acts through
+    // `minatar.Environment`, whose `num_actions()` is 6 for every game (the `-v0` ids), not
+    // the minimal sets of the `-v1` ids.
+    let minatar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("configs/benchmarks/minatar.json")).unwrap()).unwrap();
+    for row in minatar["rows"].as_array().unwrap() {
+        if row["name"].as_str().unwrap().starts_with("dqn-") {
+            assert!(row["env"].as_str().unwrap().ends_with("-v0"), "{row}");
+        }
+    }
+
     // The MinAtar DQN rows (the reference's settings) build for each game, act at random
     // through the 5,000-frame warm-up, learn 100 updates and pause with a checkpoint.
     let out = std::env::temp_dir().join(format!("rlgraph-bench-minatar-{}", std::process::id()));
