@@ -128,6 +128,7 @@ impl RunOptions {
             out: self.out.clone(),
             resume: self.resume.clone(),
             resume_if_present: self.resume_if_present,
+            record: self.record.clone(),
         }
     }
 
@@ -143,6 +144,7 @@ impl RunOptions {
         run.out.clone_from(&files.out);
         run.resume.clone_from(&files.resume);
         run.resume_if_present = files.resume_if_present;
+        run.record.clone_from(&files.record);
         serve_args(&run, role, index)
     }
 }

@@ -56,6 +56,8 @@ pub fn kubernetes_manifests(
         // shards go on from what they saved on their volume.
         resume: None,
         resume_if_present: true,
+        // On the volume too: a recording is worth keeping only if it outlives the pod.
+        record: files.record.as_ref().map(|_| format!("{DATA_DIR}/record").into()),
     };
     let command = |role: &str| -> Json {
         let mut words = vec!["rlgraph".to_string()];
@@ -253,11 +255,13 @@ mod tests {
             token_file: Some("/home/me/token".into()),
             out: Some("/home/me/run".into()),
             resume: Some("/home/me/old".into()),
+            record: Some("/home/me/inputs".into()),
             ..RoleFiles::default()
         };
         let text = kubernetes_manifests(&files, &echo, "{}", (2, 1), ("img:1", 70)).unwrap();
         // Three StatefulSets (learner, replay, actor), each running `rlgraph ROLE None
-        // /etc/rlgraph/config.json /etc/rlgraph-token/token /data resume_if_present=true`.
+        // /etc/rlgraph/config.json /etc/rlgraph-token/token /data /data/record
+        // resume_if_present=true`.
         assert_eq!(text.matches("\"kind\": \"StatefulSet\"").count(), 3);
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for role in ["learner", "replay", "actor"] {
@@ -268,6 +272,7 @@ mod tests {
                 "/etc/rlgraph/config.json",
                 "/etc/rlgraph-token/token",
                 "/data",
+                "/data/record",
                 "resume_if_present=true",
                 "--cluster",
             ]

@@ -23,6 +23,8 @@ pub struct RoleFiles {
     pub resume: Option<PathBuf>,
     /// Whether they resume from `out` where their file is there.
     pub resume_if_present: bool,
+    /// Where the learner records its input log (`--record`), which must outlive its node.
+    pub record: Option<PathBuf>,
 }
 
 impl RoleFiles {
@@ -36,6 +38,7 @@ impl RoleFiles {
             &self.tls_ca,
             &self.out,
             &self.resume,
+            &self.record,
         ];
         std::iter::once(&self.config)
             .chain(optional.into_iter().flatten())

@@ -42,6 +42,7 @@ pub fn slurm_script(
         &mut files.token_file,
         &mut files.out,
         &mut files.resume,
+        &mut files.record,
         &mut files.tls_cert,
         &mut files.tls_key,
         &mut files.tls_ca,
@@ -164,6 +165,7 @@ mod tests {
             "tls/ca.pem",
             "run",
             "old-run",
+            "run/inputs",
         ];
         let files = RoleFiles {
             config: "apex.json".into(),
@@ -174,6 +176,7 @@ mod tests {
             out: Some(relative[4].into()),
             resume: Some(relative[5].into()),
             resume_if_present: false,
+            record: Some(relative[6].into()),
         };
         let script = slurm_script(&files, &words, (3, 2), 7100).unwrap();
         let here = std::env::current_dir().unwrap();
