@@ -37,11 +37,13 @@ impl AutodiffOps for Candle {
         t.detach()
     }
     fn grads(loss: &Tensor, vars: &[&Var]) -> Result<Vec<Tensor>> {
-        let store = loss.backward().map_err(err("grads"))?;
+        let (store, sunk) = crate::grad_sink::collecting(|| loss.backward());
+        let store = store.map_err(err("grads"))?;
         vars.iter()
-            .map(|v| match store.get(v.as_tensor()) {
-                Some(g) => Ok(g.clone()),
-                None => v.as_tensor().zeros_like().map_err(err("grads")),
+            .map(|v| match (sunk.get(&v.id()), store.get(v.as_tensor())) {
+                (Some(a), Some(b)) => a.add(b).map_err(err("grads")),
+                (Some(g), None) | (None, Some(g)) => Ok(g.clone()),
+                (None, None) => v.as_tensor().zeros_like().map_err(err("grads")),
             })
             .collect()
     }

@@ -71,7 +71,7 @@ impl CustomOp2 for ChannelBias {
             true => Some(grad.contiguous()?.apply_op1(ChannelSum(self.0))?),
             false => None,
         };
-        Ok((grad_y, grad_b))
+        Ok((grad_y, crate::grad_sink::divert(b, grad_b)?))
     }
 }
 

@@ -445,7 +445,7 @@ impl CustomOp2 for Conv2d {
             }
             false => None,
         };
-        Ok((grad_x, grad_k))
+        Ok((grad_x, crate::grad_sink::divert(kernel, grad_k)?))
     }
 }
 

@@ -21,10 +21,10 @@ pub(crate) fn fusable(t: &Tensor) -> bool {
 
 /// A moment in place: `x = (x * decay + 0) + (g * scale + 0)`, or with `g * g` for the
 /// second moment.
-pub(crate) struct Moment {
-    pub(crate) decay: f32,
-    pub(crate) scale: f32,
-    pub(crate) square: bool,
+struct Moment {
+    decay: f32,
+    scale: f32,
+    square: bool,
 }
 
 impl InplaceOp2 for Moment {

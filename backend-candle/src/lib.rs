@@ -30,6 +30,7 @@ mod fast_tanh;
 mod fused_adam;
 mod fused_rmsprop;
 mod gemm_call;
+mod grad_sink;
 mod index;
 mod linear;
 mod matmul;

@@ -128,6 +128,10 @@ impl CustomOp3 for Linear {
             true => Some(grad.contiguous()?.apply_op1(RowSum)?),
             false => None,
         };
+        let (grad_w, grad_b) = (
+            crate::grad_sink::divert(w, grad_w)?,
+            crate::grad_sink::divert(b, grad_b)?,
+        );
         Ok((grad_x, grad_w, grad_b))
     }
 }

@@ -125,9 +125,11 @@ mod tests {
     #[test]
     fn products_and_gradients_equal_candles_to_the_bit() {
         let cpu = &Device::Cpu;
-        // Plain, a transposed operand, and a batch of three.
+        // Plain, a transposed operand, a batch of three, and a dense layer's shapes (its
+        // weight gradient tall, so computed as its transpose, and packed panels of 16 rows).
         for (da, db, transpose_b) in [
             (vec![5, 7], vec![7, 3], false),
+            (vec![32, 300], vec![300, 40], false),
             (vec![5, 7], vec![3, 7], true),
             (vec![3, 4, 6], vec![3, 6, 2], false),
         ] {

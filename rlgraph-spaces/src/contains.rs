@@ -180,6 +180,15 @@ fn check_bounds(space: &Space, value: &Value) -> std::result::Result<(), String>
 
 /// The first element outside `low..=high`, with its index.
 fn first_outside<T: Copy + Into<i64>>(data: &[T], low: i64, high: i64) -> Option<(usize, i64)> {
+    // A pass without early exit first, which vectorises: nearly every batch is inside its
+    // bounds (the search alone was a fiftieth of a MinAtar DQN update, over its two boards).
+    let inside = data.iter().fold(true, |ok, &x| {
+        let x: i64 = x.into();
+        ok & (low <= x) & (x <= high)
+    });
+    if inside {
+        return None;
+    }
     data.iter()
         .map(|&x| x.into())
         .enumerate()
