@@ -136,12 +136,7 @@ impl InplaceOp2 for Innermost<'_> {
 }
 
 /// Locks `rest` one after another, then runs `body` on all the slices and the gradient's.
-fn locked(
-    rest: &[&Tensor],
-    taken: &mut Vec<(*mut f32, usize)>,
-    body: &Body<'_>,
-    g: &Tensor,
-) -> Result<()> {
+fn locked(rest: &[&Tensor], taken: &mut Vec<(*mut f32, usize)>, body: &Body<'_>, g: &Tensor) -> Result<()> {
     match rest {
         [] => Ok(()),
         [last] => last.inplace_op2(
