@@ -5,7 +5,7 @@
 //! elementwise ops per variable, each allocating its result; fused into five in-place passes,
 //! the MinAtar reference's DQN (centred RMSProp) ran about 1.6x the frames per second, and one
 //! pass instead of five (reading the gradient once, writing no scaled copy of it) took that
-//! step from an eighth of the update to about a twentieth. As in `fused_adam.rs`, the pass does
+//! step from an eighth of the update to about a tenth. As in `fused_adam.rs`, the pass does
 //! the same f32 arithmetic in the same order as those ops, so the numbers are the same to the
 //! bit.
 

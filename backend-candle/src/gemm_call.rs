@@ -126,33 +126,13 @@ pub(crate) fn product<T: Copy + 'static + num_like::One>(
         // operand in panels of rows, and the shorter side packs the fewer numbers (a dense
         // layer's weight gradient, `x^T . grad` for 32 rows of 1,024 inputs, packed eight times
         // the numbers the other way round). Each element is the same dot product either way.
-        // SAFETY: the three matrices lie inside their slices (checked above), and `dst` is
-        // borrowed mutably, so it overlaps neither input.
-        unsafe {
-            if m > n {
-                serial(
-                    (n, m, k),
-                    dst.as_mut_ptr(),
-                    d.t(),
-                    accumulate,
-                    rhs.as_ptr(),
-                    b.t(),
-                    lhs.as_ptr(),
-                    a.t(),
-                )
-            } else {
-                serial(
-                    (m, n, k),
-                    dst.as_mut_ptr(),
-                    d,
-                    accumulate,
-                    lhs.as_ptr(),
-                    a,
-                    rhs.as_ptr(),
-                    b,
-                )
-            }
+        let (shape, d, (lhs, a), (rhs, b)) = match m > n {
+            true => ((n, m, k), d.t(), (rhs.as_ptr(), b.t()), (lhs.as_ptr(), a.t())),
+            false => ((m, n, k), d, (lhs.as_ptr(), a), (rhs.as_ptr(), b)),
         };
+        // SAFETY: the three matrices lie inside their slices (checked above; a transpose reads
+        // the same elements), and `dst` is borrowed mutably, so it overlaps neither input.
+        unsafe { serial(shape, dst.as_mut_ptr(), d, accumulate, lhs, a, rhs, b) };
         return true;
     }
     // Rows `[i * chunk, ...)` of the result are part `i` of `dst` from the first row on.
